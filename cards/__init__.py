@@ -1,0 +1,1 @@
+"""cards: dataset cards and versioned Hub releases of run folders."""

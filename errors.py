@@ -1,0 +1,24 @@
+"""The two kinds of failure the CLI distinguishes.
+
+`InputError` is a user mistake (bad name, missing file, wrong column): the CLI prints one
+line and exits with 2, having written nothing. `RuntimeFault` is something that went wrong
+while doing valid work (a backend that keeps failing): one line, exit 1, finished work kept.
+"""
+
+
+class ShiftbenchError(Exception):
+    """Base class for errors the CLI reports as one line."""
+
+    exit_code = 1
+
+
+class InputError(ShiftbenchError):
+    """The user asked for something that cannot be done as asked."""
+
+    exit_code = 2
+
+
+class RuntimeFault(ShiftbenchError):
+    """Valid work failed at run time."""
+
+    exit_code = 1

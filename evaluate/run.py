@@ -1,0 +1,162 @@
+"""Score encoders on a run folder (original plus variants) or on a source, and report."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from shiftbench import __version__
+from shiftbench.errors import InputError
+from shiftbench.evaluate.encoders import Encoder
+from shiftbench.evaluate.sts import sts_metrics
+from shiftbench.runfolder import config_name, is_run_folder, read_meta
+from shiftbench.sources import Source
+
+SUPPORTED = ("STS",)
+
+
+@dataclass
+class ConfigView:
+    """One config's rows per split, with the metadata that says what it is."""
+
+    name: str
+    meta: dict[str, Any]
+    splits: dict[str, list[dict[str, Any]]]
+
+
+@dataclass
+class Collection:
+    """Everything evaluate scores: the source's description and its configs."""
+
+    label: str
+    source: dict[str, Any]
+    configs: list[ConfigView]
+
+
+def collect_run_folder(folder: Path) -> Collection:
+    meta = read_meta(folder)
+    configs = []
+    for name, info in meta["configs"].items():
+        splits = {}
+        for split in info["rows"]:
+            path = folder / name / f"{split}.jsonl"
+            if not path.is_file():
+                raise InputError(f"run folder {folder} lists {name}/{split} but "
+                                 f"{path.name} is missing")
+            with open(path, encoding="utf-8") as fh:
+                splits[split] = [json.loads(line) for line in fh if line.strip()]
+        configs.append(ConfigView(name, info, splits))
+    return Collection(folder.resolve().name, meta["source"], configs)
+
+
+def collect_source(source: Source) -> Collection:
+    from shiftbench.gen.generate import source_meta
+
+    configs = []
+    for subset in source.subsets:
+        splits = {s: [{"row_id": i, **r} for i, r in enumerate(ds.to_list())]
+                  for s, ds in source.load(subset).items()}
+        configs.append(ConfigView(config_name("original", subset, source.multi_subset),
+                                  {"kind": "original", "subset": subset}, splits))
+    return Collection(source.name, source_meta(source), configs)
+
+
+def collect(target: str, source_factory: Any) -> Collection:
+    """A run folder when `target` is one; otherwise whatever `source_factory` resolves."""
+    if is_run_folder(Path(target)):
+        return collect_run_folder(Path(target))
+    return collect_source(source_factory(target))
+
+
+def score_collection(collection: Collection, encoder: Encoder) -> list[dict[str, Any]]:
+    """One record per (config, split): mteb's metrics, and for variants the paired delta."""
+    task_type = collection.source["task_type"]
+    if task_type not in SUPPORTED:
+        raise InputError(f"evaluate scores {', '.join(SUPPORTED)} tasks so far; "
+                         f"{collection.label} is {task_type}")
+    originals = {c.meta["subset"]: c for c in collection.configs if c.meta["kind"] == "original"}
+    records = []
+    for config in collection.configs:
+        for split, rows in config.splits.items():
+            record = _score_rows(collection, encoder, config, split, rows)
+            if config.meta["kind"] != "original":
+                base = originals.get(config.meta["subset"])
+                if base is not None:
+                    by_id = {r["row_id"]: r for r in base.splits.get(split, [])}
+                    same = [by_id[r["row_id"]] for r in rows if r.get("status", "ok") == "ok"]
+                    paired = _metrics(collection, encoder, same)
+                    main = collection.source["main_score"]
+                    record["original_same_rows"] = paired[main]
+                    record["delta"] = record["main_score"] - paired[main]
+            records.append(record)
+    return records
+
+
+def _score_rows(collection: Collection, encoder: Encoder, config: ConfigView, split: str,
+                rows: list[dict[str, Any]]) -> dict[str, Any]:
+    usable = [r for r in rows if r.get("status", "ok") == "ok"]
+    metrics = _metrics(collection, encoder, usable)
+    meta = config.meta
+    return {
+        "config": config.name, "kind": meta["kind"], "subset": meta["subset"], "split": split,
+        "transform": meta.get("transform"), "axis": meta.get("axis"), "seed": meta.get("seed"),
+        "rows": len(usable), "rows_total": len(rows), "scores": dict(metrics),
+        "main_score": metrics[collection.source["main_score"]],
+        "original_same_rows": None, "delta": None,
+    }
+
+
+def _metrics(collection: Collection, encoder: Encoder, rows: list[dict[str, Any]]) -> Any:
+    first, second = collection.source["text_fields"]
+    score_range = collection.source.get("score_range")
+    a = encoder.embed([r[first] for r in rows])
+    b = encoder.embed([r[second] for r in rows])
+    return sts_metrics(a, b, [float(r["score"]) for r in rows],
+                       tuple(score_range) if score_range else None, encoder.similarity_name)
+
+
+def results_document(collection: Collection, per_model: list[tuple[Encoder, list[dict[str, Any]]]]
+                     ) -> dict[str, Any]:
+    from importlib.metadata import version
+
+    return {
+        "shiftbench_version": __version__, "mteb_version": version("mteb"),
+        "target": collection.label, "source": collection.source,
+        "task_type": collection.source["task_type"],
+        "main_score": collection.source["main_score"],
+        "models": [{"model": enc.describe(), "results": recs} for enc, recs in per_model],
+    }
+
+
+def default_output(label: str, models: list[str]) -> Path:
+    slug = "+".join(re.sub(r"[^A-Za-z0-9._-]+", "_", m.rstrip("/").split("/")[-1])
+                    for m in models)
+    return Path("shiftbench-results") / label / f"{slug}.json"
+
+
+def write_results(path: Path, document: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    tmp.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def format_table(model: str, main_score: str, records: list[dict[str, Any]]) -> str:
+    """A plain-text table: one line per config and split, with the paired delta."""
+    header = ["config", "split", "rows", main_score, "original (same rows)", "delta"]
+    lines = [[r["config"], r["split"], str(r["rows"]), f"{r['main_score']:.5f}",
+              "" if r["original_same_rows"] is None else f"{r['original_same_rows']:.5f}",
+              "" if r["delta"] is None else f"{r['delta']:+.5f}"] for r in records]
+    widths = [max(len(row[i]) for row in [header, *lines]) for i in range(len(header))]
+    left = {0, 1}
+
+    def fmt(row: list[str]) -> str:
+        return "  ".join(c.ljust(w) if i in left else c.rjust(w)
+                         for i, (c, w) in enumerate(zip(row, widths, strict=True))).rstrip()
+
+    rule = "  ".join("-" * w for w in widths)
+    return "\n".join([f"model: {model}", fmt(header), rule, *map(fmt, lines)])

@@ -1,0 +1,1 @@
+"""gen: seeded, LLM-transformed variants of a source, written as a run folder."""

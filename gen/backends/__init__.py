@@ -1,0 +1,35 @@
+"""Generation backends, registered by name as lazy `module:Class` strings.
+
+Adding a backend is one module plus one line here; heavy dependencies load only when the
+backend is chosen.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from shiftbench.errors import InputError
+from shiftbench.gen.backends.base import Backend, Generation, Request, Sampling
+from shiftbench.sources import suggest
+
+BACKENDS: dict[str, str] = {
+    "embedded": "shiftbench.gen.backends.embedded:EmbeddedBackend",
+}
+DEFAULT_BACKEND = "embedded"
+
+
+def get_backend(name: str, model: str | None = None, **options: object) -> Backend:
+    """Build the backend registered as `name` for `model` (its default model when None)."""
+    try:
+        target = BACKENDS[name]
+    except KeyError:
+        raise InputError(f"unknown backend {name!r}; available: {', '.join(BACKENDS)}"
+                         f"{suggest(name, list(BACKENDS))}") from None
+    module_name, class_name = target.split(":")
+    cls = getattr(importlib.import_module(module_name), class_name)
+    backend: Backend = cls(model=model, **options)
+    return backend
+
+
+__all__ = ["BACKENDS", "DEFAULT_BACKEND", "Backend", "Generation", "Request", "Sampling",
+           "get_backend"]

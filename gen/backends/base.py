@@ -1,0 +1,49 @@
+"""What every generation backend takes and returns."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """Sampling settings; temperature 0 means greedy decoding."""
+
+    temperature: float = 0.7
+    top_p: float = 0.95
+    max_new_tokens: int = 256
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Request:
+    """One prompt to complete. `seed` alone decides the random draws for this prompt.
+
+    `max_new_tokens` is this prompt's own budget (at most the sampling cap); a backend
+    that batches must cut each output at its own budget, never at a batch-wide one.
+    """
+
+    prompt: str
+    seed: int
+    max_new_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class Generation:
+    """A completion and why it stopped: "stop" (end of text) or "length" (token budget)."""
+
+    text: str
+    finish_reason: str
+
+
+class Backend(Protocol):
+    name: str
+
+    def describe(self) -> dict[str, Any]:
+        """Model id, revision or digest, and library versions, for provenance."""
+
+    def generate(self, requests: list[Request], sampling: Sampling) -> list[Generation]:
+        """Complete every request; the i-th result answers the i-th request."""

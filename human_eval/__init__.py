@@ -1,0 +1,1 @@
+"""human_eval: rating batches, exports, imports and agreement."""

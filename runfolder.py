@@ -1,0 +1,183 @@
+"""The run folder: a Hugging Face dataset repository on disk, plus shiftbench.json.
+
+Layout: `README.md` (card with `configs:`), one folder per config holding one JSON Lines file
+per split, and `shiftbench.json` with the provenance of every config. Writes are atomic: a
+new folder is staged beside its target and renamed into place; a config added to an
+existing folder is staged inside it, moved into place, and only then recorded in the
+metadata, so an interrupted write never leaves a half-written config on record.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from shiftbench import __version__
+from shiftbench.errors import InputError
+
+META_FILE = "shiftbench.json"
+FORMAT_VERSION = 1
+
+
+def config_name(base: str, subset: str, multi_subset: bool) -> str:
+    """`original`, `paraphrase-s1337`; with several subsets, `original.de` and so on."""
+    return f"{base}.{subset}" if multi_subset else base
+
+
+@dataclass
+class ConfigData:
+    """One config to write: its metadata and its rows per split."""
+
+    name: str
+    meta: dict[str, Any]
+    splits: dict[str, list[dict[str, Any]]]
+
+
+def is_run_folder(path: Path) -> bool:
+    return (path / META_FILE).is_file()
+
+
+def read_meta(path: Path) -> dict[str, Any]:
+    try:
+        meta: dict[str, Any] = json.loads((path / META_FILE).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"{path} is not a shiftbench run folder (no {META_FILE})") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path / META_FILE} is not valid JSON ({exc})") from None
+    return meta
+
+
+def check_target(path: Path, source_meta: dict[str, Any], configs: Iterable[str],
+                 overwrite: bool) -> dict[str, Any] | None:
+    """Refuse an output folder that cannot take these configs; return its metadata if any."""
+    if path.exists() and not path.is_dir():
+        raise InputError(f"output {path} exists and is not a folder")
+    if not path.exists() or not any(path.iterdir()):
+        return None
+    if not is_run_folder(path):
+        raise InputError(f"output {path} is a non-empty folder that is not a shiftbench run "
+                         "folder; choose another --output")
+    meta = read_meta(path)
+    if meta.get("source") != source_meta:
+        held = meta.get("source", {}).get("name", "another source")
+        raise InputError(f"output {path} holds a run of {held} with other source settings; "
+                         "choose another --output")
+    taken = [c for c in configs if c in meta.get("configs", {})]
+    if taken and not overwrite:
+        raise InputError(f"config {taken[0]!r} already exists in {path}; pass --overwrite "
+                         "to replace it")
+    return meta
+
+
+def write_run(path: Path, source_meta: dict[str, Any], configs: list[ConfigData],
+              meta: dict[str, Any] | None) -> None:
+    """Write configs into the run folder at `path` (new when `meta` is None)."""
+    if meta is None:
+        meta = {"format": FORMAT_VERSION, "shiftbench_version": __version__,
+                "source": source_meta, "configs": {}}
+        path.parent.mkdir(parents=True, exist_ok=True)
+        stage = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-", dir=path.parent))
+        try:
+            for config in configs:
+                _write_config(stage / config.name, config)
+                meta["configs"][config.name] = config.meta
+            _write_meta(stage, meta)
+            if path.exists():  # an empty folder the user made beforehand
+                path.rmdir()
+            os.replace(stage, path)
+        except BaseException:
+            shutil.rmtree(stage, ignore_errors=True)
+            raise
+        return
+    stage = Path(tempfile.mkdtemp(prefix=".staging-", dir=path))
+    try:
+        for config in configs:
+            _write_config(stage / config.name, config)
+        for config in configs:
+            target = path / config.name
+            if target.exists():
+                shutil.rmtree(target)
+            os.replace(stage / config.name, target)
+            meta["configs"][config.name] = config.meta
+        meta["shiftbench_version"] = __version__
+        _write_meta(path, meta)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+def _write_config(folder: Path, config: ConfigData) -> None:
+    folder.mkdir(parents=True)
+    for split, rows in config.splits.items():
+        with open(folder / f"{split}.jsonl", "w", encoding="utf-8") as fh:
+            for row in rows:
+                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def _write_meta(folder: Path, meta: dict[str, Any]) -> None:
+    _atomic_text(folder / META_FILE, json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
+    _atomic_text(folder / "README.md", render_card(meta))
+
+
+def _atomic_text(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def render_card(meta: dict[str, Any]) -> str:
+    """A minimal dataset card: the `configs:` that load_dataset needs and a config table."""
+    import yaml
+
+    source = meta["source"]
+    configs = meta["configs"]
+    header = {
+        "pretty_name": f"{source['name']} (shiftbench variants)",
+        "tags": ["shiftbench", "mteb", "synthetic", "robustness"],
+        "configs": [
+            {"config_name": name,
+             "data_files": [{"split": split, "path": f"{name}/{split}.jsonl"}
+                            for split in info["rows"]],
+             **({"default": True} if name == _default_config(configs) else {})}
+            for name, info in configs.items()
+        ],
+    }
+    where = source["dataset_path"]
+    if source.get("revision"):
+        where += f"@{source['revision']}"
+    lines = [
+        "---", yaml.safe_dump(header, sort_keys=False, allow_unicode=True).rstrip(), "---", "",
+        f"# {source['name']}: shiftbench variants", "",
+        f"LLM-transformed variants of the {source['task_type']} dataset `{where}`, made with "
+        f"shiftbench {meta['shiftbench_version']}. The fields rewritten are "
+        f"{', '.join(f'`{f}`' for f in source['text_fields'])}; every transformed row keeps "
+        "its original text beside the new one, with a `status` (`ok` or a reason code).", "",
+        "| config | transform | axis | seed | rows | status |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, info in configs.items():
+        rows = sum(info["rows"].values())
+        counts = _merged_counts(info.get("status_counts", {}))
+        status = ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "-"
+        lines.append(f"| `{name}` | {info.get('transform', '-')} | {info.get('axis', '-')} | "
+                     f"{info.get('seed', '-')} | {rows} | {status} |")
+    lines += ["", "Provenance of every config (prompt and its hash, model, backend, sampling) "
+              f"is in `{META_FILE}`.", ""]
+    return "\n".join(lines)
+
+
+def _default_config(configs: dict[str, Any]) -> str:
+    return next(iter(configs))
+
+
+def _merged_counts(per_split: dict[str, dict[str, int]]) -> dict[str, int]:
+    merged: dict[str, int] = {}
+    for counts in per_split.values():
+        for status, n in counts.items():
+            merged[status] = merged.get(status, 0) + n
+    return merged

@@ -1,0 +1,334 @@
+"""Sources: where a dataset comes from, what it holds, and which of its texts get transformed.
+
+A source is an MTEB task (metadata from the `mteb` package: dataset path, pinned revision,
+eval splits, subsets, languages, main score), optionally with its data read from a local
+copy in Hub layout; or a plain local folder in Hub layout with a task type the user names;
+or the small STS sample that ships with shiftbench.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import os
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from shiftbench.errors import InputError
+
+SAMPLE_NAME = "sample"
+SAMPLE_DIR = Path(__file__).resolve().parent / "sample"
+
+
+@dataclass(frozen=True)
+class TaskSchema:
+    """mteb's column conventions for one task type, and which columns shiftbench rewrites."""
+
+    text_fields: tuple[str, ...]
+    required: tuple[str, ...]
+    main_score: str
+
+
+# Which fields each task type transforms (DESIGN.md, "Source"). Columns follow mteb's own
+# names after its dataset_transform. Types without a tabular layout (retrieval, reranking,
+# summarisation) are named here so the contract is in one place; `tabular` says which ones
+# gen can already rewrite row by row.
+TASK_SCHEMAS: dict[str, TaskSchema] = {
+    "STS": TaskSchema(("sentence1", "sentence2"), ("sentence1", "sentence2", "score"),
+                      "cosine_spearman"),
+    "PairClassification": TaskSchema(("sentence1", "sentence2"),
+                                     ("sentence1", "sentence2", "labels"), "max_ap"),
+    "Classification": TaskSchema(("text",), ("text", "label"), "accuracy"),
+    "Clustering": TaskSchema(("sentences",), ("sentences", "labels"), "v_measure"),
+    "Retrieval": TaskSchema(("queries",), (), "ndcg_at_10"),
+    "Reranking": TaskSchema(("queries",), (), "map_at_1000"),
+    "Summarization": TaskSchema(("machine_summaries",),
+                                ("text", "human_summaries", "machine_summaries", "relevance"),
+                                "cosine_spearman"),
+}
+TABULAR_TYPES = ("STS", "PairClassification", "Classification", "Clustering")
+
+
+@dataclass(frozen=True)
+class Source:
+    """A resolved dataset: its identity, its layout and the fields shiftbench transforms."""
+
+    name: str
+    task_type: str
+    dataset_path: str
+    revision: str | None
+    data_dir: Path | None
+    subsets: tuple[str, ...]
+    splits: tuple[str, ...]
+    languages: dict[str, list[str]] = field(default_factory=dict)
+    main_score: str = "cosine_spearman"
+    mteb_task: str | None = None
+    score_range: tuple[float, float] | None = None
+    license: str | None = None
+
+    @property
+    def schema(self) -> TaskSchema:
+        return TASK_SCHEMAS[self.task_type]
+
+    @property
+    def text_fields(self) -> tuple[str, ...]:
+        return self.schema.text_fields
+
+    @property
+    def multi_subset(self) -> bool:
+        return self.subsets != ("default",)
+
+    def describe(self) -> str:
+        """`path@revision` plus the local copy it was read from, for provenance."""
+        where = f"{self.dataset_path}@{self.revision}" if self.revision else self.dataset_path
+        return where if self.data_dir is None else f"{where} (read from {self.data_dir})"
+
+    def load(self, subset: str) -> dict[str, Any]:
+        """Load one subset as {split: datasets.Dataset} with mteb's column names."""
+        if subset not in self.subsets:
+            raise InputError(f"unknown subset {subset!r} for {self.name}; "
+                             f"available: {', '.join(self.subsets)}")
+        if self.mteb_task is not None:
+            splits = _load_mteb(self, subset)
+        else:
+            splits = _load_local(self.data_dir or Path(self.dataset_path), subset)
+        missing = [s for s in self.splits if s not in splits]
+        if missing:
+            raise InputError(f"unknown split {missing[0]!r} for {self.name}[{subset}]; "
+                             f"available: {', '.join(splits)}")
+        out = {}
+        for split in self.splits:
+            ds = splits[split]
+            absent = [c for c in self.schema.required if c not in ds.column_names]
+            if absent:
+                raise InputError(
+                    f"{self.task_type} needs columns {', '.join(self.schema.required)} but "
+                    f"{self.name}[{subset}/{split}] lacks {', '.join(absent)} "
+                    f"(found: {', '.join(ds.column_names)})")
+            out[split] = ds
+        return out
+
+
+def resolve_source(spec: str, *, task_type: str | None = None, data_dir: str | None = None,
+                   subsets: tuple[str, ...] = (), splits: tuple[str, ...] = ()) -> Source:
+    """Turn what the user typed into a Source, or raise InputError saying why not.
+
+    Args:
+        spec: an MTEB task name, a local folder in Hub layout, or "sample".
+        task_type: required for a local folder; must match mteb's for a task name.
+        data_dir: a local Hub-layout copy of an MTEB task's dataset.
+        subsets: subsets (Hub configs) to keep; all by default.
+        splits: splits to keep; mteb's eval splits (or "test") by default.
+    """
+    if task_type is not None and task_type not in TASK_SCHEMAS:
+        raise InputError(f"unknown task type {task_type!r}; "
+                         f"choose from {', '.join(TASK_SCHEMAS)}")
+    if spec == SAMPLE_NAME:
+        source = _local_source(SAMPLE_DIR, "STS", name=SAMPLE_NAME)
+        source = _with(source, score_range=(0.0, 5.0), languages={"default": ["eng-Latn"]},
+                       license="cc-by-4.0")
+    elif os.path.isdir(spec):
+        if task_type is None:
+            raise InputError(f"{spec} is a local folder: name its task type with --task-type "
+                             f"({', '.join(TASK_SCHEMAS)})")
+        if data_dir is not None:
+            raise InputError("--data-dir goes with an MTEB task name, not a local folder")
+        source = _local_source(Path(spec), task_type, name=Path(spec).resolve().name)
+    else:
+        source = _mteb_source(spec, task_type, Path(data_dir) if data_dir else None)
+    return _select(source, subsets, splits)
+
+
+def _select(source: Source, subsets: tuple[str, ...], splits: tuple[str, ...]) -> Source:
+    for subset in subsets:
+        if subset not in source.subsets:
+            raise InputError(f"unknown subset {subset!r} for {source.name}; "
+                             f"available: {', '.join(source.subsets)}")
+    return _with(source, subsets=tuple(subsets) or source.subsets,
+                 splits=tuple(splits) or source.splits)
+
+
+def _with(source: Source, **changes: Any) -> Source:
+    return Source(**{**source.__dict__, **changes})
+
+
+# --- local folders -------------------------------------------------------------------------
+
+def read_card_configs(folder: Path) -> dict[str, dict[str, str]]:
+    """Read the `configs:` of a Hub-layout folder's README as {config: {split: path}}."""
+    readme = folder / "README.md"
+    if not readme.is_file():
+        raise InputError(f"{folder} has no README.md; a local source is a folder laid out as a "
+                         "Hub dataset repository (README.md with configs:)")
+    text = readme.read_text(encoding="utf-8")
+    meta: Any = None
+    if text.startswith("---"):
+        end = text.find("\n---", 3)
+        if end != -1:
+            try:
+                meta = yaml.safe_load(text[3:end])
+            except yaml.YAMLError as exc:
+                raise InputError(f"{readme}: its YAML header does not parse ({exc})") from None
+    configs = meta.get("configs") if isinstance(meta, dict) else None
+    if not isinstance(configs, list) or not configs:
+        raise InputError(f"{readme} has no configs: list in its YAML header")
+    out: dict[str, dict[str, str]] = {}
+    for entry in configs:
+        name = entry.get("config_name", "default")
+        files = entry.get("data_files", [])
+        # Hub cards write data_files as one path, a list of paths (both: split "train"),
+        # or a list of {split, path} entries.
+        if isinstance(files, str) or (isinstance(files, list) and files
+                                      and not isinstance(files[0], dict)):
+            files = [{"split": "train", "path": files}]
+        out[name] = {f["split"]: f["path"] for f in files}
+    return out
+
+
+def _local_source(folder: Path, task_type: str, *, name: str) -> Source:
+    configs = read_card_configs(folder)
+    first = next(iter(configs.values()))
+    default_splits = ("test",) if "test" in first else tuple(first)
+    return Source(
+        name=name, task_type=task_type, dataset_path=str(folder.resolve()),
+        revision=folder_digest(folder), data_dir=None, subsets=tuple(configs),
+        splits=default_splits, main_score=TASK_SCHEMAS[task_type].main_score,
+    )
+
+
+def folder_digest(folder: Path) -> str:
+    """A content hash of a local dataset folder, standing in for a Hub revision."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        if any(part.startswith(".") for part in path.relative_to(folder).parts):
+            continue
+        digest.update(str(path.relative_to(folder)).encode())
+        digest.update(b"\0")
+        digest.update(path.read_bytes())
+    return "sha256:" + digest.hexdigest()[:16]
+
+
+def _load_local(folder: Path, config: str) -> dict[str, Any]:
+    import datasets
+
+    configs = read_card_configs(folder)
+    if config not in configs:
+        raise InputError(f"unknown config {config!r} in {folder}; "
+                         f"available: {', '.join(configs)}")
+    try:
+        loaded = datasets.load_dataset(str(folder), config)
+    except (FileNotFoundError, ValueError) as exc:
+        raise InputError(f"cannot load {folder}[{config}]: {exc}") from None
+    return dict(loaded)
+
+
+# --- MTEB tasks ------------------------------------------------------------------------------
+
+@cache
+def _mteb_task_names() -> tuple[str, ...]:
+    import mteb
+
+    return tuple(t.metadata.name for t in mteb.get_tasks())
+
+
+def suggest(name: str, choices: tuple[str, ...] | list[str]) -> str:
+    """Close matches for a mistyped name, as a sentence tail ('' when there are none)."""
+    lowered = {c.lower(): c for c in choices}
+    close = difflib.get_close_matches(name.lower(), list(lowered), n=3, cutoff=0.6)
+    return f"; did you mean {', '.join(lowered[c] for c in close)}?" if close else ""
+
+
+def _get_mteb_task(name: str) -> Any:
+    import mteb
+
+    try:
+        return mteb.get_task(name)
+    except (KeyError, ValueError):
+        raise InputError(f"unknown task {name!r} (neither an MTEB task nor a local folder)"
+                         f"{suggest(name, _mteb_task_names())}") from None
+
+
+def _mteb_source(name: str, task_type: str | None, data_dir: Path | None) -> Source:
+    task = _get_mteb_task(name)
+    meta = task.metadata
+    if meta.type not in TASK_SCHEMAS:
+        raise InputError(f"{name} is an MTEB {meta.type} task; shiftbench handles "
+                         f"{', '.join(TASK_SCHEMAS)}")
+    if task_type is not None and task_type != meta.type:
+        raise InputError(f"{name} is an MTEB {meta.type} task, not {task_type}")
+    subsets = tuple(meta.hf_subsets)
+    if data_dir is not None:
+        if not data_dir.is_dir():
+            raise InputError(f"--data-dir {data_dir} is not a folder")
+        local = read_card_configs(data_dir)
+        if meta.is_multilingual:
+            subsets = tuple(s for s in subsets if s in local)
+            if not subsets:
+                raise InputError(f"{data_dir} has none of {name}'s subsets "
+                                 f"({', '.join(meta.hf_subsets)}); it has {', '.join(local)}")
+    score_range = None
+    if meta.type == "STS":
+        score_range = (float(task.min_score), float(task.max_score))
+    return Source(
+        name=meta.name, task_type=meta.type, dataset_path=meta.dataset["path"],
+        revision=meta.dataset.get("revision"), data_dir=data_dir, subsets=subsets,
+        splits=tuple(meta.eval_splits), languages=dict(meta.hf_subsets_to_langscripts),
+        main_score=meta.main_score, mteb_task=meta.name, score_range=score_range,
+        license=meta.license,
+    )
+
+
+def _load_mteb(source: Source, subset: str) -> dict[str, Any]:
+    """Load an MTEB task's subset and apply mteb's own dataset_transform to it."""
+    assert source.mteb_task is not None
+    task = _get_mteb_task(source.mteb_task)
+    if source.data_dir is not None:
+        config = subset if task.metadata.is_multilingual else _single_config(source.data_dir)
+        data = _load_local(source.data_dir, config)
+        import datasets
+
+        loaded = datasets.DatasetDict(data)
+        task.dataset = {subset: loaded} if task.metadata.is_multilingual else loaded
+        task.dataset_transform()
+        task.data_loaded = True
+    else:
+        _load_from_hub(task, source)
+    dataset = task.dataset[subset] if task.metadata.is_multilingual else task.dataset
+    return dict(dataset)
+
+
+def _single_config(folder: Path) -> str:
+    configs = read_card_configs(folder)
+    return "default" if "default" in configs else next(iter(configs))
+
+
+def _load_from_hub(task: Any, source: Source) -> None:
+    try:
+        task.load_data()
+    except Exception as exc:  # noqa: BLE001 - every failure here means "not reachable"
+        if not _looks_offline(exc):
+            raise
+        raise InputError(
+            f"cannot load {source.dataset_path}@{(source.revision or '')[:12]} from the "
+            f"Hugging Face Hub (offline or unreachable); pass --data-dir with a local copy "
+            f"in Hub layout") from None
+
+
+def _looks_offline(exc: BaseException) -> bool:
+    names = {type(e).__name__ for e in _chain(exc)}
+    offline = {"ConnectionError", "OfflineModeIsEnabled", "LocalEntryNotFoundError",
+               "ConnectError", "ConnectTimeout", "ReadTimeout", "Timeout",
+               "DatasetNotFoundError", "HfHubHTTPError", "MaxRetryError", "gaierror"}
+    return bool(names & offline) or "offline" in str(exc).lower()
+
+
+def _chain(exc: BaseException | None) -> list[BaseException]:
+    seen: list[BaseException] = []
+    while exc is not None and exc not in seen:
+        seen.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    return seen

@@ -1,0 +1,1 @@
+"""validate: automatic error checks and LLM judges for a run folder."""
