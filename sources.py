@@ -90,7 +90,7 @@ class Source:
     def load(self, subset: str) -> dict[str, Any]:
         """Load one subset as {split: datasets.Dataset} with mteb's column names."""
         if subset not in self.subsets:
-            raise InputError(f"unknown subset {subset!r} for {self.name}; "
+            raise InputError(f"unknown subset (config) {subset!r} for {self.name}; "
                              f"available: {', '.join(self.subsets)}")
         if self.mteb_task is not None:
             splits = _load_mteb(self, subset)
@@ -129,7 +129,8 @@ def resolve_source(spec: str, *, task_type: str | None = None, data_dir: str | N
                          f"choose from {', '.join(TASK_SCHEMAS)}")
     if spec == SAMPLE_NAME:
         source = _local_source(SAMPLE_DIR, "STS", name=SAMPLE_NAME)
-        source = _with(source, score_range=(0.0, 5.0), languages={"default": ["eng-Latn"]},
+        source = _with(source, dataset_path="shiftbench/sample", data_dir=SAMPLE_DIR,
+                       score_range=(0.0, 5.0), languages={"default": ["eng-Latn"]},
                        license="cc-by-4.0")
     elif os.path.isdir(spec):
         if task_type is None:
@@ -146,7 +147,7 @@ def resolve_source(spec: str, *, task_type: str | None = None, data_dir: str | N
 def _select(source: Source, subsets: tuple[str, ...], splits: tuple[str, ...]) -> Source:
     for subset in subsets:
         if subset not in source.subsets:
-            raise InputError(f"unknown subset {subset!r} for {source.name}; "
+            raise InputError(f"unknown subset (config) {subset!r} for {source.name}; "
                              f"available: {', '.join(source.subsets)}")
     return _with(source, subsets=tuple(subsets) or source.subsets,
                  splits=tuple(splits) or source.splits)
@@ -215,6 +216,8 @@ def folder_digest(folder: Path) -> str:
 def _load_local(folder: Path, config: str) -> dict[str, Any]:
     import datasets
 
+    datasets.disable_progress_bars()
+
     configs = read_card_configs(folder)
     if config not in configs:
         raise InputError(f"unknown config {config!r} in {folder}; "
@@ -232,7 +235,7 @@ def _load_local(folder: Path, config: str) -> dict[str, Any]:
 def _mteb_task_names() -> tuple[str, ...]:
     import mteb
 
-    return tuple(t.metadata.name for t in mteb.get_tasks())
+    return tuple(t.metadata.name for t in mteb.get_tasks(exclude_superseded=False))
 
 
 def suggest(name: str, choices: tuple[str, ...] | list[str]) -> str:
@@ -270,13 +273,18 @@ def _mteb_source(name: str, task_type: str | None, data_dir: Path | None) -> Sou
             if not subsets:
                 raise InputError(f"{data_dir} has none of {name}'s subsets "
                                  f"({', '.join(meta.hf_subsets)}); it has {', '.join(local)}")
+    splits = tuple(meta.eval_splits)
+    if data_dir is not None:
+        # A local copy often holds only some of mteb's eval splits: default to those.
+        held = next(iter(local.values()))
+        splits = tuple(s for s in splits if s in held) or splits
     score_range = None
     if meta.type == "STS":
         score_range = (float(task.min_score), float(task.max_score))
     return Source(
         name=meta.name, task_type=meta.type, dataset_path=meta.dataset["path"],
         revision=meta.dataset.get("revision"), data_dir=data_dir, subsets=subsets,
-        splits=tuple(meta.eval_splits), languages=dict(meta.hf_subsets_to_langscripts),
+        splits=splits, languages=dict(meta.hf_subsets_to_langscripts),
         main_score=meta.main_score, mteb_task=meta.name, score_range=score_range,
         license=meta.license,
     )
@@ -293,7 +301,11 @@ def _load_mteb(source: Source, subset: str) -> dict[str, Any]:
 
         loaded = datasets.DatasetDict(data)
         task.dataset = {subset: loaded} if task.metadata.is_multilingual else loaded
-        task.dataset_transform()
+        # A local copy may already be in mteb's schema (as copies made after mteb's
+        # transform are); mteb's transform runs only on a copy that still needs it.
+        first = next(iter(loaded.values()))
+        if any(c not in first.column_names for c in source.schema.required):
+            task.dataset_transform()
         task.data_loaded = True
     else:
         _load_from_hub(task, source)
@@ -307,15 +319,39 @@ def _single_config(folder: Path) -> str:
 
 
 def _load_from_hub(task: Any, source: Source) -> None:
+    unreachable = InputError(
+        f"cannot load {source.dataset_path}@{(source.revision or '')[:12]} from the Hugging "
+        "Face Hub (offline or unreachable); pass --data-dir with a local copy in Hub layout")
+    if not hub_reachable():
+        raise unreachable
     try:
         task.load_data()
     except Exception as exc:  # noqa: BLE001 - every failure here means "not reachable"
         if not _looks_offline(exc):
             raise
-        raise InputError(
-            f"cannot load {source.dataset_path}@{(source.revision or '')[:12]} from the "
-            f"Hugging Face Hub (offline or unreachable); pass --data-dir with a local copy "
-            f"in Hub layout") from None
+        raise unreachable from None
+
+
+def hub_reachable(timeout: float = 3.0) -> bool:
+    """False when offline mode is on or the Hub endpoint does not accept a connection.
+
+    Checked up front so that an offline machine gets its answer at once rather than after
+    the client's retries.
+    """
+    import socket
+    from urllib.parse import urlparse
+
+    from huggingface_hub import constants
+
+    if constants.HF_HUB_OFFLINE or os.environ.get("HF_DATASETS_OFFLINE", "0") not in ("", "0"):
+        return False
+    url = urlparse(constants.ENDPOINT)
+    port = url.port or (443 if url.scheme == "https" else 80)
+    try:
+        socket.create_connection((url.hostname or "", port), timeout=timeout).close()
+    except OSError:
+        return False
+    return True
 
 
 def _looks_offline(exc: BaseException) -> bool:

@@ -53,6 +53,9 @@ class Encoder:
         key = (self.path, self.device)
         if key not in _LOADED:
             from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.disable_progress_bar()
 
             try:
                 _LOADED[key] = SentenceTransformer(self.path, device=self.device)

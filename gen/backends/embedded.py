@@ -82,6 +82,7 @@ def _load(location: ModelLocation) -> tuple[Any, Any]:
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()
+    _silence_gguf_progress()
     kwargs: dict[str, Any] = {}
     if location.gguf_file is not None:
         kwargs["gguf_file"] = location.gguf_file
@@ -99,6 +100,19 @@ def _load(location: ModelLocation) -> tuple[Any, Any]:
         tokenizer.pad_token = tokenizer.eos_token
     _LOADED[location] = (tokenizer, model)
     return tokenizer, model
+
+
+def _silence_gguf_progress() -> None:
+    """transformers' GGUF loader draws its own tqdm bar, outside its progress-bar switch."""
+    import functools
+
+    try:
+        from transformers import modeling_gguf_pytorch_utils as gguf_utils
+    except ImportError:
+        return
+    from tqdm.auto import tqdm
+
+    gguf_utils.tqdm = functools.partial(tqdm, disable=True)  # type: ignore[attr-defined]
 
 
 def _first_line(exc: BaseException) -> str:
