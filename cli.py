@@ -19,17 +19,35 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 def source_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """Options that pick what to read from a source (shared by gen and evaluate)."""
     options = [
-        click.option("--task-type", default=None, metavar="TYPE",
-                     help="Task type of a local folder (STS, PairClassification, "
-                          "Classification, Clustering, Retrieval, Reranking, Summarization)."),
-        click.option("--data-dir", default=None, metavar="DIR",
-                     help="Local copy (Hub layout) of an MTEB task's dataset, read instead of "
-                          "the Hub; the task's metadata still comes from mteb."),
-        click.option("--subset", "subsets", multiple=True, metavar="NAME",
-                     help="Subset (Hub config) to use; repeat for several. Default: all."),
-        click.option("--split", "splits", multiple=True, metavar="NAME",
-                     help="Split to use; repeat for several. Default: mteb's eval splits "
-                          "(a local folder: test)."),
+        click.option(
+            "--task-type",
+            default=None,
+            metavar="TYPE",
+            help="Task type of a local folder (STS, PairClassification, "
+            "Classification, Clustering, Retrieval, Reranking, Summarization).",
+        ),
+        click.option(
+            "--data-dir",
+            default=None,
+            metavar="DIR",
+            help="Local copy (Hub layout) of an MTEB task's dataset, read instead of "
+            "the Hub; the task's metadata still comes from mteb.",
+        ),
+        click.option(
+            "--subset",
+            "subsets",
+            multiple=True,
+            metavar="NAME",
+            help="Subset (Hub config) to use; repeat for several. Default: all.",
+        ),
+        click.option(
+            "--split",
+            "splits",
+            multiple=True,
+            metavar="NAME",
+            help="Split to use; repeat for several. Default: mteb's eval splits "
+            "(a local folder: test).",
+        ),
     ]
     for option in reversed(options):
         func = option(func)
@@ -43,7 +61,7 @@ def quiet_option(func: Callable[..., Any]) -> Callable[..., Any]:
 class ShiftbenchGroup(click.Group):
     """A group whose failures are one line on stderr: 2 for bad input, 1 otherwise."""
 
-    def main(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+    def main(self, *args: Any, **kwargs: Any) -> Any:
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         kwargs["standalone_mode"] = False
         try:
@@ -61,8 +79,9 @@ class ShiftbenchGroup(click.Group):
         except Exception as exc:
             if os.environ.get("SHIFTBENCH_DEBUG"):
                 raise
-            _fail(f"Error: {type(exc).__name__}: {exc} (set SHIFTBENCH_DEBUG=1 for the "
-                  "traceback)", 1)
+            _fail(
+                f"Error: {type(exc).__name__}: {exc} (set SHIFTBENCH_DEBUG=1 for the traceback)", 1
+            )
 
 
 def _fail(message: str, code: int) -> None:
@@ -83,44 +102,119 @@ def cli() -> None:
 @cli.command(context_settings=CONTEXT)
 @click.argument("source")
 @source_options
-@click.option("--transform", "-t", "transforms", multiple=True, default=("paraphrase",),
-              show_default=True, metavar="NAME", help="Transformation to apply; repeatable.")
-@click.option("--seed", "-s", "seeds", multiple=True, type=int, default=(1337,),
-              show_default=True, help="Seed; repeat for several variants of each transform.")
-@click.option("--output", "-o", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Run folder to write or add to. Default: runs/<source>.")
-@click.option("--backend", "-b", default="embedded", show_default=True,
-              help="Generation backend.")
-@click.option("--model", "-m", default=None,
-              help="Generator model: Hub id, local folder or .gguf file. Default: the "
-                   "backend's default (embedded: HuggingFaceTB/SmolLM2-135M-Instruct).")
-@click.option("--temperature", type=click.FloatRange(min=0), default=0.7, show_default=True,
-              help="Sampling temperature; 0 decodes greedily.")
-@click.option("--top-p", type=click.FloatRange(0, 1, min_open=True), default=0.95,
-              show_default=True, help="Nucleus sampling mass.")
-@click.option("--max-new-tokens", type=click.IntRange(min=1), default=None,
-              help="Output token budget. Default: the transform's own.")
-@click.option("--max-attempts", type=click.IntRange(min=1), default=3, show_default=True,
-              help="Tries for a text whose output comes back empty (when sampling).")
-@click.option("--batch-size", type=click.IntRange(min=1), default=8, show_default=True,
-              help="Prompts per forward pass (embedded backend); outputs do not depend on it.")
-@click.option("--limit", type=click.IntRange(min=1), default=None,
-              help="Use only the first N rows of each split.")
-@click.option("--prompt-file", default=None, metavar="FILE",
-              help="Prompt template to use instead of the transform's own ({text} marks the "
-                   "input).")
-@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Where finished rows are cached. Default: $SHIFTBENCH_CACHE_DIR or "
-                   "~/.cache/shiftbench.")
+@click.option(
+    "--transform",
+    "-t",
+    "transforms",
+    multiple=True,
+    default=("paraphrase",),
+    show_default=True,
+    metavar="NAME",
+    help="Transformation to apply; repeatable.",
+)
+@click.option(
+    "--seed",
+    "-s",
+    "seeds",
+    multiple=True,
+    type=int,
+    default=(1337,),
+    show_default=True,
+    help="Seed; repeat for several variants of each transform.",
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Run folder to write or add to. Default: runs/<source>.",
+)
+@click.option("--backend", "-b", default="embedded", show_default=True, help="Generation backend.")
+@click.option(
+    "--model",
+    "-m",
+    default=None,
+    help="Generator model: Hub id, local folder or .gguf file. Default: the "
+    "backend's default (embedded: HuggingFaceTB/SmolLM2-135M-Instruct).",
+)
+@click.option(
+    "--temperature",
+    type=click.FloatRange(min=0),
+    default=0.7,
+    show_default=True,
+    help="Sampling temperature; 0 decodes greedily.",
+)
+@click.option(
+    "--top-p",
+    type=click.FloatRange(0, 1, min_open=True),
+    default=0.95,
+    show_default=True,
+    help="Nucleus sampling mass.",
+)
+@click.option(
+    "--max-new-tokens",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Output token budget. Default: the transform's own.",
+)
+@click.option(
+    "--max-attempts",
+    type=click.IntRange(min=1),
+    default=3,
+    show_default=True,
+    help="Tries for a text whose output comes back empty (when sampling).",
+)
+@click.option(
+    "--batch-size",
+    type=click.IntRange(min=1),
+    default=8,
+    show_default=True,
+    help="Prompts per forward pass (embedded backend); outputs do not depend on it.",
+)
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Use only the first N rows of each split.",
+)
+@click.option(
+    "--prompt-file",
+    default=None,
+    metavar="FILE",
+    help="Prompt template to use instead of the transform's own ({text} marks the input).",
+)
+@click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Where finished rows are cached. Default: $SHIFTBENCH_CACHE_DIR or ~/.cache/shiftbench.",
+)
 @click.option("--no-cache", is_flag=True, help="Keep finished rows in memory only.")
 @click.option("--overwrite", is_flag=True, help="Replace configs that already exist.")
 @quiet_option
-def gen(source: str, task_type: str | None, data_dir: str | None, subsets: tuple[str, ...],
-        splits: tuple[str, ...], transforms: tuple[str, ...], seeds: tuple[int, ...],
-        output: Path | None, backend: str, model: str | None, temperature: float,
-        top_p: float, max_new_tokens: int | None, max_attempts: int, batch_size: int,
-        limit: int | None, prompt_file: str | None, cache_dir: Path | None, no_cache: bool,
-        overwrite: bool, quiet: bool) -> None:
+def gen(
+    source: str,
+    task_type: str | None,
+    data_dir: str | None,
+    subsets: tuple[str, ...],
+    splits: tuple[str, ...],
+    transforms: tuple[str, ...],
+    seeds: tuple[int, ...],
+    output: Path | None,
+    backend: str,
+    model: str | None,
+    temperature: float,
+    top_p: float,
+    max_new_tokens: int | None,
+    max_attempts: int,
+    batch_size: int,
+    limit: int | None,
+    prompt_file: str | None,
+    cache_dir: Path | None,
+    no_cache: bool,
+    overwrite: bool,
+    quiet: bool,
+) -> None:
     """Write transformed variants of SOURCE into a run folder.
 
     SOURCE is an MTEB task name (e.g. STSBenchmark), a local folder in Hub layout (with
@@ -134,20 +228,35 @@ def gen(source: str, task_type: str | None, data_dir: str | None, subsets: tuple
     from shiftbench.gen.transforms import get_transform, load_prompt
     from shiftbench.sources import resolve_source
 
-    resolved = resolve_source(source, task_type=task_type, data_dir=data_dir, subsets=subsets,
-                              splits=splits)
+    resolved = resolve_source(
+        source, task_type=task_type, data_dir=data_dir, subsets=subsets, splits=splits
+    )
     chosen = [get_transform(name) for name in dict.fromkeys(transforms)]
     variants = [
-        Variant(t, load_prompt(t, prompt_file), seed,
-                Sampling(temperature, top_p, max_new_tokens or t.max_new_tokens), max_attempts)
-        for t in chosen for seed in dict.fromkeys(seeds)
+        Variant(
+            t,
+            load_prompt(t, prompt_file),
+            seed,
+            Sampling(temperature, top_p, max_new_tokens or t.max_new_tokens),
+            max_attempts,
+        )
+        for t in chosen
+        for seed in dict.fromkeys(seeds)
     ]
     engine = get_backend(backend, model, batch_size=batch_size)
     target = output or Path("runs") / resolved.name
     cache = GenerationCache(None if no_cache else (cache_dir or default_cache_dir()))
     try:
-        written = run_gen(resolved, variants, engine, target, cache=cache, limit=limit,
-                          overwrite=overwrite, quiet=quiet)
+        written = run_gen(
+            resolved,
+            variants,
+            engine,
+            target,
+            cache=cache,
+            limit=limit,
+            overwrite=overwrite,
+            quiet=quiet,
+        )
     finally:
         cache.close()
     click.echo(f"wrote {', '.join(written)} to {target}")
@@ -156,17 +265,42 @@ def gen(source: str, task_type: str | None, data_dir: str | None, subsets: tuple
 @cli.command(context_settings=CONTEXT)
 @click.argument("target")
 @source_options
-@click.option("--model", "-m", "models", multiple=True, required=True,
-              help="sentence-transformers model: Hub name or local path; repeatable.")
-@click.option("--batch-size", type=click.IntRange(min=1), default=32, show_default=True,
-              help="Texts per encoder batch.")
+@click.option(
+    "--model",
+    "-m",
+    "models",
+    multiple=True,
+    required=True,
+    help="sentence-transformers model: Hub name or local path; repeatable.",
+)
+@click.option(
+    "--batch-size",
+    type=click.IntRange(min=1),
+    default=32,
+    show_default=True,
+    help="Texts per encoder batch.",
+)
 @click.option("--device", default=None, help="torch device (cpu, cuda, mps). Default: auto.")
-@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Results JSON. Default: shiftbench-results/<target>/<model>.json.")
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Results JSON. Default: shiftbench-results/<target>/<model>.json.",
+)
 @quiet_option
-def evaluate(target: str, task_type: str | None, data_dir: str | None,
-             subsets: tuple[str, ...], splits: tuple[str, ...], models: tuple[str, ...],
-             batch_size: int, device: str | None, output: Path | None, quiet: bool) -> None:
+def evaluate(
+    target: str,
+    task_type: str | None,
+    data_dir: str | None,
+    subsets: tuple[str, ...],
+    splits: tuple[str, ...],
+    models: tuple[str, ...],
+    batch_size: int,
+    device: str | None,
+    output: Path | None,
+    quiet: bool,
+) -> None:
     """Score encoders on TARGET: a run folder (original and every variant) or a source.
 
     Scores use mteb's metrics (STS: cosine_spearman). For each variant, only rows whose
@@ -185,8 +319,9 @@ def evaluate(target: str, task_type: str | None, data_dir: str | None,
     from shiftbench.sources import resolve_source
 
     def factory(spec: str) -> Any:
-        return resolve_source(spec, task_type=task_type, data_dir=data_dir, subsets=subsets,
-                              splits=splits)
+        return resolve_source(
+            spec, task_type=task_type, data_dir=data_dir, subsets=subsets, splits=splits
+        )
 
     collection = collect(target, factory)
     per_model = []

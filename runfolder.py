@@ -53,34 +53,45 @@ def read_meta(path: Path) -> dict[str, Any]:
     return meta
 
 
-def check_target(path: Path, source_meta: dict[str, Any], configs: Iterable[str],
-                 overwrite: bool) -> dict[str, Any] | None:
+def check_target(
+    path: Path, source_meta: dict[str, Any], configs: Iterable[str], overwrite: bool
+) -> dict[str, Any] | None:
     """Refuse an output folder that cannot take these configs; return its metadata if any."""
     if path.exists() and not path.is_dir():
         raise InputError(f"output {path} exists and is not a folder")
     if not path.exists() or not any(path.iterdir()):
         return None
     if not is_run_folder(path):
-        raise InputError(f"output {path} is a non-empty folder that is not a shiftbench run "
-                         "folder; choose another --output")
+        raise InputError(
+            f"output {path} is a non-empty folder that is not a shiftbench run "
+            "folder; choose another --output"
+        )
     meta = read_meta(path)
     if meta.get("source") != source_meta:
         held = meta.get("source", {}).get("name", "another source")
-        raise InputError(f"output {path} holds a run of {held} with other source settings; "
-                         "choose another --output")
+        raise InputError(
+            f"output {path} holds a run of {held} with other source settings; "
+            "choose another --output"
+        )
     taken = [c for c in configs if c in meta.get("configs", {})]
     if taken and not overwrite:
-        raise InputError(f"config {taken[0]!r} already exists in {path}; pass --overwrite "
-                         "to replace it")
+        raise InputError(
+            f"config {taken[0]!r} already exists in {path}; pass --overwrite to replace it"
+        )
     return meta
 
 
-def write_run(path: Path, source_meta: dict[str, Any], configs: list[ConfigData],
-              meta: dict[str, Any] | None) -> None:
+def write_run(
+    path: Path, source_meta: dict[str, Any], configs: list[ConfigData], meta: dict[str, Any] | None
+) -> None:
     """Write configs into the run folder at `path` (new when `meta` is None)."""
     if meta is None:
-        meta = {"format": FORMAT_VERSION, "shiftbench_version": __version__,
-                "source": source_meta, "configs": {}}
+        meta = {
+            "format": FORMAT_VERSION,
+            "shiftbench_version": __version__,
+            "source": source_meta,
+            "configs": {},
+        }
         path.parent.mkdir(parents=True, exist_ok=True)
         stage = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-", dir=path.parent))
         try:
@@ -140,10 +151,13 @@ def render_card(meta: dict[str, Any]) -> str:
         "pretty_name": f"{source['name']} (shiftbench variants)",
         "tags": ["shiftbench", "mteb", "synthetic", "robustness"],
         "configs": [
-            {"config_name": name,
-             "data_files": [{"split": split, "path": f"{name}/{split}.jsonl"}
-                            for split in info["rows"]],
-             **({"default": True} if name == _default_config(configs) else {})}
+            {
+                "config_name": name,
+                "data_files": [
+                    {"split": split, "path": f"{name}/{split}.jsonl"} for split in info["rows"]
+                ],
+                **({"default": True} if name == _default_config(configs) else {}),
+            }
             for name, info in configs.items()
         ],
     }
@@ -151,12 +165,17 @@ def render_card(meta: dict[str, Any]) -> str:
     if source.get("revision"):
         where += f"@{source['revision']}"
     lines = [
-        "---", yaml.safe_dump(header, sort_keys=False, allow_unicode=True).rstrip(), "---", "",
-        f"# {source['name']}: shiftbench variants", "",
+        "---",
+        yaml.safe_dump(header, sort_keys=False, allow_unicode=True).rstrip(),
+        "---",
+        "",
+        f"# {source['name']}: shiftbench variants",
+        "",
         f"LLM-transformed variants of the {source['task_type']} dataset `{where}`, made with "
         f"shiftbench {meta['shiftbench_version']}. The fields rewritten are "
         f"{', '.join(f'`{f}`' for f in source['text_fields'])}; every transformed row keeps "
-        "its original text beside the new one, with a `status` (`ok` or a reason code).", "",
+        "its original text beside the new one, with a `status` (`ok` or a reason code).",
+        "",
         "| config | transform | axis | seed | rows | status |",
         "|---|---|---|---|---|---|",
     ]
@@ -164,10 +183,16 @@ def render_card(meta: dict[str, Any]) -> str:
         rows = sum(info["rows"].values())
         counts = _merged_counts(info.get("status_counts", {}))
         status = ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "-"
-        lines.append(f"| `{name}` | {info.get('transform', '-')} | {info.get('axis', '-')} | "
-                     f"{info.get('seed', '-')} | {rows} | {status} |")
-    lines += ["", "Provenance of every config (prompt and its hash, model, backend, sampling) "
-              f"is in `{META_FILE}`.", ""]
+        lines.append(
+            f"| `{name}` | {info.get('transform', '-')} | {info.get('axis', '-')} | "
+            f"{info.get('seed', '-')} | {rows} | {status} |"
+        )
+    lines += [
+        "",
+        "Provenance of every config (prompt and its hash, model, backend, sampling) "
+        f"is in `{META_FILE}`.",
+        "",
+    ]
     return "\n".join(lines)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import os
+import tempfile
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -38,17 +39,21 @@ class TaskSchema:
 # summarisation) are named here so the contract is in one place; `tabular` says which ones
 # gen can already rewrite row by row.
 TASK_SCHEMAS: dict[str, TaskSchema] = {
-    "STS": TaskSchema(("sentence1", "sentence2"), ("sentence1", "sentence2", "score"),
-                      "cosine_spearman"),
-    "PairClassification": TaskSchema(("sentence1", "sentence2"),
-                                     ("sentence1", "sentence2", "labels"), "max_ap"),
+    "STS": TaskSchema(
+        ("sentence1", "sentence2"), ("sentence1", "sentence2", "score"), "cosine_spearman"
+    ),
+    "PairClassification": TaskSchema(
+        ("sentence1", "sentence2"), ("sentence1", "sentence2", "labels"), "max_ap"
+    ),
     "Classification": TaskSchema(("text",), ("text", "label"), "accuracy"),
     "Clustering": TaskSchema(("sentences",), ("sentences", "labels"), "v_measure"),
     "Retrieval": TaskSchema(("queries",), (), "ndcg_at_10"),
     "Reranking": TaskSchema(("queries",), (), "map_at_1000"),
-    "Summarization": TaskSchema(("machine_summaries",),
-                                ("text", "human_summaries", "machine_summaries", "relevance"),
-                                "cosine_spearman"),
+    "Summarization": TaskSchema(
+        ("machine_summaries",),
+        ("text", "human_summaries", "machine_summaries", "relevance"),
+        "cosine_spearman",
+    ),
 }
 TABULAR_TYPES = ("STS", "PairClassification", "Classification", "Clustering")
 
@@ -90,16 +95,20 @@ class Source:
     def load(self, subset: str) -> dict[str, Any]:
         """Load one subset as {split: datasets.Dataset} with mteb's column names."""
         if subset not in self.subsets:
-            raise InputError(f"unknown subset (config) {subset!r} for {self.name}; "
-                             f"available: {', '.join(self.subsets)}")
+            raise InputError(
+                f"unknown subset (config) {subset!r} for {self.name}; "
+                f"available: {', '.join(self.subsets)}"
+            )
         if self.mteb_task is not None:
             splits = _load_mteb(self, subset)
         else:
             splits = _load_local(self.data_dir or Path(self.dataset_path), subset)
         missing = [s for s in self.splits if s not in splits]
         if missing:
-            raise InputError(f"unknown split {missing[0]!r} for {self.name}[{subset}]; "
-                             f"available: {', '.join(splits)}")
+            raise InputError(
+                f"unknown split {missing[0]!r} for {self.name}[{subset}]; "
+                f"available: {', '.join(splits)}"
+            )
         out = {}
         for split in self.splits:
             ds = splits[split]
@@ -108,13 +117,20 @@ class Source:
                 raise InputError(
                     f"{self.task_type} needs columns {', '.join(self.schema.required)} but "
                     f"{self.name}[{subset}/{split}] lacks {', '.join(absent)} "
-                    f"(found: {', '.join(ds.column_names)})")
+                    f"(found: {', '.join(ds.column_names)})"
+                )
             out[split] = ds
         return out
 
 
-def resolve_source(spec: str, *, task_type: str | None = None, data_dir: str | None = None,
-                   subsets: tuple[str, ...] = (), splits: tuple[str, ...] = ()) -> Source:
+def resolve_source(
+    spec: str,
+    *,
+    task_type: str | None = None,
+    data_dir: str | None = None,
+    subsets: tuple[str, ...] = (),
+    splits: tuple[str, ...] = (),
+) -> Source:
     """Turn what the user typed into a Source, or raise InputError saying why not.
 
     Args:
@@ -125,17 +141,23 @@ def resolve_source(spec: str, *, task_type: str | None = None, data_dir: str | N
         splits: splits to keep; mteb's eval splits (or "test") by default.
     """
     if task_type is not None and task_type not in TASK_SCHEMAS:
-        raise InputError(f"unknown task type {task_type!r}; "
-                         f"choose from {', '.join(TASK_SCHEMAS)}")
+        raise InputError(f"unknown task type {task_type!r}; choose from {', '.join(TASK_SCHEMAS)}")
     if spec == SAMPLE_NAME:
         source = _local_source(SAMPLE_DIR, "STS", name=SAMPLE_NAME)
-        source = _with(source, dataset_path="shiftbench/sample", data_dir=SAMPLE_DIR,
-                       score_range=(0.0, 5.0), languages={"default": ["eng-Latn"]},
-                       license="cc-by-4.0")
+        source = _with(
+            source,
+            dataset_path="shiftbench/sample",
+            data_dir=SAMPLE_DIR,
+            score_range=(0.0, 5.0),
+            languages={"default": ["eng-Latn"]},
+            license="cc-by-4.0",
+        )
     elif os.path.isdir(spec):
         if task_type is None:
-            raise InputError(f"{spec} is a local folder: name its task type with --task-type "
-                             f"({', '.join(TASK_SCHEMAS)})")
+            raise InputError(
+                f"{spec} is a local folder: name its task type with --task-type "
+                f"({', '.join(TASK_SCHEMAS)})"
+            )
         if data_dir is not None:
             raise InputError("--data-dir goes with an MTEB task name, not a local folder")
         source = _local_source(Path(spec), task_type, name=Path(spec).resolve().name)
@@ -147,10 +169,13 @@ def resolve_source(spec: str, *, task_type: str | None = None, data_dir: str | N
 def _select(source: Source, subsets: tuple[str, ...], splits: tuple[str, ...]) -> Source:
     for subset in subsets:
         if subset not in source.subsets:
-            raise InputError(f"unknown subset (config) {subset!r} for {source.name}; "
-                             f"available: {', '.join(source.subsets)}")
-    return _with(source, subsets=tuple(subsets) or source.subsets,
-                 splits=tuple(splits) or source.splits)
+            raise InputError(
+                f"unknown subset (config) {subset!r} for {source.name}; "
+                f"available: {', '.join(source.subsets)}"
+            )
+    return _with(
+        source, subsets=tuple(subsets) or source.subsets, splits=tuple(splits) or source.splits
+    )
 
 
 def _with(source: Source, **changes: Any) -> Source:
@@ -159,12 +184,15 @@ def _with(source: Source, **changes: Any) -> Source:
 
 # --- local folders -------------------------------------------------------------------------
 
+
 def read_card_configs(folder: Path) -> dict[str, dict[str, str]]:
     """Read the `configs:` of a Hub-layout folder's README as {config: {split: path}}."""
     readme = folder / "README.md"
     if not readme.is_file():
-        raise InputError(f"{folder} has no README.md; a local source is a folder laid out as a "
-                         "Hub dataset repository (README.md with configs:)")
+        raise InputError(
+            f"{folder} has no README.md; a local source is a folder laid out as a "
+            "Hub dataset repository (README.md with configs:)"
+        )
     text = readme.read_text(encoding="utf-8")
     meta: Any = None
     if text.startswith("---"):
@@ -183,8 +211,9 @@ def read_card_configs(folder: Path) -> dict[str, dict[str, str]]:
         files = entry.get("data_files", [])
         # Hub cards write data_files as one path, a list of paths (both: split "train"),
         # or a list of {split, path} entries.
-        if isinstance(files, str) or (isinstance(files, list) and files
-                                      and not isinstance(files[0], dict)):
+        if isinstance(files, str) or (
+            isinstance(files, list) and files and not isinstance(files[0], dict)
+        ):
             files = [{"split": "train", "path": files}]
         out[name] = {f["split"]: f["path"] for f in files}
     return out
@@ -195,9 +224,14 @@ def _local_source(folder: Path, task_type: str, *, name: str) -> Source:
     first = next(iter(configs.values()))
     default_splits = ("test",) if "test" in first else tuple(first)
     return Source(
-        name=name, task_type=task_type, dataset_path=str(folder.resolve()),
-        revision=folder_digest(folder), data_dir=None, subsets=tuple(configs),
-        splits=default_splits, main_score=TASK_SCHEMAS[task_type].main_score,
+        name=name,
+        task_type=task_type,
+        dataset_path=str(folder.resolve()),
+        revision=folder_digest(folder),
+        data_dir=None,
+        subsets=tuple(configs),
+        splits=default_splits,
+        main_score=TASK_SCHEMAS[task_type].main_score,
     )
 
 
@@ -220,16 +254,21 @@ def _load_local(folder: Path, config: str) -> dict[str, Any]:
 
     configs = read_card_configs(folder)
     if config not in configs:
-        raise InputError(f"unknown config {config!r} in {folder}; "
-                         f"available: {', '.join(configs)}")
-    try:
-        loaded = datasets.load_dataset(str(folder), config)
-    except (FileNotFoundError, ValueError) as exc:
-        raise InputError(f"cannot load {folder}[{config}]: {exc}") from None
+        raise InputError(f"unknown config {config!r} in {folder}; available: {', '.join(configs)}")
+    # A throw-away cache: datasets' shared cache can hand back another folder's rows for a
+    # local folder of the same name, and a local copy gains nothing from being cached.
+    with tempfile.TemporaryDirectory(prefix="shiftbench-load-") as scratch:
+        try:
+            loaded = datasets.load_dataset(
+                str(folder), config, cache_dir=scratch, keep_in_memory=True
+            )
+        except (FileNotFoundError, ValueError) as exc:
+            raise InputError(f"cannot load {folder}[{config}]: {exc}") from None
     return dict(loaded)
 
 
 # --- MTEB tasks ------------------------------------------------------------------------------
+
 
 @cache
 def _mteb_task_names() -> tuple[str, ...]:
@@ -251,16 +290,19 @@ def _get_mteb_task(name: str) -> Any:
     try:
         return mteb.get_task(name)
     except (KeyError, ValueError):
-        raise InputError(f"unknown task {name!r} (neither an MTEB task nor a local folder)"
-                         f"{suggest(name, _mteb_task_names())}") from None
+        raise InputError(
+            f"unknown task {name!r} (neither an MTEB task nor a local folder)"
+            f"{suggest(name, _mteb_task_names())}"
+        ) from None
 
 
 def _mteb_source(name: str, task_type: str | None, data_dir: Path | None) -> Source:
     task = _get_mteb_task(name)
     meta = task.metadata
     if meta.type not in TASK_SCHEMAS:
-        raise InputError(f"{name} is an MTEB {meta.type} task; shiftbench handles "
-                         f"{', '.join(TASK_SCHEMAS)}")
+        raise InputError(
+            f"{name} is an MTEB {meta.type} task; shiftbench handles {', '.join(TASK_SCHEMAS)}"
+        )
     if task_type is not None and task_type != meta.type:
         raise InputError(f"{name} is an MTEB {meta.type} task, not {task_type}")
     subsets = tuple(meta.hf_subsets)
@@ -271,8 +313,10 @@ def _mteb_source(name: str, task_type: str | None, data_dir: Path | None) -> Sou
         if meta.is_multilingual:
             subsets = tuple(s for s in subsets if s in local)
             if not subsets:
-                raise InputError(f"{data_dir} has none of {name}'s subsets "
-                                 f"({', '.join(meta.hf_subsets)}); it has {', '.join(local)}")
+                raise InputError(
+                    f"{data_dir} has none of {name}'s subsets "
+                    f"({', '.join(meta.hf_subsets)}); it has {', '.join(local)}"
+                )
     splits = tuple(meta.eval_splits)
     if data_dir is not None:
         # A local copy often holds only some of mteb's eval splits: default to those.
@@ -282,10 +326,17 @@ def _mteb_source(name: str, task_type: str | None, data_dir: Path | None) -> Sou
     if meta.type == "STS":
         score_range = (float(task.min_score), float(task.max_score))
     return Source(
-        name=meta.name, task_type=meta.type, dataset_path=meta.dataset["path"],
-        revision=meta.dataset.get("revision"), data_dir=data_dir, subsets=subsets,
-        splits=splits, languages=dict(meta.hf_subsets_to_langscripts),
-        main_score=meta.main_score, mteb_task=meta.name, score_range=score_range,
+        name=meta.name,
+        task_type=meta.type,
+        dataset_path=meta.dataset["path"],
+        revision=meta.dataset.get("revision"),
+        data_dir=data_dir,
+        subsets=subsets,
+        splits=splits,
+        languages=dict(meta.hf_subsets_to_langscripts),
+        main_score=meta.main_score,
+        mteb_task=meta.name,
+        score_range=score_range,
         license=meta.license,
     )
 
@@ -321,12 +372,13 @@ def _single_config(folder: Path) -> str:
 def _load_from_hub(task: Any, source: Source) -> None:
     unreachable = InputError(
         f"cannot load {source.dataset_path}@{(source.revision or '')[:12]} from the Hugging "
-        "Face Hub (offline or unreachable); pass --data-dir with a local copy in Hub layout")
+        "Face Hub (offline or unreachable); pass --data-dir with a local copy in Hub layout"
+    )
     if not hub_reachable():
         raise unreachable
     try:
         task.load_data()
-    except Exception as exc:  # noqa: BLE001 - every failure here means "not reachable"
+    except Exception as exc:  # every failure here means "not reachable"
         if not _looks_offline(exc):
             raise
         raise unreachable from None
@@ -343,7 +395,8 @@ def hub_reachable(timeout: float = 3.0) -> bool:
 
     from huggingface_hub import constants
 
-    if constants.HF_HUB_OFFLINE or os.environ.get("HF_DATASETS_OFFLINE", "0") not in ("", "0"):
+    switches = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE")
+    if constants.HF_HUB_OFFLINE or any(_env_true(name) for name in switches):
         return False
     url = urlparse(constants.ENDPOINT)
     port = url.port or (443 if url.scheme == "https" else 80)
@@ -354,11 +407,25 @@ def hub_reachable(timeout: float = 3.0) -> bool:
     return True
 
 
+def _env_true(name: str) -> bool:
+    return os.environ.get(name, "").strip().upper() in {"1", "ON", "YES", "TRUE"}
+
+
 def _looks_offline(exc: BaseException) -> bool:
     names = {type(e).__name__ for e in _chain(exc)}
-    offline = {"ConnectionError", "OfflineModeIsEnabled", "LocalEntryNotFoundError",
-               "ConnectError", "ConnectTimeout", "ReadTimeout", "Timeout",
-               "DatasetNotFoundError", "HfHubHTTPError", "MaxRetryError", "gaierror"}
+    offline = {
+        "ConnectionError",
+        "OfflineModeIsEnabled",
+        "LocalEntryNotFoundError",
+        "ConnectError",
+        "ConnectTimeout",
+        "ReadTimeout",
+        "Timeout",
+        "DatasetNotFoundError",
+        "HfHubHTTPError",
+        "MaxRetryError",
+        "gaierror",
+    }
     return bool(names & offline) or "offline" in str(exc).lower()
 
 

@@ -61,13 +61,18 @@ class Encoder:
                 _LOADED[key] = SentenceTransformer(self.path, device=self.device)
             except OSError as exc:
                 first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-                raise InputError(f"cannot load encoder {self.spec!r}: not a local folder, and "
-                                 f"the Hugging Face Hub did not provide it ({first})") from None
+                raise InputError(
+                    f"cannot load encoder {self.spec!r}: not a local folder, and "
+                    f"the Hugging Face Hub did not provide it ({first})"
+                ) from None
         return _LOADED[key]
 
     def describe(self) -> dict[str, Any]:
-        info: dict[str, Any] = {"id": self.spec, "similarity": self.similarity_name,
-                                "batch_size": self.batch_size}
+        info: dict[str, Any] = {
+            "id": self.spec,
+            "similarity": self.similarity_name,
+            "batch_size": self.batch_size,
+        }
         if self.package is not None:
             from importlib.metadata import version
 
@@ -85,8 +90,9 @@ class Encoder:
         """Embeddings for `texts` in order, encoding only texts not seen before."""
         new = [t for t in dict.fromkeys(texts) if t not in self._cache]
         if new:
-            vectors = self.model.encode(new, batch_size=self.batch_size,
-                                        convert_to_numpy=True, show_progress_bar=False)
+            vectors = self.model.encode(
+                new, batch_size=self.batch_size, convert_to_numpy=True, show_progress_bar=False
+            )
             self._cache.update(zip(new, vectors, strict=True))
         return np.stack([self._cache[t] for t in texts])
 

@@ -45,8 +45,9 @@ def collect_run_folder(folder: Path) -> Collection:
         for split in info["rows"]:
             path = folder / name / f"{split}.jsonl"
             if not path.is_file():
-                raise InputError(f"run folder {folder} lists {name}/{split} but "
-                                 f"{path.name} is missing")
+                raise InputError(
+                    f"run folder {folder} lists {name}/{split} but {path.name} is missing"
+                )
             with open(path, encoding="utf-8") as fh:
                 splits[split] = [json.loads(line) for line in fh if line.strip()]
         configs.append(ConfigView(name, info, splits))
@@ -58,10 +59,17 @@ def collect_source(source: Source) -> Collection:
 
     configs = []
     for subset in source.subsets:
-        splits = {s: [{"row_id": i, **r} for i, r in enumerate(ds.to_list())]
-                  for s, ds in source.load(subset).items()}
-        configs.append(ConfigView(config_name("original", subset, source.multi_subset),
-                                  {"kind": "original", "subset": subset}, splits))
+        splits = {
+            s: [{"row_id": i, **r} for i, r in enumerate(ds.to_list())]
+            for s, ds in source.load(subset).items()
+        }
+        configs.append(
+            ConfigView(
+                config_name("original", subset, source.multi_subset),
+                {"kind": "original", "subset": subset},
+                splits,
+            )
+        )
     return Collection(source.name, source_meta(source), configs)
 
 
@@ -76,8 +84,10 @@ def score_collection(collection: Collection, encoder: Encoder) -> list[dict[str,
     """One record per (config, split): mteb's metrics, and for variants the paired delta."""
     task_type = collection.source["task_type"]
     if task_type not in SUPPORTED:
-        raise InputError(f"evaluate scores {', '.join(SUPPORTED)} tasks so far; "
-                         f"{collection.label} is {task_type}")
+        raise InputError(
+            f"evaluate scores {', '.join(SUPPORTED)} tasks so far; "
+            f"{collection.label} is {task_type}"
+        )
     originals = {c.meta["subset"]: c for c in collection.configs if c.meta["kind"] == "original"}
     records = []
     for config in collection.configs:
@@ -96,17 +106,30 @@ def score_collection(collection: Collection, encoder: Encoder) -> list[dict[str,
     return records
 
 
-def _score_rows(collection: Collection, encoder: Encoder, config: ConfigView, split: str,
-                rows: list[dict[str, Any]]) -> dict[str, Any]:
+def _score_rows(
+    collection: Collection,
+    encoder: Encoder,
+    config: ConfigView,
+    split: str,
+    rows: list[dict[str, Any]],
+) -> dict[str, Any]:
     usable = [r for r in rows if r.get("status", "ok") == "ok"]
     metrics = _metrics(collection, encoder, usable)
     meta = config.meta
     return {
-        "config": config.name, "kind": meta["kind"], "subset": meta["subset"], "split": split,
-        "transform": meta.get("transform"), "axis": meta.get("axis"), "seed": meta.get("seed"),
-        "rows": len(usable), "rows_total": len(rows), "scores": dict(metrics),
+        "config": config.name,
+        "kind": meta["kind"],
+        "subset": meta["subset"],
+        "split": split,
+        "transform": meta.get("transform"),
+        "axis": meta.get("axis"),
+        "seed": meta.get("seed"),
+        "rows": len(usable),
+        "rows_total": len(rows),
+        "scores": dict(metrics),
         "main_score": metrics[collection.source["main_score"]],
-        "original_same_rows": None, "delta": None,
+        "original_same_rows": None,
+        "delta": None,
     }
 
 
@@ -115,17 +138,25 @@ def _metrics(collection: Collection, encoder: Encoder, rows: list[dict[str, Any]
     score_range = collection.source.get("score_range")
     a = encoder.embed([r[first] for r in rows])
     b = encoder.embed([r[second] for r in rows])
-    return sts_metrics(a, b, [float(r["score"]) for r in rows],
-                       tuple(score_range) if score_range else None, encoder.similarity_name)
+    return sts_metrics(
+        a,
+        b,
+        [float(r["score"]) for r in rows],
+        tuple(score_range) if score_range else None,
+        encoder.similarity_name,
+    )
 
 
-def results_document(collection: Collection, per_model: list[tuple[Encoder, list[dict[str, Any]]]]
-                     ) -> dict[str, Any]:
+def results_document(
+    collection: Collection, per_model: list[tuple[Encoder, list[dict[str, Any]]]]
+) -> dict[str, Any]:
     from importlib.metadata import version
 
     return {
-        "shiftbench_version": __version__, "mteb_version": version("mteb"),
-        "target": collection.label, "source": collection.source,
+        "shiftbench_version": __version__,
+        "mteb_version": version("mteb"),
+        "target": collection.label,
+        "source": collection.source,
         "task_type": collection.source["task_type"],
         "main_score": collection.source["main_score"],
         "models": [{"model": enc.describe(), "results": recs} for enc, recs in per_model],
@@ -133,8 +164,7 @@ def results_document(collection: Collection, per_model: list[tuple[Encoder, list
 
 
 def default_output(label: str, models: list[str]) -> Path:
-    slug = "+".join(re.sub(r"[^A-Za-z0-9._-]+", "_", m.rstrip("/").split("/")[-1])
-                    for m in models)
+    slug = "+".join(re.sub(r"[^A-Za-z0-9._-]+", "_", m.rstrip("/").split("/")[-1]) for m in models)
     return Path("shiftbench-results") / label / f"{slug}.json"
 
 
@@ -148,15 +178,25 @@ def write_results(path: Path, document: dict[str, Any]) -> None:
 def format_table(model: str, main_score: str, records: list[dict[str, Any]]) -> str:
     """A plain-text table: one line per config and split, with the paired delta."""
     header = ["config", "split", "rows", main_score, "original (same rows)", "delta"]
-    lines = [[r["config"], r["split"], str(r["rows"]), f"{r['main_score']:.5f}",
-              "" if r["original_same_rows"] is None else f"{r['original_same_rows']:.5f}",
-              "" if r["delta"] is None else f"{r['delta']:+.5f}"] for r in records]
+    lines = [
+        [
+            r["config"],
+            r["split"],
+            str(r["rows"]),
+            f"{r['main_score']:.5f}",
+            "" if r["original_same_rows"] is None else f"{r['original_same_rows']:.5f}",
+            "" if r["delta"] is None else f"{r['delta']:+.5f}",
+        ]
+        for r in records
+    ]
     widths = [max(len(row[i]) for row in [header, *lines]) for i in range(len(header))]
     left = {0, 1}
 
     def fmt(row: list[str]) -> str:
-        return "  ".join(c.ljust(w) if i in left else c.rjust(w)
-                         for i, (c, w) in enumerate(zip(row, widths, strict=True))).rstrip()
+        return "  ".join(
+            c.ljust(w) if i in left else c.rjust(w)
+            for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        ).rstrip()
 
     rule = "  ".join("-" * w for w in widths)
     return "\n".join([f"model: {model}", fmt(header), rule, *map(fmt, lines)])

@@ -39,9 +39,13 @@ def pair_similarities(a: np.ndarray, b: np.ndarray) -> dict[str, np.ndarray]:
     }
 
 
-def sts_metrics(a: np.ndarray, b: np.ndarray, gold: list[float],
-                score_range: tuple[float, float] | None, similarity: str = "cosine"
-                ) -> STSMetrics:
+def sts_metrics(
+    a: np.ndarray,
+    b: np.ndarray,
+    gold: list[float],
+    score_range: tuple[float, float] | None,
+    similarity: str = "cosine",
+) -> STSMetrics:
     """mteb's STS metrics for embeddings `a[i]`, `b[i]` against gold scores."""
     if len(gold) < 2:
         raise ValueError("STS needs at least two pairs to correlate")
@@ -56,7 +60,13 @@ def sts_metrics(a: np.ndarray, b: np.ndarray, gold: list[float],
     man_p, man_s = corr(sims["manhattan"])
     euc_p, euc_s = corr(sims["euclidean"])
     own_p, own_s = corr(sims[similarity]) if similarity in sims else (cos_p, cos_s)
-    return STSMetrics(pearson=own_p, spearman=own_s, cosine_pearson=cos_p,
-                      cosine_spearman=cos_s, manhattan_pearson=man_p,
-                      manhattan_spearman=man_s, euclidean_pearson=euc_p,
-                      euclidean_spearman=euc_s)
+    return STSMetrics(
+        pearson=own_p,
+        spearman=own_s,
+        cosine_pearson=cos_p,
+        cosine_spearman=cos_s,
+        manhattan_pearson=man_p,
+        manhattan_spearman=man_s,
+        euclidean_pearson=euc_p,
+        euclidean_spearman=euc_s,
+    )

@@ -41,8 +41,10 @@ class GenerationCache:
         directory.mkdir(parents=True, exist_ok=True)
         self.conn = sqlite3.connect(directory / "generations.sqlite")
         self.conn.execute("PRAGMA journal_mode=WAL")
-        self.conn.execute("CREATE TABLE IF NOT EXISTS generations (key TEXT PRIMARY KEY, "
-                          "text TEXT NOT NULL, finish_reason TEXT NOT NULL)")
+        self.conn.execute(
+            "CREATE TABLE IF NOT EXISTS generations (key TEXT PRIMARY KEY, "
+            "text TEXT NOT NULL, finish_reason TEXT NOT NULL)"
+        )
         self.conn.commit()
 
     def get_many(self, keys: list[str]) -> dict[str, Generation]:
@@ -50,10 +52,11 @@ class GenerationCache:
             return {k: self.memory[k] for k in keys if k in self.memory}
         found: dict[str, Generation] = {}
         for start in range(0, len(keys), 500):
-            chunk = keys[start:start + 500]
+            chunk = keys[start : start + 500]
             marks = ",".join("?" * len(chunk))
             rows = self.conn.execute(
-                f"SELECT key, text, finish_reason FROM generations WHERE key IN ({marks})", chunk)
+                f"SELECT key, text, finish_reason FROM generations WHERE key IN ({marks})", chunk
+            )
             found.update({k: Generation(t, f) for k, t, f in rows})
         return found
 
@@ -64,7 +67,8 @@ class GenerationCache:
         with self.conn:
             self.conn.executemany(
                 "INSERT OR REPLACE INTO generations VALUES (?, ?, ?)",
-                [(k, g.text, g.finish_reason) for k, g in items.items()])
+                [(k, g.text, g.finish_reason) for k, g in items.items()],
+            )
 
     def close(self) -> None:
         if self.conn is not None:

@@ -48,7 +48,9 @@ class Prompt:
 
 TRANSFORMS: dict[str, Transform] = {
     "paraphrase": Transform(
-        name="paraphrase", axis="Lexical/Stylistic", prompt_file="paraphrase.txt",
+        name="paraphrase",
+        axis="Lexical/Stylistic",
+        prompt_file="paraphrase.txt",
         description="rephrase in the same language, same meaning",
     ),
 }
@@ -58,8 +60,10 @@ def get_transform(name: str) -> Transform:
     try:
         return TRANSFORMS[name]
     except KeyError:
-        raise InputError(f"unknown transform {name!r}; available: {', '.join(TRANSFORMS)}"
-                         f"{suggest(name, list(TRANSFORMS))}") from None
+        raise InputError(
+            f"unknown transform {name!r}; available: {', '.join(TRANSFORMS)}"
+            f"{suggest(name, list(TRANSFORMS))}"
+        ) from None
 
 
 def load_prompt(transform: Transform, override: str | None = None) -> Prompt:

@@ -23,13 +23,22 @@ def get_backend(name: str, model: str | None = None, **options: object) -> Backe
     try:
         target = BACKENDS[name]
     except KeyError:
-        raise InputError(f"unknown backend {name!r}; available: {', '.join(BACKENDS)}"
-                         f"{suggest(name, list(BACKENDS))}") from None
+        raise InputError(
+            f"unknown backend {name!r}; available: {', '.join(BACKENDS)}"
+            f"{suggest(name, list(BACKENDS))}"
+        ) from None
     module_name, class_name = target.split(":")
     cls = getattr(importlib.import_module(module_name), class_name)
     backend: Backend = cls(model=model, **options)
     return backend
 
 
-__all__ = ["BACKENDS", "DEFAULT_BACKEND", "Backend", "Generation", "Request", "Sampling",
-           "get_backend"]
+__all__ = [
+    "BACKENDS",
+    "DEFAULT_BACKEND",
+    "Backend",
+    "Generation",
+    "Request",
+    "Sampling",
+    "get_backend",
+]

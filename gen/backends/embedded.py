@@ -88,12 +88,12 @@ def _load(location: ModelLocation) -> tuple[Any, Any]:
         kwargs["gguf_file"] = location.gguf_file
     try:
         tokenizer = AutoTokenizer.from_pretrained(location.path, **kwargs)
-        model = AutoModelForCausalLM.from_pretrained(location.path, dtype=torch.float32,
-                                                     **kwargs)
+        model = AutoModelForCausalLM.from_pretrained(location.path, dtype=torch.float32, **kwargs)
     except OSError as exc:
         raise InputError(
             f"cannot load model {location.spec!r}: it is not a local folder or .gguf file, and "
-            f"the Hugging Face Hub did not provide it ({_first_line(exc)})") from None
+            f"the Hugging Face Hub did not provide it ({_first_line(exc)})"
+        ) from None
     model.eval()
     tokenizer.padding_side = "left"
     if tokenizer.pad_token_id is None:
@@ -112,7 +112,7 @@ def _silence_gguf_progress() -> None:
         return
     from tqdm.auto import tqdm
 
-    gguf_utils.tqdm = functools.partial(tqdm, disable=True)  # type: ignore[attr-defined]
+    gguf_utils.tqdm = functools.partial(tqdm, disable=True)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -150,8 +150,14 @@ class EmbeddedBackend:
             info["package"] = f"{pkg}=={version(pkg)}"
         if self.location.path != self.location.spec and self.location.package is None:
             info["path"] = self.location.path
-        return {"model": info, "backend": {"name": self.name, "transformers":
-                                           transformers.__version__, "torch": torch.__version__}}
+        return {
+            "model": info,
+            "backend": {
+                "name": self.name,
+                "transformers": transformers.__version__,
+                "torch": torch.__version__,
+            },
+        }
 
     def load(self) -> None:
         _load(self.location)
@@ -164,9 +170,10 @@ class EmbeddedBackend:
         order = sorted(range(len(requests)), key=lambda i: lengths[i])
         results: list[Generation | None] = [None] * len(requests)
         for start in range(0, len(order), self.batch_size):
-            chunk = order[start:start + self.batch_size]
-            outs = self._generate_batch([prompts[i] for i in chunk],
-                                        [requests[i] for i in chunk], sampling)
+            chunk = order[start : start + self.batch_size]
+            outs = self._generate_batch(
+                [prompts[i] for i in chunk], [requests[i] for i in chunk], sampling
+            )
             for i, out in zip(chunk, outs, strict=True):
                 results[i] = out
         return [r for r in results if r is not None]
@@ -175,34 +182,45 @@ class EmbeddedBackend:
     def _chat(tokenizer: Any, prompt: str) -> str:
         if getattr(tokenizer, "chat_template", None):
             text: str = tokenizer.apply_chat_template(
-                [{"role": "user", "content": prompt}], tokenize=False,
-                add_generation_prompt=True)
+                [{"role": "user", "content": prompt}], tokenize=False, add_generation_prompt=True
+            )
             return text
         return prompt
 
-    def _generate_batch(self, prompts: list[str], requests: list[Request],
-                        sampling: Sampling) -> list[Generation]:
+    def _generate_batch(
+        self, prompts: list[str], requests: list[Request], sampling: Sampling
+    ) -> list[Generation]:
         import torch
         from transformers import GenerationConfig, LogitsProcessorList, StoppingCriteriaList
 
         tokenizer, model = _load(self.location)
         enc = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
-        budgets = [min(r.max_new_tokens or sampling.max_new_tokens, sampling.max_new_tokens)
-                   for r in requests]
+        budgets = [
+            min(r.max_new_tokens or sampling.max_new_tokens, sampling.max_new_tokens)
+            for r in requests
+        ]
         eos = model.generation_config.eos_token_id
         eos_ids = {eos} if isinstance(eos, int) else set(eos or [tokenizer.eos_token_id])
-        config = GenerationConfig(max_new_tokens=max(budgets), do_sample=False,
-                                  eos_token_id=sorted(eos_ids),
-                                  pad_token_id=tokenizer.pad_token_id)
+        config = GenerationConfig(
+            max_new_tokens=max(budgets),
+            do_sample=False,
+            eos_token_id=sorted(eos_ids),
+            pad_token_id=tokenizer.pad_token_id,
+        )
         processors = LogitsProcessorList()
         if sampling.temperature > 0:
-            processors.append(_GumbelSampler([r.seed for r in requests], sampling.temperature,
-                                             sampling.top_p))
+            processors.append(
+                _GumbelSampler([r.seed for r in requests], sampling.temperature, sampling.top_p)
+            )
         prompt_len = enc["input_ids"].shape[1]
         stopping = StoppingCriteriaList([_RowBudget(budgets, prompt_len)])
         with torch.inference_mode():
-            out = model.generate(**enc, generation_config=config, logits_processor=processors,
-                                 stopping_criteria=stopping)
+            out = model.generate(
+                **enc,
+                generation_config=config,
+                logits_processor=processors,
+                stopping_criteria=stopping,
+            )
         results = []
         for row, budget in zip(out[:, prompt_len:].tolist(), budgets, strict=True):
             row = row[:budget]
@@ -224,8 +242,9 @@ class _RowBudget:
         import torch
 
         made = input_ids.shape[1] - self.prompt_len
-        return torch.tensor([made >= b for b in self.budgets], dtype=torch.bool,
-                            device=input_ids.device)
+        return torch.tensor(
+            [made >= b for b in self.budgets], dtype=torch.bool, device=input_ids.device
+        )
 
 
 class _GumbelSampler:
@@ -249,9 +268,7 @@ class _GumbelSampler:
             drop_sorted = (cum - sorted_logp.exp()) >= self.top_p
             drop = torch.zeros_like(drop_sorted).scatter(-1, idx, drop_sorted)
             logp = logp.masked_fill(drop, float("-inf"))
-        uniform = torch.stack([torch.rand(logp.shape[-1], generator=g)
-                               for g in self.generators])
+        uniform = torch.stack([torch.rand(logp.shape[-1], generator=g) for g in self.generators])
         exponential = (-torch.log(uniform.clamp_min(1e-20))).clamp_min(1e-20)
         gumbel = -torch.log(exponential)
         return logp + gumbel
-

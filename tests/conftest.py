@@ -1,0 +1,55 @@
+"""Shared fixtures: isolated caches, no implicit Hub access, real data and models."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+DATA_ENV = "SHIFTBENCH_TEST_DATA"
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test gets its own generation cache and datasets cache, and no Hub token."""
+    base = tmp_path_factory.mktemp("cache")
+    monkeypatch.setenv("SHIFTBENCH_CACHE_DIR", str(base / "shiftbench"))
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(base / "datasets"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    for name in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """Real MTEB datasets in Hub layout, from $SHIFTBENCH_TEST_DATA.
+
+    Unset: the test is skipped. Set but missing: the test fails, so CI cannot pass by
+    silently skipping what it was asked to run.
+    """
+    value = os.environ.get(DATA_ENV)
+    if not value:
+        pytest.skip(f"{DATA_ENV} is not set")
+    path = Path(value)
+    if not (path / "STSBenchmark" / "README.md").is_file():
+        pytest.fail(f"{DATA_ENV}={value} does not hold the real datasets (no STSBenchmark)")
+    return path
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+@pytest.fixture
+def invoke(runner: CliRunner):
+    """Run the shiftbench CLI in-process; returns click's Result (stdout, stderr, code)."""
+    from shiftbench.cli import cli
+
+    def run(*args: str):
+        return runner.invoke(cli, [str(a) for a in args], catch_exceptions=False)
+
+    return run

@@ -1,0 +1,33 @@
+"""A backend for engine tests whose answers are known in advance.
+
+It echoes the input text with a marker, can answer empty for chosen texts, and can fail
+from its n-th call on, so crash and retry behaviour can be asserted exactly.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from shiftbench.gen.backends import Generation, Request, Sampling
+
+
+class ScriptedBackend:
+    name = "scripted"
+    calls: ClassVar[list[list[str]]] = []
+    fail_from_call: ClassVar[int | None] = None
+    empty_for: ClassVar[set[str]] = set()
+
+    def __init__(self, model: str | None = None, **_: Any) -> None:
+        self.model = model or "scripted-model"
+
+    def describe(self) -> dict[str, Any]:
+        return {"model": {"id": self.model}, "backend": {"name": self.name}}
+
+    def generate(self, requests: list[Request], sampling: Sampling) -> list[Generation]:
+        texts = [r.prompt.rsplit("Text: ", 1)[-1].strip() for r in requests]
+        ScriptedBackend.calls.append(texts)
+        if self.fail_from_call is not None and len(self.calls) >= self.fail_from_call:
+            raise ConnectionError("scripted failure")
+        return [
+            Generation("" if t in self.empty_for else f"REWRITTEN {t}", "stop") for t in texts
+        ]

@@ -1,0 +1,195 @@
+"""Bad input: one line on stderr, exit code 2, nothing written."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+
+from shiftbench import sources
+
+
+def write_folder(root: Path, rows: list[dict], configs: str | None = None) -> Path:
+    (root / "data").mkdir(parents=True)
+    with open(root / "data" / "test.jsonl", "w", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row) + "\n")
+    configs = configs or (
+        "configs:\n- config_name: default\n  data_files:\n  - split: test\n"
+        "    path: data/test.jsonl\n"
+    )
+    (root / "README.md").write_text(f"---\n{configs}---\n\n# test data\n", encoding="utf-8")
+    return root
+
+
+def assert_refused(result, message: str, out: Path) -> None:
+    assert result.exit_code == 2, result.output
+    assert result.stderr == f"Error: {message}\n"
+    assert result.stdout == ""
+    assert not out.exists()
+
+
+def test_unknown_task_suggests_close_matches(invoke, tmp_path):
+    out = tmp_path / "run"
+    result = invoke("gen", "STSBenchmrk", "-o", out)
+    assert_refused(
+        result,
+        "unknown task 'STSBenchmrk' (neither an MTEB task nor a local folder); "
+        "did you mean STSBenchmark, STSBenchmark.v2, STSBenchmark-VN?",
+        out,
+    )
+
+
+def test_unknown_split(invoke, tmp_path):
+    out = tmp_path / "run"
+    result = invoke("gen", "sample", "--split", "dev", "-o", out)
+    assert_refused(result, "unknown split 'dev' for sample[default]; available: test", out)
+
+
+def test_unknown_config(invoke, tmp_path):
+    out = tmp_path / "run"
+    result = invoke("gen", "sample", "--subset", "fr", "-o", out)
+    assert_refused(result, "unknown subset (config) 'fr' for sample; available: default", out)
+
+
+def test_missing_text_columns(invoke, tmp_path):
+    folder = write_folder(tmp_path / "src", [{"a": "x", "b": "y", "score": 1.0}] * 3)
+    out = tmp_path / "run"
+    result = invoke("gen", folder, "--task-type", "STS", "-o", out)
+    assert_refused(
+        result,
+        "STS needs columns sentence1, sentence2, score but src[default/test] lacks "
+        "sentence1, sentence2 (found: a, b, score)",
+        out,
+    )
+
+
+def test_non_text_column(invoke, tmp_path):
+    rows = [{"sentence1": "a b", "sentence2": 3, "score": 1.0}] * 2
+    folder = write_folder(tmp_path / "src", rows)
+    out = tmp_path / "run"
+    result = invoke("gen", folder, "--task-type", "STS", "-o", out)
+    assert_refused(
+        result, "column 'sentence2' of src[default/test] holds int at row 0, not text", out
+    )
+
+
+def test_local_folder_needs_task_type(invoke, tmp_path):
+    folder = write_folder(tmp_path / "src", [{"sentence1": "a", "sentence2": "b", "score": 1}])
+    out = tmp_path / "run"
+    result = invoke("gen", folder, "-o", out)
+    assert_refused(
+        result,
+        f"{folder} is a local folder: name its task type with --task-type (STS, "
+        "PairClassification, Classification, Clustering, Retrieval, Reranking, Summarization)",
+        out,
+    )
+
+
+def test_folder_without_configs(invoke, tmp_path):
+    folder = write_folder(tmp_path / "src", [{"x": 1}], configs="pretty_name: x\n")
+    out = tmp_path / "run"
+    result = invoke("gen", folder, "--task-type", "STS", "-o", out)
+    assert_refused(result, f"{folder / 'README.md'} has no configs: list in its YAML header", out)
+
+
+def test_offline_hub(invoke, tmp_path):
+    out = tmp_path / "run"
+    result = invoke("gen", "STSBenchmark", "-o", out)
+    assert_refused(
+        result,
+        "cannot load mteb/stsbenchmark-sts@b0fddb56ed78 from the Hugging Face Hub (offline or "
+        "unreachable); pass --data-dir with a local copy in Hub layout",
+        out,
+    )
+
+
+def test_unreachable_hub_is_detected_without_offline_switches(monkeypatch):
+    from huggingface_hub import constants
+
+    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    with socket.socket() as sock:  # a port that was free a moment ago refuses connections
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    monkeypatch.setattr(constants, "ENDPOINT", f"http://127.0.0.1:{port}")
+    assert sources.hub_reachable(timeout=1.0) is False
+
+
+def test_unknown_transform(invoke, tmp_path):
+    out = tmp_path / "run"
+    result = invoke("gen", "sample", "--transform", "paraphrse", "-o", out)
+    assert_refused(
+        result, "unknown transform 'paraphrse'; available: paraphrase; did you mean paraphrase?",
+        out,
+    )
+
+
+def test_unknown_backend(invoke, tmp_path):
+    out = tmp_path / "run"
+    result = invoke("gen", "sample", "--backend", "embeded", "-o", out)
+    assert_refused(
+        result, "unknown backend 'embeded'; available: embedded; did you mean embedded?", out
+    )
+
+
+def test_missing_model_file(invoke, tmp_path):
+    out = tmp_path / "run"
+    result = invoke("gen", "sample", "-m", tmp_path / "nope.gguf", "-o", out)
+    assert_refused(result, f"model file {tmp_path / 'nope.gguf'} does not exist", out)
+
+
+def test_prompt_without_placeholder(invoke, tmp_path):
+    prompt = tmp_path / "p.txt"
+    prompt.write_text("Rewrite this.", encoding="utf-8")
+    out = tmp_path / "run"
+    result = invoke("gen", "sample", "--prompt-file", prompt, "-o", out)
+    assert_refused(result, f"prompt file {prompt} has no {{text}} placeholder", out)
+
+
+def test_output_that_is_not_a_run_folder(invoke, tmp_path):
+    out = tmp_path / "busy"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine", encoding="utf-8")
+    result = invoke("gen", "sample", "-o", out)
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"Error: output {out} is a non-empty folder that is not a shiftbench run folder; "
+        "choose another --output\n"
+    )
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
+
+
+def test_bad_option_is_one_line(invoke, tmp_path):
+    result = invoke("gen", "sample", "--temperature", "-1")
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1
+    assert result.stderr.startswith("Error: Invalid value for '--temperature'")
+
+
+def test_unknown_option_is_one_line(invoke):
+    result = invoke("evaluate", "sample", "--bogus")
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1
+    assert result.stderr.startswith("Error: No such option") and "--bogus" in result.stderr
+
+
+@pytest.mark.parametrize("target", ["STSBenchmrk", "sample"])
+def test_evaluate_missing_encoder(invoke, tmp_path, target):
+    out = tmp_path / "results.json"
+    result = invoke("evaluate", target, "-m", tmp_path / "no-model", "-o", out)
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1
+    assert not out.exists()
+
+
+def test_evaluate_unsupported_task_type(invoke, tmp_path):
+    rows = [{"text": "hello there", "label": 0}, {"text": "good bye", "label": 1}]
+    folder = write_folder(tmp_path / "src", rows)
+    out = tmp_path / "results.json"
+    result = invoke("evaluate", folder, "--task-type", "Classification", "-m",
+                    "sentence-transformers/all-MiniLM-L6-v2", "-o", out)
+    assert_refused(result, "evaluate scores STS tasks so far; src is Classification", out)

