@@ -89,7 +89,7 @@ def _fail(message: str, code: int) -> None:
     sys.exit(code)
 
 
-@click.group(cls=ShiftbenchGroup, context_settings=CONTEXT)
+@click.group(name="shiftbench", cls=ShiftbenchGroup, context_settings=CONTEXT)
 @click.version_option(__version__, "--version", prog_name="shiftbench")
 def cli() -> None:
     """shiftbench: how much of an encoder's score survives when its benchmark is rewritten.
@@ -312,6 +312,7 @@ def evaluate(
         collect,
         default_output,
         format_table,
+        require_supported,
         results_document,
         score_collection,
         write_results,
@@ -324,6 +325,7 @@ def evaluate(
         )
 
     collection = collect(target, factory)
+    require_supported(collection)
     per_model = []
     for name in dict.fromkeys(models):
         encoder = Encoder(name, batch_size=batch_size, device=device)

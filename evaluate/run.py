@@ -80,14 +80,18 @@ def collect(target: str, source_factory: Any) -> Collection:
     return collect_source(source_factory(target))
 
 
-def score_collection(collection: Collection, encoder: Encoder) -> list[dict[str, Any]]:
-    """One record per (config, split): mteb's metrics, and for variants the paired delta."""
+def require_supported(collection: Collection) -> None:
     task_type = collection.source["task_type"]
     if task_type not in SUPPORTED:
         raise InputError(
             f"evaluate scores {', '.join(SUPPORTED)} tasks so far; "
             f"{collection.label} is {task_type}"
         )
+
+
+def score_collection(collection: Collection, encoder: Encoder) -> list[dict[str, Any]]:
+    """One record per (config, split): mteb's metrics, and for variants the paired delta."""
+    require_supported(collection)
     originals = {c.meta["subset"]: c for c in collection.configs if c.meta["kind"] == "original"}
     records = []
     for config in collection.configs:

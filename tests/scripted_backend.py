@@ -28,6 +28,4 @@ class ScriptedBackend:
         ScriptedBackend.calls.append(texts)
         if self.fail_from_call is not None and len(self.calls) >= self.fail_from_call:
             raise ConnectionError("scripted failure")
-        return [
-            Generation("" if t in self.empty_for else f"REWRITTEN {t}", "stop") for t in texts
-        ]
+        return [Generation("" if t in self.empty_for else f"REWRITTEN {t}", "stop") for t in texts]

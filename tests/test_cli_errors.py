@@ -123,7 +123,8 @@ def test_unknown_transform(invoke, tmp_path):
     out = tmp_path / "run"
     result = invoke("gen", "sample", "--transform", "paraphrse", "-o", out)
     assert_refused(
-        result, "unknown transform 'paraphrse'; available: paraphrase; did you mean paraphrase?",
+        result,
+        "unknown transform 'paraphrse'; available: paraphrase; did you mean paraphrase?",
         out,
     )
 
@@ -190,6 +191,14 @@ def test_evaluate_unsupported_task_type(invoke, tmp_path):
     rows = [{"text": "hello there", "label": 0}, {"text": "good bye", "label": 1}]
     folder = write_folder(tmp_path / "src", rows)
     out = tmp_path / "results.json"
-    result = invoke("evaluate", folder, "--task-type", "Classification", "-m",
-                    "sentence-transformers/all-MiniLM-L6-v2", "-o", out)
+    result = invoke(
+        "evaluate",
+        folder,
+        "--task-type",
+        "Classification",
+        "-m",
+        "sentence-transformers/all-MiniLM-L6-v2",
+        "-o",
+        out,
+    )
     assert_refused(result, "evaluate scores STS tasks so far; src is Classification", out)

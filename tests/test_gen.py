@@ -26,8 +26,21 @@ def sample_run(tmp_path_factory) -> Path:
 
     out = tmp_path_factory.mktemp("runs") / "sample"
     result = CliRunner().invoke(
-        cli, ["gen", "sample", "--limit", LIMIT, "-s", "1", "-s", "2", "-o", str(out), "-q",
-              "--no-cache"],
+        cli,
+        [
+            "gen",
+            "sample",
+            "--limit",
+            LIMIT,
+            "-s",
+            "1",
+            "-s",
+            "2",
+            "-o",
+            str(out),
+            "-q",
+            "--no-cache",
+        ],
     )
     assert result.exit_code == 0, result.output
     assert result.stdout == f"wrote original, paraphrase-s1, paraphrase-s2 to {out}\n"
@@ -44,8 +57,15 @@ def test_every_config_loads_with_load_dataset(sample_run):
         assert ds.num_rows == int(LIMIT)
     variant = datasets.load_dataset(str(sample_run), "paraphrase-s1", split="test")
     assert variant.column_names == [
-        "row_id", "sentence1", "sentence2", "score", "original_sentence1",
-        "original_sentence2", "status", "attempt", "finish_reason",
+        "row_id",
+        "sentence1",
+        "sentence2",
+        "score",
+        "original_sentence1",
+        "original_sentence2",
+        "status",
+        "attempt",
+        "finish_reason",
     ]
     original = read_rows(sample_run / "original" / "test.jsonl")
     assert variant["original_sentence1"] == [r["sentence1"] for r in original]
@@ -67,7 +87,9 @@ def test_provenance(sample_run):
     assert set(config["backend"]) == {"name", "transformers", "torch"}
     assert config["sampling"] == {"temperature": 0.7, "top_p": 0.95, "max_new_tokens": 512}
     assert (config["transform"], config["axis"], config["seed"]) == (
-        "paraphrase", "Lexical/Stylistic", 1,
+        "paraphrase",
+        "Lexical/Stylistic",
+        1,
     )
     rows = read_rows(sample_run / "paraphrase-s1" / "test.jsonl")
     counts = {}
@@ -80,8 +102,20 @@ def test_provenance(sample_run):
 
 def test_equal_seeds_give_byte_identical_output_across_batch_sizes(sample_run, invoke, tmp_path):
     out = tmp_path / "again"
-    result = invoke("gen", "sample", "--limit", LIMIT, "-s", "1", "--batch-size", "1",
-                    "--no-cache", "-q", "-o", out)
+    result = invoke(
+        "gen",
+        "sample",
+        "--limit",
+        LIMIT,
+        "-s",
+        "1",
+        "--batch-size",
+        "1",
+        "--no-cache",
+        "-q",
+        "-o",
+        out,
+    )
     assert result.exit_code == 0, result.output
     first = (sample_run / "paraphrase-s1" / "test.jsonl").read_bytes()
     assert (out / "paraphrase-s1" / "test.jsonl").read_bytes() == first
@@ -168,10 +202,12 @@ def test_identical_texts_are_generated_once(scripted, invoke, tmp_path):
     )
     (folder / "README.md").write_text(
         "---\nconfigs:\n- config_name: default\n  data_files:\n  - split: test\n"
-        "    path: data/test.jsonl\n---\n", encoding="utf-8",
+        "    path: data/test.jsonl\n---\n",
+        encoding="utf-8",
     )
-    result = invoke("gen", folder, "--task-type", "STS", "-b", "scripted", "-q",
-                    "-o", tmp_path / "run")
+    result = invoke(
+        "gen", folder, "--task-type", "STS", "-b", "scripted", "-q", "-o", tmp_path / "run"
+    )
     assert result.exit_code == 0, result.output
     assert [t for call in scripted.calls for t in call] == ["same words"]
 

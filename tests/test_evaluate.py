@@ -1,0 +1,149 @@
+"""evaluate: scores equal mteb's on real data, and run folders are scored pair by pair."""
+
+from __future__ import annotations
+
+import json
+
+import datasets
+import numpy as np
+import pytest
+from scripted_backend import ScriptedBackend
+
+from shiftbench.evaluate.encoders import Encoder
+from shiftbench.evaluate.sts import sts_metrics
+from shiftbench.gen.backends import BACKENDS
+
+MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+# Published MTEB figures for all-MiniLM-L6-v2 (also in the data's README).
+REFERENCE = {"STSBenchmark": 0.82032, "BIOSSES": 0.81640}
+
+
+def mteb_scores(task_name: str, folder) -> dict:
+    """Run mteb itself on the local copy of the task's data."""
+    import mteb
+
+    encoder = Encoder(MODEL)
+    task = mteb.get_task(task_name)
+    task.dataset = datasets.load_dataset(str(folder))
+    task.data_loaded = True
+    result = mteb.evaluate(encoder.model, task, cache=None, overwrite_strategy="always")
+    return result.task_results[0].scores["test"][0]
+
+
+@pytest.mark.parametrize("task_name", ["STSBenchmark", "BIOSSES"])
+def test_scores_equal_mteb(task_name, shared_data, invoke, tmp_path):
+    out = tmp_path / "results.json"
+    result = invoke(
+        "evaluate", task_name, "--data-dir", shared_data / task_name, "-m", MODEL, "-o", out
+    )
+    assert result.exit_code == 0, result.output
+    ours = json.loads(out.read_text(encoding="utf-8"))["models"][0]["results"][0]
+    theirs = mteb_scores(task_name, shared_data / task_name)
+    for metric, value in ours["scores"].items():
+        assert value == pytest.approx(theirs[metric], abs=1e-4), metric
+    assert ours["main_score"] == pytest.approx(REFERENCE[task_name], abs=1e-4)
+    assert f"{REFERENCE[task_name]:.5f}" in result.stdout
+    assert ours["rows"] == {"STSBenchmark": 1379, "BIOSSES": 100}[task_name]
+
+
+@pytest.fixture
+def scripted_run(monkeypatch, invoke, tmp_path):
+    """A sample run folder whose variant rewrites are known, one row failed."""
+    monkeypatch.setitem(BACKENDS, "scripted", "scripted_backend:ScriptedBackend")
+    monkeypatch.setattr(ScriptedBackend, "calls", [])
+    monkeypatch.setattr(ScriptedBackend, "fail_from_call", None)
+    monkeypatch.setattr(ScriptedBackend, "empty_for", {"The museum is closed on Mondays."})
+    out = tmp_path / "run"
+    result = invoke("gen", "sample", "-b", "scripted", "-q", "-o", out)
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def read_rows(path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_run_folder_scores_variants_on_their_ok_rows(scripted_run, invoke, tmp_path):
+    out = tmp_path / "results.json"
+    result = invoke("evaluate", scripted_run, "-m", MODEL, "-o", out)
+    assert result.exit_code == 0, result.output
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    original, variant = doc["models"][0]["results"]
+    assert (original["config"], original["rows"]) == ("original", 42)
+    assert (variant["config"], variant["rows"], variant["rows_total"]) == (
+        "paraphrase-s1337",
+        41,
+        42,
+    )
+
+    encoder = Encoder(MODEL)
+    rows = [
+        r
+        for r in read_rows(scripted_run / "paraphrase-s1337" / "test.jsonl")
+        if r["status"] == "ok"
+    ]
+    expected = sts_metrics(
+        encoder.embed([r["sentence1"] for r in rows]),
+        encoder.embed([r["sentence2"] for r in rows]),
+        [r["score"] for r in rows],
+        (0.0, 5.0),
+    )
+    assert variant["main_score"] == pytest.approx(expected["cosine_spearman"], abs=1e-9)
+    same_rows = sts_metrics(
+        encoder.embed([r["original_sentence1"] for r in rows]),
+        encoder.embed([r["original_sentence2"] for r in rows]),
+        [r["score"] for r in rows],
+        (0.0, 5.0),
+    )
+    assert variant["original_same_rows"] == pytest.approx(same_rows["cosine_spearman"], abs=1e-9)
+    assert variant["delta"] == pytest.approx(variant["main_score"] - same_rows["cosine_spearman"])
+    assert doc["mteb_version"] and doc["models"][0]["model"]["id"] == MODEL
+
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"model: {MODEL}"
+    assert lines[1].split() == [
+        "config",
+        "split",
+        "rows",
+        "cosine_spearman",
+        "original",
+        "(same",
+        "rows)",
+        "delta",
+    ]
+    assert lines[4].split() == [
+        "paraphrase-s1337",
+        "test",
+        "41",
+        f"{variant['main_score']:.5f}",
+        f"{variant['original_same_rows']:.5f}",
+        f"{variant['delta']:+.5f}",
+    ]
+    assert lines[-1] == f"results: {out}"
+
+
+def test_each_unique_text_is_encoded_once(scripted_run):
+    from shiftbench.evaluate.run import collect_run_folder, score_collection
+
+    encoder = Encoder(MODEL)
+    encoder._cache.clear()
+    collection = collect_run_folder(scripted_run)
+    score_collection(collection, encoder)
+    texts = {
+        r[f]
+        for c in collection.configs
+        for rows in c.splits.values()
+        for r in rows
+        for f in ("sentence1", "sentence2")
+        if r.get("status", "ok") == "ok"
+    }
+    assert encoder.encoded == len(texts)
+
+
+def test_metrics_match_hand_computed_values():
+    a = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    b = np.array([[1.0, 0.0], [1.0, 0.0], [1.0, 0.0]])
+    metrics = sts_metrics(a, b, [5.0, 0.0, 2.5], (0.0, 5.0))
+    # cosine similarities 1, 0, 0.707 rank exactly as the gold scores do
+    assert metrics["cosine_spearman"] == pytest.approx(1.0)
+    assert metrics["euclidean_spearman"] == pytest.approx(1.0)
