@@ -74,6 +74,8 @@ class Source:
     mteb_task: str | None = None
     score_range: tuple[float, float] | None = None
     license: str | None = None
+    # Splits that evaluation needs as they are, never rewritten (Classification's train).
+    context_splits: tuple[str, ...] = ()
 
     @property
     def schema(self) -> TaskSchema:
@@ -87,13 +89,11 @@ class Source:
     def multi_subset(self) -> bool:
         return self.subsets != ("default",)
 
-    def describe(self) -> str:
-        """`path@revision` plus the local copy it was read from, for provenance."""
-        where = f"{self.dataset_path}@{self.revision}" if self.revision else self.dataset_path
-        return where if self.data_dir is None else f"{where} (read from {self.data_dir})"
-
     def load(self, subset: str) -> dict[str, Any]:
-        """Load one subset as {split: datasets.Dataset} with mteb's column names."""
+        """Load one subset as {split: datasets.Dataset} with mteb's column names.
+
+        The result holds the chosen splits, then the context splits.
+        """
         if subset not in self.subsets:
             raise InputError(
                 f"unknown subset (config) {subset!r} for {self.name}; "
@@ -103,14 +103,15 @@ class Source:
             splits = _load_mteb(self, subset)
         else:
             splits = _load_local(self.data_dir or Path(self.dataset_path), subset)
-        missing = [s for s in self.splits if s not in splits]
+        wanted = (*self.splits, *(c for c in self.context_splits if c not in self.splits))
+        missing = [s for s in wanted if s not in splits]
         if missing:
             raise InputError(
                 f"unknown split {missing[0]!r} for {self.name}[{subset}]; "
                 f"available: {', '.join(splits)}"
             )
         out = {}
-        for split in self.splits:
+        for split in wanted:
             ds = splits[split]
             absent = [c for c in self.schema.required if c not in ds.column_names]
             if absent:
@@ -173,8 +174,12 @@ def _select(source: Source, subsets: tuple[str, ...], splits: tuple[str, ...]) -
                 f"unknown subset (config) {subset!r} for {source.name}; "
                 f"available: {', '.join(source.subsets)}"
             )
+    chosen = tuple(splits) or source.splits
     return _with(
-        source, subsets=tuple(subsets) or source.subsets, splits=tuple(splits) or source.splits
+        source,
+        subsets=tuple(subsets) or source.subsets,
+        splits=chosen,
+        context_splits=tuple(c for c in source.context_splits if c not in chosen),
     )
 
 
@@ -223,6 +228,7 @@ def _local_source(folder: Path, task_type: str, *, name: str) -> Source:
     configs = read_card_configs(folder)
     first = next(iter(configs.values()))
     default_splits = ("test",) if "test" in first else tuple(first)
+    context = ("train",) if task_type == "Classification" and "train" in first else ()
     return Source(
         name=name,
         task_type=task_type,
@@ -231,6 +237,7 @@ def _local_source(folder: Path, task_type: str, *, name: str) -> Source:
         data_dir=None,
         subsets=tuple(configs),
         splits=default_splits,
+        context_splits=context,
         main_score=TASK_SCHEMAS[task_type].main_score,
     )
 
@@ -333,6 +340,7 @@ def _mteb_source(name: str, task_type: str | None, data_dir: Path | None) -> Sou
         data_dir=data_dir,
         subsets=subsets,
         splits=splits,
+        context_splits=(task.train_split,) if meta.type == "Classification" else (),
         languages=dict(meta.hf_subsets_to_langscripts),
         main_score=meta.main_score,
         mteb_task=meta.name,

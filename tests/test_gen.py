@@ -223,3 +223,54 @@ def test_second_seed_adds_a_config(scripted, invoke, tmp_path):
     assert list(meta["configs"]) == ["original", "paraphrase-s1337", "paraphrase-s7"]
     assert (out / "original" / "test.jsonl").read_bytes() == original
     assert not [p for p in out.iterdir() if p.name.startswith(".")]
+
+
+@pytest.mark.parametrize(
+    ("args", "config", "rewritten", "kept", "original_splits"),
+    [
+        (
+            ["Banking77Classification", "--data-dir", "{data}/Banking77Classification"],
+            "paraphrase-s1337",
+            ["text"],
+            ["label", "label_text"],
+            ["test", "train"],
+        ),
+        (
+            [
+                "MasakhaNEWSClusteringS2S",
+                "--data-dir",
+                "{data}/MasakhaNEWSClusteringS2S",
+                "--subset",
+                "fra",
+            ],
+            "paraphrase-s1337.fra",
+            ["sentences"],
+            ["labels"],
+            ["test"],
+        ),
+        (
+            ["{data}/MRPC", "--task-type", "PairClassification"],
+            "paraphrase-s1337",
+            ["sentence1", "sentence2"],
+            ["labels"],
+            ["test"],
+        ),
+    ],
+)
+def test_each_row_task_type_rewrites_its_declared_fields(
+    scripted, invoke, tmp_path, shared_data, args, config, rewritten, kept, original_splits
+):
+    out = tmp_path / "run"
+    args = [a.format(data=shared_data) for a in args]
+    result = invoke("gen", *args, "--limit", "3", "-b", "scripted", "-q", "-o", out)
+    assert result.exit_code == 0, result.output
+    base = config.replace("paraphrase-s1337", "original")
+    assert sorted(p.stem for p in (out / base).iterdir()) == original_splits
+    assert sorted(p.stem for p in (out / config).iterdir()) == ["test"]
+    variant = datasets.load_dataset(str(out), config, split="test")
+    assert variant.num_rows == 3
+    for row in variant:
+        for field in rewritten:
+            assert row[field] == f"REWRITTEN {row['original_' + field]}"
+        for field in kept:
+            assert f"original_{field}" not in row and row[field] is not None
