@@ -86,26 +86,35 @@ def write_run(
 ) -> None:
     """Write configs into the run folder at `path` (new when `meta` is None)."""
     if meta is None:
-        meta = {
-            "format": FORMAT_VERSION,
-            "shiftbench_version": __version__,
-            "source": source_meta,
-            "configs": {},
-        }
-        path.parent.mkdir(parents=True, exist_ok=True)
-        stage = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-", dir=path.parent))
-        try:
-            for config in configs:
-                _write_config(stage / config.name, config)
-                meta["configs"][config.name] = config.meta
-            _write_meta(stage, meta)
-            if path.exists():  # an empty folder the user made beforehand
-                path.rmdir()
-            os.replace(stage, path)
-        except BaseException:
-            shutil.rmtree(stage, ignore_errors=True)
-            raise
-        return
+        _write_new(path, source_meta, configs)
+    else:
+        _add_configs(path, meta, configs)
+
+
+def _write_new(path: Path, source_meta: dict[str, Any], configs: list[ConfigData]) -> None:
+    """Stage the whole folder beside its target, then rename it into place."""
+    meta = {
+        "format": FORMAT_VERSION,
+        "shiftbench_version": __version__,
+        "source": source_meta,
+        "configs": {c.name: c.meta for c in configs},
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-", dir=path.parent))
+    try:
+        for config in configs:
+            _write_config(stage / config.name, config)
+        _write_meta(stage, meta)
+        if path.exists():  # an empty folder the user made beforehand
+            path.rmdir()
+        os.replace(stage, path)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+
+
+def _add_configs(path: Path, meta: dict[str, Any], configs: list[ConfigData]) -> None:
+    """Stage configs inside the folder, move each into place, then record them."""
     stage = Path(tempfile.mkdtemp(prefix=".staging-", dir=path))
     try:
         for config in configs:

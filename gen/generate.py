@@ -61,50 +61,13 @@ def rewrite_texts(
     sampling; greedy decoding would only repeat itself), up to `variant.max_attempts`.
     """
     model = backend.describe()["model"]
-    results: dict[str, RowResult] = {}
-    pending = []
-    for text in dict.fromkeys(texts):
-        if text.strip():
-            pending.append(text)
-        else:
-            results[text] = RowResult("", EMPTY_INPUT, 0, "")
+    results = {t: RowResult("", EMPTY_INPUT, 0, "") for t in texts if not t.strip()}
+    pending = [t for t in dict.fromkeys(texts) if t.strip()]
     attempts = variant.max_attempts if variant.sampling.temperature > 0 else 1
     progress = _progress(len(pending), variant.base_name, quiet)
     for attempt in range(1, attempts + 1):
-        if not pending:
-            break
-        keys = {
-            t: row_key(
-                text=t,
-                transform=variant.transform.name,
-                prompt=variant.prompt.sha256,
-                model=model,
-                sampling=variant.sampling.as_dict(),
-                seed=variant.seed,
-                target_language=None,
-                attempt=attempt,
-            )
-            for t in pending
-        }
-        outputs = cache.get_many(list(keys.values()))
-        todo = [t for t in pending if keys[t] not in outputs]
-        progress.update(len(pending) - len(todo))
-        for start in range(0, len(todo), CHUNK):
-            chunk = todo[start : start + CHUNK]
-            cap = variant.sampling.max_new_tokens
-            requests = [
-                Request(
-                    variant.prompt.render(t),
-                    int(keys[t][:15], 16),
-                    variant.transform.token_budget(t, cap),
-                )
-                for t in chunk
-            ]
-            made = _call_backend(backend, requests, variant.sampling)
-            fresh = {keys[t]: g for t, g in zip(chunk, made, strict=True)}
-            cache.put_many(fresh)
-            outputs.update(fresh)
-            progress.update(len(chunk))
+        keys = {t: _row_key(t, variant, model, attempt) for t in pending}
+        outputs = _generate_missing(keys, variant, backend, cache, progress)
         still_empty = []
         for text in pending:
             gen = outputs[keys[text]]
@@ -114,10 +77,59 @@ def rewrite_texts(
                 still_empty.append(text)
                 results[text] = RowResult("", EMPTY_OUTPUT, attempt, gen.finish_reason)
         pending = still_empty
-        if pending and attempt < attempts:
-            progress.total += len(pending)
+        if not pending:
+            break
+        progress.total += len(pending) if attempt < attempts else 0
     progress.close()
     return results
+
+
+def _row_key(text: str, variant: Variant, model: dict[str, Any], attempt: int) -> str:
+    """Everything one output depends on (DESIGN.md, "Determinism"), and nothing else."""
+    return row_key(
+        text=text,
+        transform=variant.transform.name,
+        prompt=variant.prompt.sha256,
+        model=model,
+        sampling=variant.sampling.as_dict(),
+        seed=variant.seed,
+        target_language=None,
+        attempt=attempt,
+    )
+
+
+def _generate_missing(
+    keys: dict[str, str],
+    variant: Variant,
+    backend: Backend,
+    cache: GenerationCache,
+    progress: Any,
+) -> dict[str, Generation]:
+    """Outputs for every key: cached ones, then the rest generated chunk by chunk.
+
+    Each chunk is committed to the cache as soon as it is done, so a crash loses at most
+    the chunk in flight.
+    """
+    outputs = cache.get_many(list(keys.values()))
+    todo = [t for t, k in keys.items() if k not in outputs]
+    progress.update(len(keys) - len(todo))
+    cap = variant.sampling.max_new_tokens
+    for start in range(0, len(todo), CHUNK):
+        chunk = todo[start : start + CHUNK]
+        requests = [
+            Request(
+                variant.prompt.render(t),
+                int(keys[t][:15], 16),
+                variant.transform.token_budget(t, cap),
+            )
+            for t in chunk
+        ]
+        made = _call_backend(backend, requests, variant.sampling)
+        fresh = {keys[t]: g for t, g in zip(chunk, made, strict=True)}
+        cache.put_many(fresh)
+        outputs.update(fresh)
+        progress.update(len(chunk))
+    return outputs
 
 
 def _call_backend(

@@ -24,7 +24,7 @@ class ScriptedBackend:
         return {"model": {"id": self.model}, "backend": {"name": self.name}}
 
     def generate(self, requests: list[Request], sampling: Sampling) -> list[Generation]:
-        texts = [r.prompt.rsplit("Text: ", 1)[-1].strip() for r in requests]
+        texts = [r.prompt.rsplit("\n\n", 1)[-1].strip() for r in requests]
         ScriptedBackend.calls.append(texts)
         if self.fail_from_call is not None and len(self.calls) >= self.fail_from_call:
             raise ConnectionError("scripted failure")
