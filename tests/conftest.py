@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -53,3 +54,25 @@ def invoke(runner: CliRunner):
         return runner.invoke(cli, [str(a) for a in args], catch_exceptions=False)
 
     return run
+
+
+def read_rows(path: Path) -> list[dict]:
+    """The rows of a JSON Lines file."""
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.fixture
+def scripted(monkeypatch: pytest.MonkeyPatch):
+    """Register the scripted backend (see scripted_backend.py) with a clean slate."""
+    from scripted_backend import ScriptedBackend
+
+    from shiftbench.gen import generate
+    from shiftbench.gen.backends import BACKENDS
+
+    monkeypatch.setitem(BACKENDS, "scripted", "scripted_backend:ScriptedBackend")
+    monkeypatch.setattr(ScriptedBackend, "calls", [])
+    monkeypatch.setattr(ScriptedBackend, "fail_from_call", None)
+    monkeypatch.setattr(ScriptedBackend, "empty_for", set())
+    monkeypatch.setattr(generate, "CHUNK", 2)
+    monkeypatch.setattr(generate.time, "sleep", lambda s: None)
+    return ScriptedBackend

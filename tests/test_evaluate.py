@@ -7,11 +7,10 @@ import json
 import datasets
 import numpy as np
 import pytest
-from scripted_backend import ScriptedBackend
+from conftest import read_rows
 
 from shiftbench.evaluate.encoders import Encoder
 from shiftbench.evaluate.sts import sts_metrics
-from shiftbench.gen.backends import BACKENDS
 
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 # Published MTEB figures for all-MiniLM-L6-v2 (also in the data's README).
@@ -47,20 +46,13 @@ def test_scores_equal_mteb(task_name, shared_data, invoke, tmp_path):
 
 
 @pytest.fixture
-def scripted_run(monkeypatch, invoke, tmp_path):
+def scripted_run(scripted, invoke, tmp_path):
     """A sample run folder whose variant rewrites are known, one row failed."""
-    monkeypatch.setitem(BACKENDS, "scripted", "scripted_backend:ScriptedBackend")
-    monkeypatch.setattr(ScriptedBackend, "calls", [])
-    monkeypatch.setattr(ScriptedBackend, "fail_from_call", None)
-    monkeypatch.setattr(ScriptedBackend, "empty_for", {"The museum is closed on Mondays."})
+    scripted.empty_for = {"The museum is closed on Mondays."}
     out = tmp_path / "run"
     result = invoke("gen", "sample", "-b", "scripted", "-q", "-o", out)
     assert result.exit_code == 0, result.output
     return out
-
-
-def read_rows(path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
 def test_run_folder_scores_variants_on_their_ok_rows(scripted_run, invoke, tmp_path):

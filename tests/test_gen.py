@@ -9,10 +9,7 @@ from pathlib import Path
 
 import datasets
 import pytest
-from scripted_backend import ScriptedBackend
-
-from shiftbench.gen import generate
-from shiftbench.gen.backends import BACKENDS
+from conftest import read_rows
 
 LIMIT = "4"
 
@@ -45,10 +42,6 @@ def sample_run(tmp_path_factory) -> Path:
     assert result.exit_code == 0, result.output
     assert result.stdout == f"wrote original, paraphrase-s1, paraphrase-s2 to {out}\n"
     return out
-
-
-def read_rows(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
 def test_every_config_loads_with_load_dataset(sample_run):
@@ -137,17 +130,6 @@ def test_existing_config_needs_overwrite(sample_run, invoke):
         "replace it\n"
     )
     assert (sample_run / "shiftbench.json").read_bytes() == before
-
-
-@pytest.fixture
-def scripted(monkeypatch):
-    monkeypatch.setitem(BACKENDS, "scripted", "scripted_backend:ScriptedBackend")
-    monkeypatch.setattr(ScriptedBackend, "calls", [])
-    monkeypatch.setattr(ScriptedBackend, "fail_from_call", None)
-    monkeypatch.setattr(ScriptedBackend, "empty_for", set())
-    monkeypatch.setattr(generate, "CHUNK", 2)
-    monkeypatch.setattr(generate.time, "sleep", lambda s: None)
-    return ScriptedBackend
 
 
 def test_crash_keeps_finished_rows_and_resume_uses_them(scripted, invoke, tmp_path):

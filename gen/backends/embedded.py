@@ -9,13 +9,13 @@ output depends on its own seed, not on which other prompts share its batch.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from shiftbench.errors import InputError
 from shiftbench.gen.backends.base import Generation, Request, Sampling
+from shiftbench.packaged import package_pin, packaged_file
 
 DEFAULT_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
 
@@ -62,11 +62,9 @@ def locate_model(spec: str) -> ModelLocation:
         return ModelLocation(spec, str(path.resolve()))
     if spec in PACKAGED_MODELS:
         package, filename = PACKAGED_MODELS[spec]
-        found = importlib.util.find_spec(package)
-        if found is not None and found.submodule_search_locations:
-            folder = Path(next(iter(found.submodule_search_locations)))
-            if (folder / filename).is_file():
-                return ModelLocation(spec, str(folder), filename, package)
+        weights = packaged_file(package, filename)
+        if weights is not None:
+            return ModelLocation(spec, str(weights.parent), filename, package)
     return ModelLocation(spec, spec)
 
 
@@ -144,10 +142,7 @@ class EmbeddedBackend:
             info["file"] = self.location.gguf_file
             info["digest"] = self.location.digest()
         if self.location.package is not None:
-            from importlib.metadata import version
-
-            pkg = self.location.package.replace("_", "-")
-            info["package"] = f"{pkg}=={version(pkg)}"
+            info["package"] = package_pin(self.location.package)
         if self.location.path != self.location.spec and self.location.package is None:
             info["path"] = self.location.path
         return {
