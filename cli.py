@@ -110,17 +110,39 @@ def cli() -> None:
     default=("paraphrase",),
     show_default=True,
     metavar="NAME",
-    help="Transformation to apply; repeatable.",
+    help="Transformation to apply; repeatable; 'all' for all eight.",
 )
 @click.option(
     "--seed",
+    "--seeds",
     "-s",
     "seeds",
     multiple=True,
-    type=int,
-    default=(1337,),
+    default=("1337",),
     show_default=True,
-    help="Seed; repeat for several variants of each transform.",
+    metavar="N[,N...]",
+    help="Seeds, comma-separated or repeated; each gives its own variant of each transform.",
+)
+@click.option(
+    "--languages",
+    default="es,fr,de,tr,ar",
+    show_default=True,
+    metavar="CODES",
+    help="Target-language pool (ISO 639-1 codes) for translation, cross-translation and "
+    "back-translation pivots (which add English); the source language is never drawn.",
+)
+@click.option(
+    "--source-language",
+    default=None,
+    metavar="CODE",
+    help="Language of the source texts when its metadata does not say (a local folder).",
+)
+@click.option(
+    "--prompt-variant",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Packaged prompt variant (paraphrase has 1-4), to measure prompt sensitivity.",
 )
 @click.option(
     "--output",
@@ -155,7 +177,7 @@ def cli() -> None:
     "--max-new-tokens",
     type=click.IntRange(min=1),
     default=None,
-    help="Output token budget. Default: the transform's own.",
+    help="Cap on every output's token budget. Default: the transform's own cap.",
 )
 @click.option(
     "--max-attempts",
@@ -199,7 +221,10 @@ def gen(
     subsets: tuple[str, ...],
     splits: tuple[str, ...],
     transforms: tuple[str, ...],
-    seeds: tuple[int, ...],
+    seeds: tuple[str, ...],
+    languages: str,
+    source_language: str | None,
+    prompt_variant: int,
     output: Path | None,
     backend: str,
     model: str | None,
@@ -224,24 +249,31 @@ def gen(
     """
     from shiftbench.gen.backends import Sampling, get_backend
     from shiftbench.gen.cache import GenerationCache, default_cache_dir
-    from shiftbench.gen.generate import Variant, run_gen
-    from shiftbench.gen.transforms import get_transform, load_prompt
-    from shiftbench.sources import resolve_source
+    from shiftbench.gen.generate import run_gen
+    from shiftbench.gen.languages import get_language, parse_pool
+    from shiftbench.gen.rewrite import Variant
+    from shiftbench.gen.transforms import expand_transforms, load_prompts
+    from shiftbench.sources import resolve_source, with_language
 
     resolved = resolve_source(
         source, task_type=task_type, data_dir=data_dir, subsets=subsets, splits=splits
     )
-    chosen = [get_transform(name) for name in dict.fromkeys(transforms)]
+    if source_language is not None:
+        resolved = with_language(resolved, get_language(source_language))
+    pool = parse_pool(languages)
+    sampling = Sampling(temperature, top_p, max_new_tokens)
     variants = [
         Variant(
             t,
-            load_prompt(t, prompt_file),
+            load_prompts(t, prompt_file, prompt_variant),
             seed,
-            Sampling(temperature, top_p, max_new_tokens or t.max_new_tokens),
+            sampling,
+            pool,
+            prompt_variant,
             max_attempts,
         )
-        for t in chosen
-        for seed in dict.fromkeys(seeds)
+        for t in expand_transforms(transforms)
+        for seed in parse_seeds(seeds)
     ]
     engine = get_backend(backend, model, batch_size=batch_size)
     target = output or Path("runs") / resolved.name
@@ -260,6 +292,18 @@ def gen(
     finally:
         cache.close()
     click.echo(f"wrote {', '.join(written)} to {target}")
+
+
+def parse_seeds(values: tuple[str, ...]) -> list[int]:
+    """Seeds from repeated and comma-separated values, in order, without repeats."""
+    seeds: list[int] = []
+    for value in values:
+        for part in value.split(","):
+            try:
+                seeds.append(int(part.strip()))
+            except ValueError:
+                raise InputError(f"--seed takes whole numbers, not {part.strip()!r}") from None
+    return list(dict.fromkeys(seeds))
 
 
 @cli.command(context_settings=CONTEXT)

@@ -183,6 +183,12 @@ def _select(source: Source, subsets: tuple[str, ...], splits: tuple[str, ...]) -
     )
 
 
+def with_language(source: Source, language: Any) -> Source:
+    """The source with every subset's language set (for folders whose metadata lacks it)."""
+    tag = f"{language.iso3}"
+    return _with(source, languages={subset: [tag] for subset in source.subsets})
+
+
 def _with(source: Source, **changes: Any) -> Source:
     return Source(**{**source.__dict__, **changes})
 

@@ -2,160 +2,17 @@
 
 from __future__ import annotations
 
-import sys
-import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from shiftbench.errors import InputError, RuntimeFault
-from shiftbench.gen.backends import Backend, Generation, Request, Sampling
-from shiftbench.gen.cache import GenerationCache, row_key
-from shiftbench.gen.transforms import Prompt, Transform
+from shiftbench.errors import InputError
+from shiftbench.gen.backends import Backend
+from shiftbench.gen.cache import GenerationCache
+from shiftbench.gen.languages import Language, get_language
+from shiftbench.gen.rewrite import OK, RowResult, Variant, needs_source_language, rewrite_texts
+from shiftbench.gen.transforms import PIVOT, SOURCE
 from shiftbench.runfolder import ConfigData, check_target, config_name, write_run
 from shiftbench.sources import TABULAR_TYPES, Source
-
-OK = "ok"
-EMPTY_OUTPUT = "empty-output"
-EMPTY_INPUT = "empty-input"
-CHUNK = 32  # rows sent to the backend between cache commits
-BACKEND_TRIES = 3
-
-
-@dataclass(frozen=True)
-class RowResult:
-    """The outcome for one unique input text."""
-
-    text: str
-    status: str
-    attempt: int
-    finish_reason: str
-
-
-@dataclass(frozen=True)
-class Variant:
-    """One transform at one seed, with everything its outputs depend on."""
-
-    transform: Transform
-    prompt: Prompt
-    seed: int
-    sampling: Sampling
-    max_attempts: int = 3
-
-    @property
-    def base_name(self) -> str:
-        return f"{self.transform.name}-s{self.seed}"
-
-
-def rewrite_texts(
-    texts: list[str],
-    variant: Variant,
-    backend: Backend,
-    cache: GenerationCache,
-    *,
-    quiet: bool = False,
-) -> dict[str, RowResult]:
-    """Rewrite each unique text once; identical texts share one result.
-
-    A text whose output comes back empty is tried again with the next attempt's seed (when
-    sampling; greedy decoding would only repeat itself), up to `variant.max_attempts`.
-    """
-    model = backend.describe()["model"]
-    results = {t: RowResult("", EMPTY_INPUT, 0, "") for t in texts if not t.strip()}
-    pending = [t for t in dict.fromkeys(texts) if t.strip()]
-    attempts = variant.max_attempts if variant.sampling.temperature > 0 else 1
-    progress = _progress(len(pending), variant.base_name, quiet)
-    for attempt in range(1, attempts + 1):
-        keys = {t: _row_key(t, variant, model, attempt) for t in pending}
-        outputs = _generate_missing(keys, variant, backend, cache, progress)
-        still_empty = []
-        for text in pending:
-            gen = outputs[keys[text]]
-            if gen.text.strip():
-                results[text] = RowResult(gen.text, OK, attempt, gen.finish_reason)
-            else:
-                still_empty.append(text)
-                results[text] = RowResult("", EMPTY_OUTPUT, attempt, gen.finish_reason)
-        pending = still_empty
-        if not pending:
-            break
-        progress.total += len(pending) if attempt < attempts else 0
-    progress.close()
-    return results
-
-
-def _row_key(text: str, variant: Variant, model: dict[str, Any], attempt: int) -> str:
-    """Everything one output depends on (DESIGN.md, "Determinism"), and nothing else."""
-    return row_key(
-        text=text,
-        transform=variant.transform.name,
-        prompt=variant.prompt.sha256,
-        model=model,
-        sampling=variant.sampling.as_dict(),
-        seed=variant.seed,
-        target_language=None,
-        attempt=attempt,
-    )
-
-
-def _generate_missing(
-    keys: dict[str, str],
-    variant: Variant,
-    backend: Backend,
-    cache: GenerationCache,
-    progress: Any,
-) -> dict[str, Generation]:
-    """Outputs for every key: cached ones, then the rest generated chunk by chunk.
-
-    Each chunk is committed to the cache as soon as it is done, so a crash loses at most
-    the chunk in flight.
-    """
-    outputs = cache.get_many(list(keys.values()))
-    todo = [t for t, k in keys.items() if k not in outputs]
-    progress.update(len(keys) - len(todo))
-    cap = variant.sampling.max_new_tokens
-    for start in range(0, len(todo), CHUNK):
-        chunk = todo[start : start + CHUNK]
-        requests = [
-            Request(
-                variant.prompt.render(t),
-                int(keys[t][:15], 16),
-                variant.transform.token_budget(t, cap),
-            )
-            for t in chunk
-        ]
-        made = _call_backend(backend, requests, variant.sampling)
-        fresh = {keys[t]: g for t, g in zip(chunk, made, strict=True)}
-        cache.put_many(fresh)
-        outputs.update(fresh)
-        progress.update(len(chunk))
-    return outputs
-
-
-def _call_backend(
-    backend: Backend, requests: list[Request], sampling: Sampling
-) -> list[Generation]:
-    for attempt in range(1, BACKEND_TRIES + 1):
-        try:
-            return backend.generate(requests, sampling)
-        except InputError:
-            raise
-        except Exception as exc:  # any backend failure is retried, then reported
-            if attempt == BACKEND_TRIES:
-                raise RuntimeFault(
-                    f"backend {backend.name} failed {BACKEND_TRIES} times; "
-                    f"finished rows are cached ({type(exc).__name__}: {exc})"
-                ) from exc
-            time.sleep(0.5 * 2 ** (attempt - 1))
-    raise AssertionError("unreachable")
-
-
-def _progress(total: int, label: str, quiet: bool) -> Any:
-    from tqdm.auto import tqdm
-
-    return tqdm(
-        total=total, desc=label, unit="text", disable=quiet, file=sys.stderr, dynamic_ncols=True
-    )
 
 
 def source_meta(source: Source) -> dict[str, Any]:
@@ -206,6 +63,14 @@ def run_gen(
         for subset in source.subsets
         for base in ["original", *(v.base_name for v in variants)]
     ]
+    languages = {subset: subset_language(source, subset) for subset in source.subsets}
+    for variant in variants:
+        missing = [s for s, lang in languages.items() if lang is None]
+        if missing and needs_source_language(variant.transform):
+            raise InputError(
+                f"{variant.transform.name} needs the source language of "
+                f"{source.name}[{missing[0]}]; name it with --source-language"
+            )
     recorded = {**source_meta(source), "row_limit": limit}
     meta = check_target(output, recorded, names[1:], overwrite)
     described = backend.describe()
@@ -218,11 +83,16 @@ def run_gen(
             configs.append(_original_config(source, subset, splits))
         rewritten = {s: splits[s] for s in source.splits}
         for variant in variants:
-            configs.append(
-                _variant_config(
-                    source, subset, rewritten, variant, backend, described, cache, quiet
-                )
+            done = rewrite_texts(
+                [r[f] for rows in rewritten.values() for r in rows for f in source.text_fields],
+                variant,
+                backend,
+                cache,
+                source_language=languages[subset],
+                dataset_id=f"{source.name}/{subset}",
+                quiet=quiet,
             )
+            configs.append(_variant_config(source, subset, rewritten, variant, described, done))
     write_run(output, recorded, configs, meta)
     return [c.name for c in configs]
 
@@ -253,55 +123,80 @@ def _original_config(
     return ConfigData(config_name("original", subset, source.multi_subset), meta, rows)
 
 
+def subset_language(source: Source, subset: str) -> Language | None:
+    """The language of a subset's texts, from mteb's metadata or --source-language."""
+    tags = source.languages.get(subset) or []
+    return get_language(tags[0]) if tags else None
+
+
 def _variant_config(
     source: Source,
     subset: str,
     splits: dict[str, list[dict[str, Any]]],
     variant: Variant,
-    backend: Backend,
     described: dict[str, Any],
-    cache: GenerationCache,
-    quiet: bool,
+    done: dict[str, RowResult],
 ) -> ConfigData:
     fields = source.text_fields
-    texts = [r[f] for rows in splits.values() for r in rows for f in fields]
-    done = rewrite_texts(texts, variant, backend, cache, quiet=quiet)
+    pivot = any(step.language == PIVOT for step in variant.transform.steps)
     out: dict[str, list[dict[str, Any]]] = {}
     counts: dict[str, dict[str, int]] = {}
     for split, rows in splits.items():
-        out[split] = [_variant_row(i, row, fields, done) for i, row in enumerate(rows)]
+        out[split] = [_variant_row(i, row, fields, done, pivot) for i, row in enumerate(rows)]
         tally: dict[str, int] = {}
         for row in out[split]:
             tally[row["status"]] = tally.get(row["status"], 0) + 1
         counts[split] = dict(sorted(tally.items()))
+    used = [done[r[f]] for rows in splits.values() for r in rows for f in fields]
+    source_language = subset_language(source, subset)
     meta = {
         "kind": "transform",
         "subset": subset,
         "transform": variant.transform.name,
+        "transform_version": variant.transform.version,
         "axis": variant.transform.axis,
+        "calls": variant.transform.calls,
         "seed": variant.seed,
-        "prompt": {
-            "origin": variant.prompt.origin,
-            "sha256": variant.prompt.sha256,
-            "text": variant.prompt.text,
-        },
+        "prompt_variant": variant.prompt_variant,
+        "prompts": [
+            {"origin": p.origin, "sha256": p.sha256, "text": p.text} for p in variant.prompts
+        ],
+        "token_budgets": [step.budget.describe() for step in variant.transform.steps],
+        "max_new_tokens": variant.transform.max_new_tokens,
         **described,
         "sampling": variant.sampling.as_dict(),
         "max_attempts": variant.max_attempts,
-        "target_languages": [],
+        "source_language": source_language.code if source_language else None,
+        "language_pool": [lang.code for lang in variant.pool],
+        **_drawn_languages(variant, used),
         "rows": {s: len(r) for s, r in out.items()},
         "status_counts": counts,
     }
     return ConfigData(config_name(variant.base_name, subset, source.multi_subset), meta, out)
 
 
+def _drawn_languages(variant: Variant, used: list[RowResult]) -> dict[str, list[str]]:
+    """The target (translation) or pivot (back-translation) languages the rows used."""
+    steps = variant.transform.steps
+    drawn = [i for i, step in enumerate(steps) if step.language != SOURCE]
+    codes = sorted({r.languages[i] for r in used if r.languages for i in drawn} - {""})
+    if any(step.language == PIVOT for step in steps):
+        return {"target_languages": [], "pivot_languages": codes}
+    return {"target_languages": codes}
+
+
 def _variant_row(
-    index: int, row: dict[str, Any], fields: tuple[str, ...], done: dict[str, RowResult]
+    index: int,
+    row: dict[str, Any],
+    fields: tuple[str, ...],
+    done: dict[str, RowResult],
+    pivot: bool,
 ) -> dict[str, Any]:
     """The row with its fields rewritten, its originals kept, and one status for the row.
 
     A failed field stays empty rather than falling back to the original text, and the row's
-    status names the first failure.
+    status names the first failure. `language_<field>` is the language the field is now
+    in; back-translation adds `pivot_<field>`.
     """
     new = {"row_id": index, **row}
     statuses, attempts, reasons = [], [], []
@@ -309,6 +204,9 @@ def _variant_row(
         result = done[row[field]]
         new[field] = result.text
         new[f"original_{field}"] = row[field]
+        new[f"language_{field}"] = result.languages[-1] if result.languages else ""
+        if pivot:
+            new[f"pivot_{field}"] = result.languages[0] if result.languages else ""
         statuses.append(result.status)
         attempts.append(result.attempt)
         reasons.append(result.finish_reason)

@@ -1,4 +1,9 @@
-"""The transformations gen applies, each with its robustness axis and its own prompt."""
+"""The transformations gen applies: their axis, their calls, prompts and token budgets.
+
+A transform is one or two calls (steps). Each step has a prompt template with `{text}`
+(the step's input) and `{language}` (the language the step writes in), a rule for which
+language that is, and a token budget that grows with the input.
+"""
 
 from __future__ import annotations
 
@@ -10,30 +15,138 @@ from pathlib import Path
 from shiftbench.errors import InputError
 from shiftbench.sources import suggest
 
+# Which language a step writes in.
+SOURCE = "source"  # the text's own language
+TARGET = "target"  # the run's target language (translation, cross-translation)
+PIVOT = "pivot"  # a pivot language, drawn per text (first half of back-translation)
+
+# Which draw picks the non-source language of a transform.
+PER_DATASET = "per-dataset"  # one language per (dataset, subset, seed)
+PER_TEXT = "per-text"  # one language per (text, seed)
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Output tokens for an input: base + max(per_word x words, chars / chars_per_token)."""
+
+    base: int
+    per_word: int
+    chars_per_token: int
+
+    def tokens(self, text: str, cap: int) -> int:
+        grown = max(self.per_word * len(text.split()), len(text) // self.chars_per_token)
+        return min(cap, self.base + grown)
+
+    def describe(self) -> str:
+        return (
+            f"min(cap, {self.base} + max({self.per_word} x words, "
+            f"characters / {self.chars_per_token}))"
+        )
+
+
+SAME_LENGTH = Budget(48, 4, 2)
+TRANSLATED = Budget(64, 6, 1)  # some scripts and languages need many tokens per word
+LONGER = Budget(160, 8, 1)
+SHORTER = Budget(32, 3, 3)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One call: its prompt file, the language it writes in, its token budget."""
+
+    prompt_file: str
+    language: str
+    budget: Budget
+
 
 @dataclass(frozen=True)
 class Transform:
-    """One LLM transformation: its axis, its prompt file and its output budget."""
+    """One LLM transformation of the HTEB/PTEB protocols."""
 
     name: str
     axis: str
-    prompt_file: str
     description: str
-    calls: int = 1
-    max_new_tokens: int = 512
+    steps: tuple[Step, ...]
+    draw: str | None = None  # how its non-source language is drawn, if it has one
+    max_new_tokens: int = 512  # the cap on every step's budget
+    version: int = 1  # bump when behaviour changes, so cached rows are not reused
 
-    def token_budget(self, text: str, cap: int) -> int:
-        """Tokens an output of `text` may use: room for a rewrite of similar length.
+    @property
+    def calls(self) -> int:
+        return len(self.steps)
 
-        Words times four or characters over two (whichever is larger, so scripts without
-        spaces get enough), plus 48, and never more than `cap`.
-        """
-        return min(cap, 48 + max(4 * len(text.split()), len(text) // 2))
+    @property
+    def pool_has_english(self) -> bool:
+        """Back-translation pivots through the pool plus English."""
+        return any(step.language == PIVOT for step in self.steps)
+
+
+TRANSFORMS: dict[str, Transform] = {
+    t.name: t
+    for t in [
+        Transform(
+            "paraphrase",
+            "Lexical/Stylistic",
+            "rephrase in the same language, same meaning",
+            (Step("paraphrase.txt", SOURCE, SAME_LENGTH),),
+        ),
+        Transform(
+            "backtranslation",
+            "Lexical/Stylistic",
+            "translate to a pivot language, then back to the source language",
+            (Step("translate.txt", PIVOT, TRANSLATED), Step("translate.txt", SOURCE, TRANSLATED)),
+            draw=PER_TEXT,
+        ),
+        Transform(
+            "style-change",
+            "Lexical/Stylistic",
+            "formal to informal and informal to formal, meaning kept",
+            (Step("style-change.txt", SOURCE, SAME_LENGTH),),
+        ),
+        Transform(
+            "expansion",
+            "Length",
+            "add detail and context, core meaning kept; a question stays a question",
+            (Step("expansion.txt", SOURCE, LONGER),),
+            max_new_tokens=1024,
+        ),
+        Transform(
+            "summarisation",
+            "Length",
+            "shorter, same meaning; a question stays an unanswered question",
+            (Step("summarisation.txt", SOURCE, SHORTER),),
+        ),
+        Transform(
+            "summarised-expansion",
+            "Length",
+            "expansion, then a summary of the expansion",
+            (Step("expansion.txt", SOURCE, LONGER), Step("summarisation.txt", SOURCE, SHORTER)),
+            max_new_tokens=1024,
+        ),
+        Transform(
+            "translation",
+            "Language",
+            "every text of a run into one target language",
+            (Step("translate.txt", TARGET, TRANSLATED),),
+            draw=PER_DATASET,
+        ),
+        Transform(
+            "cross-translation",
+            "Language",
+            "each text into its own target language",
+            (Step("translate.txt", TARGET, TRANSLATED),),
+            draw=PER_TEXT,
+        ),
+    ]
+}
+PROMPT_VARIANTS = {
+    "paraphrase": ("paraphrase.txt", "paraphrase-2.txt", "paraphrase-3.txt", "paraphrase-4.txt")
+}
 
 
 @dataclass(frozen=True)
 class Prompt:
-    """A prompt template with `{text}` where the input goes, and where it came from."""
+    """A prompt template (`{text}`, `{language}`) and where it came from."""
 
     text: str
     origin: str
@@ -42,18 +155,8 @@ class Prompt:
     def sha256(self) -> str:
         return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
 
-    def render(self, text: str) -> str:
-        return self.text.replace("{text}", text)
-
-
-TRANSFORMS: dict[str, Transform] = {
-    "paraphrase": Transform(
-        name="paraphrase",
-        axis="Lexical/Stylistic",
-        prompt_file="paraphrase.txt",
-        description="rephrase in the same language, same meaning",
-    ),
-}
+    def render(self, text: str, language: str) -> str:
+        return self.text.replace("{language}", language).replace("{text}", text)
 
 
 def get_transform(name: str) -> Transform:
@@ -66,15 +169,44 @@ def get_transform(name: str) -> Transform:
         ) from None
 
 
-def load_prompt(transform: Transform, override: str | None = None) -> Prompt:
-    """The transform's packaged prompt, or a user's template file (must contain {text})."""
-    if override is None:
-        text = resources.files("shiftbench.gen").joinpath("prompts", transform.prompt_file)
-        return Prompt(text.read_text(encoding="utf-8"), f"shiftbench:{transform.prompt_file}")
-    path = Path(override)
+def expand_transforms(names: tuple[str, ...]) -> list[Transform]:
+    """Transforms by name, in order, without repeats; "all" stands for every one."""
+    chosen: list[str] = []
+    for name in names:
+        chosen += list(TRANSFORMS) if name == "all" else [name]
+    return [get_transform(name) for name in dict.fromkeys(chosen)]
+
+
+def load_prompts(
+    transform: Transform, override: str | None = None, variant: int = 1
+) -> tuple[Prompt, ...]:
+    """One prompt per step: packaged (variant `variant`), or a user's template file."""
+    if override is not None:
+        if transform.calls != 1:
+            raise InputError(
+                f"{transform.name} makes {transform.calls} calls; --prompt-file replaces the "
+                "prompt of single-call transforms only"
+            )
+        return (_read_template(override),)
+    if variant != 1:
+        files = PROMPT_VARIANTS.get(transform.name, ())
+        if variant > len(files):
+            have = f"variants 1-{len(files)}" if files else "no prompt variants"
+            raise InputError(f"{transform.name} has {have}; --prompt-variant {variant} asked")
+        return (_packaged(files[variant - 1]),)
+    return tuple(_packaged(step.prompt_file) for step in transform.steps)
+
+
+def _packaged(filename: str) -> Prompt:
+    text = resources.files("shiftbench.gen").joinpath("prompts", filename)
+    return Prompt(text.read_text(encoding="utf-8"), f"shiftbench:{filename}")
+
+
+def _read_template(path_text: str) -> Prompt:
+    path = Path(path_text)
     if not path.is_file():
-        raise InputError(f"prompt file {override} does not exist")
+        raise InputError(f"prompt file {path_text} does not exist")
     body = path.read_text(encoding="utf-8")
     if "{text}" not in body:
-        raise InputError(f"prompt file {override} has no {{text}} placeholder")
+        raise InputError(f"prompt file {path_text} has no {{text}} placeholder")
     return Prompt(body, str(path.resolve()))

@@ -66,13 +66,13 @@ def scripted(monkeypatch: pytest.MonkeyPatch):
     """Register the scripted backend (see scripted_backend.py) with a clean slate."""
     from scripted_backend import ScriptedBackend
 
-    from shiftbench.gen import generate
+    from shiftbench.gen import rewrite
     from shiftbench.gen.backends import BACKENDS
 
     monkeypatch.setitem(BACKENDS, "scripted", "scripted_backend:ScriptedBackend")
     monkeypatch.setattr(ScriptedBackend, "calls", [])
     monkeypatch.setattr(ScriptedBackend, "fail_from_call", None)
     monkeypatch.setattr(ScriptedBackend, "empty_for", set())
-    monkeypatch.setattr(generate, "CHUNK", 2)
-    monkeypatch.setattr(generate.time, "sleep", lambda s: None)
+    monkeypatch.setattr(rewrite, "CHUNK", 2)
+    monkeypatch.setattr(rewrite.time, "sleep", lambda s: None)
     return ScriptedBackend

@@ -124,7 +124,9 @@ def test_unknown_transform(invoke, tmp_path):
     result = invoke("gen", "sample", "--transform", "paraphrse", "-o", out)
     assert_refused(
         result,
-        "unknown transform 'paraphrse'; available: paraphrase; did you mean paraphrase?",
+        "unknown transform 'paraphrse'; available: paraphrase, backtranslation, style-change, "
+        "expansion, summarisation, summarised-expansion, translation, cross-translation; "
+        "did you mean paraphrase?",
         out,
     )
 

