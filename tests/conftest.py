@@ -71,6 +71,7 @@ def scripted(monkeypatch: pytest.MonkeyPatch):
 
     monkeypatch.setitem(BACKENDS, "scripted", "scripted_backend:ScriptedBackend")
     monkeypatch.setattr(ScriptedBackend, "calls", [])
+    monkeypatch.setattr(ScriptedBackend, "prompts", [])
     monkeypatch.setattr(ScriptedBackend, "fail_from_call", None)
     monkeypatch.setattr(ScriptedBackend, "empty_for", set())
     monkeypatch.setattr(rewrite, "CHUNK", 2)

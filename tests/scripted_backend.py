@@ -14,6 +14,7 @@ from shiftbench.gen.backends import Generation, Request, Sampling
 class ScriptedBackend:
     name = "scripted"
     calls: ClassVar[list[list[str]]] = []
+    prompts: ClassVar[list[str]] = []
     fail_from_call: ClassVar[int | None] = None
     empty_for: ClassVar[set[str]] = set()
 
@@ -26,6 +27,7 @@ class ScriptedBackend:
     def generate(self, requests: list[Request], sampling: Sampling) -> list[Generation]:
         texts = [r.prompt.rsplit("\n\n", 1)[-1].strip() for r in requests]
         ScriptedBackend.calls.append(texts)
+        ScriptedBackend.prompts.extend(r.prompt for r in requests)
         if self.fail_from_call is not None and len(self.calls) >= self.fail_from_call:
             raise ConnectionError("scripted failure")
         return [Generation("" if t in self.empty_for else f"REWRITTEN {t}", "stop") for t in texts]
