@@ -187,6 +187,20 @@ def cli() -> None:
     help="Tries for a text whose output comes back empty (when sampling).",
 )
 @click.option(
+    "--base-url",
+    default=None,
+    metavar="URL",
+    help="Server address for the openai backend (default: $OPENAI_BASE_URL or "
+    "http://127.0.0.1:8000/v1); its API key, if any, is read from $OPENAI_API_KEY.",
+)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(min=1),
+    default=4,
+    show_default=True,
+    help="Requests in flight at once (server backends).",
+)
+@click.option(
     "--batch-size",
     type=click.IntRange(min=1),
     default=8,
@@ -232,6 +246,8 @@ def gen(
     top_p: float,
     max_new_tokens: int | None,
     max_attempts: int,
+    base_url: str | None,
+    concurrency: int,
     batch_size: int,
     limit: int | None,
     prompt_file: str | None,
@@ -275,7 +291,10 @@ def gen(
         for t in expand_transforms(transforms)
         for seed in parse_seeds(seeds)
     ]
-    engine = get_backend(backend, model, batch_size=batch_size)
+    engine = get_backend(
+        backend, model, batch_size=batch_size, base_url=base_url, concurrency=concurrency
+    )
+    engine.load()
     target = output or Path("runs") / resolved.name
     cache = GenerationCache(None if no_cache else (cache_dir or default_cache_dir()))
     try:

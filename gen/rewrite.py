@@ -199,7 +199,9 @@ def _call_backend(
             return backend.generate(requests, sampling)
         except InputError:
             raise
-        except Exception as exc:  # any backend failure is retried, then reported
+        except RuntimeFault as exc:  # the backend has done its own retrying
+            raise RuntimeFault(f"{exc}; finished rows are cached") from exc
+        except Exception as exc:  # any other backend failure is retried, then reported
             if attempt == BACKEND_TRIES:
                 raise RuntimeFault(
                     f"backend {backend.name} failed {BACKEND_TRIES} times; "

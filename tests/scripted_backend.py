@@ -21,6 +21,9 @@ class ScriptedBackend:
     def __init__(self, model: str | None = None, **_: Any) -> None:
         self.model = model or "scripted-model"
 
+    def load(self) -> None:
+        pass
+
     def describe(self) -> dict[str, Any]:
         return {"model": {"id": self.model}, "backend": {"name": self.name}}
 

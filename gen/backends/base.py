@@ -33,17 +33,31 @@ class Request:
     seed: int
     max_new_tokens: int | None = None
 
+    @property
+    def messages(self) -> list[dict[str, str]]:
+        """The prompt as a chat: one user turn."""
+        return [{"role": "user", "content": self.prompt}]
+
 
 @dataclass(frozen=True)
 class Generation:
-    """A completion and why it stopped: "stop" (end of text) or "length" (token budget)."""
+    """A completion and why it stopped: "stop" (end of text) or "length" (token budget).
+
+    Token counts and latency are reported where the backend knows them.
+    """
 
     text: str
     finish_reason: str
+    prompt_tokens: int | None = None
+    output_tokens: int | None = None
+    latency: float | None = None
 
 
 class Backend(Protocol):
     name: str
+
+    def load(self) -> None:
+        """Check the model is there (a one-line InputError if not) and get it ready."""
 
     def describe(self) -> dict[str, Any]:
         """Model id, revision or digest, and library versions, for provenance."""

@@ -124,7 +124,7 @@ class EmbeddedBackend:
 
     name = "embedded"
 
-    def __init__(self, model: str | None = None, batch_size: int = 8) -> None:
+    def __init__(self, model: str | None = None, batch_size: int = 8, **_: Any) -> None:
         self.location = locate_model(model or DEFAULT_MODEL)
         self.batch_size = batch_size
         self._described: dict[str, Any] | None = None

@@ -1,0 +1,172 @@
+"""Any OpenAI-compatible chat server: vLLM's server, llama.cpp's server, Ollama's /v1, TGI.
+
+Requests go out concurrently; transient faults (connection errors, timeouts, HTTP 429 and
+5xx, malformed bodies) are retried with exponential backoff. The API key, if any, is read
+from the environment and only ever sent in the Authorization header.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from shiftbench.errors import InputError, RuntimeFault
+from shiftbench.gen.backends.base import Generation, Request, Sampling
+from shiftbench.gen.backends.reasoning import strip_reasoning
+from shiftbench.sources import suggest
+
+DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
+API_KEY_ENV = "OPENAI_API_KEY"
+DEFAULT_MAX_TOKENS = 512
+
+
+class TransientError(Exception):
+    """A fault worth retrying: the same request may well succeed in a moment."""
+
+
+class OpenAIBackend:
+    """Chat completions from an OpenAI-compatible server."""
+
+    name = "openai"
+    BACKOFF = 0.5  # seconds before the first retry; doubles each time
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        base_url: str | None = None,
+        concurrency: int = 4,
+        timeout: float = 300.0,
+        tries: int = 5,
+        backoff: float | None = None,
+        **_: Any,
+    ) -> None:
+        if not model:
+            raise InputError("the openai backend needs --model: the model name the server serves")
+        self.model = model
+        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip(
+            "/"
+        )
+        self.concurrency = concurrency
+        self.timeout = timeout
+        self.tries = tries
+        self.backoff = self.BACKOFF if backoff is None else backoff
+        self._client: Any = None
+        self._served: list[str] | None = None
+
+    def _http(self) -> Any:
+        if self._client is None:
+            import httpx
+
+            headers = {}
+            key = os.environ.get(API_KEY_ENV)
+            if key:
+                headers["Authorization"] = f"Bearer {key}"
+            self._client = httpx.Client(
+                base_url=self.base_url, headers=headers, timeout=self.timeout
+            )
+        return self._client
+
+    def load(self) -> None:
+        """Check that the server answers and serves the model."""
+        import httpx
+
+        try:
+            response = self._http().get("/models")
+        except httpx.TransportError:
+            raise InputError(
+                f"cannot reach an OpenAI-compatible server at {self.base_url} (set --base-url)"
+            ) from None
+        if response.status_code == 401:
+            raise InputError(f"the server at {self.base_url} refused the API key (${API_KEY_ENV})")
+        if response.status_code != 200:
+            return  # some servers do not list models; the first request will tell
+        try:
+            served = [m["id"] for m in response.json().get("data", [])]
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return
+        self._served = served
+        if served and self.model not in served:
+            raise InputError(
+                f"the server at {self.base_url} does not serve {self.model!r}; it serves "
+                f"{', '.join(served)}{suggest(self.model, served)}"
+            )
+
+    def describe(self) -> dict[str, Any]:
+        import httpx
+
+        return {
+            "model": {"id": self.model},
+            "backend": {"name": self.name, "base_url": self.base_url, "httpx": httpx.__version__},
+        }
+
+    def generate(self, requests: list[Request], sampling: Sampling) -> list[Generation]:
+        if self._served is None:
+            self.load()
+        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+            return list(pool.map(lambda r: self._complete(r, sampling), requests))
+
+    def _complete(self, request: Request, sampling: Sampling) -> Generation:
+        caps = [c for c in (request.max_new_tokens, sampling.max_new_tokens) if c]
+        body = {
+            "model": self.model,
+            "messages": request.messages,
+            "temperature": sampling.temperature,
+            "top_p": sampling.top_p,
+            "max_tokens": min(caps) if caps else DEFAULT_MAX_TOKENS,
+            "seed": request.seed & 0x7FFFFFFF,  # servers differ on seed width; 31 bits suit all
+            "stream": False,
+        }
+        for attempt in range(1, self.tries + 1):
+            start = time.perf_counter()
+            try:
+                return self._post(body, start)
+            except TransientError as exc:
+                if attempt == self.tries:
+                    raise RuntimeFault(
+                        f"{self.base_url} kept failing ({exc}) after {self.tries} tries"
+                    ) from None
+                time.sleep(self.backoff * 2 ** (attempt - 1))
+        raise AssertionError("unreachable")
+
+    def _post(self, body: dict[str, Any], start: float) -> Generation:
+        import httpx
+
+        try:
+            response = self._http().post("/chat/completions", json=body)
+        except httpx.TransportError as exc:
+            raise TransientError(type(exc).__name__) from None
+        if response.status_code == 429 or response.status_code >= 500:
+            raise TransientError(f"HTTP {response.status_code}")
+        if response.status_code != 200:
+            raise RuntimeFault(
+                f"{self.base_url} answered HTTP {response.status_code}: {_error_text(response)}"
+            )
+        try:
+            data = response.json()
+            choice = data["choices"][0]
+            content = choice["message"].get("content") or ""
+            reason = choice.get("finish_reason") or "stop"
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+            raise TransientError("malformed response body") from None
+        usage = data.get("usage") or {}
+        return Generation(
+            strip_reasoning(content),
+            "length" if reason == "length" else "stop",
+            usage.get("prompt_tokens"),
+            usage.get("completion_tokens"),
+            time.perf_counter() - start,
+        )
+
+
+def _error_text(response: Any) -> str:
+    try:
+        error = response.json().get("error")
+        if isinstance(error, dict):
+            error = error.get("message")
+        return " ".join(str(error).split())[:200]
+    except (ValueError, AttributeError, json.JSONDecodeError):
+        return " ".join(response.text.split())[:200]

@@ -1,0 +1,124 @@
+"""The openai backend against a local OpenAI-compatible server, faults included."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+import pytest
+from conftest import read_rows
+from openai_server import OpenAIStub
+
+from shiftbench.gen.backends.openai import OpenAIBackend
+
+
+@pytest.fixture
+def stub(monkeypatch):
+    monkeypatch.setattr(OpenAIBackend, "BACKOFF", 0.0)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with OpenAIStub() as server:
+        yield server
+
+
+def gen_args(stub, out, *extra):
+    return (
+        "gen",
+        "sample",
+        "--limit",
+        "3",
+        "-b",
+        "openai",
+        "--base-url",
+        stub.url,
+        "-m",
+        "stub-model",
+        "-q",
+        "-o",
+        out,
+        *extra,
+    )
+
+
+def test_faults_are_retried_and_every_row_completes(stub, invoke, tmp_path):
+    stub.faults = ["500", "reset", "malformed", "429"]
+    out = tmp_path / "run"
+    result = invoke(*gen_args(stub, out, "--concurrency", "1"))
+    assert result.exit_code == 0, result.output
+    rows = read_rows(out / "paraphrase-s1337" / "test.jsonl")
+    assert [r["sentence1"] for r in rows] == [f"ECHO {r['original_sentence1']}" for r in rows]
+    assert {r["status"] for r in rows} == {"ok"}
+    assert len(stub.requests) == 6 + 4
+    for body in stub.requests:
+        assert 0 <= body["seed"] < 2**31
+        assert (body["temperature"], body["top_p"]) == (0.7, 0.95)
+        text = body["messages"][0]["content"].rsplit("\n\n", 1)[-1]
+        assert body["max_tokens"] == min(512, 48 + max(4 * len(text.split()), len(text) // 2))
+
+
+def test_same_seed_same_requests(stub, invoke, tmp_path):
+    for name in ("a", "b"):
+        assert invoke(*gen_args(stub, tmp_path / name, "--no-cache")).exit_code == 0
+    first, second = stub.requests[:6], stub.requests[6:]
+    key = lambda b: b["messages"][0]["content"]  # noqa: E731 - a sort key
+    assert sorted(first, key=key) == sorted(second, key=key)
+    assert (tmp_path / "a" / "paraphrase-s1337" / "test.jsonl").read_bytes() == (
+        tmp_path / "b" / "paraphrase-s1337" / "test.jsonl"
+    ).read_bytes()
+
+
+def test_persistent_failure_exits_1_and_keeps_finished_rows(stub, scripted, invoke, tmp_path):
+    out = tmp_path / "run"
+    stub.faults = [""] * 2 + ["500"] * 100  # two good answers, then nothing but errors
+    result = invoke(*gen_args(stub, out, "--concurrency", "1"))
+    assert result.exit_code == 1
+    assert result.stderr.count("\n") == 1
+    assert result.stderr == (
+        f"Error: {stub.url} kept failing (HTTP 500) after 5 tries; finished rows are cached\n"
+    )
+    assert not out.exists()
+    stub.faults = []
+    before = len(stub.requests)
+    result = invoke(*gen_args(stub, out))
+    assert result.exit_code == 0, result.output
+    assert len(stub.requests) - before == 6 - 2  # the two finished rows came from the cache
+
+
+def test_unknown_model_and_unreachable_server(stub, invoke, tmp_path):
+    out = tmp_path / "run"
+    result = invoke(
+        "gen", "sample", "-b", "openai", "--base-url", stub.url, "-m", "stub-modl", "-o", out
+    )
+    assert (result.exit_code, result.stderr) == (
+        2,
+        f"Error: the server at {stub.url} does not serve 'stub-modl'; it serves stub-model; "
+        "did you mean stub-model?\n",
+    )
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+    result = invoke("gen", "sample", "-b", "openai", "--base-url", closed, "-m", "x", "-o", out)
+    assert (result.exit_code, result.stderr) == (
+        2,
+        f"Error: cannot reach an OpenAI-compatible server at {closed} (set --base-url)\n",
+    )
+    result = invoke("gen", "sample", "-b", "openai", "--base-url", stub.url, "-o", out)
+    assert (result.exit_code, result.stderr) == (
+        2,
+        "Error: the openai backend needs --model: the model name the server serves\n",
+    )
+    assert not out.exists()
+
+
+def test_api_key_is_sent_and_never_written(stub, invoke, tmp_path, monkeypatch):
+    secret = "sk-test-0123456789abcdef"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    out = tmp_path / "run"
+    result = invoke(*gen_args(stub, out))
+    assert result.exit_code == 0, result.output
+    assert {h.get("Authorization") for h in stub.headers} == {f"Bearer {secret}"}
+    assert secret not in result.output
+    for path in out.rglob("*"):
+        if path.is_file():
+            assert secret not in path.read_text(encoding="utf-8")
+    meta = json.loads((out / "shiftbench.json").read_text(encoding="utf-8"))
+    assert meta["configs"]["paraphrase-s1337"]["backend"]["base_url"] == stub.url
