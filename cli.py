@@ -190,8 +190,16 @@ def cli() -> None:
     "--base-url",
     default=None,
     metavar="URL",
-    help="Server address for the openai backend (default: $OPENAI_BASE_URL or "
-    "http://127.0.0.1:8000/v1); its API key, if any, is read from $OPENAI_API_KEY.",
+    help="Server address: openai backend default $OPENAI_BASE_URL or "
+    "http://127.0.0.1:8000/v1 (API key from $OPENAI_API_KEY); ollama backend default "
+    "$OLLAMA_HOST or http://127.0.0.1:11434.",
+)
+@click.option(
+    "--num-ctx",
+    type=click.IntRange(min=256),
+    default=8192,
+    show_default=True,
+    help="Context length the ollama backend asks for on every request.",
 )
 @click.option(
     "--concurrency",
@@ -247,6 +255,7 @@ def gen(
     max_new_tokens: int | None,
     max_attempts: int,
     base_url: str | None,
+    num_ctx: int,
     concurrency: int,
     batch_size: int,
     limit: int | None,
@@ -292,7 +301,12 @@ def gen(
         for seed in parse_seeds(seeds)
     ]
     engine = get_backend(
-        backend, model, batch_size=batch_size, base_url=base_url, concurrency=concurrency
+        backend,
+        model,
+        batch_size=batch_size,
+        base_url=base_url,
+        concurrency=concurrency,
+        num_ctx=num_ctx,
     )
     engine.load()
     target = output or Path("runs") / resolved.name

@@ -14,6 +14,7 @@ from shiftbench.sources import suggest
 
 BACKENDS: dict[str, str] = {
     "embedded": "shiftbench.gen.backends.embedded:EmbeddedBackend",
+    "ollama": "shiftbench.gen.backends.ollama:OllamaBackend",
     "openai": "shiftbench.gen.backends.openai:OpenAIBackend",
 }
 DEFAULT_BACKEND = "embedded"

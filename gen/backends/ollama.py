@@ -1,0 +1,181 @@
+"""Ollama, through the official `ollama` Python client.
+
+Every request sets `num_ctx` (Ollama's default context is small, and it shortens longer
+prompts without saying so) and `num_predict`; `prompt_eval_count` tells when a prompt left
+no room for the answer. Reasoning models are asked not to think, and any reasoning that
+leaks into the answer is removed.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from shiftbench.errors import InputError, RuntimeFault
+from shiftbench.gen.backends.base import Generation, Request, Sampling
+from shiftbench.gen.backends.reasoning import strip_reasoning
+from shiftbench.sources import suggest
+
+DEFAULT_HOST = "http://127.0.0.1:11434"
+DEFAULT_NUM_CTX = 8192
+DEFAULT_MAX_TOKENS = 512
+
+
+class OllamaBackend:
+    """Chats with a model served by Ollama, several requests at a time."""
+
+    name = "ollama"
+    BACKOFF = 0.5  # seconds before the first retry; doubles each time
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        base_url: str | None = None,
+        concurrency: int = 4,
+        num_ctx: int = DEFAULT_NUM_CTX,
+        timeout: float = 600.0,
+        tries: int = 5,
+        **_: Any,
+    ) -> None:
+        if not model:
+            raise InputError("the ollama backend needs --model: an Ollama model name")
+        self.model = model
+        self.host = (base_url or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST).rstrip("/")
+        self.concurrency = concurrency
+        self.num_ctx = num_ctx
+        self.timeout = timeout
+        self.tries = tries
+        self._client: Any = None
+        self._info: dict[str, Any] | None = None
+
+    def _ollama(self) -> Any:
+        if self._client is None:
+            try:
+                import ollama
+            except ImportError:
+                raise InputError(
+                    "the ollama backend needs the ollama package: pip install ollama"
+                ) from None
+            self._client = ollama.Client(host=self.host, timeout=self.timeout)
+        return self._client
+
+    def load(self) -> None:
+        """Check the server and the model; note its digest and whether it can think."""
+        import httpx
+        import ollama
+
+        client = self._ollama()
+        try:
+            shown = client.show(self.model)
+            listed = client.list()
+            version = httpx.get(f"{self.host}/api/version", timeout=30).json().get("version")
+        except ConnectionError:
+            raise InputError(
+                f"cannot reach Ollama at {self.host} (start it with 'ollama serve', or set "
+                "--base-url)"
+            ) from None
+        except ollama.ResponseError as exc:
+            if exc.status_code != 404:
+                raise RuntimeFault(
+                    f"Ollama at {self.host} answered {exc.status_code}: {exc}"
+                ) from None
+            names = [m.model.removesuffix(":latest") for m in client.list().models if m.model]
+            raise InputError(
+                f"Ollama at {self.host} has no model {self.model!r} (pull it with 'ollama pull "
+                f"{self.model}'){suggest(self.model, names)}"
+            ) from None
+        wanted = {self.model, f"{self.model}:latest"}
+        digest = next((m.digest for m in listed.models if m.model in wanted), None)
+        self._info = {
+            "digest": digest,
+            "thinking": "thinking" in (shown.capabilities or []),
+            "server": version,
+        }
+
+    def describe(self) -> dict[str, Any]:
+        from importlib.metadata import version
+
+        if self._info is None:
+            self.load()
+        assert self._info is not None
+        return {
+            "model": {"id": self.model, "digest": self._info["digest"], "num_ctx": self.num_ctx},
+            "backend": {
+                "name": self.name,
+                "host": self.host,
+                "server_version": self._info["server"],
+                "ollama_client": version("ollama"),
+            },
+        }
+
+    def generate(self, requests: list[Request], sampling: Sampling) -> list[Generation]:
+        if self._info is None:
+            self.load()
+        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+            return list(pool.map(lambda r: self._complete(r, sampling), requests))
+
+    def _complete(self, request: Request, sampling: Sampling) -> Generation:
+        caps = [c for c in (request.max_new_tokens, sampling.max_new_tokens) if c]
+        budget = min(caps) if caps else DEFAULT_MAX_TOKENS
+        options = {
+            "seed": request.seed & 0x7FFFFFFF,
+            "temperature": sampling.temperature,
+            "top_p": sampling.top_p,
+            "num_ctx": self.num_ctx,
+            "num_predict": budget,
+        }
+        for attempt in range(1, self.tries + 1):
+            start = time.perf_counter()
+            try:
+                return self._chat(request, options, budget, start)
+            except _Transient as exc:
+                if attempt == self.tries:
+                    raise RuntimeFault(
+                        f"Ollama at {self.host} kept failing ({exc}) after {self.tries} tries"
+                    ) from None
+                time.sleep(self.BACKOFF * 2 ** (attempt - 1))
+        raise AssertionError("unreachable")
+
+    def _chat(
+        self, request: Request, options: dict[str, Any], budget: int, start: float
+    ) -> Generation:
+        import httpx
+        import ollama
+        import pydantic
+
+        assert self._info is not None
+        think = False if self._info["thinking"] else None
+        try:
+            response = self._ollama().chat(
+                model=self.model,
+                messages=request.messages,
+                options=options,
+                think=think,
+                stream=False,
+            )
+        except ollama.ResponseError as exc:
+            if exc.status_code == 429 or exc.status_code >= 500 or exc.status_code == -1:
+                raise _Transient(f"HTTP {exc.status_code}") from None
+            raise RuntimeFault(f"Ollama at {self.host} answered {exc.status_code}: {exc}") from None
+        except (ConnectionError, httpx.TransportError) as exc:
+            raise _Transient(type(exc).__name__) from None
+        except (pydantic.ValidationError, ValueError):
+            raise _Transient("malformed response body") from None
+        prompt_tokens = response.prompt_eval_count
+        # A prompt that fills the room the answer needed was cut or shifted by the server.
+        crowded = prompt_tokens is not None and prompt_tokens + budget > self.num_ctx
+        finish = "length" if response.done_reason == "length" or crowded else "stop"
+        return Generation(
+            strip_reasoning(response.message.content or ""),
+            finish,
+            prompt_tokens,
+            response.eval_count,
+            time.perf_counter() - start,
+        )
+
+
+class _Transient(Exception):
+    """A fault worth retrying."""

@@ -1,0 +1,194 @@
+"""A local server that speaks Ollama's REST API, for driving the real `ollama` client.
+
+Endpoints and shapes follow Ollama's API: GET /api/version and /api/tags; POST /api/show
+(404 with {"error": ...} for an unknown model); POST /api/chat, streamed as NDJSON chunks
+by default and as one JSON object with "stream": false, the last object carrying done,
+done_reason ("stop" or "length"), prompt_eval_count and eval_count. Tokens are words here.
+
+The model answers "ECHO <last paragraph of the prompt>", cut at num_predict words. A prompt
+longer than num_ctx words is truncated to its last num_ctx words, as Ollama does, and
+prompt_eval_count says so. `faults` is consumed one per chat request: "500", "reset",
+"malformed". A model with the "thinking" capability leaks a <think> block unless asked
+not to think, as some models do anyway.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+DIGEST = "sha256:" + "ab" * 32
+
+
+class OllamaStub:
+    def __init__(self, models: dict[str, list[str]] | None = None) -> None:
+        self.models = models or {"stub:latest": ["completion"]}
+        self.faults: list[str] = []
+        self.chats: list[dict[str, Any]] = []
+        self.lock = threading.Lock()
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _json(self, status: int, payload: Any) -> None:
+                body = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def _model(self, name: str) -> str | None:
+                full = name if ":" in name else f"{name}:latest"
+                return full if full in stub.models else None
+
+            def do_GET(self) -> None:
+                if self.path == "/api/version":
+                    self._json(200, {"version": "0.12.6"})
+                elif self.path == "/api/tags":
+                    self._json(
+                        200,
+                        {
+                            "models": [
+                                {
+                                    "name": m,
+                                    "model": m,
+                                    "modified_at": "2026-11-01T10:00:00Z",
+                                    "size": 101000000,
+                                    "digest": DIGEST,
+                                    "details": {
+                                        "parent_model": "",
+                                        "format": "gguf",
+                                        "family": "llama",
+                                        "families": ["llama"],
+                                        "parameter_size": "135M",
+                                        "quantization_level": "Q4_1",
+                                    },
+                                }
+                                for m in stub.models
+                            ]
+                        },
+                    )
+                else:
+                    self._json(404, {"error": "404 page not found"})
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", 0))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                if self.path == "/api/show":
+                    model = self._model(body.get("model", ""))
+                    if model is None:
+                        self._json(404, {"error": f"model '{body.get('model')}' not found"})
+                    else:
+                        self._json(
+                            200,
+                            {
+                                "modelfile": f"FROM {model}",
+                                "parameters": 'stop "<|im_end|>"',
+                                "template": "{{ .Prompt }}",
+                                "details": {"format": "gguf"},
+                                "model_info": {"general.architecture": "llama"},
+                                "capabilities": stub.models[model],
+                                "modified_at": "2026-11-01T10:00:00Z",
+                            },
+                        )
+                elif self.path == "/api/chat":
+                    self._chat(body)
+                else:
+                    self._json(404, {"error": "404 page not found"})
+
+            def _chat(self, body: dict[str, Any]) -> None:
+                with stub.lock:
+                    stub.chats.append(body)
+                    fault = stub.faults.pop(0) if stub.faults else None
+                if fault == "reset":
+                    self.close_connection = True
+                    self.connection.close()
+                    return
+                if fault == "500":
+                    self._json(500, {"error": "llama runner process has terminated"})
+                    return
+                model = self._model(body.get("model", ""))
+                if model is None:
+                    self._json(
+                        404,
+                        {"error": f'model "{body.get("model")}" not found, try pulling it first'},
+                    )
+                    return
+                thinking = "thinking" in stub.models[model]
+                if body.get("think") and not thinking:
+                    self._json(400, {"error": f'"{model}" does not support thinking'})
+                    return
+                if fault == "malformed":
+                    self._json(200, {"model": model, "message": "not an object", "done": True})
+                    return
+                options = body.get("options") or {}
+                num_ctx = options.get("num_ctx", 2048)
+                words = body["messages"][-1]["content"].split()
+                if len(words) > num_ctx:
+                    words = words[-num_ctx:]
+                prompt = " ".join(words)
+                answer = ("ECHO " + body["messages"][-1]["content"].rsplit("\n\n", 1)[-1]).split()
+                if thinking and body.get("think") is not False:
+                    answer = ["<think>", "let", "me", "think", "</think>", *answer]
+                limit = options.get("num_predict", -1)
+                reason = "stop"
+                if 0 <= limit < len(answer):
+                    answer, reason = answer[:limit], "length"
+                final = {
+                    "model": model,
+                    "created_at": "2026-11-22T00:00:00Z",
+                    "done": True,
+                    "done_reason": reason,
+                    "total_duration": 1000,
+                    "load_duration": 10,
+                    "prompt_eval_count": len(prompt.split()),
+                    "prompt_eval_duration": 100,
+                    "eval_count": len(answer),
+                    "eval_duration": 500,
+                }
+                text = " ".join(answer)
+                if body.get("stream", True) is False:
+                    final["message"] = {"role": "assistant", "content": text}
+                    self._json(200, final)
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", "application/x-ndjson")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                pieces = [w + " " for w in answer[:-1]] + answer[-1:]
+                chunks = [
+                    {
+                        "model": model,
+                        "created_at": "2026-11-22T00:00:00Z",
+                        "message": {"role": "assistant", "content": p},
+                        "done": False,
+                    }
+                    for p in pieces
+                ]
+                final["message"] = {"role": "assistant", "content": ""}
+                for chunk in [*chunks, final]:
+                    line = json.dumps(chunk).encode() + b"\n"
+                    self.wfile.write(f"{len(line):x}\r\n".encode() + line + b"\r\n")
+                self.wfile.write(b"0\r\n\r\n")
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def __enter__(self) -> OllamaStub:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()

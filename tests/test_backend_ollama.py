@@ -1,0 +1,156 @@
+"""The ollama backend, driven through the real ollama client against a local server."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+import ollama
+import pytest
+from conftest import read_rows
+from ollama_server import DIGEST, OllamaStub
+
+from shiftbench.gen.backends.ollama import OllamaBackend
+
+
+@pytest.fixture
+def stub(monkeypatch):
+    monkeypatch.setattr(OllamaBackend, "BACKOFF", 0.0)
+    with OllamaStub(
+        {"stub:latest": ["completion"], "thinker:latest": ["completion", "thinking"]}
+    ) as server:
+        yield server
+
+
+def gen(invoke, stub, out, *extra, model="stub"):
+    return invoke(
+        "gen",
+        "sample",
+        "--limit",
+        "3",
+        "-b",
+        "ollama",
+        "--base-url",
+        stub.url,
+        "-m",
+        model,
+        "-q",
+        "-o",
+        out,
+        *extra,
+    )
+
+
+def test_stub_speaks_the_protocol_the_client_expects(stub):
+    client = ollama.Client(host=stub.url)
+    assert [m.model for m in client.list().models] == ["stub:latest", "thinker:latest"]
+    assert client.show("stub").capabilities == ["completion"]
+    messages = [{"role": "user", "content": "Do it.\n\nhello there"}]
+    streamed = "".join(part.message.content for part in client.chat("stub", messages, stream=True))
+    whole = client.chat("stub", messages, stream=False)
+    assert streamed == whole.message.content == "ECHO hello there"
+    assert (whole.done_reason, whole.eval_count) == ("stop", 3)
+    with pytest.raises(ollama.ResponseError) as err:
+        client.chat("missing", messages)
+    assert err.value.status_code == 404
+
+
+def test_rows_options_and_provenance(stub, invoke, tmp_path):
+    out = tmp_path / "run"
+    result = gen(invoke, stub, out)
+    assert result.exit_code == 0, result.output
+    rows = read_rows(out / "paraphrase-s1337" / "test.jsonl")
+    assert [r["sentence1"] for r in rows] == [f"ECHO {r['original_sentence1']}" for r in rows]
+    assert len(stub.chats) == 6
+    for body in stub.chats:
+        options = body["options"]
+        assert options["num_ctx"] == 8192
+        assert options["num_predict"] >= 48
+        assert 0 <= options["seed"] < 2**31
+        assert (options["temperature"], options["top_p"]) == (0.7, 0.95)
+        assert body["stream"] is False and "think" not in body
+    config = json.loads((out / "shiftbench.json").read_text())["configs"]["paraphrase-s1337"]
+    assert config["model"] == {"id": "stub", "digest": DIGEST, "num_ctx": 8192}
+    assert config["backend"]["server_version"] == "0.12.6"
+
+
+def test_reasoning_models_are_told_not_to_think_and_leaks_are_removed(stub, invoke, tmp_path):
+    out = tmp_path / "run"
+    assert gen(invoke, stub, out, model="thinker").exit_code == 0
+    assert {body["think"] for body in stub.chats} == {False}
+    rows = read_rows(out / "paraphrase-s1337" / "test.jsonl")
+    assert all(r["sentence1"].startswith("ECHO ") for r in rows)
+
+    backend = OllamaBackend("thinker", base_url=stub.url)
+    backend.load()
+    backend._info["thinking"] = False  # a model that thinks although not asked to
+    from shiftbench.gen.backends import Request, Sampling
+
+    (leaky,) = backend.generate([Request("x\n\nthe answer", 1, 64)], Sampling())
+    assert leaky.text == "ECHO the answer"
+
+
+def test_token_budget_and_truncated_prompts_are_reported(stub, invoke, tmp_path):
+    out = tmp_path / "run"
+    assert gen(invoke, stub, out, "--max-new-tokens", "3").exit_code == 0
+    rows = read_rows(out / "paraphrase-s1337" / "test.jsonl")
+    assert {r["finish_reason"] for r in rows} == {"length"}
+    assert all(len(r["sentence1"].split()) == 3 for r in rows)
+
+    folder = tmp_path / "long"
+    (folder / "data").mkdir(parents=True)
+    row = {"sentence1": " ".join(["word"] * 400), "sentence2": "short text", "score": 1.0}
+    (folder / "data" / "test.jsonl").write_text(json.dumps(row) + "\n")
+    (folder / "README.md").write_text(
+        "---\nconfigs:\n- config_name: default\n  data_files:\n"
+        "  - split: test\n    path: data/test.jsonl\n---\n"
+    )
+    result = invoke(
+        "gen",
+        folder,
+        "--task-type",
+        "STS",
+        "-b",
+        "ollama",
+        "--base-url",
+        stub.url,
+        "-m",
+        "stub",
+        "--num-ctx",
+        "256",
+        "-q",
+        "-o",
+        tmp_path / "run2",
+    )
+    assert result.exit_code == 0, result.output
+    (done,) = read_rows(tmp_path / "run2" / "paraphrase-s1337" / "test.jsonl")
+    assert done["finish_reason"] == "length"
+
+
+def test_faults_are_retried(stub, invoke, tmp_path):
+    stub.faults = ["500", "reset", "malformed"]
+    out = tmp_path / "run"
+    result = gen(invoke, stub, out, "--concurrency", "1")
+    assert result.exit_code == 0, result.output
+    assert len(stub.chats) == 6 + 3
+    assert {r["status"] for r in read_rows(out / "paraphrase-s1337" / "test.jsonl")} == {"ok"}
+
+
+def test_unknown_model_and_unreachable_server(stub, invoke, tmp_path):
+    out = tmp_path / "run"
+    result = gen(invoke, stub, out, model="stubb")
+    assert (result.exit_code, result.stderr) == (
+        2,
+        f"Error: Ollama at {stub.url} has no model 'stubb' (pull it with 'ollama pull "
+        "stubb'); did you mean stub?\n",
+    )
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    result = invoke("gen", "sample", "-b", "ollama", "--base-url", closed, "-m", "stub", "-o", out)
+    assert (result.exit_code, result.stderr) == (
+        2,
+        f"Error: cannot reach Ollama at {closed} (start it with 'ollama serve', or set "
+        "--base-url)\n",
+    )
+    assert not out.exists()
