@@ -12,9 +12,10 @@ from shiftbench.gen.backends import Backend, Generation, Request, Sampling
 from shiftbench.gen.cache import GenerationCache, row_key
 from shiftbench.gen.languages import DEFAULT_POOL, LANGUAGES, Language, draw
 from shiftbench.gen.transforms import PER_DATASET, PER_TEXT, PIVOT, SOURCE, Prompt, Transform
+from shiftbench.validate.checks import GEN_CHECKS, first_failure
 
 OK = "ok"
-EMPTY_OUTPUT = "empty-output"
+EMPTY_OUTPUT = "empty"
 EMPTY_INPUT = "empty-input"
 CHUNK = 32  # requests sent to the backend between cache commits
 BACKEND_TRIES = 3
@@ -84,9 +85,11 @@ def rewrite_texts(
 ) -> dict[str, RowResult]:
     """Transform each unique text once; identical texts share one result.
 
-    A chain of calls whose output comes back empty is run again with the next attempt's
-    seeds (when sampling; greedy decoding would only repeat itself), up to
-    `variant.max_attempts`.
+    A chain of calls whose output fails an automatic check (validate.checks.GEN_CHECKS:
+    empty, identical to the input, a reasoning or prefix leak, runaway length) runs again
+    with the next attempt's seeds (when sampling; greedy decoding would only repeat
+    itself), up to `variant.max_attempts`. The last output stays, with the check's name as
+    its status: it is never replaced by the input.
     """
     model = backend.describe()["model"]
     results = {t: RowResult("", EMPTY_INPUT, 0, "") for t in texts if not t.strip()}
@@ -114,15 +117,10 @@ def rewrite_texts(
                     progress.update(calls - step - 1)
         for text in pending:
             codes = tuple(lang.code if lang else "" for lang in plans[text])
-            done = text in current
-            results[text] = RowResult(
-                current[text] if done else "",
-                OK if done else EMPTY_OUTPUT,
-                attempt,
-                reasons[text],
-                codes,
-            )
-        pending = [t for t in pending if t not in current]
+            output = current.get(text, "")
+            status = first_failure(text, output, variant.transform.name, GEN_CHECKS) or OK
+            results[text] = RowResult(output, status, attempt, reasons[text], codes)
+        pending = [t for t in pending if results[t].status != OK]
         if not pending:
             break
         progress.total += len(pending) * calls if attempt < attempts else 0

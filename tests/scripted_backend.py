@@ -17,6 +17,7 @@ class ScriptedBackend:
     prompts: ClassVar[list[str]] = []
     fail_from_call: ClassVar[int | None] = None
     empty_for: ClassVar[set[str]] = set()
+    script: ClassVar[dict[str, list[str]]] = {}  # input -> replies, one per call, in order
 
     def __init__(self, model: str | None = None, **_: Any) -> None:
         self.model = model or "scripted-model"
@@ -33,4 +34,9 @@ class ScriptedBackend:
         ScriptedBackend.prompts.extend(r.prompt for r in requests)
         if self.fail_from_call is not None and len(self.calls) >= self.fail_from_call:
             raise ConnectionError("scripted failure")
-        return [Generation("" if t in self.empty_for else f"REWRITTEN {t}", "stop") for t in texts]
+        return [Generation(self._reply(t), "stop") for t in texts]
+
+    def _reply(self, text: str) -> str:
+        if self.script.get(text):
+            return self.script[text].pop(0)
+        return "" if text in self.empty_for else f"REWRITTEN {text}"

@@ -168,15 +168,13 @@ def test_failed_row_keeps_status_and_is_never_the_original(scripted, invoke, tmp
     result = invoke("gen", "sample", "--limit", "2", "-b", "scripted", "-q", "-o", out)
     assert result.exit_code == 0, result.output
     rows = read_rows(out / "paraphrase-s1337" / "test.jsonl")
-    assert rows[0]["status"] == "empty-output"
+    assert rows[0]["status"] == "empty"
     assert rows[0]["sentence2"] == ""
     assert rows[0]["original_sentence2"] == first["sentence2"]
     assert rows[0]["attempt"] == 3
     assert rows[1]["status"] == "ok"
     meta = json.loads((out / "shiftbench.json").read_text(encoding="utf-8"))
-    assert meta["configs"]["paraphrase-s1337"]["status_counts"] == {
-        "test": {"empty-output": 1, "ok": 1}
-    }
+    assert meta["configs"]["paraphrase-s1337"]["status_counts"] == {"test": {"empty": 1, "ok": 1}}
 
 
 def test_identical_texts_are_generated_once(scripted, invoke, tmp_path):
@@ -260,3 +258,41 @@ def test_each_row_task_type_rewrites_its_declared_fields(
             assert row[field] == f"REWRITTEN {row['original_' + field]}"
         for field in kept:
             assert f"original_{field}" not in row and row[field] is not None
+
+
+def test_outputs_failing_the_checks_are_regenerated_then_kept_with_their_reason(
+    scripted, invoke, tmp_path
+):
+    sample = read_rows(Path(__file__).parents[1] / "sample" / "data" / "test.jsonl")
+    a, b = sample[0]["sentence1"], sample[0]["sentence2"]
+    scripted.script = {
+        a: [a.upper(), f"Paraphrase: {a}", "A gardener waters her tomatoes."],
+        b: [b, "<think>hmm</think> no", b + " " + "and so on " * 20],
+    }
+    out = tmp_path / "run"
+    result = invoke("gen", "sample", "--limit", "1", "-b", "scripted", "-q", "-o", out)
+    assert result.exit_code == 0, result.output
+    (row,) = read_rows(out / "paraphrase-s1337" / "test.jsonl")
+    assert row["sentence1"] == "A gardener waters her tomatoes."
+    assert row["sentence2"] == b + " " + "and so on " * 20  # the last try, kept as it came
+    assert (row["status"], row["attempt"]) == ("runaway", 3)
+    assert [t for call in scripted.calls for t in call].count(a) == 3
+
+
+@pytest.mark.parametrize(
+    ("check", "source", "output", "transform", "fails"),
+    [
+        ("identical", "A cat sleeps.", "  a cat sleeps. ", "paraphrase", True),
+        ("identical", "A cat sleeps.", "A cat naps.", "paraphrase", False),
+        ("prefix-leak", "A cat sleeps.", "Translation: Un gato duerme.", "translation", True),
+        ("prefix-leak", "Summary: fine.", "Summary: good.", "paraphrase", False),
+        ("reasoning-leak", "A cat.", "<think>ok</think>A cat.", "paraphrase", True),
+        ("runaway", "one two", "w " * 11, "paraphrase", True),
+        ("runaway", "one two", "w " * 11, "expansion", False),
+        ("empty", "x", " \n", "paraphrase", True),
+    ],
+)
+def test_checks(check, source, output, transform, fails):
+    from shiftbench.validate.checks import CHECKS
+
+    assert CHECKS[check](source, output, transform) is fails
