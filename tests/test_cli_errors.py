@@ -135,7 +135,9 @@ def test_unknown_backend(invoke, tmp_path):
     out = tmp_path / "run"
     result = invoke("gen", "sample", "--backend", "embeded", "-o", out)
     assert_refused(
-        result, "unknown backend 'embeded'; available: embedded; did you mean embedded?", out
+        result,
+        "unknown backend 'embeded'; available: embedded, ollama, openai; did you mean embedded?",
+        out,
     )
 
 
