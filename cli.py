@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from shiftbench import __version__
-from shiftbench.errors import InputError, ShiftbenchError
+from shiftbench.errors import InputError, RuntimeFault, ShiftbenchError
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -234,6 +234,14 @@ def cli() -> None:
     help="Where finished rows are cached. Default: $SHIFTBENCH_CACHE_DIR or ~/.cache/shiftbench.",
 )
 @click.option("--no-cache", is_flag=True, help="Keep finished rows in memory only.")
+@click.option(
+    "--max-failure-rate",
+    type=click.FloatRange(0, 1),
+    default=0.5,
+    show_default=True,
+    help="Exit with 1 when a larger share of the rows written failed the checks (the run "
+    "folder is written all the same).",
+)
 @click.option("--overwrite", is_flag=True, help="Replace configs that already exist.")
 @quiet_option
 def gen(
@@ -262,6 +270,7 @@ def gen(
     prompt_file: str | None,
     cache_dir: Path | None,
     no_cache: bool,
+    max_failure_rate: float,
     overwrite: bool,
     quiet: bool,
 ) -> None:
@@ -274,7 +283,7 @@ def gen(
     """
     from shiftbench.gen.backends import Sampling, get_backend
     from shiftbench.gen.cache import GenerationCache, default_cache_dir
-    from shiftbench.gen.generate import run_gen
+    from shiftbench.gen.generate import failure_share, run_gen
     from shiftbench.gen.languages import get_language, parse_pool
     from shiftbench.gen.rewrite import Variant
     from shiftbench.gen.transforms import expand_transforms, load_prompts
@@ -324,7 +333,13 @@ def gen(
         )
     finally:
         cache.close()
-    click.echo(f"wrote {', '.join(written)} to {target}")
+    click.echo(f"wrote {', '.join(c.name for c in written)} to {target}")
+    failed, total = failure_share(written)
+    if total and failed / total > max_failure_rate:
+        raise RuntimeFault(
+            f"{failed} of {total} rows ({failed / total:.0%}) failed the checks, more than "
+            f"--max-failure-rate {max_failure_rate:g}; they are in {target} with their reasons"
+        )
 
 
 def parse_seeds(values: tuple[str, ...]) -> list[int]:

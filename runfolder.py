@@ -100,6 +100,7 @@ def _write_new(path: Path, source_meta: dict[str, Any], configs: list[ConfigData
         "configs": {c.name: c.meta for c in configs},
     }
     path.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale(path.parent.glob(f".{path.name}.tmp-*"))
     stage = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-", dir=path.parent))
     try:
         for config in configs:
@@ -115,6 +116,7 @@ def _write_new(path: Path, source_meta: dict[str, Any], configs: list[ConfigData
 
 def _add_configs(path: Path, meta: dict[str, Any], configs: list[ConfigData]) -> None:
     """Stage configs inside the folder, move each into place, then record them."""
+    _remove_stale(path.glob(".staging-*"))
     stage = Path(tempfile.mkdtemp(prefix=".staging-", dir=path))
     try:
         for config in configs:
@@ -129,6 +131,12 @@ def _add_configs(path: Path, meta: dict[str, Any], configs: list[ConfigData]) ->
         _write_meta(path, meta)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
+
+
+def _remove_stale(leftovers: Iterable[Path]) -> None:
+    """Staging folders a killed run left behind (one writer per run folder at a time)."""
+    for leftover in leftovers:
+        shutil.rmtree(leftover, ignore_errors=True)
 
 
 def _write_config(folder: Path, config: ConfigData) -> None:

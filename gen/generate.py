@@ -44,11 +44,11 @@ def run_gen(
     limit: int | None = None,
     overwrite: bool = False,
     quiet: bool = False,
-) -> list[str]:
+) -> list[ConfigData]:
     """Generate every variant of every subset of `source` into the run folder `output`.
 
     Everything that can be checked is checked before the first model call, so bad input
-    writes nothing. Returns the names of the configs written.
+    writes nothing. Returns the configs written.
     """
     if source.task_type not in TABULAR_TYPES:
         raise InputError(
@@ -94,7 +94,17 @@ def run_gen(
             )
             configs.append(_variant_config(source, subset, rewritten, variant, described, done))
     write_run(output, recorded, configs, meta)
-    return [c.name for c in configs]
+    return configs
+
+
+def failure_share(configs: list[ConfigData]) -> tuple[int, int]:
+    """(failed rows, transformed rows) over the variant configs given."""
+    failed = total = 0
+    for config in configs:
+        for counts in config.meta.get("status_counts", {}).values():
+            total += sum(counts.values())
+            failed += sum(n for status, n in counts.items() if status != OK)
+    return failed, total
 
 
 def _limited(splits: dict[str, Any], limit: int | None) -> dict[str, list[dict[str, Any]]]:

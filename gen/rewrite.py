@@ -174,8 +174,11 @@ def _generate_missing(
     cap = variant.transform.max_new_tokens
     if variant.sampling.max_new_tokens:
         cap = min(cap, variant.sampling.max_new_tokens)
-    for start in range(0, len(todo), CHUNK):
-        chunk = todo[start : start + CHUNK]
+    # A chunk is what one backend round takes in (a batch, or one request per connection),
+    # so a crash loses at most the chunk in flight.
+    size = min(CHUNK, getattr(backend, "chunk_size", CHUNK))
+    for start in range(0, len(todo), size):
+        chunk = todo[start : start + size]
         requests = []
         for key, text in chunk:
             lang = plans[text][step]

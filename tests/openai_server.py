@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -18,6 +19,7 @@ class OpenAIStub:
     def __init__(self, models: tuple[str, ...] = ("stub-model",)) -> None:
         self.models = models
         self.faults: list[str] = []
+        self.delay = 0.0  # seconds each completion takes
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.lock = threading.Lock()
@@ -49,6 +51,8 @@ class OpenAIStub:
                     stub.requests.append(body)
                     stub.headers.append(dict(self.headers))
                     fault = stub.faults.pop(0) if stub.faults else None
+                if stub.delay:
+                    time.sleep(stub.delay)
                 if self.path != "/v1/chat/completions":
                     self._send(404, {"error": {"message": "not found"}})
                 elif fault == "reset":

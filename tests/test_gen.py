@@ -296,3 +296,19 @@ def test_checks(check, source, output, transform, fails):
     from shiftbench.validate.checks import CHECKS
 
     assert CHECKS[check](source, output, transform) is fails
+
+
+def test_too_many_failed_rows_exit_1_but_keep_the_run(scripted, invoke, tmp_path):
+    sample = read_rows(Path(__file__).parents[1] / "sample" / "data" / "test.jsonl")[:2]
+    scripted.empty_for = {sample[0]["sentence1"], sample[1]["sentence1"]}
+    out = tmp_path / "run"
+    args = ["gen", "sample", "--limit", "2", "-b", "scripted", "-q", "-o", out]
+    result = invoke(*args, "--max-failure-rate", "0.5")
+    assert result.exit_code == 1
+    assert result.stderr == (
+        "Error: 2 of 2 rows (100%) failed the checks, more than --max-failure-rate 0.5; they "
+        f"are in {out} with their reasons\n"
+    )
+    assert {r["status"] for r in read_rows(out / "paraphrase-s1337" / "test.jsonl")} == {"empty"}
+    result = invoke(*args, "--max-failure-rate", "1", "-s", "2")
+    assert result.exit_code == 0, result.output

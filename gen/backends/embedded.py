@@ -129,6 +129,10 @@ class EmbeddedBackend:
         self.batch_size = batch_size
         self._described: dict[str, Any] | None = None
 
+    @property
+    def chunk_size(self) -> int:
+        return self.batch_size
+
     def describe(self) -> dict[str, Any]:
         if self._described is None:
             self._described = self._describe()

@@ -95,6 +95,10 @@ class OllamaBackend:
             "server": version,
         }
 
+    @property
+    def chunk_size(self) -> int:
+        return self.concurrency
+
     def describe(self) -> dict[str, Any]:
         from importlib.metadata import version
 

@@ -95,6 +95,10 @@ class OpenAIBackend:
                 f"{', '.join(served)}{suggest(self.model, served)}"
             )
 
+    @property
+    def chunk_size(self) -> int:
+        return self.concurrency
+
     def describe(self) -> dict[str, Any]:
         import httpx
 
