@@ -333,6 +333,9 @@ def gen(
         )
     finally:
         cache.close()
+    if not written:
+        click.echo(f"nothing to do: every config asked for is already complete in {target}")
+        return
     click.echo(f"wrote {', '.join(c.name for c in written)} to {target}")
     failed, total = failure_share(written)
     if total and failed / total > max_failure_rate:

@@ -53,10 +53,8 @@ def read_meta(path: Path) -> dict[str, Any]:
     return meta
 
 
-def check_target(
-    path: Path, source_meta: dict[str, Any], configs: Iterable[str], overwrite: bool
-) -> dict[str, Any] | None:
-    """Refuse an output folder that cannot take these configs; return its metadata if any."""
+def check_target(path: Path, source_meta: dict[str, Any]) -> dict[str, Any] | None:
+    """Refuse an output folder that is not a run folder of this source; return its metadata."""
     if path.exists() and not path.is_dir():
         raise InputError(f"output {path} exists and is not a folder")
     if not path.exists() or not any(path.iterdir()):
@@ -72,11 +70,6 @@ def check_target(
         raise InputError(
             f"output {path} holds a run of {held} with other source settings; "
             "choose another --output"
-        )
-    taken = [c for c in configs if c in meta.get("configs", {})]
-    if taken and not overwrite:
-        raise InputError(
-            f"config {taken[0]!r} already exists in {path}; pass --overwrite to replace it"
         )
     return meta
 

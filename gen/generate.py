@@ -58,11 +58,6 @@ def run_gen(
     data = {subset: _limited(source.load(subset), limit) for subset in source.subsets}
     for subset, splits in data.items():
         _check_text_columns(source, subset, {s: splits[s] for s in source.splits})
-    names = [
-        config_name(base, subset, source.multi_subset)
-        for subset in source.subsets
-        for base in ["original", *(v.base_name for v in variants)]
-    ]
     languages = {subset: subset_language(source, subset) for subset in source.subsets}
     for variant in variants:
         missing = [s for s, lang in languages.items() if lang is None]
@@ -72,17 +67,16 @@ def run_gen(
                 f"{source.name}[{missing[0]}]; name it with --source-language"
             )
     recorded = {**source_meta(source), "row_limit": limit}
-    meta = check_target(output, recorded, names[1:], overwrite)
+    meta = check_target(output, recorded)
     described = backend.describe()
+    todo = _configs_to_make(source, variants, described, meta, output, overwrite)
     configs = []
     for subset, splits in data.items():
-        if (
-            meta is None
-            or config_name("original", subset, source.multi_subset) not in meta["configs"]
-        ):
+        original = config_name("original", subset, source.multi_subset)
+        if meta is None or original not in meta["configs"]:
             configs.append(_original_config(source, subset, splits))
         rewritten = {s: splits[s] for s in source.splits}
-        for variant in variants:
+        for variant in (v for sub, v in todo if sub == subset):
             done = rewrite_texts(
                 [r[f] for rows in rewritten.values() for r in rows for f in source.text_fields],
                 variant,
@@ -93,8 +87,40 @@ def run_gen(
                 quiet=quiet,
             )
             configs.append(_variant_config(source, subset, rewritten, variant, described, done))
+    if not configs:
+        return []
     write_run(output, recorded, configs, meta)
     return configs
+
+
+def _configs_to_make(
+    source: Source,
+    variants: list[Variant],
+    described: dict[str, Any],
+    meta: dict[str, Any] | None,
+    output: Path,
+    overwrite: bool,
+) -> list[tuple[str, Variant]]:
+    """(subset, variant) pairs still to generate.
+
+    A config already in the folder with the same settings is complete and is skipped, so
+    re-running a finished command does nothing; one with other settings is replaced only
+    with --overwrite.
+    """
+    existing = meta["configs"] if meta else {}
+    todo = []
+    for subset in source.subsets:
+        for variant in variants:
+            name = config_name(variant.base_name, subset, source.multi_subset)
+            if name in existing and not overwrite:
+                if existing[name].get("settings_sha256") == variant.settings_sha256(described):
+                    continue
+                raise InputError(
+                    f"config {name!r} already exists in {output} with other settings; pass "
+                    "--overwrite to replace it"
+                )
+            todo.append((subset, variant))
+    return todo
 
 
 def failure_share(configs: list[ConfigData]) -> tuple[int, int]:
@@ -162,6 +188,7 @@ def _variant_config(
     meta = {
         "kind": "transform",
         "subset": subset,
+        "settings_sha256": variant.settings_sha256(described),
         "transform": variant.transform.name,
         "transform_version": variant.transform.version,
         "axis": variant.transform.axis,

@@ -39,6 +39,20 @@ class Variant:
         variant = f"-p{self.prompt_variant}" if self.prompt_variant != 1 else ""
         return f"{self.transform.name}{variant}-s{self.seed}"
 
+    def settings_sha256(self, described: dict[str, Any]) -> str:
+        """A hash of every setting the variant's rows depend on (not batch size or order)."""
+        return row_key(
+            transform=self.transform.name,
+            transform_version=self.transform.version,
+            prompts=[p.sha256 for p in self.prompts],
+            model=described["model"],
+            sampling=self.sampling.as_dict(),
+            seed=self.seed,
+            pool=[lang.code for lang in self.pool],
+            max_attempts=self.max_attempts,
+            checks=list(GEN_CHECKS),
+        )
+
     def step_languages(
         self, text: str, source: Language | None, dataset_id: str
     ) -> tuple[Language | None, ...]:

@@ -125,13 +125,20 @@ def test_outputs_are_rewrites_not_copies(sample_run):
     assert changed, "sampling at temperature 0.7 should change some sentences"
 
 
-def test_existing_config_needs_overwrite(sample_run, invoke):
+def test_rerun_skips_finished_configs_and_other_settings_need_overwrite(sample_run, invoke):
     before = (sample_run / "shiftbench.json").read_bytes()
-    result = invoke("gen", "sample", "--limit", LIMIT, "-s", "1", "-o", sample_run)
+    result = invoke("gen", "sample", "--limit", LIMIT, "-s", "1", "-q", "-o", sample_run)
+    assert (result.exit_code, result.stdout) == (
+        0,
+        f"nothing to do: every config asked for is already complete in {sample_run}\n",
+    )
+    result = invoke(
+        "gen", "sample", "--limit", LIMIT, "-s", "1", "--temperature", "0.5", "-o", sample_run
+    )
     assert result.exit_code == 2
     assert result.stderr == (
-        f"Error: config 'paraphrase-s1' already exists in {sample_run}; pass --overwrite to "
-        "replace it\n"
+        f"Error: config 'paraphrase-s1' already exists in {sample_run} with other settings; "
+        "pass --overwrite to replace it\n"
     )
     assert (sample_run / "shiftbench.json").read_bytes() == before
 
@@ -270,7 +277,19 @@ def test_outputs_failing_the_checks_are_regenerated_then_kept_with_their_reason(
         b: [b, "<think>hmm</think> no", b + " " + "and so on " * 20],
     }
     out = tmp_path / "run"
-    result = invoke("gen", "sample", "--limit", "1", "-b", "scripted", "-q", "-o", out)
+    result = invoke(
+        "gen",
+        "sample",
+        "--limit",
+        "1",
+        "-b",
+        "scripted",
+        "-q",
+        "-o",
+        out,
+        "--max-failure-rate",
+        "1",
+    )
     assert result.exit_code == 0, result.output
     (row,) = read_rows(out / "paraphrase-s1337" / "test.jsonl")
     assert row["sentence1"] == "A gardener waters her tomatoes."
