@@ -235,6 +235,13 @@ def cli() -> None:
 )
 @click.option("--no-cache", is_flag=True, help="Keep finished rows in memory only.")
 @click.option(
+    "--shard",
+    default=None,
+    metavar="I/N",
+    help="Make only rows whose row_id % N == I (I from 0), for splitting a run across "
+    "machines; put the shards together with 'shiftbench merge'.",
+)
+@click.option(
     "--max-failure-rate",
     type=click.FloatRange(0, 1),
     default=0.5,
@@ -270,6 +277,7 @@ def gen(
     prompt_file: str | None,
     cache_dir: Path | None,
     no_cache: bool,
+    shard: str | None,
     max_failure_rate: float,
     overwrite: bool,
     quiet: bool,
@@ -328,6 +336,7 @@ def gen(
             target,
             cache=cache,
             limit=limit,
+            shard=parse_shard(shard) if shard else None,
             overwrite=overwrite,
             quiet=quiet,
         )
@@ -355,6 +364,37 @@ def parse_seeds(values: tuple[str, ...]) -> list[int]:
             except ValueError:
                 raise InputError(f"--seed takes whole numbers, not {part.strip()!r}") from None
     return list(dict.fromkeys(seeds))
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """ "I/N" as (I, N), with 0 <= I < N."""
+    try:
+        index, count = (int(part) for part in text.split("/"))
+    except ValueError:
+        raise InputError(f"--shard takes I/N (e.g. 0/4), not {text!r}") from None
+    if not 0 <= index < count:
+        raise InputError(f"--shard {text}: I must be from 0 to N-1")
+    return index, count
+
+
+@cli.command(context_settings=CONTEXT)
+@click.argument("shards", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="The run folder to write (must not exist).",
+)
+def merge(shards: tuple[Path, ...], output: Path) -> None:
+    """Put the run folders of a sharded gen run (--shard I/N) together into one.
+
+    The result is byte for byte the folder one machine would have written.
+    """
+    from shiftbench.gen.merge import merge_shards
+
+    names = merge_shards(list(shards), output)
+    click.echo(f"merged {len(shards)} shards into {output}: {', '.join(names)}")
 
 
 @cli.command(context_settings=CONTEXT)

@@ -39,6 +39,14 @@ class ConfigData:
     splits: dict[str, list[dict[str, Any]]]
 
 
+def tally_status(rows: list[dict[str, Any]]) -> dict[str, int]:
+    """How many rows have each status, in name order."""
+    counts: dict[str, int] = {}
+    for row in rows:
+        counts[row["status"]] = counts.get(row["status"], 0) + 1
+    return dict(sorted(counts.items()))
+
+
 def is_run_folder(path: Path) -> bool:
     return (path / META_FILE).is_file()
 
@@ -53,8 +61,10 @@ def read_meta(path: Path) -> dict[str, Any]:
     return meta
 
 
-def check_target(path: Path, source_meta: dict[str, Any]) -> dict[str, Any] | None:
-    """Refuse an output folder that is not a run folder of this source; return its metadata."""
+def check_target(
+    path: Path, source_meta: dict[str, Any], shard: dict[str, int] | None = None
+) -> dict[str, Any] | None:
+    """Refuse an output folder that is not a run folder of this source (and shard)."""
     if path.exists() and not path.is_dir():
         raise InputError(f"output {path} exists and is not a folder")
     if not path.exists() or not any(path.iterdir()):
@@ -71,24 +81,38 @@ def check_target(path: Path, source_meta: dict[str, Any]) -> dict[str, Any] | No
             f"output {path} holds a run of {held} with other source settings; "
             "choose another --output"
         )
+    if meta.get("shard") != shard:
+        raise InputError(
+            f"output {path} holds another shard of this source; choose another --output"
+        )
     return meta
 
 
 def write_run(
-    path: Path, source_meta: dict[str, Any], configs: list[ConfigData], meta: dict[str, Any] | None
+    path: Path,
+    source_meta: dict[str, Any],
+    configs: list[ConfigData],
+    meta: dict[str, Any] | None,
+    top: dict[str, Any] | None = None,
 ) -> None:
-    """Write configs into the run folder at `path` (new when `meta` is None)."""
+    """Write configs into the run folder at `path` (new when `meta` is None).
+
+    `top` adds keys to a new folder's metadata (a shard's index and count).
+    """
     if meta is None:
-        _write_new(path, source_meta, configs)
+        _write_new(path, source_meta, configs, top or {})
     else:
         _add_configs(path, meta, configs)
 
 
-def _write_new(path: Path, source_meta: dict[str, Any], configs: list[ConfigData]) -> None:
+def _write_new(
+    path: Path, source_meta: dict[str, Any], configs: list[ConfigData], top: dict[str, Any]
+) -> None:
     """Stage the whole folder beside its target, then rename it into place."""
     meta = {
         "format": FORMAT_VERSION,
         "shiftbench_version": __version__,
+        **top,
         "source": source_meta,
         "configs": {c.name: c.meta for c in configs},
     }

@@ -11,7 +11,7 @@ from shiftbench.gen.cache import GenerationCache
 from shiftbench.gen.languages import Language, get_language
 from shiftbench.gen.rewrite import OK, RowResult, Variant, needs_source_language, rewrite_texts
 from shiftbench.gen.transforms import PIVOT, SOURCE
-from shiftbench.runfolder import ConfigData, check_target, config_name, write_run
+from shiftbench.runfolder import ConfigData, check_target, config_name, tally_status, write_run
 from shiftbench.sources import TABULAR_TYPES, Source
 
 
@@ -42,20 +42,22 @@ def run_gen(
     *,
     cache: GenerationCache,
     limit: int | None = None,
+    shard: tuple[int, int] | None = None,
     overwrite: bool = False,
     quiet: bool = False,
 ) -> list[ConfigData]:
     """Generate every variant of every subset of `source` into the run folder `output`.
 
     Everything that can be checked is checked before the first model call, so bad input
-    writes nothing. Returns the configs written.
+    writes nothing. With `shard` (index, count), only rows whose row_id % count == index are
+    made; `shiftbench merge` puts the shards together. Returns the configs written.
     """
     if source.task_type not in TABULAR_TYPES:
         raise InputError(
             f"gen does not rewrite {source.task_type} tasks yet; it handles "
             f"{', '.join(TABULAR_TYPES)}"
         )
-    data = {subset: _limited(source.load(subset), limit) for subset in source.subsets}
+    data = {subset: _rows(source.load(subset), limit, shard) for subset in source.subsets}
     for subset, splits in data.items():
         _check_text_columns(source, subset, {s: splits[s] for s in source.splits})
     languages = {subset: subset_language(source, subset) for subset in source.subsets}
@@ -67,7 +69,8 @@ def run_gen(
                 f"{source.name}[{missing[0]}]; name it with --source-language"
             )
     recorded = {**source_meta(source), "row_limit": limit}
-    meta = check_target(output, recorded)
+    top = {"shard": {"index": shard[0], "count": shard[1]}} if shard else {}
+    meta = check_target(output, recorded, top.get("shard"))
     described = backend.describe()
     todo = _configs_to_make(source, variants, described, meta, output, overwrite)
     configs = []
@@ -89,7 +92,7 @@ def run_gen(
             configs.append(_variant_config(source, subset, rewritten, variant, described, done))
     if not configs:
         return []
-    write_run(output, recorded, configs, meta)
+    write_run(output, recorded, configs, meta, top)
     return configs
 
 
@@ -133,9 +136,17 @@ def failure_share(configs: list[ConfigData]) -> tuple[int, int]:
     return failed, total
 
 
-def _limited(splits: dict[str, Any], limit: int | None) -> dict[str, list[dict[str, Any]]]:
-    rows = {split: ds.to_list() for split, ds in splits.items()}
-    return {split: r[:limit] if limit else r for split, r in rows.items()}
+def _rows(
+    splits: dict[str, Any], limit: int | None, shard: tuple[int, int] | None
+) -> dict[str, list[dict[str, Any]]]:
+    """Each split's rows with their `row_id` (position in the split), limited and sharded."""
+    out = {}
+    for split, ds in splits.items():
+        rows = [{"row_id": i, **r} for i, r in enumerate(ds.to_list()[:limit] if limit else ds)]
+        if shard is not None:
+            rows = [r for r in rows if r["row_id"] % shard[1] == shard[0]]
+        out[split] = rows
+    return out
 
 
 def _check_text_columns(
@@ -154,9 +165,8 @@ def _check_text_columns(
 def _original_config(
     source: Source, subset: str, splits: dict[str, list[dict[str, Any]]]
 ) -> ConfigData:
-    rows = {split: [{"row_id": i, **r} for i, r in enumerate(rs)] for split, rs in splits.items()}
-    meta = {"kind": "original", "subset": subset, "rows": {s: len(r) for s, r in rows.items()}}
-    return ConfigData(config_name("original", subset, source.multi_subset), meta, rows)
+    meta = {"kind": "original", "subset": subset, "rows": {s: len(r) for s, r in splits.items()}}
+    return ConfigData(config_name("original", subset, source.multi_subset), meta, splits)
 
 
 def subset_language(source: Source, subset: str) -> Language | None:
@@ -178,11 +188,8 @@ def _variant_config(
     out: dict[str, list[dict[str, Any]]] = {}
     counts: dict[str, dict[str, int]] = {}
     for split, rows in splits.items():
-        out[split] = [_variant_row(i, row, fields, done, pivot) for i, row in enumerate(rows)]
-        tally: dict[str, int] = {}
-        for row in out[split]:
-            tally[row["status"]] = tally.get(row["status"], 0) + 1
-        counts[split] = dict(sorted(tally.items()))
+        out[split] = [_variant_row(row, fields, done, pivot) for row in rows]
+        counts[split] = tally_status(out[split])
     used = [done[r[f]] for rows in splits.values() for r in rows for f in fields]
     source_language = subset_language(source, subset)
     meta = {
@@ -223,7 +230,6 @@ def _drawn_languages(variant: Variant, used: list[RowResult]) -> dict[str, list[
 
 
 def _variant_row(
-    index: int,
     row: dict[str, Any],
     fields: tuple[str, ...],
     done: dict[str, RowResult],
@@ -235,7 +241,7 @@ def _variant_row(
     status names the first failure. `language_<field>` is the language the field is now
     in; back-translation adds `pivot_<field>`.
     """
-    new = {"row_id": index, **row}
+    new = dict(row)
     statuses, attempts, reasons = [], [], []
     for field in fields:
         result = done[row[field]]

@@ -1,0 +1,75 @@
+"""Put the shards of a sharded gen run back together into one run folder.
+
+The result is the folder a single-machine run would have written, byte for byte: rows are
+deterministic per row, so only the per-config counts need recomputing.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from shiftbench.errors import InputError
+from shiftbench.runfolder import ConfigData, is_run_folder, read_meta, tally_status, write_run
+
+DRAWN = ("target_languages", "pivot_languages")
+
+
+def merge_shards(folders: list[Path], output: Path) -> list[str]:
+    """Merge shard run folders into `output` (which must not exist). Returns config names."""
+    metas = [_shard_meta(folder) for folder in folders]
+    count = metas[0]["shard"]["count"]
+    indexes = sorted(m["shard"]["index"] for m in metas)
+    if any(m["shard"]["count"] != count for m in metas) or indexes != list(range(count)):
+        have = ", ".join(str(i) for i in indexes)
+        raise InputError(f"a merge needs shards 0 to {count - 1} once each; given: {have}")
+    first = metas[0]
+    for folder, meta in zip(folders[1:], metas[1:], strict=True):
+        if meta["source"] != first["source"] or _settings(meta) != _settings(first):
+            raise InputError(f"{folder} was made with other settings than {folders[0]}")
+    if output.exists() and any(output.iterdir()):
+        raise InputError(f"output {output} already exists; a merge writes a new folder")
+    configs = [_merge_config(name, info, folders, metas) for name, info in first["configs"].items()]
+    write_run(output, first["source"], configs, None)
+    return [c.name for c in configs]
+
+
+def _shard_meta(folder: Path) -> dict[str, Any]:
+    if not is_run_folder(folder):
+        raise InputError(f"{folder} is not a shiftbench run folder")
+    meta = read_meta(folder)
+    if "shard" not in meta:
+        raise InputError(f"{folder} is not a shard (it was not made with --shard)")
+    return meta
+
+
+def _settings(meta: dict[str, Any]) -> dict[str, Any]:
+    """What must agree between shards: every config's settings."""
+    return {
+        name: (info["kind"], info.get("settings_sha256"), sorted(info["rows"]))
+        for name, info in meta["configs"].items()
+    }
+
+
+def _merge_config(
+    name: str, info: dict[str, Any], folders: list[Path], metas: list[dict[str, Any]]
+) -> ConfigData:
+    splits: dict[str, list[dict[str, Any]]] = {}
+    for split in info["rows"]:
+        rows = []
+        for folder in folders:
+            with open(folder / name / f"{split}.jsonl", encoding="utf-8") as fh:
+                rows += [json.loads(line) for line in fh if line.strip()]
+        rows.sort(key=lambda r: r["row_id"])
+        if [r["row_id"] for r in rows] != list(range(len(rows))):
+            raise InputError(f"the shards' rows of {name}/{split} do not add up to one run")
+        splits[split] = rows
+    merged = dict(info)
+    merged["rows"] = {split: len(rows) for split, rows in splits.items()}
+    if "status_counts" in info:
+        merged["status_counts"] = {split: tally_status(rows) for split, rows in splits.items()}
+    for key in DRAWN:
+        if key in info:
+            merged[key] = sorted({c for m in metas for c in m["configs"][name].get(key, [])})
+    return ConfigData(name, merged, splits)
