@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import sys
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 from shiftbench.errors import InputError, RuntimeFault
-from shiftbench.gen.backends import Backend, Generation, Request, Sampling
+from shiftbench.gen.backends import Backend, Generation, OnDone, Request, Sampling
 from shiftbench.gen.cache import GenerationCache, row_key
 from shiftbench.gen.languages import DEFAULT_POOL, LANGUAGES, Language, draw
 from shiftbench.gen.transforms import PER_DATASET, PER_TEXT, PIVOT, SOURCE, Prompt, Transform
@@ -17,7 +18,7 @@ from shiftbench.validate.checks import GEN_CHECKS, first_failure
 OK = "ok"
 EMPTY_OUTPUT = "empty"
 EMPTY_INPUT = "empty-input"
-CHUNK = 32  # requests sent to the backend between cache commits
+CHUNK = 64  # requests handed to the backend at once
 BACKEND_TRIES = 3
 UNKNOWN_LANGUAGE = "the same language as the text"
 
@@ -117,7 +118,7 @@ def rewrite_texts(
         reasons: dict[str, str] = {}
         for step in range(calls):
             keys = {
-                t: _row_key(current[t], variant, model, step, plans[t][step], attempt)
+                t: call_key(current[t], variant, model, step, plans[t][step], attempt)
                 for t in current
             }
             made = _generate_missing(keys, current, variant, step, plans, backend, cache, progress)
@@ -142,7 +143,7 @@ def rewrite_texts(
     return results
 
 
-def _row_key(
+def call_key(
     text: str,
     variant: Variant,
     model: dict[str, Any],
@@ -177,41 +178,47 @@ def _generate_missing(
 ) -> dict[str, Generation]:
     """Outputs for every key: cached ones, then the rest generated chunk by chunk.
 
-    Each chunk is committed to the cache as soon as it is done, so a crash loses at most
-    the chunk in flight. Texts that share a key are sent once.
+    Each result is committed to the cache the moment it arrives, so a crash loses only
+    the requests in flight. Texts that share a key are sent once.
     """
     outputs = cache.get_many(list(dict.fromkeys(keys.values())))
     todo = list({k: t for t, k in keys.items() if k not in outputs}.items())
-    progress.update(sum(1 for k in keys.values() if k in outputs))
+    texts_per_key = Counter(keys.values())
+    progress.update(sum(n for k, n in texts_per_key.items() if k in outputs))
     prompt = variant.prompts[step]
     budget = variant.transform.steps[step].budget
     cap = variant.transform.max_new_tokens
     if variant.sampling.max_new_tokens:
         cap = min(cap, variant.sampling.max_new_tokens)
-    # A chunk is what one backend round takes in (a batch, or one request per connection),
-    # so a crash loses at most the chunk in flight.
-    size = min(CHUNK, getattr(backend, "chunk_size", CHUNK))
-    for start in range(0, len(todo), size):
-        chunk = todo[start : start + size]
+    kept: set[str] = set()
+    for start in range(0, len(todo), CHUNK):
+        chunk = todo[start : start + CHUNK]
         requests = []
         for key, text in chunk:
             lang = plans[text][step]
             rendered = prompt.render(inputs[text], lang.name if lang else UNKNOWN_LANGUAGE)
             requests.append(Request(rendered, int(key[:15], 16), budget.tokens(inputs[text], cap)))
-        made = _call_backend(backend, requests, variant.sampling)
-        fresh = {key: g for (key, _), g in zip(chunk, made, strict=True)}
-        cache.put_many(fresh)
-        outputs.update(fresh)
-        progress.update(sum(1 for k in keys.values() if k in fresh))
+
+        def keep(index: int, gen: Generation, chunk: list[tuple[str, str]] = chunk) -> None:
+            key = chunk[index][0]
+            cache.put_many({key: gen})
+            outputs[key] = gen
+            kept.add(key)
+            progress.update(texts_per_key[key])
+
+        made = _call_backend(backend, requests, variant.sampling, keep)
+        for index, gen in enumerate(made):  # for backends that do not report as they go
+            if chunk[index][0] not in kept:
+                keep(index, gen)
     return outputs
 
 
 def _call_backend(
-    backend: Backend, requests: list[Request], sampling: Sampling
+    backend: Backend, requests: list[Request], sampling: Sampling, on_done: OnDone
 ) -> list[Generation]:
     for attempt in range(1, BACKEND_TRIES + 1):
         try:
-            return backend.generate(requests, sampling)
+            return backend.generate(requests, sampling, on_done)
         except InputError:
             raise
         except RuntimeFault as exc:  # the backend has done its own retrying

@@ -28,7 +28,9 @@ class ScriptedBackend:
     def describe(self) -> dict[str, Any]:
         return {"model": {"id": self.model}, "backend": {"name": self.name}}
 
-    def generate(self, requests: list[Request], sampling: Sampling) -> list[Generation]:
+    def generate(
+        self, requests: list[Request], sampling: Sampling, on_done: Any = None
+    ) -> list[Generation]:
         texts = [r.prompt.rsplit("\n\n", 1)[-1].strip() for r in requests]
         ScriptedBackend.calls.append(texts)
         ScriptedBackend.prompts.extend(r.prompt for r in requests)

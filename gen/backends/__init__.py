@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 
 from shiftbench.errors import InputError
-from shiftbench.gen.backends.base import Backend, Generation, Request, Sampling
+from shiftbench.gen.backends.base import Backend, Generation, OnDone, Request, Sampling
 from shiftbench.sources import suggest
 
 BACKENDS: dict[str, str] = {
@@ -40,6 +40,7 @@ __all__ = [
     "DEFAULT_BACKEND",
     "Backend",
     "Generation",
+    "OnDone",
     "Request",
     "Sampling",
     "get_backend",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
@@ -62,5 +64,42 @@ class Backend(Protocol):
     def describe(self) -> dict[str, Any]:
         """Model id, revision or digest, and library versions, for provenance."""
 
-    def generate(self, requests: list[Request], sampling: Sampling) -> list[Generation]:
-        """Complete every request; the i-th result answers the i-th request."""
+    def generate(
+        self, requests: list[Request], sampling: Sampling, on_done: OnDone | None = None
+    ) -> list[Generation]:
+        """Complete every request; the i-th result answers the i-th request.
+
+        `on_done(i, result)` is called as soon as each result is in (from the calling
+        thread), so the caller can keep it before the rest are finished.
+        """
+
+
+OnDone = Callable[[int, Generation], None]
+
+
+def complete_concurrently(
+    complete: Callable[[Request], Generation],
+    requests: list[Request],
+    concurrency: int,
+    on_done: OnDone | None = None,
+) -> list[Generation]:
+    """Run `complete` over the requests with `concurrency` threads, reporting each result.
+
+    On the first failure, requests not yet started are dropped and the failure is raised
+    once the ones in flight are done.
+    """
+    results: list[Generation | None] = [None] * len(requests)
+    with ThreadPoolExecutor(max_workers=concurrency) as pool:
+        futures = {pool.submit(complete, r): i for i, r in enumerate(requests)}
+        try:
+            for future in as_completed(futures):
+                index = futures[future]
+                result = future.result()
+                results[index] = result
+                if on_done is not None:
+                    on_done(index, result)
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
+    return [r for r in results if r is not None]

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from shiftbench.errors import InputError
-from shiftbench.gen.backends.base import Generation, Request, Sampling
+from shiftbench.gen.backends.base import Generation, OnDone, Request, Sampling
 from shiftbench.packaged import package_pin, packaged_file
 
 DEFAULT_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
@@ -129,10 +129,6 @@ class EmbeddedBackend:
         self.batch_size = batch_size
         self._described: dict[str, Any] | None = None
 
-    @property
-    def chunk_size(self) -> int:
-        return self.batch_size
-
     def describe(self) -> dict[str, Any]:
         if self._described is None:
             self._described = self._describe()
@@ -162,7 +158,9 @@ class EmbeddedBackend:
     def load(self) -> None:
         _load(self.location)
 
-    def generate(self, requests: list[Request], sampling: Sampling) -> list[Generation]:
+    def generate(
+        self, requests: list[Request], sampling: Sampling, on_done: OnDone | None = None
+    ) -> list[Generation]:
         tokenizer, _ = _load(self.location)
         prompts = [self._chat(tokenizer, r.prompt) for r in requests]
         lengths = [len(tokenizer(p, add_special_tokens=False)["input_ids"]) for p in prompts]
@@ -176,6 +174,8 @@ class EmbeddedBackend:
             )
             for i, out in zip(chunk, outs, strict=True):
                 results[i] = out
+                if on_done is not None:
+                    on_done(i, out)
         return [r for r in results if r is not None]
 
     @staticmethod

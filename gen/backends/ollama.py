@@ -10,11 +10,16 @@ from __future__ import annotations
 
 import os
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from shiftbench.errors import InputError, RuntimeFault
-from shiftbench.gen.backends.base import Generation, Request, Sampling
+from shiftbench.gen.backends.base import (
+    Generation,
+    OnDone,
+    Request,
+    Sampling,
+    complete_concurrently,
+)
 from shiftbench.gen.backends.reasoning import strip_reasoning
 from shiftbench.sources import suggest
 
@@ -95,10 +100,6 @@ class OllamaBackend:
             "server": version,
         }
 
-    @property
-    def chunk_size(self) -> int:
-        return self.concurrency
-
     def describe(self) -> dict[str, Any]:
         from importlib.metadata import version
 
@@ -115,11 +116,14 @@ class OllamaBackend:
             },
         }
 
-    def generate(self, requests: list[Request], sampling: Sampling) -> list[Generation]:
+    def generate(
+        self, requests: list[Request], sampling: Sampling, on_done: OnDone | None = None
+    ) -> list[Generation]:
         if self._info is None:
             self.load()
-        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
-            return list(pool.map(lambda r: self._complete(r, sampling), requests))
+        return complete_concurrently(
+            lambda r: self._complete(r, sampling), requests, self.concurrency, on_done
+        )
 
     def _complete(self, request: Request, sampling: Sampling) -> Generation:
         caps = [c for c in (request.max_new_tokens, sampling.max_new_tokens) if c]
