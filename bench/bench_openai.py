@@ -117,7 +117,7 @@ def main() -> None:
         described = backend.describe()["model"]
         bodies = []
         for text in texts:  # exactly what shiftbench sends for these texts
-            key = call_key(text, variant, described, 0, None, 1)
+            key = call_key(text, variant, described, 0, LANGUAGES["en"], 1)
             request = Request(
                 variant.prompts[0].render(text, "English"),
                 int(key[:15], 16),
