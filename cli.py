@@ -151,7 +151,13 @@ def cli() -> None:
     default=None,
     help="Run folder to write or add to. Default: runs/<source>.",
 )
-@click.option("--backend", "-b", default="embedded", show_default=True, help="Generation backend.")
+@click.option(
+    "--backend",
+    "-b",
+    default="embedded",
+    show_default=True,
+    help="Generation backend: embedded, ollama or openai.",
+)
 @click.option(
     "--model",
     "-m",
@@ -184,7 +190,8 @@ def cli() -> None:
     type=click.IntRange(min=1),
     default=3,
     show_default=True,
-    help="Tries for a text whose output comes back empty (when sampling).",
+    help="Tries for a text whose output fails the automatic checks (empty, identical to "
+    "the input, reasoning or prefix leak, runaway length), when sampling.",
 )
 @click.option(
     "--base-url",
@@ -225,7 +232,8 @@ def cli() -> None:
     "--prompt-file",
     default=None,
     metavar="FILE",
-    help="Prompt template to use instead of the transform's own ({text} marks the input).",
+    help="Prompt template to use instead of a single-call transform's own ({text} marks "
+    "the input, {language} the language to write in).",
 )
 @click.option(
     "--cache-dir",
