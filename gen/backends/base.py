@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
+
+from shiftbench.errors import RuntimeFault
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -103,3 +108,19 @@ def complete_concurrently(
                 future.cancel()
             raise
     return [r for r in results if r is not None]
+
+
+class TransientError(Exception):
+    """A fault worth retrying: the same request may well succeed in a moment."""
+
+
+def retry_transient(call: Callable[[], T], tries: int, backoff: float, where: str) -> T:
+    """`call()`, tried again after each TransientError with exponential backoff."""
+    for attempt in range(1, tries + 1):
+        try:
+            return call()
+        except TransientError as exc:
+            if attempt == tries:
+                raise RuntimeFault(f"{where} kept failing ({exc}) after {tries} tries") from None
+            time.sleep(backoff * 2 ** (attempt - 1))
+    raise AssertionError("unreachable")

@@ -18,7 +18,9 @@ from shiftbench.gen.backends.base import (
     OnDone,
     Request,
     Sampling,
+    TransientError,
     complete_concurrently,
+    retry_transient,
 )
 from shiftbench.gen.backends.reasoning import strip_reasoning
 from shiftbench.sources import suggest
@@ -135,26 +137,20 @@ class OllamaBackend:
             "num_ctx": self.num_ctx,
             "num_predict": budget,
         }
-        for attempt in range(1, self.tries + 1):
-            start = time.perf_counter()
-            try:
-                return self._chat(request, options, budget, start)
-            except _Transient as exc:
-                if attempt == self.tries:
-                    raise RuntimeFault(
-                        f"Ollama at {self.host} kept failing ({exc}) after {self.tries} tries"
-                    ) from None
-                time.sleep(self.BACKOFF * 2 ** (attempt - 1))
-        raise AssertionError("unreachable")
+        return retry_transient(
+            lambda: self._chat(request, options, budget),
+            self.tries,
+            self.BACKOFF,
+            f"Ollama at {self.host}",
+        )
 
-    def _chat(
-        self, request: Request, options: dict[str, Any], budget: int, start: float
-    ) -> Generation:
+    def _chat(self, request: Request, options: dict[str, Any], budget: int) -> Generation:
         import httpx
         import ollama
         import pydantic
 
         assert self._info is not None
+        start = time.perf_counter()
         think = False if self._info["thinking"] else None
         try:
             response = self._ollama().chat(
@@ -166,12 +162,12 @@ class OllamaBackend:
             )
         except ollama.ResponseError as exc:
             if exc.status_code == 429 or exc.status_code >= 500 or exc.status_code == -1:
-                raise _Transient(f"HTTP {exc.status_code}") from None
+                raise TransientError(f"HTTP {exc.status_code}") from None
             raise RuntimeFault(f"Ollama at {self.host} answered {exc.status_code}: {exc}") from None
         except (ConnectionError, httpx.TransportError) as exc:
-            raise _Transient(type(exc).__name__) from None
+            raise TransientError(type(exc).__name__) from None
         except (pydantic.ValidationError, ValueError):
-            raise _Transient("malformed response body") from None
+            raise TransientError("malformed response body") from None
         prompt_tokens = response.prompt_eval_count
         # A prompt that fills the room the answer needed was cut or shifted by the server.
         crowded = prompt_tokens is not None and prompt_tokens + budget > self.num_ctx
@@ -183,7 +179,3 @@ class OllamaBackend:
             response.eval_count,
             time.perf_counter() - start,
         )
-
-
-class _Transient(Exception):
-    """A fault worth retrying."""

@@ -18,7 +18,9 @@ from shiftbench.gen.backends.base import (
     OnDone,
     Request,
     Sampling,
+    TransientError,
     complete_concurrently,
+    retry_transient,
 )
 from shiftbench.gen.backends.reasoning import strip_reasoning
 from shiftbench.sources import suggest
@@ -26,10 +28,6 @@ from shiftbench.sources import suggest
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
 API_KEY_ENV = "OPENAI_API_KEY"
 DEFAULT_MAX_TOKENS = 512
-
-
-class TransientError(Exception):
-    """A fault worth retrying: the same request may well succeed in a moment."""
 
 
 class OpenAIBackend:
@@ -46,7 +44,6 @@ class OpenAIBackend:
         concurrency: int = 4,
         timeout: float = 300.0,
         tries: int = 5,
-        backoff: float | None = None,
         **_: Any,
     ) -> None:
         if not model:
@@ -58,7 +55,6 @@ class OpenAIBackend:
         self.concurrency = concurrency
         self.timeout = timeout
         self.tries = tries
-        self.backoff = self.BACKOFF if backoff is None else backoff
         self._client: Any = None
         self._served: list[str] | None = None
 
@@ -128,21 +124,12 @@ class OpenAIBackend:
             "seed": request.seed & 0x7FFFFFFF,  # servers differ on seed width; 31 bits suit all
             "stream": False,
         }
-        for attempt in range(1, self.tries + 1):
-            start = time.perf_counter()
-            try:
-                return self._post(body, start)
-            except TransientError as exc:
-                if attempt == self.tries:
-                    raise RuntimeFault(
-                        f"{self.base_url} kept failing ({exc}) after {self.tries} tries"
-                    ) from None
-                time.sleep(self.backoff * 2 ** (attempt - 1))
-        raise AssertionError("unreachable")
+        return retry_transient(lambda: self._post(body), self.tries, self.BACKOFF, self.base_url)
 
-    def _post(self, body: dict[str, Any], start: float) -> Generation:
+    def _post(self, body: dict[str, Any]) -> Generation:
         import httpx
 
+        start = time.perf_counter()
         try:
             response = self._http().post("/chat/completions", json=body)
         except httpx.TransportError as exc:
