@@ -18,17 +18,9 @@ import httpx
 import pytest
 
 from shiftbench.gen.backends.embedded import DEFAULT_MODEL, locate_model
+from shiftbench.gen.transforms import TRANSFORMS
 
-ALL = [
-    "paraphrase",
-    "backtranslation",
-    "style-change",
-    "expansion",
-    "summarisation",
-    "summarised-expansion",
-    "translation",
-    "cross-translation",
-]
+ALL = list(TRANSFORMS)
 CONFIGS = ["original"] + [f"{t}-s{s}" for t in ALL for s in (1, 2)]
 
 
