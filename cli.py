@@ -486,4 +486,4 @@ def main() -> None:
     cli()
 
 
-__all__ = ["InputError", "cli", "main"]
+__all__ = ["cli", "main"]
