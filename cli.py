@@ -109,8 +109,8 @@ def cli() -> None:
     multiple=True,
     default=("paraphrase",),
     show_default=True,
-    metavar="NAME",
-    help="Transformation to apply; repeatable; 'all' for all eight.",
+    metavar="NAME[,NAME...]",
+    help="Transformations to apply, comma-separated or repeated; 'all' for all eight.",
 )
 @click.option(
     "--seed",
@@ -156,7 +156,7 @@ def cli() -> None:
     "-b",
     default="embedded",
     show_default=True,
-    help="Generation backend: embedded, ollama or openai.",
+    help="Generation backend: embedded, ollama, openai or vllm.",
 )
 @click.option(
     "--model",
@@ -206,7 +206,8 @@ def cli() -> None:
     type=click.IntRange(min=256),
     default=8192,
     show_default=True,
-    help="Context length the ollama backend asks for on every request.",
+    help="Context length: the ollama backend asks for it on every request, the vllm "
+    "backend sizes its engine for it.",
 )
 @click.option(
     "--concurrency",
@@ -214,6 +215,14 @@ def cli() -> None:
     default=4,
     show_default=True,
     help="Requests in flight at once (server backends).",
+)
+@click.option(
+    "--engine-arg",
+    "engine_args",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Keyword argument for vllm.LLM (vllm backend; repeatable), e.g. "
+    "tensor_parallel_size=2 or enforce_eager=true; VALUE is read as JSON when it can be.",
 )
 @click.option(
     "--batch-size",
@@ -279,6 +288,7 @@ def gen(
     max_attempts: int,
     base_url: str | None,
     num_ctx: int,
+    engine_args: tuple[str, ...],
     concurrency: int,
     batch_size: int,
     limit: int | None,
@@ -298,6 +308,7 @@ def gen(
     load any of them with datasets.load_dataset(FOLDER, CONFIG).
     """
     from shiftbench.gen.backends import Sampling, get_backend
+    from shiftbench.gen.backends.vllm_backend import parse_engine_args
     from shiftbench.gen.cache import GenerationCache, default_cache_dir
     from shiftbench.gen.generate import failure_share, run_gen
     from shiftbench.gen.languages import get_language, parse_pool
@@ -305,6 +316,9 @@ def gen(
     from shiftbench.gen.transforms import expand_transforms, load_prompts
     from shiftbench.sources import resolve_source, with_language
 
+    if engine_args and backend != "vllm":
+        raise InputError("--engine-arg applies to the vllm backend only")
+    vllm_args = parse_engine_args(engine_args)
     resolved = resolve_source(
         source, task_type=task_type, data_dir=data_dir, subsets=subsets, splits=splits
     )
@@ -332,6 +346,8 @@ def gen(
         base_url=base_url,
         concurrency=concurrency,
         num_ctx=num_ctx,
+        engine_args=vllm_args,
+        cache_dir=cache_dir,
     )
     engine.load()
     target = output or Path("runs") / resolved.name
@@ -415,6 +431,14 @@ def merge(shards: tuple[Path, ...], output: Path) -> None:
     multiple=True,
     required=True,
     help="sentence-transformers model: Hub name or local path; repeatable.",
+)
+@click.option(
+    "--engine-arg",
+    "engine_args",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Keyword argument for vllm.LLM (vllm backend; repeatable), e.g. "
+    "tensor_parallel_size=2 or enforce_eager=true; VALUE is read as JSON when it can be.",
 )
 @click.option(
     "--batch-size",

@@ -32,7 +32,7 @@ from typing import Any
 def llama_server() -> Any:
     import httpx
 
-    from shiftbench.gen.backends.embedded import DEFAULT_MODEL, locate_model
+    from shiftbench.gen.backends.weights import DEFAULT_MODEL, locate_model
 
     where = locate_model(DEFAULT_MODEL)
     with socket.socket() as sock:

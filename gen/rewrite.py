@@ -18,7 +18,6 @@ from shiftbench.validate.checks import GEN_CHECKS, first_failure
 OK = "ok"
 EMPTY_OUTPUT = "empty"
 EMPTY_INPUT = "empty-input"
-CHUNK = 64  # requests handed to the backend at once
 BACKEND_TRIES = 3
 UNKNOWN_LANGUAGE = "the same language as the text"
 
@@ -191,8 +190,8 @@ def _generate_missing(
     if variant.sampling.max_new_tokens:
         cap = min(cap, variant.sampling.max_new_tokens)
     kept: set[str] = set()
-    for start in range(0, len(todo), CHUNK):
-        chunk = todo[start : start + CHUNK]
+    for start in range(0, len(todo), backend.chunk_size):
+        chunk = todo[start : start + backend.chunk_size]
         requests = []
         for key, text in chunk:
             lang = plans[text][step]

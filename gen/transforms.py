@@ -170,10 +170,12 @@ def get_transform(name: str) -> Transform:
 
 
 def expand_transforms(names: tuple[str, ...]) -> list[Transform]:
-    """Transforms by name, in order, without repeats; "all" stands for every one."""
+    """Transforms by name (each entry may be comma-separated), in order, without repeats;
+    "all" stands for every one."""
     chosen: list[str] = []
-    for name in names:
-        chosen += list(TRANSFORMS) if name == "all" else [name]
+    for entry in names:
+        for name in (part.strip() for part in entry.split(",")):
+            chosen += list(TRANSFORMS) if name == "all" else [name]
     return [get_transform(name) for name in dict.fromkeys(chosen)]
 
 

@@ -75,6 +75,5 @@ def scripted(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(ScriptedBackend, "fail_from_call", None)
     monkeypatch.setattr(ScriptedBackend, "empty_for", set())
     monkeypatch.setattr(ScriptedBackend, "script", {})
-    monkeypatch.setattr(rewrite, "CHUNK", 2)  # the scripted backend reports per call
     monkeypatch.setattr(rewrite.time, "sleep", lambda s: None)
     return ScriptedBackend

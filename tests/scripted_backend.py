@@ -13,6 +13,7 @@ from shiftbench.gen.backends import Generation, Request, Sampling
 
 class ScriptedBackend:
     name = "scripted"
+    chunk_size = 2  # small, so crash tests can stop a run between chunks
     calls: ClassVar[list[list[str]]] = []
     prompts: ClassVar[list[str]] = []
     fail_from_call: ClassVar[int | None] = None

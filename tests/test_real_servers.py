@@ -17,7 +17,7 @@ import datasets
 import httpx
 import pytest
 
-from shiftbench.gen.backends.embedded import DEFAULT_MODEL, locate_model
+from shiftbench.gen.backends.weights import DEFAULT_MODEL, locate_model
 from shiftbench.gen.transforms import TRANSFORMS
 
 ALL = list(TRANSFORMS)

@@ -16,6 +16,7 @@ BACKENDS: dict[str, str] = {
     "embedded": "shiftbench.gen.backends.embedded:EmbeddedBackend",
     "ollama": "shiftbench.gen.backends.ollama:OllamaBackend",
     "openai": "shiftbench.gen.backends.openai:OpenAIBackend",
+    "vllm": "shiftbench.gen.backends.vllm_backend:VLLMBackend",
 }
 DEFAULT_BACKEND = "embedded"
 

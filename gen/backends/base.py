@@ -62,6 +62,7 @@ class Generation:
 
 class Backend(Protocol):
     name: str
+    chunk_size: int  # requests the caller hands over at once (results still come one by one)
 
     def load(self) -> None:
         """Check the model is there (a one-line InputError if not) and get it ready."""

