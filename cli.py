@@ -433,14 +433,6 @@ def merge(shards: tuple[Path, ...], output: Path) -> None:
     help="sentence-transformers model: Hub name or local path; repeatable.",
 )
 @click.option(
-    "--engine-arg",
-    "engine_args",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Keyword argument for vllm.LLM (vllm backend; repeatable), e.g. "
-    "tensor_parallel_size=2 or enforce_eager=true; VALUE is read as JSON when it can be.",
-)
-@click.option(
     "--batch-size",
     type=click.IntRange(min=1),
     default=32,

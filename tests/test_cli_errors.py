@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import socket
 from pathlib import Path
@@ -136,9 +137,35 @@ def test_unknown_backend(invoke, tmp_path):
     result = invoke("gen", "sample", "--backend", "embeded", "-o", out)
     assert_refused(
         result,
-        "unknown backend 'embeded'; available: embedded, ollama, openai; did you mean embedded?",
+        "unknown backend 'embeded'; available: embedded, ollama, openai, vllm; "
+        "did you mean embedded?",
         out,
     )
+
+
+def test_vllm_backend_without_vllm(invoke, tmp_path):
+    if importlib.util.find_spec("vllm") is not None:
+        pytest.skip("vllm is installed here")
+    out = tmp_path / "run"
+    result = invoke("gen", "sample", "-b", "vllm", "-o", out)
+    assert_refused(
+        result,
+        "the vllm backend needs vLLM: pip install 'shiftbench[vllm]' on a CUDA machine, "
+        "or run tests/vllm_env.sh for a CPU-only environment",
+        out,
+    )
+
+
+def test_engine_arg_needs_the_vllm_backend(invoke, tmp_path):
+    out = tmp_path / "run"
+    result = invoke("gen", "sample", "--engine-arg", "dtype=float32", "-o", out)
+    assert_refused(result, "--engine-arg applies to the vllm backend only", out)
+
+
+def test_engine_arg_must_be_key_value(invoke, tmp_path):
+    out = tmp_path / "run"
+    result = invoke("gen", "sample", "-b", "vllm", "--engine-arg", "enforce_eager", "-o", out)
+    assert_refused(result, "--engine-arg 'enforce_eager' is not KEY=VALUE", out)
 
 
 def test_missing_model_file(invoke, tmp_path):
