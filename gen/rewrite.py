@@ -189,7 +189,6 @@ def _generate_missing(
     cap = variant.transform.max_new_tokens
     if variant.sampling.max_new_tokens:
         cap = min(cap, variant.sampling.max_new_tokens)
-    kept: set[str] = set()
     for start in range(0, len(todo), backend.chunk_size):
         chunk = todo[start : start + backend.chunk_size]
         requests = []
@@ -202,22 +201,37 @@ def _generate_missing(
             key = chunk[index][0]
             cache.put_many({key: gen})
             outputs[key] = gen
-            kept.add(key)
             progress.update(texts_per_key[key])
 
-        made = _call_backend(backend, requests, variant.sampling, keep)
-        for index, gen in enumerate(made):  # for backends that do not report as they go
-            if chunk[index][0] not in kept:
-                keep(index, gen)
+        _call_backend(backend, requests, variant.sampling, keep)
     return outputs
 
 
 def _call_backend(
-    backend: Backend, requests: list[Request], sampling: Sampling, on_done: OnDone
-) -> list[Generation]:
+    backend: Backend, requests: list[Request], sampling: Sampling, keep: OnDone
+) -> None:
+    """Complete every request, passing each result to `keep` exactly once.
+
+    A failed call is retried with only the requests whose results have not come in yet.
+    """
+    done: set[int] = set()
+
+    def keep_once(index: int, gen: Generation) -> None:
+        if index not in done:
+            done.add(index)
+            keep(index, gen)
+
     for attempt in range(1, BACKEND_TRIES + 1):
+        todo = [i for i in range(len(requests)) if i not in done]
         try:
-            return backend.generate(requests, sampling, on_done)
+            made = backend.generate(
+                [requests[i] for i in todo],
+                sampling,
+                lambda j, gen, todo=todo: keep_once(todo[j], gen),
+            )
+            for j, gen in enumerate(made):  # for backends that do not report as they go
+                keep_once(todo[j], gen)
+            return
         except InputError:
             raise
         except RuntimeFault as exc:  # the backend has done its own retrying
@@ -229,7 +243,6 @@ def _call_backend(
                     f"finished rows are cached ({type(exc).__name__}: {exc})"
                 ) from exc
             time.sleep(0.5 * 2 ** (attempt - 1))
-    raise AssertionError("unreachable")
 
 
 def _progress(total: int, label: str, quiet: bool) -> Any:

@@ -73,6 +73,7 @@ def scripted(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(ScriptedBackend, "calls", [])
     monkeypatch.setattr(ScriptedBackend, "prompts", [])
     monkeypatch.setattr(ScriptedBackend, "fail_from_call", None)
+    monkeypatch.setattr(ScriptedBackend, "fail_once_after", None)
     monkeypatch.setattr(ScriptedBackend, "empty_for", set())
     monkeypatch.setattr(ScriptedBackend, "script", {})
     monkeypatch.setattr(rewrite.time, "sleep", lambda s: None)

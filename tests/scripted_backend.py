@@ -17,6 +17,8 @@ class ScriptedBackend:
     calls: ClassVar[list[list[str]]] = []
     prompts: ClassVar[list[str]] = []
     fail_from_call: ClassVar[int | None] = None
+    # report this many results of the next call, then fail that call once
+    fail_once_after: ClassVar[int | None] = None
     empty_for: ClassVar[set[str]] = set()
     script: ClassVar[dict[str, list[str]]] = {}  # input -> replies, one per call, in order
 
@@ -37,6 +39,11 @@ class ScriptedBackend:
         ScriptedBackend.prompts.extend(r.prompt for r in requests)
         if self.fail_from_call is not None and len(self.calls) >= self.fail_from_call:
             raise ConnectionError("scripted failure")
+        if self.fail_once_after is not None:
+            for i, text in enumerate(texts[: self.fail_once_after]):
+                on_done(i, Generation(self._reply(text), "stop"))
+            ScriptedBackend.fail_once_after = None
+            raise ConnectionError("scripted failure mid-call")
         return [Generation(self._reply(t), "stop") for t in texts]
 
     def _reply(self, text: str) -> str:

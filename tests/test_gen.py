@@ -168,6 +168,18 @@ def test_crash_keeps_finished_rows_and_resume_uses_them(scripted, invoke, tmp_pa
     assert {r["status"] for r in rows} == {"ok"}
 
 
+def test_a_retried_call_resends_only_the_unfinished_requests(scripted, invoke, tmp_path):
+    out = tmp_path / "run"
+    scripted.fail_once_after = 1
+    result = invoke("gen", "sample", "--limit", "1", "-b", "scripted", "-q", "-o", out)
+    assert result.exit_code == 0, result.output
+    first, second = scripted.calls
+    assert len(first) == 2 and second == first[1:]
+    rows = read_rows(out / "paraphrase-s1337" / "test.jsonl")
+    assert rows[0]["sentence1"] == f"REWRITTEN {rows[0]['original_sentence1']}"
+    assert rows[0]["sentence2"] == f"REWRITTEN {rows[0]['original_sentence2']}"
+
+
 def test_failed_row_keeps_status_and_is_never_the_original(scripted, invoke, tmp_path):
     out = tmp_path / "run"
     first = read_rows(Path(__file__).parents[1] / "sample" / "data" / "test.jsonl")[0]
