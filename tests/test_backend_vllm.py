@@ -26,7 +26,9 @@ else:
 
 # Eager mode skips vLLM's torch.compile warm-up (over a minute here on two cores).
 ENGINE_ARGS = {"enforce_eager": True}
-CLI_ENGINE_ARGS = ["--engine-arg", "enforce_eager=true"]
+# A small context keeps vLLM's per-step token budget small, so a test can outgrow it cheaply.
+NUM_CTX = 2048
+CLI_ENGINE_ARGS = ["--engine-arg", "enforce_eager=true", "--num-ctx", str(NUM_CTX)]
 CONFIGS = ["original"] + [f"{t}-s{s}" for t in TRANSFORMS for s in (1, 2)]
 TEXTS = [
     "A man is playing a guitar on the street.",
@@ -47,7 +49,7 @@ def model_cache(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def backend(model_cache):
-    engine = VLLMBackend(cache_dir=model_cache, engine_args=ENGINE_ARGS)
+    engine = VLLMBackend(cache_dir=model_cache, num_ctx=NUM_CTX, engine_args=ENGINE_ARGS)
     engine.load()
     return engine
 
@@ -73,7 +75,7 @@ def test_describe_names_the_gguf_weights_and_vllm(backend):
     assert described["backend"] == {
         "name": "vllm",
         "vllm": vllm.__version__,
-        "max_model_len": 8192,
+        "max_model_len": NUM_CTX,
         "engine_args": ENGINE_ARGS,
     }
 
@@ -101,6 +103,20 @@ def test_output_depends_on_the_seed_not_on_the_batch(backend):
     assert reseeded != together
 
 
+def test_a_chunk_larger_than_one_engine_step(backend):
+    """Prompts that together outgrow one engine step (NUM_CTX tokens) are scheduled over
+    several steps; seeded sampling has to survive that (see CPU_DEFAULTS)."""
+    long_text = " ".join(TEXTS * 3)
+    requests = [
+        Request(f"Rewrite this text in other words:\n\n{i}. {long_text}", i, 4) for i in range(30)
+    ]
+    results = backend.generate(requests, Sampling())
+    assert sum(r.prompt_tokens for r in results) > NUM_CTX
+    assert all(1 <= r.output_tokens <= 4 for r in results)
+    again = backend.generate(requests[::-1], Sampling())[::-1]
+    assert [r.text for r in again] == [r.text for r in results]
+
+
 def test_each_request_stops_at_its_own_budget(backend):
     requests = [
         Request("Write a long story about a lighthouse keeper.", 3, 5),
@@ -122,7 +138,7 @@ def test_greedy_decoding_ignores_the_seed(backend):
 
 def test_a_prompt_longer_than_the_context_is_refused(backend):
     with pytest.raises(InputError, match=r"^a prompt of \d+ tokens does not fit the context of "):
-        backend.generate([Request("word " * 9000, 1, 8)], Sampling())
+        backend.generate([Request("word " * (NUM_CTX + 10), 1, 8)], Sampling())
 
 
 def test_all_transforms_two_seeds_on_real_data(shared_data, invoke, tmp_path, model_cache):

@@ -43,6 +43,10 @@ CPU_DEFAULTS: dict[str, Any] = {
     # In bfloat16 (vLLM's CPU default) a text's output changes with the other texts in its
     # batch; in float32 it does not, so resumed and sharded runs match uninterrupted ones.
     "dtype": "float32",
+    # With chunked prefill, a prompt split across engine steps makes vLLM rewind that
+    # request's seeded generator, which CPU generators cannot do: the engine dies
+    # ("CPU Generator does not use offset") once a chunk's prompts outgrow one step.
+    "enable_chunked_prefill": False,
 }
 
 _ENGINES: dict[tuple[str, str], Any] = {}
