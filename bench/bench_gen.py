@@ -20,16 +20,17 @@ def main() -> None:
     args = parser.parse_args()
 
     from shiftbench.gen.backends import Request, Sampling, get_backend
-    from shiftbench.gen.transforms import TRANSFORMS, load_prompt
+    from shiftbench.gen.transforms import TRANSFORMS, load_prompts
 
     transform = TRANSFORMS["paraphrase"]
-    prompt = load_prompt(transform)
+    prompt = load_prompts(transform)[0]
+    budget = transform.steps[0].budget
     sample = resources.files("shiftbench").joinpath("sample", "data", "test.jsonl")
     texts = [json.loads(line)["sentence1"] for line in sample.read_text().splitlines()]
     texts = texts[: args.rows]
     sampling = Sampling()
     requests = [
-        Request(prompt.render(t), 1000 + i, transform.token_budget(t, sampling.max_new_tokens))
+        Request(prompt.render(t, "English"), 1000 + i, budget.tokens(t, transform.max_new_tokens))
         for i, t in enumerate(texts)
     ]
     sizes = [int(s) for s in args.batch_sizes.split(",")]

@@ -30,9 +30,9 @@ def main() -> None:
     from vllm import SamplingParams
 
     from shiftbench.gen.backends import Request, Sampling
+    from shiftbench.gen.backends.base import token_budget
     from shiftbench.gen.backends.vllm_backend import (
         VLLMBackend,
-        _budget,
         _prompt_ids,
         parse_engine_args,
     )
@@ -73,7 +73,7 @@ def main() -> None:
                     temperature=sampling.temperature,
                     top_p=sampling.top_p,
                     seed=request.seed,
-                    max_tokens=_budget(request, sampling),
+                    max_tokens=token_budget(request, sampling),
                 )
             )
         llm.generate(prompts[:2], params[:2], use_tqdm=False)  # warm-up

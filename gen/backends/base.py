@@ -60,6 +60,15 @@ class Generation:
     latency: float | None = None
 
 
+DEFAULT_MAX_NEW_TOKENS = 512  # for a request that names no budget of its own
+
+
+def token_budget(request: Request, sampling: Sampling) -> int:
+    """The tokens a request may produce: its own budget under the sampling-wide cap."""
+    caps = [c for c in (request.max_new_tokens, sampling.max_new_tokens) if c]
+    return min(caps) if caps else DEFAULT_MAX_NEW_TOKENS
+
+
 class Backend(Protocol):
     name: str
     chunk_size: int  # requests the caller hands over at once (results still come one by one)

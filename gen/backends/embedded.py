@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from shiftbench.errors import InputError
-from shiftbench.gen.backends.base import Generation, OnDone, Request, Sampling
+from shiftbench.gen.backends.base import Generation, OnDone, Request, Sampling, token_budget
 from shiftbench.gen.backends.weights import (
     DEFAULT_MODEL,
     ModelLocation,
@@ -20,9 +20,6 @@ from shiftbench.gen.backends.weights import (
     silence_gguf_progress,
 )
 from shiftbench.packaged import package_pin
-
-DEFAULT_MAX_NEW_TOKENS = 512  # for a request that names no budget of its own
-
 
 _LOADED: dict[ModelLocation, tuple[Any, Any]] = {}
 
@@ -133,7 +130,7 @@ class EmbeddedBackend:
 
         tokenizer, model = _load(self.location)
         enc = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
-        budgets = [_budget(r, sampling) for r in requests]
+        budgets = [token_budget(r, sampling) for r in requests]
         eos = model.generation_config.eos_token_id
         eos_ids = {eos} if isinstance(eos, int) else set(eos or [tokenizer.eos_token_id])
         config = GenerationConfig(
@@ -164,11 +161,6 @@ class EmbeddedBackend:
             text = tokenizer.decode(tokens, skip_special_tokens=True).strip()
             results.append(Generation(text, "length" if stop is None else "stop"))
         return results
-
-
-def _budget(request: Request, sampling: Sampling) -> int:
-    caps = [c for c in (request.max_new_tokens, sampling.max_new_tokens) if c]
-    return min(caps) if caps else DEFAULT_MAX_NEW_TOKENS
 
 
 class _RowBudget:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from shiftbench.errors import InputError, RuntimeFault
-from shiftbench.gen.backends.base import Generation, OnDone, Request, Sampling
+from shiftbench.gen.backends.base import Generation, OnDone, Request, Sampling, token_budget
 from shiftbench.gen.backends.weights import (
     DEFAULT_MODEL,
     dequantised_checkpoint,
@@ -35,7 +35,6 @@ from shiftbench.gen.backends.weights import (
 )
 from shiftbench.packaged import package_pin
 
-DEFAULT_MAX_NEW_TOKENS = 512  # for a request that names no budget of its own
 # Defaults on a CPU-only host, where vLLM's own ones do not suit this tool:
 CPU_DEFAULTS: dict[str, Any] = {
     # vLLM reserves 92% of a NUMA node's memory by default, more than a shared host spares.
@@ -185,7 +184,7 @@ class VLLMBackend:
                 temperature=sampling.temperature,
                 top_p=sampling.top_p if sampling.temperature > 0 else 1.0,
                 seed=r.seed,
-                max_tokens=_budget(r, sampling),
+                max_tokens=token_budget(r, sampling),
             )
             for r in requests
         ]
@@ -244,11 +243,6 @@ def _prompt_ids(tokenizer: Any, prompt: str) -> list[int]:
         text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
         return list(tokenizer(text, add_special_tokens=False)["input_ids"])
     return list(tokenizer(prompt)["input_ids"])
-
-
-def _budget(request: Request, sampling: Sampling) -> int:
-    caps = [c for c in (request.max_new_tokens, sampling.max_new_tokens) if c]
-    return min(caps) if caps else DEFAULT_MAX_NEW_TOKENS
 
 
 def _on_cpu() -> bool:
