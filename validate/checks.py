@@ -1,23 +1,58 @@
 """Automatic error checks: one small function per failure, no LLM needed.
 
-A check takes the input text, the output text and the transform's name, and answers
-whether the output fails it. gen regenerates outputs that fail the checks in GEN_CHECKS;
-validate reports every check. Marker lists are data (markers.json) and can be extended
-with a user's own file.
+A check looks at one `Case` (input text, output text, transform, the language the output
+should be in, the backend's finish reason) and answers whether the output fails it.
+Checks are independent: one output may fail several. gen regenerates outputs that fail the
+checks in GEN_CHECKS; validate reports every check. Marker lists are data (markers.json)
+and can be extended with a user's own file of the same shape.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
 
-Check = Callable[[str, str, str], bool]
-
 LONGER_BY_DESIGN = ("expansion", "summarised-expansion")
-RUNAWAY_FACTOR = 5
+SUMMARIES = ("summarisation",)
+TRANSLATIONS = ("translation", "cross-translation")
+RUNAWAY_FACTOR = 5  # output words over input words
+TRUNCATED_SHARE = 0.2  # output words under this share of the input words
+SHORT_INPUT_WORDS = 3  # summaries of longer inputs may be short
+
+# Scripts written without spaces between words: each character counts as a word.
+_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u0e00-\u0e7f]")
+
+
+@dataclass(frozen=True)
+class Case:
+    """One output to judge. `language` is the ISO 639-1 code the output should be in (the
+    target of a translation, else the input's own); `detected` is what language ID found
+    in the output ("und" when it cannot tell), filled in only for the wrong-language check.
+    """
+
+    source: str
+    output: str
+    transform: str
+    language: str | None = None
+    detected: str | None = None
+    finish_reason: str | None = None
+
+
+Check = Callable[[Case], bool]
+
+
+def word_count(text: str) -> int:
+    """Whitespace-separated words, with each character of an unspaced script (Chinese,
+    Japanese, Thai, Korean syllables) counted as a word of its own."""
+    unspaced = len(_UNSPACED.findall(text))
+    if not unspaced:
+        return len(text.split())
+    return len(_UNSPACED.sub(" ", text).split()) + unspaced
 
 
 @cache
@@ -35,44 +70,97 @@ def markers(extra: str | None = None) -> dict[str, tuple[str, ...]]:
     return {kind: tuple(sorted(phrases)) for kind, phrases in merged.items()}
 
 
-def empty(source: str, output: str, transform: str) -> bool:
-    return not output.strip()
+_EXTRA_MARKERS: list[str | None] = [None]
 
 
-def identical(source: str, output: str, transform: str) -> bool:
-    return bool(output.strip()) and output.strip().lower() == source.strip().lower()
+def use_markers(extra: str | None) -> None:
+    """Make the leak checks also use a user's marker file (None: the packaged ones only)."""
+    markers(extra)  # read it now, so a bad file fails before any row is checked
+    _EXTRA_MARKERS[0] = extra
 
 
-def reasoning_leak(source: str, output: str, transform: str) -> bool:
-    lowered = output.lower()
-    return any(marker in lowered for marker in markers()["reasoning"])
+def _markers(kind: str) -> tuple[str, ...]:
+    return markers(_EXTRA_MARKERS[0]).get(kind, ())
 
 
-def prefix_leak(source: str, output: str, transform: str) -> bool:
-    lowered = output.strip().lower()
-    source_lowered = source.strip().lower()
-    return any(
-        lowered.startswith(marker) and not source_lowered.startswith(marker)
-        for marker in markers()["prefix"]
-    )
+def empty(case: Case) -> bool:
+    return not case.output.strip()
 
 
-def runaway(source: str, output: str, transform: str) -> bool:
-    if transform in LONGER_BY_DESIGN:
+def identical(case: Case) -> bool:
+    out = case.output.strip()
+    return bool(out) and out.lower() == case.source.strip().lower()
+
+
+def ellipsis(case: Case) -> bool:
+    return case.output.strip() in ("...", "..", "…")
+
+
+def json_fragment(case: Case) -> bool:
+    return case.output.lstrip().startswith(("{", "["))
+
+
+def reasoning_leak(case: Case) -> bool:
+    lowered = case.output.lower()
+    source = case.source.lower()
+    return any(m in lowered and m not in source for m in _markers("reasoning"))
+
+
+def prefix_leak(case: Case) -> bool:
+    lowered = case.output.strip().lower()
+    source = case.source.strip().lower()
+    return any(lowered.startswith(m) and not source.startswith(m) for m in _markers("prefix"))
+
+
+def wrong_language(case: Case) -> bool:
+    """Language ID found a language, and not the one the output should be in."""
+    if case.language is None or case.detected in (None, "und"):
         return False
-    return len(output.split()) > RUNAWAY_FACTOR * max(1, len(source.split()))
+    return case.detected != case.language
+
+
+def runaway(case: Case) -> bool:
+    if case.transform in LONGER_BY_DESIGN:
+        return False
+    return word_count(case.output) > RUNAWAY_FACTOR * max(1, word_count(case.source))
+
+
+def truncated(case: Case) -> bool:
+    if case.finish_reason == "length":
+        return True
+    if not case.output.strip():
+        return False  # that is `empty`
+    source_words = word_count(case.source)
+    if case.transform in SUMMARIES and source_words > SHORT_INPUT_WORDS:
+        return False
+    return word_count(case.output) < TRUNCATED_SHARE * source_words
+
+
+def summary_too_long(case: Case) -> bool:
+    return case.transform in SUMMARIES and word_count(case.output) > word_count(case.source)
 
 
 CHECKS: dict[str, Check] = {
     "empty": empty,
     "identical": identical,
+    "ellipsis": ellipsis,
+    "json-fragment": json_fragment,
     "reasoning-leak": reasoning_leak,
     "prefix-leak": prefix_leak,
+    "wrong-language": wrong_language,
     "runaway": runaway,
+    "truncated": truncated,
+    "summary-too-long": summary_too_long,
 }
 GEN_CHECKS = ("empty", "identical", "reasoning-leak", "prefix-leak", "runaway")
 
 
+def failures(case: Case, names: tuple[str, ...] | None = None) -> list[str]:
+    """Every check in `names` (default: all) that the output fails, in registry order."""
+    return [name for name in (names or tuple(CHECKS)) if CHECKS[name](case)]
+
+
 def first_failure(source: str, output: str, transform: str, names: tuple[str, ...]) -> str | None:
     """The name of the first check in `names` that the output fails, or None."""
-    return next((name for name in names if CHECKS[name](source, output, transform)), None)
+    case = Case(source, output, transform)
+    return next((name for name in names if CHECKS[name](case)), None)

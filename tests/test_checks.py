@@ -1,0 +1,119 @@
+"""Each automatic check, with outputs that fail it and outputs that pass, in several
+languages and scripts."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from shiftbench.validate.checks import CHECKS, Case, failures, use_markers, word_count
+
+FAILS = [
+    # (check, case)
+    ("empty", Case("Un gato duerme.", " \n\t", "paraphrase")),
+    ("identical", Case("A cat sleeps.", "  a cat sleeps. ", "paraphrase")),
+    ("identical", Case("Кошка спит.", "кошка спит.", "paraphrase")),
+    ("identical", Case("القطة نائمة.", " القطة نائمة. ", "style-change")),
+    ("ellipsis", Case("A cat sleeps.", "...", "summarisation")),
+    ("ellipsis", Case("A cat sleeps.", " … ", "paraphrase")),
+    ("json-fragment", Case("A cat sleeps.", '{"paraphrase": "A cat naps."}', "paraphrase")),
+    ("json-fragment", Case("Le chat dort.", '["Le chat fait la sieste."]', "paraphrase")),
+    ("reasoning-leak", Case("A cat.", "<think>ok</think>A cat naps.", "paraphrase")),
+    ("reasoning-leak", Case("A cat.", "Let me think. A feline rests.", "paraphrase")),
+    ("reasoning-leak", Case("Le chat.", "Étape 1 : lire. Le félin dort.", "paraphrase")),
+    ("reasoning-leak", Case("Die Katze.", "Lass mich nachdenken: Das Tier.", "paraphrase")),
+    ("reasoning-leak", Case("The cat.", "الخطوة 1: القطة.", "translation", "ar")),
+    ("prefix-leak", Case("A cat sleeps.", "Translation: Un gato duerme.", "translation", "es")),
+    ("prefix-leak", Case("A cat sleeps.", "Here is the paraphrase: a cat naps.", "paraphrase")),
+    ("prefix-leak", Case("A cat sleeps.", "Traducción: Un gato duerme.", "translation", "es")),
+    ("prefix-leak", Case("A cat sleeps.", "Übersetzung: Eine Katze schläft.", "translation")),
+    ("prefix-leak", Case("A cat sleeps.", "الترجمة: القطة نائمة.", "translation", "ar")),
+    ("prefix-leak", Case("A cat sleeps.", "Çeviri: Kedi uyuyor.", "translation", "tr")),
+    ("wrong-language", Case("A cat.", "Un chat.", "translation", "es", detected="fr")),
+    ("wrong-language", Case("Un gato.", "A cat.", "paraphrase", "es", detected="en")),
+    ("wrong-language", Case("A cat.", "Кошка.", "translation", "ar", detected="ru")),
+    ("runaway", Case("one two", "w " * 11, "paraphrase")),
+    ("runaway", Case("猫が寝る", "猫" * 30, "paraphrase", "ja")),
+    ("truncated", Case("one two three four five six", "one", "paraphrase")),
+    (
+        "truncated",
+        Case("A cat sleeps on the mat.", "A cat sleeps.", "paraphrase", None, None, "length"),
+    ),
+    ("truncated", Case("Un gato negro duerme aquí.", "Un", "summarisation", None, None, "length")),
+    ("truncated", Case("小さな猫が静かに眠っている部屋", "猫", "paraphrase", "ja")),
+    (
+        "summary-too-long",
+        Case("A cat sleeps.", "A small grey cat sleeps soundly.", "summarisation"),
+    ),
+    (
+        "summary-too-long",
+        Case("Die Katze schläft.", "Die kleine Katze schläft tief.", "summarisation", "de"),
+    ),
+]
+
+PASSES = [
+    ("empty", Case("A cat.", "A feline.", "paraphrase")),
+    ("identical", Case("A cat sleeps.", "A cat naps.", "paraphrase")),
+    ("identical", Case("Кошка спит.", "Кошка дремлет.", "paraphrase")),
+    ("ellipsis", Case("A cat sleeps.", "A cat sleeps...", "paraphrase")),
+    ("json-fragment", Case("A cat sleeps.", "A cat naps {quietly}.", "paraphrase")),
+    ("reasoning-leak", Case("A cat.", "A feline rests.", "paraphrase")),
+    ("reasoning-leak", Case("Step 1: open the box.", "Step 1: open the lid.", "paraphrase")),
+    ("reasoning-leak", Case("القطة نائمة.", "القط نائم.", "paraphrase", "ar")),
+    ("prefix-leak", Case("Summary: fine.", "Summary: good.", "paraphrase")),
+    ("prefix-leak", Case("A cat sleeps.", "Un gato duerme.", "translation", "es")),
+    ("prefix-leak", Case("A cat sleeps.", "القطة نائمة.", "translation", "ar")),
+    ("wrong-language", Case("A cat.", "Un gato.", "translation", "es", detected="es")),
+    ("wrong-language", Case("A cat.", "Kedi.", "translation", "tr", detected="und")),
+    ("wrong-language", Case("A cat.", "القطة.", "translation", "ar", detected="ar")),
+    ("wrong-language", Case("A cat.", "A cat naps.", "paraphrase", None, detected="fr")),
+    ("runaway", Case("one two", "w " * 11, "expansion")),
+    ("runaway", Case("one two", "w " * 11, "summarised-expansion")),
+    ("runaway", Case("猫が寝る", "猫が静かに寝ている", "paraphrase", "ja")),
+    ("truncated", Case("one two three four five six", "one two", "paraphrase")),
+    ("truncated", Case("A long sentence about cats and dogs.", "Pets.", "summarisation")),
+    ("truncated", Case("A cat.", "", "paraphrase")),  # that is `empty`, not truncation
+    ("truncated", Case("小さな猫が眠る", "小さな猫が寝る", "paraphrase", "ja")),
+    ("summary-too-long", Case("A cat sleeps soundly.", "A cat sleeps.", "summarisation")),
+    ("summary-too-long", Case("A cat.", "A small grey cat.", "paraphrase")),
+]
+
+
+@pytest.mark.parametrize(("check", "case"), FAILS)
+def test_outputs_that_fail(check, case):
+    assert CHECKS[check](case) is True
+
+
+@pytest.mark.parametrize(("check", "case"), PASSES)
+def test_outputs_that_pass(check, case):
+    assert CHECKS[check](case) is False
+
+
+def test_every_check_has_cases_both_ways():
+    assert {c for c, _ in FAILS} == set(CHECKS) == {c for c, _ in PASSES}
+
+
+def test_checks_are_not_exclusive():
+    case = Case("A cat sleeps.", "Translation: " + "word " * 40, "paraphrase", "en", "fr")
+    assert failures(case) == ["prefix-leak", "wrong-language", "runaway"]
+
+
+def test_word_count_counts_unspaced_scripts_by_character():
+    assert word_count("A cat sleeps.") == 3
+    assert word_count("猫が寝る") == 4
+    assert word_count("The word 猫 means cat") == 5
+    assert word_count("แมวนอน") == 6
+
+
+def test_user_markers_extend_the_packaged_ones(tmp_path):
+    extra = tmp_path / "markers.json"
+    extra.write_text(json.dumps({"prefix": {"nl": ["vertaling:"]}}), encoding="utf-8")
+    case = Case("A cat sleeps.", "Vertaling: Een kat slaapt.", "translation", "nl")
+    assert CHECKS["prefix-leak"](case) is False
+    use_markers(str(extra))
+    try:
+        assert CHECKS["prefix-leak"](case) is True
+        assert CHECKS["prefix-leak"](Case("A cat.", "Summary: cat.", "paraphrase")) is True
+    finally:
+        use_markers(None)
