@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Callable
@@ -399,6 +400,89 @@ def parse_shard(text: str) -> tuple[int, int]:
     if not 0 <= index < count:
         raise InputError(f"--shard {text}: I must be from 0 to N-1")
     return index, count
+
+
+@cli.command(context_settings=CONTEXT)
+@click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--config",
+    "configs",
+    multiple=True,
+    metavar="NAME",
+    help="Transformed config to check; repeatable. Default: all of them.",
+)
+@click.option(
+    "--langid",
+    default="lingua",
+    show_default=True,
+    help="Language identifier for the wrong-language check: lingua or langdetect.",
+)
+@click.option(
+    "--markers",
+    "markers_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="JSON file of extra leak markers, shaped like the packaged validate/markers.json "
+    '({"reasoning": {"<lang>": [...]}, "prefix": {...}}).',
+)
+@click.option(
+    "--max-error-rate",
+    type=click.FloatRange(0, 1),
+    default=None,
+    help="Exit with code 1 when a config's total error rate exceeds this share (the "
+    "reports are written all the same).",
+)
+@click.option(
+    "--examples",
+    type=click.IntRange(min=0),
+    default=3,
+    show_default=True,
+    help="Example failures kept per check and config.",
+)
+def validate(
+    runs: tuple[Path, ...],
+    configs: tuple[str, ...],
+    langid: str,
+    markers_file: Path | None,
+    max_error_rate: float | None,
+    examples: int,
+) -> None:
+    """Run the automatic error checks on run folders written by gen.
+
+    Every transformed row is checked for empty, identical, ellipsis-only and JSON-fragment
+    outputs, reasoning and prefix leaks, the wrong language, runaway length, truncation and
+    summaries longer than their input. Each run folder gets validation.json,
+    validation.md and validation/<config>.jsonl; a summary goes to stdout.
+    """
+    from shiftbench.validate.checks import use_markers
+    from shiftbench.validate.langid import get_identifier
+    from shiftbench.validate.report import over_limit, plan, validate_run
+
+    for run in runs:
+        plan(run, configs)
+    if markers_file is not None:
+        try:
+            use_markers(str(markers_file))
+        except FileNotFoundError:
+            raise InputError(f"marker file {markers_file} does not exist") from None
+        except (json.JSONDecodeError, AttributeError, TypeError) as exc:
+            raise InputError(f"marker file {markers_file} is not a marker table ({exc})") from None
+    identifier = get_identifier(langid)
+    gate: list[str] = []
+    click.echo(f"{'run':<24} {'config':<28} {'rows':>6} {'errors':>7} {'edit dist':>9}")
+    for run in runs:
+        report = validate_run(run, identifier, configs=configs, examples=examples)
+        for name, c in report["configs"].items():
+            click.echo(
+                f"{run.name:<24} {name:<28} {c['rows']:>6} {c['total_error_rate']:>7.1%} "
+                f"{c['mean_edit_distance']:>9.3f}"
+            )
+        if max_error_rate is not None:
+            gate += [f"{run.name}/{n} ({r:.1%})" for n, r in over_limit(report, max_error_rate)]
+    if gate:
+        raise RuntimeFault(
+            f"{len(gate)} config(s) exceed --max-error-rate {max_error_rate:.1%}: {', '.join(gate)}"
+        )
 
 
 @cli.command(context_settings=CONTEXT)

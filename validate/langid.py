@@ -2,12 +2,12 @@
 
 Two identifiers, both answering ISO 639-1 codes, or "und" (undetermined) for texts too
 short to judge (fewer than MIN_LETTERS letters) and for texts the identifier gives up on:
-- `langdetect` (the default): character n-gram naive Bayes. It samples, so it is seeded
-  here (seed 0) and gives the same answer for the same text every time.
-- `lingua` (`pip install lingua-language-detector`): n-gram models of 75 languages,
-  deterministic. Choose it with `--langid lingua`.
-`bench/bench_langid.py` measures both on real translated sentences; the README has the
-figures behind the default.
+- `lingua` (the default): n-gram models of 75 languages, deterministic.
+- `langdetect`: character n-gram naive Bayes. It samples, so it is seeded here (seed 0)
+  and then gives the same answer for the same text every time.
+`bench/bench_langid.py` measures both on the STS Benchmark sentences in six languages:
+lingua named 98.5% of 15,128 sentences right and langdetect 96.6% (English: 98.3% against
+93.7%), and lingua was the faster of the two; the README has the table.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ class Lingua:
             from lingua import LanguageDetectorBuilder
         except ImportError:
             raise InputError(
-                "--langid lingua needs the lingua-language-detector package: "
+                "language ID with lingua needs the lingua-language-detector package: "
                 "pip install lingua-language-detector"
             ) from None
         self._detector: Any = LanguageDetectorBuilder.from_all_languages().build()
@@ -88,7 +88,7 @@ class Lingua:
 
 
 IDENTIFIERS = {"langdetect": Langdetect, "lingua": Lingua}
-DEFAULT_IDENTIFIER = "langdetect"
+DEFAULT_IDENTIFIER = "lingua"
 
 
 def get_identifier(name: str) -> LanguageID:

@@ -1,0 +1,185 @@
+"""`shiftbench validate` on run folders written by gen: reports, gating, bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import read_rows
+
+from shiftbench.validate.langid import UNDETERMINED, get_identifier
+from shiftbench.validate.report import edit_distance
+
+SAMPLE = read_rows(Path(__file__).parents[1] / "sample" / "data" / "test.jsonl")
+
+
+@pytest.fixture
+def scripted_run(scripted, invoke, tmp_path):
+    """Four sample rows, paraphrased and translated by the scripted backend, which answers
+    "REWRITTEN <input>" (so every translation stays English) except where scripted."""
+    scripted.script = {
+        SAMPLE[1]["sentence1"]: ["..."],
+        SAMPLE[2]["sentence2"]: ['{"text": "Two kids build a sandcastle."}'],
+    }
+    out = tmp_path / "run"
+    result = invoke(
+        "gen", "sample", "--limit", "4", "-t", "paraphrase,translation", "-s", "1",
+        "-b", "scripted", "-q", "-o", out,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def test_report_counts_each_check_and_each_row_once(scripted_run, invoke):
+    result = invoke("validate", scripted_run)
+    assert result.exit_code == 0, result.output
+    report = json.loads((scripted_run / "validation.json").read_text(encoding="utf-8"))
+    assert list(report["configs"]) == ["paraphrase-s1", "translation-s1"]
+    para = report["configs"]["paraphrase-s1"]
+    assert para["rows"] == 4
+    assert {k: v for k, v in para["error_counts"].items() if v} == {
+        "ellipsis": 1,
+        "json-fragment": 1,
+        "truncated": 1,  # "..." is also far shorter than its input
+    }
+    assert (para["failed_rows"], para["total_error_rate"]) == (2, 0.5)
+    # The translations came back in English: every row is in the wrong language.
+    trans = report["configs"]["translation-s1"]
+    assert trans["error_counts"]["wrong-language"] == 4
+    assert trans["total_error_rate"] == 1.0
+    assert trans["detected_languages"] == {"en": 8}
+    example = trans["examples"]["wrong-language"][0]
+    assert example["language"] != "en" and example["detected"] == "en"
+
+
+def test_edit_distance_is_per_word_over_the_longer_text(scripted_run, invoke):
+    assert invoke("validate", scripted_run, "--config", "translation-s1").exit_code == 0
+    rows = read_rows(scripted_run / "validation" / "translation-s1.jsonl")
+    for row, source in zip(rows, SAMPLE, strict=False):
+        for field in ("sentence1", "sentence2"):
+            words = len(source[field].split())
+            assert row["edit_distance"][field] == round(1 / (words + 1), 4)  # one word added
+    assert edit_distance("a b c", "a x c") == pytest.approx(1 / 3)
+    assert edit_distance("", "") == 0.0
+
+
+def test_markdown_report_lists_rates_and_examples(scripted_run, invoke):
+    assert invoke("validate", scripted_run).exit_code == 0
+    text = (scripted_run / "validation.md").read_text(encoding="utf-8")
+    assert "| paraphrase-s1 | 4 | 50.0% |" in text
+    assert "| translation-s1 | 4 | 100.0% |" in text
+    assert "- **ellipsis** (test row 1, sentence1): " in text
+    assert "(expected " in text and ", found en)" in text
+
+
+def test_gate_exits_1_and_still_writes_the_reports(scripted_run, invoke):
+    result = invoke("validate", scripted_run, "--max-error-rate", "0.6")
+    assert result.exit_code == 1
+    assert result.stderr == (
+        "Error: 1 config(s) exceed --max-error-rate 60.0%: run/translation-s1 (100.0%)\n"
+    )
+    assert (scripted_run / "validation.json").is_file()
+    assert invoke("validate", scripted_run, "--max-error-rate", "1").exit_code == 0
+
+
+def test_checking_one_config_keeps_the_others(scripted_run, invoke):
+    assert invoke("validate", scripted_run).exit_code == 0
+    before = json.loads((scripted_run / "validation.json").read_text(encoding="utf-8"))
+    assert invoke("validate", scripted_run, "--config", "paraphrase-s1").exit_code == 0
+    after = json.loads((scripted_run / "validation.json").read_text(encoding="utf-8"))
+    assert after["configs"] == before["configs"]
+    assert sorted(p.name for p in (scripted_run / "validation").iterdir()) == [
+        "paraphrase-s1.jsonl",
+        "translation-s1.jsonl",
+    ]
+
+
+def test_user_markers(scripted_run, invoke, tmp_path):
+    markers = tmp_path / "markers.json"
+    markers.write_text(json.dumps({"prefix": {"en": ["rewritten"]}}), encoding="utf-8")
+    try:
+        assert invoke("validate", scripted_run, "--markers", markers).exit_code == 0
+    finally:
+        from shiftbench.validate.checks import use_markers
+
+        use_markers(None)
+    report = json.loads((scripted_run / "validation.json").read_text(encoding="utf-8"))
+    assert report["configs"]["paraphrase-s1"]["error_counts"]["prefix-leak"] == 4
+
+
+def refused(result, message, run):
+    assert result.exit_code == 2, result.output
+    assert result.stderr == f"Error: {message}\n"
+    assert not (run / "validation.json").exists()
+
+
+def test_bad_input(scripted_run, invoke, tmp_path):
+    refused(
+        invoke("validate", tmp_path),
+        f"{tmp_path} is not a shiftbench run folder (no shiftbench.json)",
+        tmp_path,
+    )
+    refused(
+        invoke("validate", scripted_run, "--config", "paraphrase-s2"),
+        f"{scripted_run} has no transformed config 'paraphrase-s2'; available: "
+        "paraphrase-s1, translation-s1",
+        scripted_run,
+    )
+    refused(
+        invoke("validate", scripted_run, "--langid", "fasttext"),
+        "unknown language identifier 'fasttext'; available: langdetect, lingua",
+        scripted_run,
+    )
+    missing = tmp_path / "none.json"
+    refused(
+        invoke("validate", scripted_run, "--markers", missing),
+        f"marker file {missing} does not exist",
+        scripted_run,
+    )
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"prefix": ["not", "by", "language"]}', encoding="utf-8")
+    result = invoke("validate", scripted_run, "--markers", broken)
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"Error: marker file {broken} is not a marker table (")
+    assert not (scripted_run / "validation.json").exists()
+
+
+@pytest.mark.parametrize("name", ["lingua", "langdetect"])
+def test_language_id_is_deterministic_and_leaves_short_texts_undetermined(name):
+    texts = [
+        "Der Zug nach Lyon fuhr zwanzig Minuten zu spät ab.",
+        "القطار إلى ليون غادر متأخرا عشرين دقيقة.",
+        "Lyon treni yirmi dakika geç kalktı.",  # noqa: RUF001 (Turkish dotless i)
+        "Hola",
+        "ok ok",
+    ]
+    first = get_identifier(name).detect(texts)
+    assert first == ["de", "ar", "tr", UNDETERMINED, UNDETERMINED]
+    for _ in range(5):
+        assert get_identifier(name).detect(texts) == first
+
+
+@pytest.mark.parametrize(("name", "floor"), [("lingua", 0.95), ("langdetect", 0.8)])
+def test_language_id_on_real_translated_sentences(shared_data, name, floor):
+    """The first 300 sentences of each language; bench/bench_langid.py measured lingua at
+    96.7-99.3% and langdetect at 83.7-98.7% on them."""
+    identifier = get_identifier(name)
+    for lang in ("de", "en", "es", "fr", "it", "nl"):
+        rows = read_rows(shared_data / "STSBenchmarkMultilingualSTS" / lang / "test.jsonl")
+        texts = list(dict.fromkeys(t for r in rows for t in (r["sentence1"], r["sentence2"])))
+        found = identifier.detect(texts[:300])
+        assert sum(c == lang for c in found) / len(found) >= floor, lang
+
+
+def test_a_real_generated_run_validates(invoke, tmp_path):
+    out = tmp_path / "real"
+    made = invoke("gen", "sample", "--limit", "3", "-t", "paraphrase", "-q", "-o", out)
+    assert made.exit_code == 0, made.output
+    result = invoke("validate", out)
+    assert result.exit_code == 0, result.output
+    report = json.loads((out / "validation.json").read_text(encoding="utf-8"))
+    summary = report["configs"]["paraphrase-s1337"]
+    assert summary["rows"] == 3 and 0 < summary["mean_edit_distance"] <= 1
+    assert len(read_rows(out / "validation" / "paraphrase-s1337.jsonl")) == 3
+    assert "paraphrase-s1337" in result.stdout
