@@ -6,8 +6,8 @@ short to judge (fewer than MIN_LETTERS letters) and for texts the identifier giv
 - `langdetect`: character n-gram naive Bayes. It samples, so it is seeded here (seed 0)
   and then gives the same answer for the same text every time.
 `bench/bench_langid.py` measures both on the STS Benchmark sentences in six languages:
-lingua named 98.5% of 15,128 sentences right and langdetect 96.6% (English: 98.3% against
-93.7%), and lingua was the faster of the two; the README has the table.
+lingua named 98.3% of 15,128 sentences right and langdetect 96.6% (English: 98.2% against
+93.7%), and lingua was 5.5 times as fast; the README has the table.
 """
 
 from __future__ import annotations
@@ -62,9 +62,16 @@ class Langdetect:
 
 
 class Lingua:
-    """lingua-language-detector over all its languages."""
+    """lingua-language-detector over all its languages, in two passes.
+
+    The fast low-accuracy models answer first; a text whose answer they give with less
+    than FAST_CONFIDENCE goes to the full models. On the STS Benchmark sentences in six
+    languages this gave 98.3% right against the full models' 98.5%, at about four times
+    their speed (bench/bench_langid.py).
+    """
 
     name = "lingua"
+    FAST_CONFIDENCE = 0.995
 
     def __init__(self) -> None:
         try:
@@ -74,14 +81,25 @@ class Lingua:
                 "language ID with lingua needs the lingua-language-detector package: "
                 "pip install lingua-language-detector"
             ) from None
-        self._detector: Any = LanguageDetectorBuilder.from_all_languages().build()
+        builder = LanguageDetectorBuilder.from_all_languages
+        self._fast: Any = builder().with_low_accuracy_mode().build()
+        self._full: Any = builder().build()
 
     def detect(self, texts: Iterable[str]) -> list[str]:
         texts = list(texts)
-        judged = [i for i, t in enumerate(texts) if not too_short(t)]
-        found = self._detector.detect_languages_in_parallel_of([texts[i] for i in judged])
         codes = [UNDETERMINED] * len(texts)
-        for i, language in zip(judged, found, strict=True):
+        judged = [i for i, t in enumerate(texts) if not too_short(t)]
+        ranked = self._fast.compute_language_confidence_values_in_parallel(
+            [texts[i] for i in judged]
+        )
+        unsure = []
+        for i, values in zip(judged, ranked, strict=True):
+            if values and values[0].value >= self.FAST_CONFIDENCE:
+                codes[i] = values[0].language.iso_code_639_1.name.lower()
+            else:
+                unsure.append(i)
+        found = self._full.detect_languages_in_parallel_of([texts[i] for i in unsure])
+        for i, language in zip(unsure, found, strict=True):
             if language is not None:
                 codes[i] = language.iso_code_639_1.name.lower()
         return codes
