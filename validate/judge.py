@@ -1,0 +1,298 @@
+"""LLM judges: any gen backend rates (original, output) pairs with one of our prompts.
+
+Two modes, each a packaged prompt under validate/prompts/:
+- `similarity`: how close the two texts are in meaning, 0-5 with one decimal (the STS
+  scale, so `judge-calibrate` can hold it against gold STS scores);
+- `quality`: how good the output is as a rewrite following its transform's instruction,
+  1-5 (for transforms that change the length, the core meaning counts).
+
+Judges decode greedily, and every answer is cached under a key of everything it depends
+on (the filled-in prompt, the model, the decoding settings), so re-validating or comparing
+runs asks each question once. The number is read from the reply by `parse_score`; a reply
+without one clear number in range is kept as unparseable, never counted as a score.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import sys
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from shiftbench.errors import InputError
+from shiftbench.gen.backends import Backend, Generation, Request, Sampling, get_backend
+from shiftbench.gen.cache import GenerationCache, row_key
+from shiftbench.gen.rewrite import call_backend
+
+JUDGE_TOKENS = 16  # a rating needs a few tokens; a longer reply is cut here
+
+
+@dataclass(frozen=True)
+class Mode:
+    """A rating mode: its prompt file and the scale its answers must fall in."""
+
+    name: str
+    prompt_file: str
+    low: float
+    high: float
+    decimals: int  # digits the scale asks for (answers are rounded to one decimal at most)
+
+
+MODES: dict[str, Mode] = {
+    m.name: m
+    for m in (
+        Mode("similarity", "judge-similarity.txt", 0.0, 5.0, 1),
+        Mode("quality", "judge-quality.txt", 1.0, 5.0, 0),
+    )
+}
+
+
+@cache
+def prompt_template(file_name: str) -> str:
+    return (resources.files("shiftbench.validate") / "prompts" / file_name).read_text(
+        encoding="utf-8"
+    )
+
+
+_SLOT = re.compile(r"\{(original|output|instruction)\}")
+
+
+def render(template: str, **values: str) -> str:
+    """Fill `{original}`, `{output}` and `{instruction}` in one pass, so braces inside the
+    texts themselves are left alone."""
+    return _SLOT.sub(lambda m: values.get(m[1], m[0]), template)
+
+
+# ---------------------------------------------------------------------------- parsing
+
+_NUM = r"(\d+(?:[.,]\d+)?)"
+_THINKING = re.compile(r"<(think|thinking|reasoning)>.*?(</\1>|$)", re.S | re.I)
+_KEYWORD = re.compile(
+    r"\b(?:score|rating|rated|rate|grade|similarity|quality|answer)\b\s*"
+    r"(?:is|of|would be|=|:|-)?\s*[*_`\"'(\[]*\s*" + _NUM,
+    re.I,
+)
+_OUT_OF = re.compile(_NUM + r"\s*(?:/|out of)\s*5(?:\.0)?\b", re.I)
+_RANGE = re.compile(
+    r"\b\d+(?:[.,]\d+)?\s*(?:-|\u2013|\u2014|to)\s*\d+(?:[.,]\d+)?\b"
+    r"|\bscale of \d+(?:\s*(?:-|to)\s*\d+)?",
+    re.I,
+)
+_ANY_NUM = re.compile(r"(?<![\w.,])" + _NUM + r"(?![\w]|[.,]\d)")
+_WORDS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
+_WORD_NUM = re.compile(r"\b(" + "|".join(_WORDS) + r")\b", re.I)
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """The score read from a reply, or None and why not."""
+
+    score: float | None
+    problem: str | None = None  # "empty", "no number", "ambiguous", "out of range"
+
+
+def parse_score(reply: str, mode: Mode) -> Parsed:
+    """The rating in a judge's reply.
+
+    In order: a number right after a word like "score" or "rating"; a number written
+    "N/5" or "N out of 5"; otherwise the one number the reply holds once scale ranges
+    such as "0-5" are set aside (two different numbers make it ambiguous); otherwise a
+    number word ("four"). Reasoning inside <think> tags is skipped. The number must lie
+    on the mode's scale.
+    """
+    text = _THINKING.sub(" ", reply).strip()
+    if not text:
+        return Parsed(None, "empty")
+    found: float | None = None
+    for pattern in (_KEYWORD, _OUT_OF):
+        match = pattern.search(text)
+        if match:
+            found = _number(match[1])
+            break
+    if found is None:
+        bare = _RANGE.sub(" ", text)
+        values = list(dict.fromkeys(_number(m[1]) for m in _ANY_NUM.finditer(bare)))
+        if len(values) > 1:
+            return Parsed(None, "ambiguous")
+        if values:
+            found = values[0]
+        else:
+            words = list(dict.fromkeys(m[1].lower() for m in _WORD_NUM.finditer(bare)))
+            if len(words) > 1:
+                return Parsed(None, "ambiguous")
+            if not words:
+                return Parsed(None, "no number")
+            found = float(_WORDS[words[0]])
+    if not mode.low <= found <= mode.high:
+        return Parsed(None, "out of range")
+    return Parsed(round(found, 1))
+
+
+def _number(text: str) -> float:
+    return float(text.replace(",", "."))
+
+
+# ---------------------------------------------------------------------------- judging
+
+
+@dataclass(frozen=True)
+class Item:
+    """One pair to rate; `instruction` is what the rewrite was asked to do (quality)."""
+
+    original: str
+    output: str
+    instruction: str = ""
+
+
+@dataclass(frozen=True)
+class Rating:
+    score: float | None
+    reply: str
+    problem: str | None
+    finish_reason: str
+
+
+def parse_spec(spec: str) -> tuple[str, str | None, str | None]:
+    """`BACKEND[:MODEL][@URL]` as (backend, model, base URL). The model may hold colons
+    (ollama tags); the URL comes after the last " @http"."""
+    url = None
+    if "@http" in spec:
+        spec, _, rest = spec.rpartition("@http")
+        url = "http" + rest
+    backend, _, model = spec.partition(":")
+    if not backend:
+        raise InputError(f"judge {spec!r}: name a backend, as BACKEND[:MODEL][@URL]")
+    return backend, model or None, url
+
+
+def build_backend(spec: str, **options: Any) -> Backend:
+    """A loaded backend for a judge spec; `options` are the backend's own (concurrency...)."""
+    name, model, url = parse_spec(spec)
+    if url is not None:
+        options["base_url"] = url
+    backend = get_backend(name, model, **options)
+    backend.load()
+    return backend
+
+
+class Judge:
+    """One backend and model rating pairs in one mode."""
+
+    def __init__(self, backend: Backend, mode: str, *, max_new_tokens: int = JUDGE_TOKENS) -> None:
+        if mode not in MODES:
+            raise InputError(f"unknown judge mode {mode!r}; available: {', '.join(MODES)}")
+        self.backend = backend
+        self.mode = MODES[mode]
+        self.template = prompt_template(self.mode.prompt_file)
+        self.sampling = Sampling(temperature=0.0, top_p=1.0, max_new_tokens=max_new_tokens)
+
+    @property
+    def model(self) -> dict[str, Any]:
+        model: dict[str, Any] = self.backend.describe()["model"]
+        return model
+
+    @property
+    def key(self) -> str:
+        """How reports name this judge: judge-<mode>:<backend>:<model id>."""
+        return f"judge-{self.mode.name}:{self.backend.name}:{self.model['id']}"
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "kind": f"judge-{self.mode.name}",
+            "scale": [self.mode.low, self.mode.high],
+            "prompt_sha256": hashlib.sha256(self.template.encode("utf-8")).hexdigest(),
+            "sampling": self.sampling.as_dict(),
+            **self.backend.describe(),
+        }
+
+    def rate(
+        self, items: list[Item], cache: GenerationCache, *, quiet: bool = True, label: str = ""
+    ) -> list[Rating]:
+        """A rating per item, in order: cached answers first, then the rest asked for chunk
+        by chunk, each answer cached as it arrives (a crash keeps them)."""
+        prompts = [
+            render(self.template, original=i.original, output=i.output, instruction=i.instruction)
+            for i in items
+        ]
+        model = self.model
+        sampling = self.sampling.as_dict()
+        keys = [
+            row_key(
+                kind="judge", prompt=p, model=model, backend=self.backend.name, sampling=sampling
+            )
+            for p in prompts
+        ]
+        answers = cache.get_many(list(dict.fromkeys(keys)))
+        todo = list({k: p for k, p in zip(keys, prompts, strict=True) if k not in answers}.items())
+        progress = _progress(len(todo), label or self.key, quiet)
+        for start in range(0, len(todo), self.backend.chunk_size):
+            chunk = todo[start : start + self.backend.chunk_size]
+            requests = [Request(p, 0, self.sampling.max_new_tokens) for _, p in chunk]
+
+            def keep(index: int, gen: Generation, chunk: list[tuple[str, str]] = chunk) -> None:
+                key = chunk[index][0]
+                cache.put_many({key: gen})
+                answers[key] = gen
+                progress.update(1)
+
+            call_backend(self.backend, requests, self.sampling, keep)
+        progress.close()
+        ratings = []
+        for key in keys:
+            gen = answers[key]
+            parsed = parse_score(gen.text, self.mode)
+            ratings.append(Rating(parsed.score, gen.text, parsed.problem, gen.finish_reason))
+        return ratings
+
+    def score(
+        self, items: list[Item], cache: GenerationCache, *, quiet: bool = True, label: str = ""
+    ) -> list[tuple[float | None, str | None, str | None]]:
+        """(score, reply, problem) per item, as every measure in a validation report."""
+        return [
+            (r.score, r.reply, r.problem) for r in self.rate(items, cache, quiet=quiet, label=label)
+        ]
+
+
+def _progress(total: int, label: str, quiet: bool) -> Any:
+    from tqdm.auto import tqdm
+
+    return tqdm(
+        total=total, desc=label, unit="pair", disable=quiet or not total, file=sys.stderr,
+        dynamic_ncols=True,
+    )  # fmt: skip
+
+
+# What each transform asked for, as the quality prompt tells the judge ({language}: the
+# language the output should be in).
+INSTRUCTIONS: dict[str, str] = {
+    "paraphrase": "say the same thing in other words, in {language}",
+    "backtranslation": "translate the text into another language and back into {language}, "
+    "so that the wording changes and the meaning stays",
+    "style-change": "change the register (formal to informal, or informal to formal) and "
+    "keep the meaning, in {language}",
+    "expansion": "make the text longer with added detail and context, keeping its core "
+    "meaning (a question stays a question), in {language}",
+    "summarisation": "make the text shorter and keep its meaning (a question stays a "
+    "question), in {language}",
+    "summarised-expansion": "expand the text and then summarise the expansion, keeping its "
+    "core meaning, in {language}",
+    "translation": "translate the text into {language}",
+    "cross-translation": "translate the text into {language}",
+}
+
+
+def instruction(transform: str, language: str | None) -> str:
+    """The quality prompt's instruction for a transform and the output's language code."""
+    from shiftbench.gen.languages import get_language
+
+    name = "the language of the original"
+    if language:
+        try:
+            name = get_language(language).name
+        except InputError:
+            name = language
+    template = INSTRUCTIONS.get(transform, "rewrite the text in {language}")
+    return template.replace("{language}", name)
