@@ -69,6 +69,15 @@ def judge_options(func: Callable[..., Any]) -> Callable[..., Any]:
                 "openai:gpt-4o-mini@http://127.0.0.1:8000/v1.",
             ),
             click.option(
+                "--paraplue",
+                "paraplue",
+                multiple=True,
+                metavar="BACKEND[:MODEL][@URL]",
+                help="Also score every pair with a ParaPLUIE-style log-likelihood ratio, "
+                "log p(Yes) - log p(No) for 'do A and B say the same thing?', from this "
+                "model (embedded, openai, ollama or vllm); repeatable.",
+            ),
+            click.option(
                 "--judge-tokens",
                 type=click.IntRange(min=1),
                 default=16,
@@ -110,16 +119,29 @@ def judge_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def make_judges(
-    specs: tuple[str, ...], modes: tuple[str, ...], tokens: int, **options: Any
+    specs: tuple[str, ...],
+    modes: tuple[str, ...],
+    tokens: int,
+    paraplue: tuple[str, ...] = (),
+    **options: Any,
 ) -> list[Any]:
-    """One Judge per (spec, mode), each spec's backend built and loaded once."""
+    """One Judge per (spec, mode) and one ParaPLUIE scorer per spec, each backend built
+    and loaded once."""
     from shiftbench.validate.judge import Judge, build_backend
+    from shiftbench.validate.paraplue import Paraplue
 
-    judges = []
+    backends: dict[str, Any] = {}
+
+    def backend(spec: str) -> Any:
+        if spec not in backends:
+            backends[spec] = build_backend(spec, **options)
+        return backends[spec]
+
+    made: list[Any] = []
     for spec in dict.fromkeys(specs):
-        backend = build_backend(spec, **options)
-        judges += [Judge(backend, mode, max_new_tokens=tokens) for mode in dict.fromkeys(modes)]
-    return judges
+        made += [Judge(backend(spec), m, max_new_tokens=tokens) for m in dict.fromkeys(modes)]
+    made += [Paraplue(backend(spec)) for spec in dict.fromkeys(paraplue)]
+    return made
 
 
 def quiet_option(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -534,6 +556,7 @@ def validate(
     examples: int,
     drift_encoder: str | None,
     judges: tuple[str, ...],
+    paraplue: tuple[str, ...],
     judge_tokens: int,
     base_url: str | None,
     concurrency: int,
@@ -547,8 +570,9 @@ def validate(
 
     Every transformed row is checked for empty, identical, ellipsis-only and JSON-fragment
     outputs, reasoning and prefix leaks, the wrong language, runaway length, truncation and
-    summaries longer than their input. With --drift-encoder and --judge, every (original,
-    output) pair is also scored by an encoder and by LLM judges. Each run folder gets
+    summaries longer than their input. With --drift-encoder, --judge and --paraplue,
+    every (original, output) pair is also scored by an encoder, by LLM judges and by a
+    paraphrase log-likelihood ratio. Each run folder gets
     validation.json, validation.md and validation/<config>.jsonl; a summary goes to stdout.
     """
     from shiftbench.gen.cache import GenerationCache, default_cache_dir
@@ -572,8 +596,8 @@ def validate(
 
         measures.append(Drift(drift_encoder, batch_size=batch_size))
     measures += make_judges(
-        judges, judge_modes, judge_tokens, base_url=base_url, concurrency=concurrency,
-        batch_size=batch_size,
+        judges, judge_modes, judge_tokens, paraplue, base_url=base_url,
+        concurrency=concurrency, batch_size=batch_size,
     )  # fmt: skip
     cache = GenerationCache(None if no_cache else (cache_dir or default_cache_dir()))
     gate: list[str] = []
@@ -603,6 +627,45 @@ def validate(
         raise RuntimeFault(
             f"{len(gate)} config(s) exceed --max-error-rate {max_error_rate:.1%}: {', '.join(gate)}"
         )
+
+
+@cli.command(context_settings=CONTEXT)
+@click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--kind",
+    default="judge-quality",
+    show_default=True,
+    type=click.Choice(["judge-quality", "judge-similarity", "paraplue", "drift"]),
+    help="Which measure fills the generators x judges matrix.",
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Folder to write comparison.json and comparison.md into.",
+)
+def compare(runs: tuple[Path, ...], kind: str, output: Path | None) -> None:
+    """Compare validated runs of one source made by different generators.
+
+    Prints, per generator and transform, the error rate, edit distance and measure means;
+    then the generators x judges matrix of mean scores with 95% bootstrap intervals, and
+    Holm-corrected paired bootstrap tests between generators. Run 'shiftbench validate'
+    with the same --judge options on every run first.
+    """
+    from shiftbench.validate.compare import compare as make
+    from shiftbench.validate.compare import render_markdown
+
+    doc = make(list(runs), kind)
+    text = render_markdown(doc)
+    click.echo(text, nl=False)
+    if output is not None:
+        output.mkdir(parents=True, exist_ok=True)
+        (output / "comparison.json").write_text(
+            json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
+        (output / "comparison.md").write_text(text, encoding="utf-8")
+        click.echo(f"comparison: {output}")
 
 
 @cli.command("judge-calibrate", context_settings=CONTEXT)
@@ -637,6 +700,7 @@ def judge_calibrate(
     subsets: tuple[str, ...],
     splits: tuple[str, ...],
     judges: tuple[str, ...],
+    paraplue: tuple[str, ...],
     judge_tokens: int,
     base_url: str | None,
     concurrency: int,
@@ -648,7 +712,8 @@ def judge_calibrate(
     output: Path | None,
     quiet: bool,
 ) -> None:
-    """Rate the gold pairs of an STS SOURCE with each --judge and compare with the gold.
+    """Rate the gold pairs of an STS SOURCE with each --judge (and --paraplue scorer) and
+    compare with the gold.
 
     Prints Spearman (with a 95% bootstrap interval) and Pearson correlation with the gold
     scores, the mean absolute error on the judge's 0-5 scale, and per gold-score bin the
@@ -658,16 +723,16 @@ def judge_calibrate(
     from shiftbench.sources import resolve_source
     from shiftbench.validate.calibrate import calibrate, format_report, gold_pairs
 
-    if not judges:
-        raise InputError("name at least one --judge (e.g. --judge embedded)")
+    if not judges and not paraplue:
+        raise InputError("name at least one --judge or --paraplue (e.g. --judge embedded)")
     resolved = resolve_source(
         source, task_type=task_type, data_dir=data_dir, subsets=subsets, splits=splits
     )
     pairs = gold_pairs(resolved, limit)
     scale = parse_range(gold_range) if gold_range else (resolved.score_range or (0.0, 5.0))
     made = make_judges(
-        judges, ("similarity",), judge_tokens, base_url=base_url, concurrency=concurrency,
-        batch_size=batch_size,
+        judges, ("similarity",), judge_tokens, paraplue, base_url=base_url,
+        concurrency=concurrency, batch_size=batch_size,
     )  # fmt: skip
     cache = GenerationCache(None if no_cache else (cache_dir or default_cache_dir()))
     reports = []

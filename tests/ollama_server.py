@@ -27,6 +27,8 @@ class OllamaStub:
         self.models = models or {"stub:latest": ["completion"]}
         self.faults: list[str] = []
         self.chats: list[dict[str, Any]] = []
+        # first-token log-probabilities served when a chat asks for logprobs
+        self.top_logprobs: dict[str, float] = {"Yes": -0.2, "No": -1.8, " yes": -3.1, "Maybe": -4}
         self.lock = threading.Lock()
         stub = self
 
@@ -153,6 +155,25 @@ class OllamaStub:
                     "eval_count": len(answer),
                     "eval_duration": 500,
                 }
+                if body.get("logprobs"):
+                    # Ollama (0.12.11+) lists, per generated token, its log-probability
+                    # and the `top_logprobs` most likely alternatives.
+                    ranked = sorted(stub.top_logprobs.items(), key=lambda kv: -kv[1])
+                    shown = ranked[: int(body.get("top_logprobs") or 0)]
+                    first, value = ranked[0]
+                    answer = [first][: max(limit, 1) if limit >= 0 else 1]
+                    final["eval_count"] = len(answer)
+                    final["logprobs"] = [
+                        {
+                            "token": first,
+                            "logprob": value,
+                            "bytes": list(first.encode()),
+                            "top_logprobs": [
+                                {"token": t, "logprob": v, "bytes": list(t.encode())}
+                                for t, v in shown
+                            ],
+                        }
+                    ]
                 text = " ".join(answer)
                 if body.get("stream", True) is False:
                     final["message"] = {"role": "assistant", "content": text}

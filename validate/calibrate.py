@@ -24,6 +24,7 @@ from shiftbench.gen.cache import GenerationCache
 from shiftbench.sources import Source
 from shiftbench.stats import bootstrap_statistic_ci
 from shiftbench.validate.judge import Item, Judge
+from shiftbench.validate.report import Measure
 
 
 def gold_pairs(source: Source, limit: int | None = None) -> list[tuple[str, str, float]]:
@@ -47,7 +48,7 @@ def gold_pairs(source: Source, limit: int | None = None) -> list[tuple[str, str,
 
 
 def calibrate(
-    judge: Judge,
+    measure: Measure,
     pairs: list[tuple[str, str, float]],
     gold_range: tuple[float, float],
     cache: GenerationCache,
@@ -55,22 +56,25 @@ def calibrate(
     quiet: bool = True,
     label: str = "",
 ) -> dict[str, Any]:
-    """Rate every pair and compare the ratings with the gold scores."""
+    """Score every pair and compare the scores with the gold ones. A judge's ratings are
+    also compared in size (MAE, bins) on its scale; a score without a scale (ParaPLUIE's
+    log-likelihood ratio) only by rank and correlation."""
     low, high = gold_range
     if not high > low:
         raise InputError(f"gold range {low:g},{high:g} is empty")
-    scale = (judge.mode.low, judge.mode.high)
-    ratings = judge.rate([Item(a, b) for a, b, _ in pairs], cache, quiet=quiet, label=label)
-    gold = [scale[0] + (g - low) / (high - low) * (scale[1] - scale[0]) for _, _, g in pairs]
-    kept = [(g, r.score) for g, r in zip(gold, ratings, strict=True) if r.score is not None]
-    problems = Counter(r.problem or "no value" for r in ratings if r.score is None)
+    scale = measure.scale if isinstance(measure, Judge) else None
+    values = measure.score([Item(a, b) for a, b, _ in pairs], cache, quiet=quiet, label=label)
+    floor, ceiling = scale or gold_range  # the gold scores mapped onto the judge's scale
+    gold = [floor + (g - low) / (high - low) * (ceiling - floor) for _, _, g in pairs]
+    kept = [(g, v) for g, (v, _, _) in zip(gold, values, strict=True) if v is not None]
+    problems = Counter(p or "no value" for v, _, p in values if v is None)
     report: dict[str, Any] = {
         "format": 1,
         "shiftbench_version": __version__,
-        "judge": judge.describe(),
-        "judge_key": judge.key,
+        "judge": measure.describe(),
+        "judge_key": measure.key,
         "gold_range": [low, high],
-        "judge_scale": list(scale),
+        "judge_scale": list(scale) if scale else None,
         "pairs": len(pairs),
         "scored": len(kept),
         "unscored": len(pairs) - len(kept),
@@ -79,9 +83,9 @@ def calibrate(
         "spearman_ci95": None,
         "pearson": None,
         "mae": None,
-        "bins": _bins(kept, scale),
+        "bins": _bins(kept, scale) if scale else [],
     }
-    if kept:
+    if kept and scale:
         report["mae"] = round(statistics.fmean(abs(s - g) for g, s in kept), 4)
     golds = [g for g, _ in kept]
     scores = [s for _, s in kept]
@@ -91,8 +95,8 @@ def calibrate(
         ci = bootstrap_statistic_ci([golds, scores], _spearman)
         report["spearman_ci95"] = [round(ci[0], 4), round(ci[1], 4)]
     report["examples"] = [
-        {"gold": round(g, 2), "reply": r.reply, "score": r.score, "problem": r.problem}
-        for g, r in list(zip(gold, ratings, strict=True))[:5]
+        {"gold": g, "reply": reply, "score": v, "problem": problem}
+        for (_, _, g), (v, reply, problem) in list(zip(pairs, values, strict=True))[:5]
     ]
     return report
 
@@ -142,11 +146,13 @@ def format_report(report: dict[str, Any]) -> str:
         ),
         f"  spearman {num(report['spearman'])}"
         + (f" [95% CI {ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
-        + f", pearson {num(report['pearson'])}, MAE {num(report['mae'])}",
-        f"  {'gold bin':<10} {'pairs':>5} {'MAE':>7} {'mean rating':>12}",
+        + f", pearson {num(report['pearson'])}"
+        + (f", MAE {num(report['mae'])}" if report["judge_scale"] else ""),
     ]
+    if report["bins"]:
+        lines.append(f"  {'gold bin':<10} {'pairs':>5} {'MAE':>7} {'mean rating':>12}")
     for b in report["bins"]:
-        lines.append(
+        lines.append(  # one line per bin
             f"  {b['gold']:<10} {b['pairs']:>5} {num(b['mae']):>7} {num(b['mean_rating']):>12}"
         )
     return "\n".join(lines)

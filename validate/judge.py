@@ -190,6 +190,10 @@ class Judge:
         self.sampling = Sampling(temperature=0.0, top_p=1.0, max_new_tokens=max_new_tokens)
 
     @property
+    def scale(self) -> tuple[float, float]:
+        return (self.mode.low, self.mode.high)
+
+    @property
     def model(self) -> dict[str, Any]:
         model: dict[str, Any] = self.backend.describe()["model"]
         return model

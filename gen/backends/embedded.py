@@ -113,6 +113,37 @@ class EmbeddedBackend:
                     on_done(i, out)
         return [r for r in results if r is not None]
 
+    def answer_logprobs(
+        self, prompts: list[str], answers: tuple[str, ...]
+    ) -> list[dict[str, float | None]]:
+        """Per prompt, the log-probability that the reply begins with each answer word
+        (summed over its single-token spellings), from the model's full next-token
+        distribution. One prompt per forward pass, so no padding touches the numbers."""
+        import torch
+
+        from shiftbench.validate.paraplue import spellings
+
+        tokenizer, model = _load(self.location)
+        ids: dict[str, list[int]] = {}
+        for answer in answers:
+            tokens = {
+                t[0]
+                for v in spellings(answer)
+                if len(t := tokenizer.encode(v, add_special_tokens=False)) == 1
+            }
+            if not tokens:
+                raise InputError(f"{self.location.spec}: no spelling of {answer!r} is one token")
+            ids[answer] = sorted(tokens)
+        results: list[dict[str, float | None]] = []
+        for prompt in prompts:
+            enc = tokenizer(self._chat(tokenizer, prompt), return_tensors="pt",
+                            add_special_tokens=False)  # fmt: skip
+            with torch.inference_mode():
+                logits = model(**enc).logits[0, -1].float()
+            logp = torch.log_softmax(logits, dim=-1)
+            results.append({a: float(torch.logsumexp(logp[ids[a]], dim=0)) for a in answers})
+        return results
+
     @staticmethod
     def _chat(tokenizer: Any, prompt: str) -> str:
         if getattr(tokenizer, "chat_template", None):

@@ -8,6 +8,7 @@ leaks into the answer is removed.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from typing import Any
@@ -145,7 +146,37 @@ class OllamaBackend:
             f"Ollama at {self.host}",
         )
 
-    def _chat(self, request: Request, options: dict[str, Any], budget: int) -> Generation:
+    def answer_logprobs(
+        self, prompts: list[str], answers: tuple[str, ...]
+    ) -> list[dict[str, float | None]]:
+        """Per prompt, each answer word's log-probability as the reply's first token, from
+        the server's top log-probabilities (None when the word is not among them)."""
+        from shiftbench.validate.paraplue import TOP_LOGPROBS, from_top_logprobs
+
+        if self._info is None:
+            self.load()
+        options = {"seed": 0, "temperature": 0.0, "num_ctx": self.num_ctx, "num_predict": 1}
+
+        def ask(request: Request) -> Generation:
+            return retry_transient(
+                lambda: self._chat(request, options, 1, top_logprobs=TOP_LOGPROBS),
+                self.tries,
+                self.BACKOFF,
+                f"Ollama at {self.host}",
+            )
+
+        made = complete_concurrently(ask, [Request(p, 0) for p in prompts], self.concurrency)
+        return [from_top_logprobs(json.loads(g.text), answers) for g in made]
+
+    def _chat(
+        self,
+        request: Request,
+        options: dict[str, Any],
+        budget: int,
+        top_logprobs: int | None = None,
+    ) -> Generation:
+        """One chat call. With `top_logprobs`, the Generation's text is instead the first
+        reply token's alternatives as JSON {token: logprob}."""
         import httpx
         import ollama
         import pydantic
@@ -154,12 +185,16 @@ class OllamaBackend:
         start = time.perf_counter()
         think = False if self._info["thinking"] else None
         try:
+            extra: dict[str, Any] = {}
+            if top_logprobs is not None:
+                extra = {"logprobs": True, "top_logprobs": top_logprobs}
             response = self._ollama().chat(
                 model=self.model,
                 messages=request.messages,
                 options=options,
                 think=think,
                 stream=False,
+                **extra,
             )
         except ollama.ResponseError as exc:
             if exc.status_code == 429 or exc.status_code >= 500 or exc.status_code == -1:
@@ -169,6 +204,16 @@ class OllamaBackend:
             raise TransientError(type(exc).__name__) from None
         except (pydantic.ValidationError, ValueError):
             raise TransientError("malformed response body") from None
+        if top_logprobs is not None:
+            if not response.logprobs:
+                raise RuntimeFault(
+                    f"Ollama at {self.host} gave no log-probabilities (it needs version "
+                    "0.12.11 or later)"
+                )
+            first = response.logprobs[0]
+            top = {t.token: float(t.logprob) for t in first.top_logprobs or []}
+            top.setdefault(first.token, float(first.logprob))
+            return Generation(json.dumps(top), "logprobs")
         prompt_tokens = response.prompt_eval_count
         # A prompt that fills the room the answer needed was cut or shifted by the server.
         crowded = prompt_tokens is not None and prompt_tokens + budget > self.num_ctx

@@ -127,10 +127,50 @@ class OpenAIBackend:
         }
         return retry_transient(lambda: self._post(body), self.tries, self.BACKOFF, self.base_url)
 
-    def _post(self, body: dict[str, Any]) -> Generation:
+    def answer_logprobs(
+        self, prompts: list[str], answers: tuple[str, ...]
+    ) -> list[dict[str, float | None]]:
+        """Per prompt, each answer word's log-probability as the reply's first token, from
+        the server's top log-probabilities (None when the word is not among them)."""
+        from shiftbench.validate.paraplue import TOP_LOGPROBS, from_top_logprobs
+
+        if self._served is None:
+            self.load()
+
+        def ask(request: Request) -> Generation:
+            body = {
+                "model": self.model,
+                "messages": request.messages,
+                "temperature": 0.0,
+                "max_tokens": 1,
+                "logprobs": True,
+                "top_logprobs": TOP_LOGPROBS,
+                "stream": False,
+            }
+            return retry_transient(
+                lambda: self._post_logprobs(body), self.tries, self.BACKOFF, self.base_url
+            )
+
+        made = complete_concurrently(ask, [Request(p, 0) for p in prompts], self.concurrency)
+        return [from_top_logprobs(json.loads(g.text), answers) for g in made]
+
+    def _post_logprobs(self, body: dict[str, Any]) -> Generation:
+        """The first reply token's alternatives as a JSON {token: logprob} in `text`."""
+        data = self._request(body)
+        try:
+            first = data["choices"][0]["logprobs"]["content"][0]
+            top = {t["token"]: float(t["logprob"]) for t in first.get("top_logprobs") or []}
+            top.setdefault(first["token"], float(first["logprob"]))
+        except (KeyError, IndexError, TypeError, ValueError):
+            raise RuntimeFault(
+                f"{self.base_url} gave no log-probabilities (it may not support them)"
+            ) from None
+        return Generation(json.dumps(top), "logprobs")
+
+    def _request(self, body: dict[str, Any]) -> Any:
+        """POST /chat/completions; the JSON answer, or TransientError / RuntimeFault."""
         import httpx
 
-        start = time.perf_counter()
         try:
             response = self._http().post("/chat/completions", json=body)
         except httpx.TransportError as exc:
@@ -142,7 +182,14 @@ class OpenAIBackend:
                 f"{self.base_url} answered HTTP {response.status_code}: {_error_text(response)}"
             )
         try:
-            data = response.json()
+            return response.json()
+        except ValueError:
+            raise TransientError("malformed response body") from None
+
+    def _post(self, body: dict[str, Any]) -> Generation:
+        start = time.perf_counter()
+        data = self._request(body)
+        try:
             choice = data["choices"][0]
             content = choice["message"].get("content") or ""
             reason = choice.get("finish_reason") or "stop"

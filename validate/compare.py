@@ -1,0 +1,248 @@
+"""`shiftbench compare`: validated runs of several generators side by side, to pick one.
+
+Every run must come from the same source and carry a validation report. A generator is
+the model that wrote a run (the run folder's name is added when two runs share a model).
+The comparison holds:
+- per generator and transform: rows, total error rate, mean edit distance and the mean of
+  every measure (drift, judges, ParaPLUIE);
+- per measure of one kind (by default the quality judges): the generators x judges matrix
+  of means with 95% percentile-bootstrap intervals, over the pairs every generator has a
+  value for (the same source rows, transforms and text fields; seeds averaged), and paired
+  bootstrap tests between every two generators, Holm-corrected per judge.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import statistics
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from shiftbench import __version__
+from shiftbench.errors import InputError
+from shiftbench.runfolder import read_meta
+from shiftbench.stats import BOOTSTRAP_SAMPLES, bootstrap_mean_ci, holm, paired_bootstrap_p
+from shiftbench.validate.report import REPORT_JSON, ROWS_DIR
+
+ItemId = tuple[str, str, str, Any, str]  # transform, subset, split, row_id, field
+
+
+def load_generators(runs: list[Path]) -> dict[str, dict[str, Any]]:
+    """Per generator label: its run, summaries per config, and per-measure item values."""
+    sources = set()
+    found: list[tuple[str, Path, dict[str, Any]]] = []
+    for run in runs:
+        meta = read_meta(run)
+        source = meta["source"]
+        sources.add((source["dataset_path"], source.get("revision")))
+        try:
+            report = json.loads((run / REPORT_JSON).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise InputError(
+                f"{run} has no {REPORT_JSON}: run 'shiftbench validate' first"
+            ) from None
+        models = {c.get("model") for c in report["configs"].values()}
+        for model in sorted(m or "unknown" for m in models):
+            found.append((model, run, _load_values(run, meta, report, model)))
+    if len(sources) > 1:
+        raise InputError(
+            "the runs come from different sources ("
+            + ", ".join(f"{p}@{r}" for p, r in sorted(sources, key=str))
+            + "); compare runs of one source"
+        )
+    counts: dict[str, int] = defaultdict(int)
+    for model, _, _ in found:
+        counts[model] += 1
+    generators: dict[str, dict[str, Any]] = {}
+    for model, run, data in found:
+        label = model if counts[model] == 1 else f"{model} ({run.name})"
+        if label in generators:
+            raise InputError(f"{run} is named twice")
+        generators[label] = {"run": str(run), "model": model, **data}
+    if len(generators) < 2:
+        raise InputError("compare needs runs of at least two generators")
+    return generators
+
+
+def _load_values(
+    run: Path, meta: dict[str, Any], report: dict[str, Any], model: str
+) -> dict[str, Any]:
+    summaries = {
+        name: c for name, c in report["configs"].items() if (c.get("model") or "unknown") == model
+    }
+    values: dict[str, dict[ItemId, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for name, summary in summaries.items():
+        if not summary.get("measures"):
+            continue
+        subset = meta["configs"].get(name, {}).get("subset", "default")
+        with open(run / ROWS_DIR / f"{name}.jsonl", encoding="utf-8") as fh:
+            for line in fh:
+                row = json.loads(line)
+                for key, per_field in row.get("measures", {}).items():
+                    for field, value in per_field.items():
+                        if value is not None:
+                            item = (
+                                summary["transform"],
+                                subset,
+                                row["split"],
+                                row["row_id"],
+                                field,
+                            )
+                            values[key][item].append(value)
+    averaged = {
+        key: {item: statistics.fmean(v) for item, v in items.items()}
+        for key, items in values.items()
+    }
+    return {"configs": summaries, "values": averaged}
+
+
+def compare(runs: list[Path], kind: str = "judge-quality") -> dict[str, Any]:
+    """The comparison document (see the module docstring)."""
+    generators = load_generators(runs)
+    table = []
+    for label, g in generators.items():
+        by_transform: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for summary in g["configs"].values():
+            by_transform[summary["transform"]].append(summary)
+        for transform, summaries in by_transform.items():
+            rows = sum(s["rows"] for s in summaries)
+            measures: dict[str, list[tuple[float, int]]] = defaultdict(list)
+            for s in summaries:
+                for key, m in s.get("measures", {}).items():
+                    if m["mean"] is not None:
+                        measures[key].append((m["mean"], m["scored"]))
+            table.append(
+                {
+                    "generator": label,
+                    "transform": transform,
+                    "configs": len(summaries),
+                    "rows": rows,
+                    "total_error_rate": round(sum(s["failed_rows"] for s in summaries) / rows, 4),
+                    "mean_edit_distance": round(
+                        sum(s["mean_edit_distance"] * s["rows"] for s in summaries) / rows, 4
+                    ),
+                    "measures": {
+                        k: round(sum(m * n for m, n in v) / sum(n for _, n in v), 4)
+                        for k, v in sorted(measures.items())
+                        if sum(n for _, n in v)
+                    },
+                }
+            )
+    keys = sorted({k for g in generators.values() for k in g["values"] if k.startswith(kind + ":")})
+    return {
+        "format": 1,
+        "shiftbench_version": __version__,
+        "kind": kind,
+        "bootstrap_samples": BOOTSTRAP_SAMPLES,
+        "generators": {
+            label: {"run": g["run"], "model": g["model"]} for label, g in generators.items()
+        },
+        "per_transform": table,
+        "matrix": [_judge_matrix(generators, key) for key in keys],
+    }
+
+
+def _judge_matrix(generators: dict[str, dict[str, Any]], key: str) -> dict[str, Any]:
+    """One judge (measure key): each generator's mean and interval over the shared items,
+    and Holm-corrected paired bootstrap tests between generators."""
+    missing = [label for label, g in generators.items() if key not in g["values"]]
+    if missing:
+        return {"measure": key, "items": 0, "missing_for": missing, "means": {}, "tests": []}
+    shared = set.intersection(*(set(g["values"][key]) for g in generators.values()))
+    items = sorted(shared, key=str)
+    columns = {label: [g["values"][key][i] for i in items] for label, g in generators.items()}
+    means = {}
+    for label, column in columns.items():
+        if column:
+            low, high = bootstrap_mean_ci(column)
+            means[label] = {
+                "mean": round(statistics.fmean(column), 4),
+                "ci95": [round(low, 4), round(high, 4)],
+            }
+    tests = []
+    if len(items) >= 2:
+        pairs = list(itertools.combinations(columns, 2))
+        raw = [paired_bootstrap_p(columns[a], columns[b]) for a, b in pairs]
+        for (a, b), p, adjusted in zip(pairs, raw, holm(raw), strict=True):
+            tests.append(
+                {
+                    "a": a,
+                    "b": b,
+                    "mean_difference": round(
+                        statistics.fmean(columns[a]) - statistics.fmean(columns[b]), 4
+                    ),
+                    "p": round(p, 4),
+                    "p_holm": round(adjusted, 4),
+                }
+            )
+    return {"measure": key, "items": len(items), "missing_for": [], "means": means, "tests": tests}
+
+
+def render_markdown(doc: dict[str, Any]) -> str:
+    """The comparison for people: the per-transform table, then each judge's matrix."""
+    measure_keys = sorted({k for r in doc["per_transform"] for k in r["measures"]})
+    lines = [
+        "# Generator comparison",
+        "",
+        f"shiftbench {doc['shiftbench_version']}. Rates and means per generator and "
+        "transform, over every validated config (seeds pooled).",
+        "",
+        "| generator | transform | rows | errors | edit distance | "
+        + " | ".join(measure_keys)
+        + (" |" if measure_keys else "|"),
+        "|---|---|---:|---:|---:|" + "---:|" * len(measure_keys),
+    ]
+    for r in doc["per_transform"]:
+        cells = [f"{r['measures'][k]:.3f}" if k in r["measures"] else "-" for k in measure_keys]
+        lines.append(
+            f"| {r['generator']} | {r['transform']} | {r['rows']} | "
+            f"{r['total_error_rate']:.1%} | {r['mean_edit_distance']:.3f} | "
+            + " | ".join(cells)
+            + (" |" if cells else "|")
+        )
+    matrices = [m for m in doc["matrix"] if m["means"]]
+    if not doc["matrix"]:
+        lines += ["", f"No {doc['kind']} scores in these reports."]
+    if matrices:
+        judges = [m["measure"] for m in matrices]
+        lines += [
+            "",
+            f"## {doc['kind']}: generators x judges",
+            "",
+            f"Mean with 95% bootstrap interval ({doc['bootstrap_samples']} resamples) over the "
+            "pairs every generator has a score for.",
+            "",
+            "| generator | "
+            + " | ".join(f"{j} (n={m['items']})" for j, m in zip(judges, matrices, strict=True))
+            + " |",
+            "|---|" + "---:|" * len(judges),
+        ]
+        for label in doc["generators"]:
+            cells = []
+            for m in matrices:
+                cell = m["means"].get(label)
+                cells.append(
+                    f"{cell['mean']:.3f} [{cell['ci95'][0]:.3f}, {cell['ci95'][1]:.3f}]"
+                    if cell
+                    else "-"
+                )
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
+        lines += [
+            "",
+            "Paired bootstrap tests (two-sided), p-values Holm-corrected per judge:",
+            "",
+            "| judge | a | b | mean a - b | p | p (Holm) |",
+            "|---|---|---|---:|---:|---:|",
+        ]
+        for m in matrices:
+            for t in m["tests"]:
+                lines.append(
+                    f"| {m['measure']} | {t['a']} | {t['b']} | {t['mean_difference']:+.3f} | "
+                    f"{t['p']:.4f} | {t['p_holm']:.4f} |"
+                )
+    for m in doc["matrix"]:
+        if m["missing_for"]:
+            lines.append(f"\n{m['measure']}: no scores for {', '.join(m['missing_for'])}.")
+    return "\n".join(lines) + "\n"
