@@ -75,7 +75,7 @@ def judge_options(func: Callable[..., Any]) -> Callable[..., Any]:
                 metavar="BACKEND[:MODEL][@URL]",
                 help="Also score every pair with a ParaPLUIE-style log-likelihood ratio, "
                 "log p(Yes) - log p(No) for 'do A and B say the same thing?', from this "
-                "model (embedded, openai, ollama or vllm); repeatable.",
+                "model (embedded, openai or ollama); repeatable.",
             ),
             click.option(
                 "--judge-tokens",

@@ -78,3 +78,16 @@ def scripted(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(ScriptedBackend, "script", {})
     monkeypatch.setattr(rewrite.time, "sleep", lambda s: None)
     return ScriptedBackend
+
+
+@pytest.fixture
+def judgebot(monkeypatch: pytest.MonkeyPatch):
+    """Register the word-overlap judge (see judge_backend.py) with a clean slate."""
+    from judge_backend import JudgeBot
+
+    from shiftbench.gen.backends import BACKENDS
+
+    monkeypatch.setitem(BACKENDS, "judgebot", "judge_backend:JudgeBot")
+    monkeypatch.setattr(JudgeBot, "prompts", [])
+    monkeypatch.setattr(JudgeBot, "replies", {})
+    return JudgeBot

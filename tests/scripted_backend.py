@@ -49,4 +49,7 @@ class ScriptedBackend:
     def _reply(self, text: str) -> str:
         if self.script.get(text):
             return self.script[text].pop(0)
+        if self.model == "halves":  # a generator that drops the second half of each text
+            words = text.split()
+            return " ".join(words[: max(1, len(words) // 2)])
         return "" if text in self.empty_for else f"REWRITTEN {text}"

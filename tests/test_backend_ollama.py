@@ -154,3 +154,27 @@ def test_unknown_model_and_unreachable_server(stub, invoke, tmp_path):
         "--base-url)\n",
     )
     assert not out.exists()
+
+
+def test_paraplue_reads_the_servers_top_logprobs(stub):
+    import math
+
+    from shiftbench.gen.cache import GenerationCache
+    from shiftbench.validate.judge import Item
+    from shiftbench.validate.paraplue import Paraplue
+
+    backend = OllamaBackend("stub", base_url=stub.url)
+    backend.load()
+    scorer = Paraplue(backend)
+    (value, _, problem) = scorer.score(
+        [Item("a cat sat", "a cat was sitting")], GenerationCache(None)
+    )[0]
+    yes = math.log(math.exp(-0.2) + math.exp(-3.1))  # "Yes" and " yes" both count
+    assert (value, problem) == (round(yes - -1.8, 4), None)
+    body = stub.chats[-1]
+    assert (body["logprobs"], body["top_logprobs"]) == (True, 20)
+    assert body["options"]["num_predict"] == 1 and body["options"]["temperature"] == 0.0
+    assert "Text B:\na cat was sitting" in body["messages"][0]["content"]
+    stub.top_logprobs = {"Yes": -0.01, "Maybe": -5.0}  # "No" is not among the alternatives
+    scored = scorer.score([Item("x y z", "x y")], GenerationCache(None))
+    assert scored == [(None, None, "answer not among the top log-probabilities")]

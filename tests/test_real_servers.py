@@ -132,3 +132,24 @@ def test_all_transforms_on_embedded_model(shared_data, invoke, tmp_path):
     same = data_files(tmp_path / "b")
     assert same == {k: v for k, v in data_files(tmp_path / "a").items() if k in same}
     assert len(same) == 3
+
+
+def test_paraplue_and_judge_through_llama_cpp_server(llama_server):
+    """The openai backend asks a real llama.cpp server for first-token log-probabilities."""
+    import math
+
+    from shiftbench.gen.backends.openai import OpenAIBackend
+    from shiftbench.gen.cache import GenerationCache
+    from shiftbench.validate.judge import Item, Judge
+    from shiftbench.validate.paraplue import Paraplue
+
+    backend = OpenAIBackend("smollm2", base_url=llama_server)
+    backend.load()
+    items = [
+        Item("A man is playing a guitar.", "A man plays the guitar."),
+        Item("A man is playing a guitar.", "The stock market fell sharply today."),
+    ]
+    values = Paraplue(backend).score(items, GenerationCache(None))
+    assert all(v is not None and math.isfinite(v) and p is None for v, _, p in values)
+    ratings = Judge(backend, "similarity").rate(items, GenerationCache(None))
+    assert all(r.reply for r in ratings)

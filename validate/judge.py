@@ -20,7 +20,7 @@ import sys
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import Any, NamedTuple
 
 from shiftbench.errors import InputError
 from shiftbench.gen.backends import Backend, Generation, Request, Sampling, get_backend
@@ -86,8 +86,7 @@ _WORDS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
 _WORD_NUM = re.compile(r"\b(" + "|".join(_WORDS) + r")\b", re.I)
 
 
-@dataclass(frozen=True)
-class Parsed:
+class Parsed(NamedTuple):
     """The score read from a reply, or None and why not."""
 
     score: float | None

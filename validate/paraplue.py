@@ -6,7 +6,7 @@ takes B for a paraphrase of A, and its size says how sure it is. Nothing is gene
 so the score has no parsing failures and no sampling; it needs a backend that exposes
 next-token log-probabilities: `embedded` (exact, from the full distribution), `openai` and
 `ollama` (from the server's top log-probabilities; an answer outside them leaves the pair
-unscored) and `vllm`. Each answer's probability sums the spellings "Yes", " Yes", "yes"
+unscored). Each answer's probability sums the spellings "Yes", " Yes", "yes"
 and " yes" (likewise for No) that are single tokens.
 """
 
@@ -52,7 +52,7 @@ class Paraplue:
         if not hasattr(backend, "answer_logprobs"):
             raise InputError(
                 f"the {backend.name} backend does not expose log-probabilities; ParaPLUIE "
-                "needs embedded, openai, ollama or vllm"
+                "needs embedded, openai or ollama"
             )
         self.backend = backend
         self.template = prompt_template(PROMPT_FILE)
