@@ -78,6 +78,15 @@ def judge_options(func: Callable[..., Any]) -> Callable[..., Any]:
                 "model (embedded, openai or ollama); repeatable.",
             ),
             click.option(
+                "--judge-scoring",
+                type=click.Choice(["reply", "expected"]),
+                default="reply",
+                show_default=True,
+                help="reply: read the rating from the judge's reply; expected: weight the "
+                "scale's whole numbers by the probability that the reply begins with each "
+                "(no generation; embedded, openai or ollama).",
+            ),
+            click.option(
                 "--judge-tokens",
                 type=click.IntRange(min=1),
                 default=16,
@@ -123,6 +132,7 @@ def make_judges(
     modes: tuple[str, ...],
     tokens: int,
     paraplue: tuple[str, ...] = (),
+    scoring: str = "reply",
     **options: Any,
 ) -> list[Any]:
     """One Judge per (spec, mode) and one ParaPLUIE scorer per spec, each backend built
@@ -139,7 +149,10 @@ def make_judges(
 
     made: list[Any] = []
     for spec in dict.fromkeys(specs):
-        made += [Judge(backend(spec), m, max_new_tokens=tokens) for m in dict.fromkeys(modes)]
+        made += [
+            Judge(backend(spec), m, max_new_tokens=tokens, scoring=scoring)
+            for m in dict.fromkeys(modes)
+        ]
     made += [Paraplue(backend(spec)) for spec in dict.fromkeys(paraplue)]
     return made
 
@@ -557,6 +570,7 @@ def validate(
     drift_encoder: str | None,
     judges: tuple[str, ...],
     paraplue: tuple[str, ...],
+    judge_scoring: str,
     judge_tokens: int,
     base_url: str | None,
     concurrency: int,
@@ -596,7 +610,7 @@ def validate(
 
         measures.append(Drift(drift_encoder, batch_size=batch_size))
     measures += make_judges(
-        judges, judge_modes, judge_tokens, paraplue, base_url=base_url,
+        judges, judge_modes, judge_tokens, paraplue, judge_scoring, base_url=base_url,
         concurrency=concurrency, batch_size=batch_size,
     )  # fmt: skip
     cache = GenerationCache(None if no_cache else (cache_dir or default_cache_dir()))
@@ -701,6 +715,7 @@ def judge_calibrate(
     splits: tuple[str, ...],
     judges: tuple[str, ...],
     paraplue: tuple[str, ...],
+    judge_scoring: str,
     judge_tokens: int,
     base_url: str | None,
     concurrency: int,
@@ -731,7 +746,7 @@ def judge_calibrate(
     pairs = gold_pairs(resolved, limit)
     scale = parse_range(gold_range) if gold_range else (resolved.score_range or (0.0, 5.0))
     made = make_judges(
-        judges, ("similarity",), judge_tokens, paraplue, base_url=base_url,
+        judges, ("similarity",), judge_tokens, paraplue, judge_scoring, base_url=base_url,
         concurrency=concurrency, batch_size=batch_size,
     )  # fmt: skip
     cache = GenerationCache(None if no_cache else (cache_dir or default_cache_dir()))

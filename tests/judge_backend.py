@@ -3,8 +3,9 @@
 It reads the two texts out of the packaged judge and ParaPLUIE prompts and rates them by
 the Jaccard overlap j of their lower-cased word sets: similarity "5j" (one decimal),
 quality "Rating: 1 + 4j" (rounded), and log p(Yes) = log(j), log p(No) = log(1 - j)
-(with a floor). `replies` overrides the reply for chosen outputs, so unparseable answers
-can be scripted.
+(with a floor); asked for a rating scale's log-probabilities, it puts log p(k) =
+-(k - 5j)^2 and leaves "5" out, as a server's top alternatives may. `replies` overrides
+the reply for chosen outputs, so unparseable answers can be scripted.
 """
 
 from __future__ import annotations
@@ -41,6 +42,13 @@ def similarity(a: str, b: str) -> float:
 
 def quality(a: str, b: str) -> int:
     return 1 + round(4 * jaccard(a, b))
+
+
+def expected_similarity(a: str, b: str) -> float:
+    """The expectation-scored similarity: weights exp(-(k - 5j)^2) for k = 0..4."""
+    j = jaccard(a, b)
+    weights = {k: math.exp(-((k - 5 * j) ** 2)) for k in range(5)}
+    return round(sum(k * w for k, w in weights.items()) / sum(weights.values()), 4)
 
 
 def paraplue(a: str, b: str) -> float:
@@ -84,8 +92,13 @@ class JudgeBot:
         self, prompts: list[str], answers: tuple[str, ...]
     ) -> list[dict[str, float | None]]:
         JudgeBot.prompts.extend(prompts)
-        results = []
+        results: list[dict[str, float | None]] = []
         for prompt in prompts:
             j = jaccard(*texts(prompt))
-            results.append({"Yes": math.log(max(j, FLOOR)), "No": math.log(max(1 - j, FLOOR))})
+            if answers == ("Yes", "No"):
+                results.append({"Yes": math.log(max(j, FLOOR)), "No": math.log(max(1 - j, FLOOR))})
+            else:  # a rating scale: mass around 5j, and "5" never among the top alternatives
+                results.append(
+                    {a: (None if a == "5" else -((int(a) - 5 * j) ** 2)) for a in answers}
+                )
         return results

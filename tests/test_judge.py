@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import read_rows
-from judge_backend import paraplue, quality, similarity
+from judge_backend import expected_similarity, paraplue, quality, similarity
 from scipy.stats import pearsonr, spearmanr
 
 from shiftbench.gen.cache import GenerationCache
@@ -355,3 +355,28 @@ def test_judge_through_the_real_embedded_model():
     alone = [para.score([i], GenerationCache(None))[0] for i in items]
     assert together == alone  # one forward pass per prompt: no batch effects
     assert all(v is not None and math.isfinite(v) for v, _, _ in together)
+    expected = Judge(backend, "quality", scoring="expected").score(items, cache)
+    assert all(v is not None and 1.0 <= v <= 5.0 for v, _, _ in expected)
+
+
+def test_expected_scoring_weights_the_scale_by_probability(run, judgebot, invoke):
+    args = ["validate", run, "--judge", "judgebot", "--judge-scoring", "expected"]
+    assert invoke(*args, "--judge-mode", "similarity", "-q").exit_code == 0
+    key = SIM + ":expected"
+    rows = read_rows(run / "validation" / "paraphrase-s1.jsonl")
+    pairs = expected_pairs(run, "paraphrase-s1")
+    got = [rows[i // 2]["measures"][key][FIELDS[i % 2]] for i in range(len(pairs))]
+    assert got == [expected_similarity(a, b) for a, b in pairs]
+    report = json.loads((run / "validation.json").read_text(encoding="utf-8"))
+    assert report["configs"]["paraphrase-s1"]["measures"][key]["scoring"] == "expected"
+    assert "replies" not in rows[0]  # nothing was generated
+
+
+def test_calibrate_says_why_there_is_no_correlation(judgebot, invoke, tmp_path):
+    judgebot.replies = {r["sentence2"]: "3" for r in SAMPLE}
+    out = tmp_path / "cal.json"
+    result = invoke("judge-calibrate", "sample", "--judge", "judgebot", "-q", "-o", out)
+    assert result.exit_code == 0
+    (judge,) = json.loads(out.read_text(encoding="utf-8"))
+    assert (judge["spearman"], judge["why_no_correlation"]) == (None, "every score is 3")
+    assert "spearman - (every score is 3)" in result.output

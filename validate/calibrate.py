@@ -89,7 +89,13 @@ def calibrate(
         report["mae"] = round(statistics.fmean(abs(s - g) for g, s in kept), 4)
     golds = [g for g, _ in kept]
     scores = [s for _, s in kept]
-    if len(kept) >= 3 and len(set(golds)) > 1 and len(set(scores)) > 1:
+    if len(kept) < 3:
+        report["why_no_correlation"] = "fewer than 3 pairs were scored"
+    elif len(set(scores)) == 1:
+        report["why_no_correlation"] = f"every score is {scores[0]:g}"
+    elif len(set(golds)) == 1:
+        report["why_no_correlation"] = "every gold score is the same"
+    else:
         report["spearman"] = round(float(spearmanr(golds, scores)[0]), 4)
         report["pearson"] = round(float(pearsonr(golds, scores)[0]), 4)
         ci = bootstrap_statistic_ci([golds, scores], _spearman)
@@ -145,6 +151,7 @@ def format_report(report: dict[str, Any]) -> str:
             else ""
         ),
         f"  spearman {num(report['spearman'])}"
+        + (f" ({report['why_no_correlation']})" if report.get("why_no_correlation") else "")
         + (f" [95% CI {ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
         + f", pearson {num(report['pearson'])}"
         + (f", MAE {num(report['mae'])}" if report["judge_scale"] else ""),

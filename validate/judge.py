@@ -8,13 +8,19 @@ Two modes, each a packaged prompt under validate/prompts/:
 
 Judges decode greedily, and every answer is cached under a key of everything it depends
 on (the filled-in prompt, the model, the decoding settings), so re-validating or comparing
-runs asks each question once. The number is read from the reply by `parse_score`; a reply
-without one clear number in range is kept as unparseable, never counted as a score.
+runs asks each question once. Two ways to turn the model's answer into a score:
+- `reply` (the default): the number is read from the reply by `parse_score`; a reply
+  without one clear number in range is kept as unparseable, never counted as a score;
+- `expected`: nothing is generated; the score is the mean of the scale's whole numbers
+  weighted by the probability that the reply begins with each (as G-Eval does). Small
+  models that always write the same digit still rank pairs this way. It needs a backend
+  with log-probabilities (see validate/logprobs.py).
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 import sys
 from dataclasses import dataclass
@@ -26,8 +32,10 @@ from shiftbench.errors import InputError
 from shiftbench.gen.backends import Backend, Generation, Request, Sampling, get_backend
 from shiftbench.gen.cache import GenerationCache, row_key
 from shiftbench.gen.rewrite import call_backend
+from shiftbench.validate.logprobs import ask, require_logprobs
 
 JUDGE_TOKENS = 16  # a rating needs a few tokens; a longer reply is cut here
+SCORINGS = ("reply", "expected")
 
 
 @dataclass(frozen=True)
@@ -180,9 +188,21 @@ def build_backend(spec: str, **options: Any) -> Backend:
 class Judge:
     """One backend and model rating pairs in one mode."""
 
-    def __init__(self, backend: Backend, mode: str, *, max_new_tokens: int = JUDGE_TOKENS) -> None:
+    def __init__(
+        self,
+        backend: Backend,
+        mode: str,
+        *,
+        max_new_tokens: int = JUDGE_TOKENS,
+        scoring: str = "reply",
+    ) -> None:
         if mode not in MODES:
             raise InputError(f"unknown judge mode {mode!r}; available: {', '.join(MODES)}")
+        if scoring not in SCORINGS:
+            raise InputError(f"unknown judge scoring {scoring!r}; available: {', '.join(SCORINGS)}")
+        if scoring == "expected":
+            require_logprobs(backend, "a judge scoring by expectation")
+        self.scoring = scoring
         self.backend = backend
         self.mode = MODES[mode]
         self.template = prompt_template(self.mode.prompt_file)
@@ -199,13 +219,16 @@ class Judge:
 
     @property
     def key(self) -> str:
-        """How reports name this judge: judge-<mode>:<backend>:<model id>."""
-        return f"judge-{self.mode.name}:{self.backend.name}:{self.model['id']}"
+        """How reports name this judge: judge-<mode>:<backend>:<model id>, with ":expected"
+        after it when it scores by expectation."""
+        key = f"judge-{self.mode.name}:{self.backend.name}:{self.model['id']}"
+        return key + (":expected" if self.scoring == "expected" else "")
 
     def describe(self) -> dict[str, Any]:
         return {
             "kind": f"judge-{self.mode.name}",
             "scale": [self.mode.low, self.mode.high],
+            "scoring": self.scoring,
             "prompt_sha256": hashlib.sha256(self.template.encode("utf-8")).hexdigest(),
             "sampling": self.sampling.as_dict(),
             **self.backend.describe(),
@@ -216,10 +239,7 @@ class Judge:
     ) -> list[Rating]:
         """A rating per item, in order: cached answers first, then the rest asked for chunk
         by chunk, each answer cached as it arrives (a crash keeps them)."""
-        prompts = [
-            render(self.template, original=i.original, output=i.output, instruction=i.instruction)
-            for i in items
-        ]
+        prompts = [self._prompt(i) for i in items]
         model = self.model
         sampling = self.sampling.as_dict()
         keys = [
@@ -254,9 +274,36 @@ class Judge:
         self, items: list[Item], cache: GenerationCache, *, quiet: bool = True, label: str = ""
     ) -> list[tuple[float | None, str | None, str | None]]:
         """(score, reply, problem) per item, as every measure in a validation report."""
+        if self.scoring == "expected":
+            return self._expected(items, cache, quiet=quiet, label=label)
         return [
             (r.score, r.reply, r.problem) for r in self.rate(items, cache, quiet=quiet, label=label)
         ]
+
+    def _expected(
+        self, items: list[Item], cache: GenerationCache, *, quiet: bool, label: str
+    ) -> list[tuple[float | None, str | None, str | None]]:
+        points = tuple(str(k) for k in range(int(self.mode.low), int(self.mode.high) + 1))
+        prompts = [self._prompt(i) for i in items]
+        found = ask(self.backend, prompts, points, cache, quiet=quiet, label=label or self.key)
+        values: list[tuple[float | None, str | None, str | None]] = []
+        for answer in found:
+            weights = {int(k): math.exp(lp) for k, lp in answer.items() if lp is not None}
+            total = sum(weights.values())
+            if not total:
+                values.append((None, None, "no rating among the top log-probabilities"))
+            else:
+                mean = sum(k * w for k, w in weights.items()) / total
+                values.append((round(mean, 4), None, None))
+        return values
+
+    def _prompt(self, item: Item) -> str:
+        return render(
+            self.template,
+            original=item.original,
+            output=item.output,
+            instruction=item.instruction,
+        )
 
 
 def _progress(total: int, label: str, quiet: bool) -> Any:

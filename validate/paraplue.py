@@ -13,47 +13,22 @@ and " yes" (likewise for No) that are single tokens.
 from __future__ import annotations
 
 import hashlib
-import json
-import math
-import sys
 from typing import Any
 
-from shiftbench.errors import InputError
-from shiftbench.gen.backends import Backend, Generation
-from shiftbench.gen.cache import GenerationCache, row_key
+from shiftbench.gen.backends import Backend
+from shiftbench.gen.cache import GenerationCache
 from shiftbench.validate.judge import Item, prompt_template, render
+from shiftbench.validate.logprobs import ask, require_logprobs
 
 ANSWERS = ("Yes", "No")
 PROMPT_FILE = "paraplue.txt"
-TOP_LOGPROBS = 20  # how many alternatives a server is asked for
-
-
-def spellings(answer: str) -> tuple[str, ...]:
-    """The ways an answer word may begin a reply."""
-    return tuple(dict.fromkeys((answer, " " + answer, answer.lower(), " " + answer.lower())))
-
-
-def logsumexp(values: list[float]) -> float | None:
-    if not values:
-        return None
-    top = max(values)
-    return top + math.log(sum(math.exp(v - top) for v in values))
-
-
-def from_top_logprobs(top: dict[str, float], answers: tuple[str, ...]) -> dict[str, float | None]:
-    """Each answer's log-probability from a server's {token: logprob} alternatives."""
-    return {a: logsumexp([lp for tok, lp in top.items() if tok in spellings(a)]) for a in answers}
 
 
 class Paraplue:
     """log p(Yes) - log p(No) for every (original, output) pair, from one backend's model."""
 
     def __init__(self, backend: Backend) -> None:
-        if not hasattr(backend, "answer_logprobs"):
-            raise InputError(
-                f"the {backend.name} backend does not expose log-probabilities; ParaPLUIE "
-                "needs embedded, openai or ollama"
-            )
+        require_logprobs(backend, "ParaPLUIE")
         self.backend = backend
         self.template = prompt_template(PROMPT_FILE)
         model = backend.describe()["model"]
@@ -73,34 +48,10 @@ class Paraplue:
     ) -> list[tuple[float | None, str | None, str | None]]:
         """(log-likelihood ratio, None, why there is none) per item, rounded to 4 decimals."""
         prompts = [render(self.template, original=i.original, output=i.output) for i in items]
-        keys = [
-            row_key(
-                kind="paraplue",
-                prompt=p,
-                model=self.model,
-                backend=self.backend.name,
-                answers=list(ANSWERS),
-            )
-            for p in prompts
-        ]
-        found = {k: json.loads(g.text) for k, g in cache.get_many(list(set(keys))).items()}
-        todo = list({k: p for k, p in zip(keys, prompts, strict=True) if k not in found}.items())
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=len(todo), desc=label or self.key, unit="pair", file=sys.stderr,
-                   disable=quiet or not todo, dynamic_ncols=True)  # fmt: skip
-        size = self.backend.chunk_size
-        for start in range(0, len(todo), size):
-            chunk = todo[start : start + size]
-            answers = self.backend.answer_logprobs([p for _, p in chunk], ANSWERS)
-            made = {k: a for (k, _), a in zip(chunk, answers, strict=True)}
-            cache.put_many({k: Generation(json.dumps(a), "logprobs") for k, a in made.items()})
-            found.update(made)
-            bar.update(len(chunk))
-        bar.close()
+        found = ask(self.backend, prompts, ANSWERS, cache, quiet=quiet, label=label or self.key)
         values: list[tuple[float | None, str | None, str | None]] = []
-        for key in keys:
-            yes, no = (found[key].get(a) for a in ANSWERS)
+        for answer in found:
+            yes, no = (answer.get(a) for a in ANSWERS)
             if yes is None or no is None:
                 values.append((None, None, "answer not among the top log-probabilities"))
             else:

@@ -121,7 +121,7 @@ class EmbeddedBackend:
         distribution. One prompt per forward pass, so no padding touches the numbers."""
         import torch
 
-        from shiftbench.validate.paraplue import spellings
+        from shiftbench.validate.logprobs import spellings
 
         tokenizer, model = _load(self.location)
         ids: dict[str, list[int]] = {}

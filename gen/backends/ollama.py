@@ -151,7 +151,7 @@ class OllamaBackend:
     ) -> list[dict[str, float | None]]:
         """Per prompt, each answer word's log-probability as the reply's first token, from
         the server's top log-probabilities (None when the word is not among them)."""
-        from shiftbench.validate.paraplue import TOP_LOGPROBS, from_top_logprobs
+        from shiftbench.validate.logprobs import TOP_LOGPROBS, from_top_logprobs
 
         if self._info is None:
             self.load()

@@ -132,7 +132,7 @@ class OpenAIBackend:
     ) -> list[dict[str, float | None]]:
         """Per prompt, each answer word's log-probability as the reply's first token, from
         the server's top log-probabilities (None when the word is not among them)."""
-        from shiftbench.validate.paraplue import TOP_LOGPROBS, from_top_logprobs
+        from shiftbench.validate.logprobs import TOP_LOGPROBS, from_top_logprobs
 
         if self._served is None:
             self.load()
