@@ -75,7 +75,7 @@ def judge_options(func: Callable[..., Any]) -> Callable[..., Any]:
                 metavar="BACKEND[:MODEL][@URL]",
                 help="Also score every pair with a ParaPLUIE-style log-likelihood ratio, "
                 "log p(Yes) - log p(No) for 'do A and B say the same thing?', from this "
-                "model (embedded, openai or ollama); repeatable.",
+                "model (embedded, openai, ollama or vllm); repeatable.",
             ),
             click.option(
                 "--judge-scoring",
@@ -84,7 +84,7 @@ def judge_options(func: Callable[..., Any]) -> Callable[..., Any]:
                 show_default=True,
                 help="reply: read the rating from the judge's reply; expected: weight the "
                 "scale's whole numbers by the probability that the reply begins with each "
-                "(no generation; embedded, openai or ollama).",
+                "(no generation; embedded, openai, ollama or vllm).",
             ),
             click.option(
                 "--judge-tokens",

@@ -241,3 +241,24 @@ def test_a_run_that_dies_midway_resumes_to_the_same_output(
     original = datasets.load_dataset(str(tmp_path / "whole"), "original", split="test")
     texts = set(original["sentence1"]) | set(original["sentence2"])
     assert calls[0] == len(texts) - 4
+
+
+def test_paraplue_and_expected_judge_agree_with_the_embedded_model(backend):
+    """vLLM's top log-probabilities give the ParaPLUIE score the embedded backend computes
+    from the same weights (both run the dequantised GGUF in float32)."""
+    from shiftbench.gen.backends.embedded import EmbeddedBackend
+    from shiftbench.gen.cache import GenerationCache
+    from shiftbench.validate.judge import Item, Judge
+    from shiftbench.validate.paraplue import Paraplue
+
+    items = [
+        Item("A man is playing a guitar.", "A man plays the guitar."),
+        Item("A man is playing a guitar.", "The stock market fell sharply today."),
+    ]
+    served = Paraplue(backend).score(items, GenerationCache(None))
+    exact = Paraplue(EmbeddedBackend()).score(items, GenerationCache(None))
+    for (v, _, _), (e, _, _) in zip(served, exact, strict=True):
+        assert v is not None and e is not None
+        assert v == pytest.approx(e, abs=0.05)
+    rated = Judge(backend, "quality", scoring="expected").score(items, GenerationCache(None))
+    assert all(v is not None and 1.0 <= v <= 5.0 for v, _, _ in rated)

@@ -265,7 +265,7 @@ def test_calibrate_on_biosses(judgebot, invoke, shared_data, tmp_path):
         (
             ["judge-calibrate", "sample", "--paraplue", "scripted"],
             "the scripted backend does not expose log-probabilities; ParaPLUIE needs embedded, "
-            "openai or ollama",
+            "openai, ollama or vllm",
         ),
     ],
 )

@@ -3,7 +3,7 @@
 ParaPLUIE (answers Yes and No) and judges that score by expectation (answers "0" to "5")
 both need, for a prompt, how likely the model's reply is to begin with each answer. A
 backend offers that through `answer_logprobs(prompts, answers)`: `embedded` from its full
-next-token distribution, `openai` and `ollama` from the server's top alternatives.
+next-token distribution, `openai`, `ollama` and `vllm` from the top 20 alternatives.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from shiftbench.gen.backends import Backend, Generation
 from shiftbench.gen.cache import GenerationCache, row_key
 
 TOP_LOGPROBS = 20  # how many alternatives a server is asked for
-SUPPORTED = "embedded, openai or ollama"
+SUPPORTED = "embedded, openai, ollama or vllm"
 
 
 def spellings(answer: str) -> tuple[str, ...]:

@@ -4,9 +4,9 @@ The model reads our yes/no question (do texts A and B say the same thing?) and, 
 first token of its answer, the score is log p(Yes) - log p(No): positive means the model
 takes B for a paraphrase of A, and its size says how sure it is. Nothing is generated,
 so the score has no parsing failures and no sampling; it needs a backend that exposes
-next-token log-probabilities: `embedded` (exact, from the full distribution), `openai` and
-`ollama` (from the server's top log-probabilities; an answer outside them leaves the pair
-unscored). Each answer's probability sums the spellings "Yes", " Yes", "yes"
+next-token log-probabilities: `embedded` (exact, from the full distribution), `openai`,
+`ollama` and `vllm` (from the top 20 log-probabilities; an answer outside them leaves the
+pair unscored). Each answer's probability sums the spellings "Yes", " Yes", "yes"
 and " yes" (likewise for No) that are single tokens.
 """
 

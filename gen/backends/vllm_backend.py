@@ -235,6 +235,38 @@ class VLLMBackend:
             raise RuntimeFault(f"vllm returned no output for {missing} of {len(requests)} requests")
         return [r for r in results if r is not None]
 
+    def answer_logprobs(
+        self, prompts: list[str], answers: tuple[str, ...]
+    ) -> list[dict[str, float | None]]:
+        """Per prompt, each answer word's log-probability as the reply's first token, from
+        the engine's top log-probabilities (None when the word is not among them)."""
+        from vllm import SamplingParams
+
+        from shiftbench.validate.logprobs import TOP_LOGPROBS, from_top_logprobs
+
+        self.load()
+        llm = self._llm
+        if llm.llm_engine.has_unfinished_requests():
+            raise RuntimeFault("the vllm engine still has requests from an earlier call")
+        tokenizer = llm.get_tokenizer()
+        params = SamplingParams(n=1, temperature=0.0, max_tokens=1, logprobs=TOP_LOGPROBS, seed=0)
+        outputs = llm.generate(
+            [{"prompt_token_ids": _prompt_ids(tokenizer, p)} for p in prompts],
+            params,
+            use_tqdm=False,
+        )
+        results = []
+        for out in outputs:
+            first = out.outputs[0].logprobs[0]
+            top = {
+                (
+                    lp.decoded_token if lp.decoded_token is not None else tokenizer.decode([tid])
+                ): float(lp.logprob)
+                for tid, lp in first.items()
+            }
+            results.append(from_top_logprobs(top, answers))
+        return results
+
 
 def _prompt_ids(tokenizer: Any, prompt: str) -> list[int]:
     """The prompt as one user turn in the model's chat template, as token ids."""
