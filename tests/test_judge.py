@@ -319,6 +319,9 @@ def test_compare_generators(scripted, judgebot, invoke, tmp_path):
     assert worse is not None and worse["mean_difference"] > 0 and worse["p_holm"] < 0.01
     table = {r["generator"]: r for r in doc["per_transform"]}
     assert table["halves"]["mean_edit_distance"] > table[labels[0]]["mean_edit_distance"]
+    report = json.loads((runs[1] / "validation.json").read_text(encoding="utf-8"))
+    assert table["halves"]["error_rates"] == report["configs"]["paraphrase-s1"]["error_rates"]
+    assert "Error rate per check:" in result.output
     assert "## judge-quality: generators x judges" in result.output
     assert (tmp_path / "cmp" / "comparison.md").read_text(encoding="utf-8") in result.output
 

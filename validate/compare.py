@@ -120,6 +120,10 @@ def compare(runs: list[Path], kind: str = "judge-quality") -> dict[str, Any]:
                     "configs": len(summaries),
                     "rows": rows,
                     "total_error_rate": round(sum(s["failed_rows"] for s in summaries) / rows, 4),
+                    "error_rates": {
+                        c: round(sum(s["error_counts"][c] for s in summaries) / rows, 4)
+                        for c in summaries[0]["error_counts"]
+                    },
                     "mean_edit_distance": round(
                         sum(s["mean_edit_distance"] * s["rows"] for s in summaries) / rows, 4
                     ),
@@ -202,6 +206,17 @@ def render_markdown(doc: dict[str, Any]) -> str:
             + " | ".join(cells)
             + (" |" if cells else "|")
         )
+    checks = list(doc["per_transform"][0]["error_rates"]) if doc["per_transform"] else []
+    lines += [
+        "",
+        "Error rate per check:",
+        "",
+        "| generator | transform | " + " | ".join(checks) + " |",
+        "|---|---|" + "---:|" * len(checks),
+    ]
+    for r in doc["per_transform"]:
+        rates = " | ".join(f"{r['error_rates'][c]:.1%}" for c in checks)
+        lines.append(f"| {r['generator']} | {r['transform']} | {rates} |")
     matrices = [m for m in doc["matrix"] if m["means"]]
     if not doc["matrix"]:
         lines += ["", f"No {doc['kind']} scores in these reports."]
