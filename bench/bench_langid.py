@@ -6,6 +6,11 @@ it, how often it answers "und" (text too short), and each identifier's texts per
 with lingua's speed as a ratio to langdetect's, timed in the same run.
 
     python bench/bench_langid.py /data/STSBenchmarkMultilingualSTS [--per-language 500]
+
+With --expected it also measures the wrong-language check as validate runs it: each
+sentence is checked against its own language (a flag there is a false alarm) and against
+each of the five other languages (a flag there is a catch), with the expected-language
+share rule and with plain arg-max (EXPECTED_SHARE = 1).
 """
 
 from __future__ import annotations
@@ -20,8 +25,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folder", type=Path)
     parser.add_argument("--per-language", type=int, default=0, help="0: every sentence")
+    parser.add_argument("--expected", action="store_true", help="measure the check's rule")
     args = parser.parse_args()
 
+    from shiftbench.validate import langid
     from shiftbench.validate.langid import UNDETERMINED, get_identifier
 
     texts: dict[str, list[str]] = {}
@@ -59,6 +66,40 @@ def main() -> None:
         f"lingua     {speed['lingua']:8.0f} texts/s "
         f"ratio {speed['lingua'] / speed['langdetect']:.2f}"
     )
+
+    if args.expected:
+        check_rule(texts, langid)
+
+
+def check_rule(texts: dict[str, list[str]], langid: object) -> None:
+    """False alarms and catches of the wrong-language check, share rule against arg-max."""
+    from shiftbench.validate.langid import EXPECTED_SHARE, UNDETERMINED, get_identifier
+
+    langs = list(texts)
+    print(f"{'identifier':<11} {'rule':<18} {'false alarms':>12} {'(en)':>7} {'caught':>8}")
+    for name in ("langdetect", "lingua"):
+        identifier = get_identifier(name)
+        for share in (1.0, EXPECTED_SHARE):
+            langid.EXPECTED_SHARE = share  # type: ignore[attr-defined]
+            alarms = en_alarms = caught = n = m = 0
+            for lang, batch in texts.items():
+                for wanted in langs:
+                    found = identifier.detect(batch, [wanted] * len(batch))
+                    flagged = sum(c not in (wanted, UNDETERMINED) for c in found)
+                    if wanted == lang:
+                        alarms += flagged
+                        n += len(batch)
+                        en_alarms += flagged if lang == "en" else 0
+                    else:
+                        caught += flagged
+                        m += len(batch)
+            rule = "arg-max" if share == 1 else f"share >= {share:g}"
+            en = len(texts.get("en", [])) or 1
+            print(
+                f"{name:<11} {rule:<18} {alarms / n:>12.2%} {en_alarms / en:>7.2%} "
+                f"{caught / m:>8.2%}"
+            )
+        langid.EXPECTED_SHARE = EXPECTED_SHARE  # type: ignore[attr-defined]
 
 
 if __name__ == "__main__":

@@ -183,3 +183,28 @@ def test_a_real_generated_run_validates(invoke, tmp_path):
     assert summary["rows"] == 3 and 0 < summary["mean_edit_distance"] <= 1
     assert len(read_rows(out / "validation" / "paraphrase-s1337.jsonl")) == 3
     assert "paraphrase-s1337" in result.stdout
+
+
+def test_expected_language_wins_when_the_identifier_is_torn():
+    from shiftbench.validate.langid import choose
+
+    assert choose([("is", 0.40), ("en", 0.30)], "en") == "en"  # 0.30 >= half of 0.40
+    assert choose([("cy", 0.80), ("en", 0.10)], "en") == "cy"
+    assert choose([("is", 0.40), ("en", 0.30)], None) == "is"
+    assert choose([("de", 0.90)], "en") == "de"  # not even among the candidates
+    assert choose([], "en") == UNDETERMINED
+
+
+@pytest.mark.parametrize("name", ["lingua", "langdetect"])
+def test_short_english_is_not_flagged_when_english_is_expected(name):
+    identifier = get_identifier(name)
+    texts = [
+        "A woman is chopping tofu.",
+        "Der Hund schläft im Garten.",
+        "Il gatto dorme sul divano.",
+    ]
+    # lingua alone takes the first for Icelandic; told to expect English it keeps English,
+    # while text that is plainly in another language is still named for what it is.
+    assert identifier.detect(texts, ["en", "en", "es"]) == ["en", "de", "it"]
+    if name == "lingua":
+        assert identifier.detect(texts[:1]) == ["is"]

@@ -32,7 +32,7 @@ from shiftbench.gen.cache import GenerationCache
 from shiftbench.runfolder import read_meta
 from shiftbench.validate.checks import CHECKS, Case, failures
 from shiftbench.validate.judge import Item, instruction
-from shiftbench.validate.langid import MIN_LETTERS, LanguageID
+from shiftbench.validate.langid import EXPECTED_SHARE, MIN_LETTERS, LanguageID
 
 REPORT_JSON = "validation.json"
 REPORT_MD = "validation.md"
@@ -103,7 +103,11 @@ def validate_run(
     report: dict[str, Any] = {
         "format": 1,
         "shiftbench_version": __version__,
-        "language_id": {"name": identifier.name, "min_letters": MIN_LETTERS},
+        "language_id": {
+            "name": identifier.name,
+            "min_letters": MIN_LETTERS,
+            "expected_share": EXPECTED_SHARE,
+        },
         "checks": list(CHECKS),
         "configs": {},
     }
@@ -248,7 +252,8 @@ def _validate_config(
     if not rows:
         raise InputError(f"{folder / name} holds no rows")
     outputs = [str(row.get(f) or "") for row in rows for f in fields]
-    detected = iter(identifier.detect(outputs))
+    wanted = [row.get(f"language_{f}") for row in rows for f in fields]
+    detected = iter(identifier.detect(outputs, wanted))
     shown: dict[str, list[dict[str, Any]]] = {c: [] for c in CHECKS}
     counts: Counter[str] = Counter()
     languages: Counter[str] = Counter()
@@ -351,7 +356,9 @@ def render_markdown(report: dict[str, Any]) -> str:
         "# Validation report",
         "",
         f"shiftbench {report['shiftbench_version']}; language ID: {lid['name']} (texts with "
-        f"fewer than {lid['min_letters']} letters are undetermined). A row counts as failed "
+        f"fewer than {lid['min_letters']} letters are undetermined; the language an output "
+        f"should be in is kept while its confidence is at least "
+        f"{lid.get('expected_share', 0):.0%} of the top one's). A row counts as failed "
         "when any of its text fields fails a check; the total counts each row once.",
         "",
         "| config | rows | total | " + " | ".join(checks) + " | edit distance |",
