@@ -198,7 +198,9 @@ def cli() -> None:
     """shiftbench: how much of an encoder's score survives when its benchmark is rewritten.
 
     gen writes seeded, LLM-transformed variants of an MTEB dataset into a run folder;
-    evaluate scores sentence encoders on the original and every variant.
+    validate checks every variant (and scores it with encoders and LLM judges on request);
+    judge-calibrate and compare help pick a judge and a generator; evaluate scores
+    sentence encoders on the original and every variant.
     """
 
 

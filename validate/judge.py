@@ -46,14 +46,13 @@ class Mode:
     prompt_file: str
     low: float
     high: float
-    decimals: int  # digits the scale asks for (answers are rounded to one decimal at most)
 
 
 MODES: dict[str, Mode] = {
     m.name: m
     for m in (
-        Mode("similarity", "judge-similarity.txt", 0.0, 5.0, 1),
-        Mode("quality", "judge-quality.txt", 1.0, 5.0, 0),
+        Mode("similarity", "judge-similarity.txt", 0.0, 5.0),
+        Mode("quality", "judge-quality.txt", 1.0, 5.0),
     )
 }
 
