@@ -199,8 +199,9 @@ def cli() -> None:
 
     gen writes seeded, LLM-transformed variants of an MTEB dataset into a run folder;
     validate checks every variant (and scores it with encoders and LLM judges on request);
-    judge-calibrate and compare help pick a judge and a generator; evaluate scores
-    sentence encoders on the original and every variant.
+    judge-calibrate and compare help pick a judge and a generator; human-eval gathers
+    and summarises human ratings; evaluate scores sentence encoders on the original and
+    every variant.
     """
 
 
@@ -643,6 +644,124 @@ def validate(
         raise RuntimeFault(
             f"{len(gate)} config(s) exceed --max-error-rate {max_error_rate:.1%}: {', '.join(gate)}"
         )
+
+
+@cli.group("human-eval", context_settings=CONTEXT)
+def human_eval() -> None:
+    """Human ratings of a run folder's rewrites: batch, export, import, report.
+
+    batch samples items into rating batches (one per rater, with control items); export
+    writes them as rating forms; import reads the raters' files back; report screens
+    raters on the controls and writes mean ± SD, acceptance and Gwet's AC2.
+    """
+
+
+@human_eval.command("batch", context_settings=CONTEXT)
+@click.argument("run", type=click.Path(path_type=Path))
+@click.option(
+    "--output", "-o", type=click.Path(file_okay=False, path_type=Path), required=True,
+    help="Folder for the batch (items.jsonl, batch.json); it must not hold one already.",
+)  # fmt: skip
+@click.option(
+    "--scheme", type=click.Choice(["quality", "similarity"]), default="quality",
+    show_default=True,
+    help="quality: rewrite quality and fluency, 1-5; similarity: meaning similarity, 0-5.",
+)  # fmt: skip
+@click.option(
+    "--scheme-file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+    help="Your own instructions, labels and examples, shaped like the packaged scheme "
+    "(human_eval/schemes/<scheme>.json).",
+)  # fmt: skip
+@click.option(
+    "--per-stratum", type=click.IntRange(min=1), default=50, show_default=True,
+    help="Items drawn per stratum (a transformation, and its output language when that "
+    "differs from the source's).",
+)  # fmt: skip
+@click.option("--raters", type=click.IntRange(min=1), default=3, show_default=True,
+              help="Batches to make: one per rater.")  # fmt: skip
+@click.option(
+    "--controls", type=click.IntRange(min=1), default=1, show_default=True,
+    help="Control pairs per batch: each is one easy positive (a text and itself) and one "
+    "easy negative (two unrelated texts).",
+)  # fmt: skip
+@click.option("--tolerance", type=click.FloatRange(min=0), default=1.0, show_default=True,
+              help="How far a control rating may be from the expected one.")  # fmt: skip
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the sample, the controls and every batch's order.")  # fmt: skip
+def human_eval_batch(
+    run: Path, output: Path, scheme: str, scheme_file: Path | None, per_stratum: int,
+    raters: int, controls: int, tolerance: float, seed: int,
+) -> None:  # fmt: skip
+    """Sample RUN's rewrites into rating batches, stratified by transformation."""
+    from shiftbench.human_eval.batches import BATCH_FILE, Plan, build, load_scheme, write
+
+    if (output / BATCH_FILE).exists():
+        raise InputError(f"{output} already holds a batch; choose another --output")
+    plan = Plan(load_scheme(scheme, scheme_file), per_stratum, raters, controls, tolerance, seed)
+    description, table = build(run, plan)
+    write(output, description, table)
+    strata = ", ".join(f"{k} {v['sampled']}" for k, v in description["strata"].items())
+    click.echo(
+        f"wrote {raters} batch(es) of {description['items_per_batch']} items to {output} "
+        f"({strata}; controls {description['controls_per_batch']} per batch)"
+    )
+
+
+@human_eval.command("export", context_settings=CONTEXT)
+@click.argument("batch", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["html"]), default="html", show_default=True,
+              help="html: a self-contained rating form per batch.")  # fmt: skip
+def human_eval_export(batch: Path, fmt: str) -> None:
+    """Write BATCH's rating batches as files for raters, into BATCH/export/<format>/."""
+    from shiftbench.human_eval.batches import read
+    from shiftbench.human_eval.export import EXPORT_DIR, export
+
+    description, table = read(batch)
+    written = export(description, table, fmt, batch / EXPORT_DIR / fmt)
+    click.echo(f"wrote {len(written)} file(s) to {batch / EXPORT_DIR / fmt}")
+
+
+@human_eval.command("import", context_settings=CONTEXT)
+@click.argument("batch", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+def human_eval_import(batch: Path, files: tuple[Path, ...]) -> None:
+    """Add the ratings in FILES (CSVs from the HTML form) to BATCH/ratings.jsonl.
+
+    Every file is checked first; one bad line stops the import and nothing is written.
+    """
+    from shiftbench.human_eval.batches import read
+    from shiftbench.human_eval.ingest import canonical, read_ratings, write_ratings
+
+    description, table = read(batch)
+    earlier = read_ratings(batch)
+    new = canonical(list(files), description, table, earlier)
+    write_ratings(batch, earlier + new)
+    raters = len({r["rater_id"] for r in new})
+    click.echo(
+        f"imported {len(new)} ratings from {raters} rater(s); {len(earlier) + len(new)} in all"
+    )
+
+
+@human_eval.command("report", context_settings=CONTEXT)
+@click.argument("batch", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--threshold", type=float, default=3.0, show_default=True,
+              help="Acceptance: an item's mean rating must reach it.")  # fmt: skip
+@click.option("--weights", type=click.Choice(["ordinal", "linear", "quadratic", "identity"]),
+              default="ordinal", show_default=True,
+              help="Agreement weights (identity gives AC1).")  # fmt: skip
+def human_eval_report(batch: Path, threshold: float, weights: str) -> None:
+    """Screen raters on the controls and summarise BATCH's ratings.
+
+    Writes human_eval.json and human_eval.md into BATCH and prints the table.
+    """
+    from shiftbench.human_eval.batches import read
+    from shiftbench.human_eval.ingest import read_ratings
+    from shiftbench.human_eval.report import render_markdown, summarise, write
+
+    description, table = read(batch)
+    doc = summarise(description, table, read_ratings(batch), threshold=threshold, weights=weights)
+    write(batch, doc)
+    click.echo(render_markdown(doc), nl=False)
 
 
 @cli.command(context_settings=CONTEXT)

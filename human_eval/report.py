@@ -1,0 +1,161 @@
+"""Screening and the human-evaluation summary of a batch folder with imported ratings.
+
+Screening is fixed before anyone rates (a priori): a rater is kept when every control item
+they rated lies within its tolerance of the expected rating, and they rated at least one.
+Excluded raters are listed with their misses, and none of their ratings count.
+
+Per criterion, over the kept raters' ratings of real (non-control) items, per
+transformation and per axis: mean ± SD of the ratings, the share of items whose mean
+rating reaches the acceptance threshold, pass (the mean reaches it) or fail, and Gwet's
+AC2 (items x raters, ordinal weights by default) with its 95% interval.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from shiftbench import __version__
+from shiftbench.errors import InputError
+from shiftbench.human_eval.agreement import gwet
+
+REPORT_JSON = "human_eval.json"
+REPORT_MD = "human_eval.md"
+
+
+def screen(table: list[dict[str, Any]], ratings: list[dict[str, Any]]) -> dict[str, Any]:
+    """rater -> {kept, controls rated, misses [(item, criterion, rating, expected)]}."""
+    controls = {r["item_id"]: r for r in table if r["is_control"]}
+    raters: dict[str, dict[str, Any]] = {}
+    for r in ratings:
+        entry = raters.setdefault(r["rater_id"], {"controls": 0, "misses": []})
+        control = controls.get(r["item_id"])
+        if control is None:
+            continue
+        entry["controls"] += 1
+        expected = control["expected"][r["criterion"]]
+        if abs(r["rating"] - expected) > control["tolerance"]:
+            entry["misses"].append(
+                {
+                    "item_id": r["item_id"],
+                    "criterion": r["criterion"],
+                    "rating": r["rating"],
+                    "expected": expected,
+                }
+            )
+    for entry in raters.values():
+        entry["kept"] = entry["controls"] > 0 and not entry["misses"]
+        if not entry["controls"]:
+            entry["reason"] = "rated no control items"
+        elif entry["misses"]:
+            entry["reason"] = f"{len(entry['misses'])} control rating(s) outside the tolerance"
+    return dict(sorted(raters.items()))
+
+
+def summarise(
+    description: dict[str, Any],
+    table: list[dict[str, Any]],
+    ratings: list[dict[str, Any]],
+    *,
+    threshold: float = 3.0,
+    weights: str = "ordinal",
+) -> dict[str, Any]:
+    if not ratings:
+        raise InputError("no ratings imported yet; run 'human-eval import' first")
+    raters = screen(table, ratings)
+    kept = {r for r, e in raters.items() if e["kept"]}
+    info = {r["item_id"]: r for r in table if not r["is_control"]}
+    criteria = description["scheme"]["criteria"]
+    groups: dict[tuple[str, str, str], dict[str, dict[str, float]]] = defaultdict(
+        lambda: defaultdict(dict)
+    )
+    for r in ratings:
+        item = info.get(r["item_id"])
+        if item is None or r["rater_id"] not in kept:
+            continue
+        for level, name in (("transform", item["transform"]), ("axis", item["axis"] or "?")):
+            groups[(r["criterion"], level, name)][r["item_id"]][r["rater_id"]] = r["rating"]
+    rows = []
+    for (criterion, level, name), items in sorted(groups.items()):
+        values = [v for per_rater in items.values() for v in per_rater.values()]
+        means = [statistics.fmean(per_rater.values()) for per_rater in items.values()]
+        mean = statistics.fmean(values)
+        row: dict[str, Any] = {
+            "criterion": criterion,
+            "level": level,
+            "group": name,
+            "items": len(items),
+            "ratings": len(values),
+            "mean": round(mean, 4),
+            "sd": round(statistics.stdev(values), 4) if len(values) > 1 else None,
+            "accepted_share": round(sum(m >= threshold for m in means) / len(means), 4),
+            "passed": mean >= threshold,
+            "agreement": None,
+        }
+        order = sorted({rater for per_rater in items.values() for rater in per_rater})
+        matrix = np.array(
+            [[per_rater.get(rater, np.nan) for rater in order] for per_rater in items.values()],
+            dtype=np.float64,
+        )
+        try:
+            result = gwet(matrix, criteria[criterion]["scale"], weights)
+            row["agreement"] = {
+                k: (round(v, 4) if isinstance(v, float) else v)
+                for k, v in result.as_dict().items()
+                if k not in ("ci95",)
+            } | {"ci95": [round(result.ci95[0], 4), round(result.ci95[1], 4)]}
+        except ValueError as exc:  # fewer than two ratings on every item
+            row["agreement_note"] = str(exc)
+        rows.append(row)
+    return {
+        "format": 1,
+        "shiftbench_version": __version__,
+        "run": description["run"],
+        "scheme": description["scheme"].get("name"),
+        "threshold": threshold,
+        "weights": weights,
+        "raters": raters,
+        "kept_raters": sorted(kept),
+        "excluded_raters": sorted(set(raters) - kept),
+        "rows": rows,
+    }
+
+
+def render_markdown(doc: dict[str, Any]) -> str:
+    lines = [
+        "# Human evaluation",
+        "",
+        f"shiftbench {doc['shiftbench_version']}. Raters kept: {len(doc['kept_raters'])} of "
+        f"{len(doc['raters'])} (screened on control items before the ratings were seen). "
+        f"Acceptance: an item's mean rating of at least {doc['threshold']:g}; a group passes "
+        f"when its mean rating does. Agreement: Gwet's AC2, {doc['weights']} weights.",
+        "",
+        "| criterion | by | group | items | ratings | mean ± SD | accepted | pass | AC2 [95% CI] |",
+        "|---|---|---|---:|---:|---:|---:|---|---:|",
+    ]
+    for r in doc["rows"]:
+        spread = f"{r['mean']:.2f} ± {r['sd']:.2f}" if r["sd"] is not None else f"{r['mean']:.2f}"
+        a = r["agreement"]
+        ac = f"{a['value']:.3f} [{a['ci95'][0]:.3f}, {a['ci95'][1]:.3f}]" if a else "-"
+        lines.append(
+            f"| {r['criterion']} | {r['level']} | {r['group']} | {r['items']} | {r['ratings']} | "
+            f"{spread} | {r['accepted_share']:.0%} | {'pass' if r['passed'] else 'fail'} | {ac} |"
+        )
+    excluded = [(name, doc["raters"][name]) for name in doc["excluded_raters"]]
+    if excluded:
+        lines += ["", "Excluded raters:", ""]
+        for name, entry in excluded:
+            lines.append(f"- {name}: {entry['reason']}")
+    return "\n".join(lines) + "\n"
+
+
+def write(folder: Path, doc: dict[str, Any]) -> None:
+    (folder / REPORT_JSON).write_text(
+        json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    (folder / REPORT_MD).write_text(render_markdown(doc), encoding="utf-8")

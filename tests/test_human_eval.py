@@ -1,0 +1,313 @@
+"""human-eval: batches, the HTML form in real headless Chromium, import, screening, report."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import read_rows
+
+from shiftbench.human_eval.agreement import gwet
+from shiftbench.human_eval.export import export_html
+
+CHROMIUM = shutil.which("chromium")
+DRIVER = shutil.which("chromedriver")
+
+
+@pytest.fixture
+def run(scripted, invoke, tmp_path):
+    """Eight sample rows, paraphrased and summarised by the scripted generator."""
+    out = tmp_path / "run"
+    args = ["gen", "sample", "--limit", "8", "-t", "paraphrase,summarisation", "-s", "1"]
+    assert invoke(*args, "-b", "scripted", "-q", "-o", out).exit_code == 0
+    return out
+
+
+def make_batch(invoke, run, out, *extra):
+    result = invoke("human-eval", "batch", run, "-o", out, "--per-stratum", "5", *extra)
+    assert result.exit_code == 0, result.output
+    return read_rows(out / "items.jsonl")
+
+
+def test_batches_are_seeded_stratified_and_shuffled_per_rater(run, invoke, tmp_path):
+    table = make_batch(invoke, run, tmp_path / "a", "--raters", "3")
+    again = make_batch(invoke, run, tmp_path / "b", "--raters", "3")
+    assert (tmp_path / "a" / "items.jsonl").read_bytes() == (
+        tmp_path / "b" / "items.jsonl"
+    ).read_bytes()
+    batches = {}
+    for row in table:
+        batches.setdefault(row["batch_id"], []).append(row)
+    assert list(batches) == ["b01", "b02", "b03"]
+    real = [{r["item_id"] for r in rows if not r["is_control"]} for rows in batches.values()]
+    assert real[0] == real[1] == real[2] and len(real[0]) == 10  # 5 per transform
+    strata = {r["stratum"] for r in table if not r["is_control"]}
+    assert strata == {"paraphrase", "summarisation"}
+    orders = [[r["item_id"] for r in rows if not r["is_control"]] for rows in batches.values()]
+    assert orders[0] != orders[1]  # each rater sees their own order
+    for rows in batches.values():
+        controls = [r for r in rows if r["is_control"]]
+        assert sorted(r["control"] for r in controls) == ["negative", "positive"]
+        positive = next(r for r in controls if r["control"] == "positive")
+        assert positive["expected"] == {"quality": 5, "fluency": 5}
+        assert positive["text_b"] == positive["text_a"].rstrip(".")  # near-identical
+        negative = next(r for r in controls if r["control"] == "negative")
+        assert negative["expected"] == {"quality": 1, "fluency": 5}
+        assert [r["position"] for r in rows] == list(range(1, len(rows) + 1))
+    assert not any(r["swapped"] for r in table)  # quality is not symmetric
+    other = make_batch(invoke, run, tmp_path / "c", "--raters", "3", "--seed", "1")
+    assert other != again
+    sim = make_batch(invoke, run, tmp_path / "d", "--raters", "3", "--scheme", "similarity")
+    assert any(r["swapped"] for r in sim)
+    swapped = next(r for r in sim if r["swapped"] and not r["is_control"])
+    original = next(r for r in table if r["item_id"] == swapped["item_id"])
+    assert (swapped["text_a"], swapped["text_b"]) == (original["text_b"], original["text_a"])
+
+
+def test_batch_refuses_bad_input(run, invoke, tmp_path):
+    make_batch(invoke, run, tmp_path / "a")
+    result = invoke("human-eval", "batch", run, "-o", tmp_path / "a")
+    assert result.exit_code == 2
+    assert (
+        result.stderr == f"Error: {tmp_path / 'a'} already holds a batch; choose another --output\n"
+    )
+    bad = tmp_path / "scheme.json"
+    bad.write_text(json.dumps({"criteria": {"quality": {"question": "?", "scale": [1, 2]}}}))
+    result = invoke("human-eval", "batch", run, "-o", tmp_path / "b", "--scheme-file", bad)
+    assert result.exit_code == 2
+    assert result.stderr == f"Error: {bad}: criterion 'quality' has no label for point 1\n"
+    assert not (tmp_path / "b").exists()
+
+
+# ------------------------------------------------------------------ the browser form
+
+
+@pytest.fixture
+def browser(tmp_path):
+    if not (CHROMIUM and DRIVER):
+        if os.environ.get("SHIFTBENCH_REQUIRE_BROWSER") == "1":
+            pytest.fail(
+                "chromium and chromedriver are required (apt install chromium chromium-driver)"
+            )
+        pytest.skip("chromium and chromedriver are not installed")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
+        options.add_argument(arg)
+    options.add_argument(f"--user-data-dir={tmp_path / 'profile'}")
+    driver = webdriver.Chrome(service=Service(DRIVER), options=options)
+    downloads = tmp_path / "downloads"
+    downloads.mkdir()
+    driver.execute_cdp_cmd(
+        "Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(downloads)}
+    )
+    driver.downloads = downloads
+    yield driver
+    driver.quit()
+
+
+def rate(item: dict, criterion: str, rater: str) -> int:
+    """A simulated rater: controls as expected (r3 gets the easy negative wrong), real
+    items by a fixed rule with a small per-rater offset."""
+    if item["is_control"]:
+        if rater == "r3" and item["control"] == "negative" and criterion == "quality":
+            return 5
+        return item["expected"][criterion]
+    base = 3 + len(item["text_b"]) % 3  # 3, 4 or 5
+    return max(1, base - (1 if rater == "r2" and item["position"] % 2 else 0))
+
+
+def fill_form(driver, page: Path, rater: str, items: list[dict], criteria: list[str]) -> Path:
+    from selenium.webdriver.common.by import By
+
+    driver.get(page.as_uri())
+    driver.find_element(By.ID, "rater").send_keys(rater)
+    download = driver.find_element(By.ID, "download")
+    half = len(items) // 2
+    for index, item in enumerate(items):
+        if index == half:  # a reload halfway keeps what was answered
+            driver.refresh()
+            progress = driver.find_element(By.ID, "progress").text
+            assert progress == f"{half * len(criteria)} of {len(items) * len(criteria)} answered"
+            assert driver.find_element(By.ID, "rater").get_attribute("value") == rater
+            download = driver.find_element(By.ID, "download")
+        for criterion in criteria:
+            value = rate(item, criterion, rater)
+            driver.find_element(
+                By.CSS_SELECTOR,
+                f"#item-{index} input[name='r{index}-{criterion}'][value='{value}']",
+            ).click()
+        assert download.is_enabled() == (index == len(items) - 1)
+    download.click()
+    target = driver.downloads / f"{items[0]['batch_id']}-{rater}.csv"
+    deadline = time.monotonic() + 20
+    while not target.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert target.exists(), "the form's CSV was not downloaded"
+    time.sleep(0.2)
+    return target
+
+
+def test_form_round_trip_in_chromium(run, invoke, browser, tmp_path):
+    batch = tmp_path / "batch"
+    table = make_batch(invoke, run, batch, "--raters", "3")
+    assert invoke("human-eval", "export", batch).exit_code == 0
+    criteria = ["quality", "fluency"]
+    files = []
+    for b, rater in (("b01", "r1"), ("b02", "r2"), ("b03", "r3")):
+        items = [r for r in table if r["batch_id"] == b]
+        files.append(
+            fill_form(browser, batch / "export" / "html" / f"{b}.html", rater, items, criteria)
+        )
+    result = invoke("human-eval", "import", batch, *files)
+    assert result.exit_code == 0, result.output
+    assert result.output == "imported 72 ratings from 3 rater(s); 72 in all\n"
+    ratings = read_rows(batch / "ratings.jsonl")
+    by_item = {r["item_id"]: r for r in table}
+    for r in ratings:
+        item = next(
+            t for t in table if t["item_id"] == r["item_id"] and t["batch_id"] == r["batch_id"]
+        )
+        assert r["rating"] == rate(item, r["criterion"], r["rater_id"])
+    assert {(r["batch_id"], r["rater_id"]) for r in ratings} == {
+        ("b01", "r1"),
+        ("b02", "r2"),
+        ("b03", "r3"),
+    }
+
+    result = invoke("human-eval", "report", batch)
+    assert result.exit_code == 0, result.output
+    doc = json.loads((batch / "human_eval.json").read_text(encoding="utf-8"))
+    assert doc["kept_raters"] == ["r1", "r2"] and doc["excluded_raters"] == ["r3"]
+    assert doc["raters"]["r3"]["reason"] == "1 control rating(s) outside the tolerance"
+    assert "- r3: 1 control rating(s) outside the tolerance" in result.output
+    row = next(x for x in doc["rows"] if (x["criterion"], x["group"]) == ("quality", "paraphrase"))
+    items = sorted({r["item_id"] for r in table if r["transform"] == "paraphrase"})
+    matrix = np.array(
+        [[next(x["rating"] for x in ratings if x["item_id"] == i and x["rater_id"] == rater
+               and x["criterion"] == "quality") for rater in ("r1", "r2")] for i in items],
+        dtype=float,
+    )  # fmt: skip
+    expected = gwet(matrix, [1, 2, 3, 4, 5], "ordinal")
+    assert row["agreement"]["value"] == round(expected.value, 4)
+    assert row["mean"] == round(float(matrix.mean()), 4) and row["items"] == len(items) == 5
+    assert row["ratings"] == 10 and by_item
+
+
+def test_item_text_is_shown_as_text_and_runs_nothing(browser, tmp_path):
+    from selenium.common.exceptions import NoAlertPresentException
+    from selenium.webdriver.common.by import By
+
+    from shiftbench.human_eval.batches import packaged_scheme
+
+    hostile = [
+        "<script>alert(1)</script>",
+        '<img src=x onerror="window.__pwned = 1">',
+        "</script><script>window.__pwned = 2</script>",
+    ]
+    table = [
+        {
+            "batch_id": "b01",
+            "position": i + 1,
+            "item_id": f"x/{i}",
+            "stratum": "paraphrase",
+            "transform": "paraphrase",
+            "axis": "Lexical/Stylistic",
+            "language": "en",
+            "text_a": "A plain sentence.",
+            "text_b": text,
+            "swapped": False,
+            "is_control": False,
+            "control": None,
+            "expected": None,
+            "tolerance": None,
+        }
+        for i, text in enumerate(hostile)
+    ]
+    (page,) = export_html({"scheme": packaged_scheme("quality")}, table, tmp_path / "html")
+    browser.get(page.as_uri())
+    time.sleep(0.5)
+    with pytest.raises(NoAlertPresentException):
+        browser.switch_to.alert.text  # noqa: B018
+    assert browser.execute_script("return window.__pwned === undefined")
+    shown = [e.text for e in browser.find_elements(By.CSS_SELECTOR, ".item .text")]
+    assert shown[1::2] == hostile  # the rewrites, exactly as written
+    assert not browser.find_elements(By.CSS_SELECTOR, ".item img, .item script")
+
+
+# ------------------------------------------------------------------ import errors
+
+
+@pytest.fixture
+def batch(run, invoke, tmp_path):
+    out = tmp_path / "batch"
+    make_batch(invoke, run, out, "--raters", "1")
+    return out
+
+
+def write_csv(path: Path, lines: list[str], encoding: str = "utf-8") -> Path:
+    path.write_bytes(("\r\n".join(lines) + "\r\n").encode(encoding))
+    return path
+
+
+HEADER = "batch_id,item_id,rater_id,criterion,rating,answered_at"
+
+
+SCALE_TEXT = "is not on the quality scale"
+
+
+@pytest.mark.parametrize(
+    ("lines", "message"),
+    [
+        ([HEADER, "b01,nope/1,r1,quality,3,"], ":2: unknown item 'nope/1' in batch 'b01'"),
+        ([HEADER, "b01,{item},r1,quality,6,"], f":2: rating '6' {SCALE_TEXT} (1, 2, 3, 4, 5)"),
+        ([HEADER, "b01,{item},r1,quality,good,"], f":2: rating 'good' {SCALE_TEXT}"),
+        (
+            [HEADER, "b01,{item},r1,clarity,3,"],
+            ":2: unknown criterion 'clarity'; the scheme has quality, fluency",
+        ),
+        (
+            [HEADER, "b01,{item},r1,quality,3,", "b01,{item},r1,quality,4,"],
+            ":3: a second quality rating of '{item}' by 'r1' (the first is in {file})",
+        ),
+        (
+            ["batch_id,item_id,criterion,rating", "b01,{item},quality,3"],
+            ":1: missing column(s) rater_id",
+        ),
+        ([HEADER, "b01,{item},,quality,3,"], ":2: empty rater_id"),
+    ],
+)
+def test_bad_rating_files(batch, invoke, tmp_path, lines, message):
+    item = next(r["item_id"] for r in read_rows(batch / "items.jsonl") if not r["is_control"])
+    path = tmp_path / "ratings.csv"
+    write_csv(path, [line.replace("{item}", item) for line in lines])
+    result = invoke("human-eval", "import", batch, path)
+    assert result.exit_code == 2
+    expected = message.replace("{item}", item).replace("{file}", str(path))
+    assert result.stderr.startswith(f"Error: {path}{expected}")
+    assert len(result.stderr.splitlines()) == 1
+    assert not (batch / "ratings.jsonl").exists()
+
+
+def test_non_utf8_file_and_nothing_written_from_a_mixed_import(batch, invoke, tmp_path):
+    item = next(r["item_id"] for r in read_rows(batch / "items.jsonl") if not r["is_control"])
+    good = write_csv(tmp_path / "good.csv", [HEADER, f"b01,{item},r1,quality,3,"])
+    latin = write_csv(
+        tmp_path / "latin.csv", [HEADER, f"b01,{item},Jos\u00e9,quality,3,"], "latin-1"
+    )
+    result = invoke("human-eval", "import", batch, good, latin)
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"Error: {latin}: not UTF-8 text (byte ")
+    assert not (batch / "ratings.jsonl").exists()
+    assert invoke("human-eval", "import", batch, good).exit_code == 0
+    again = invoke("human-eval", "import", batch, good)  # the same ratings a second time
+    assert again.exit_code == 2 and "a second quality rating" in again.stderr
+    assert len(read_rows(batch / "ratings.jsonl")) == 1
