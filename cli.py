@@ -709,14 +709,22 @@ def human_eval_batch(
 
 @human_eval.command("export", context_settings=CONTEXT)
 @click.argument("batch", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["html"]), default="html", show_default=True,
-              help="html: a self-contained rating form per batch.")  # fmt: skip
-def human_eval_export(batch: Path, fmt: str) -> None:
+@click.option(
+    "--format", "fmt", type=click.Choice(["html", "mturk", "labelstudio", "argilla"]),
+    default="html", show_default=True,
+    help="html: a self-contained rating form per batch; mturk: HIT template and batch CSV "
+    "(also Turkle, localturk); labelstudio: tasks and labeling config; argilla: dataset "
+    "settings and records.",
+)  # fmt: skip
+@click.option("--items-per-hit", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Items per MTurk HIT (mturk format).")  # fmt: skip
+def human_eval_export(batch: Path, fmt: str, items_per_hit: int) -> None:
     """Write BATCH's rating batches as files for raters, into BATCH/export/<format>/."""
     from shiftbench.human_eval.batches import read
     from shiftbench.human_eval.export import EXPORT_DIR, export
 
     description, table = read(batch)
+    description["items_per_hit"] = items_per_hit
     written = export(description, table, fmt, batch / EXPORT_DIR / fmt)
     click.echo(f"wrote {len(written)} file(s) to {batch / EXPORT_DIR / fmt}")
 
@@ -725,7 +733,8 @@ def human_eval_export(batch: Path, fmt: str) -> None:
 @click.argument("batch", type=click.Path(file_okay=False, path_type=Path))
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 def human_eval_import(batch: Path, files: tuple[Path, ...]) -> None:
-    """Add the ratings in FILES (CSVs from the HTML form) to BATCH/ratings.jsonl.
+    """Add the ratings in FILES to BATCH/ratings.jsonl: the HTML form's CSVs, MTurk (or
+    Turkle) batch results CSVs, Label Studio JSON exports.
 
     Every file is checked first; one bad line stops the import and nothing is written.
     """

@@ -1,14 +1,20 @@
 """Exporters: a batch's item table into what raters work with.
 
-`html`: one self-contained form per batch (no server, no network). A rater enters an id and
-rates every item; answers survive a reload (the browser's local storage), progress is
-shown, and the ratings download as CSV once every item is answered. Item texts travel as
-JSON inside the page and are only ever set as text, never parsed as HTML.
+- `html`: one self-contained form per batch (no server, no network). A rater enters an id
+  and rates every item; answers survive a reload (the browser's local storage), progress
+  is shown, and the ratings download as CSV once every item is answered. Item texts
+  travel as JSON inside the page and are only ever set as text, never parsed as HTML.
+- `mturk`: a HIT template with `${field}` placeholders and a batch CSV whose headers match
+  them, one HIT per group of items of one batch; Turkle and localturk read the same pair.
+- `labelstudio`: tasks JSON and a labeling config with one choice control per criterion.
+- `argilla`: the dataset settings (text fields, rating questions, guidelines) and records.
 """
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import html
 import json
 from collections import defaultdict
 from importlib import resources
@@ -19,7 +25,7 @@ from shiftbench.errors import InputError
 from shiftbench.validate.judge import instruction
 
 EXPORT_DIR = "export"
-FORMATS = ("html",)
+ITEMS_PER_HIT = 10
 
 
 def by_batch(table: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
@@ -56,15 +62,7 @@ def export_html(description: dict[str, Any], table: list[dict[str, Any]], out: P
     written = []
     for batch_id, rows in by_batch(table).items():
         items = [
-            {
-                "item_id": r["item_id"],
-                "text_a": r["text_a"],
-                "text_b": r["text_b"],
-                "instruction": _instruction(r, scheme)
-                if not r["is_control"]
-                else _control_instruction(rows, scheme),
-            }
-            for r in rows
+            {k: v for k, v in item.items() if k != "batch_id"} for item in shown_items(rows, scheme)
         ]
         data = {
             "title": f"Rating batch {batch_id}",
@@ -92,7 +90,172 @@ def _control_instruction(rows: list[dict[str, Any]], scheme: dict[str, Any]) -> 
     return ""
 
 
-EXPORTERS = {"html": export_html}
+def shown_items(rows: list[dict[str, Any]], scheme: dict[str, Any]) -> list[dict[str, str]]:
+    """What a rater sees of each row: ids, the two texts, the instruction (controls get a
+    real item's, so nothing tells them apart)."""
+    return [
+        {
+            "batch_id": r["batch_id"],
+            "item_id": r["item_id"],
+            "text_a": r["text_a"],
+            "text_b": r["text_b"],
+            "instruction": _control_instruction(rows, scheme)
+            if r["is_control"]
+            else _instruction(r, scheme),
+        }
+        for r in rows
+    ]
+
+
+def _scale_text(criterion: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(str(p), criterion["labels"][str(p)]) for p in criterion["scale"]]
+
+
+def export_mturk(description: dict[str, Any], table: list[dict[str, Any]], out: Path) -> list[Path]:
+    """hit.html (the template) and batch.csv (one HIT per row) in `out`."""
+    scheme = description["scheme"]
+    criteria = scheme["criteria"]
+    size = int(description.get("items_per_hit") or ITEMS_PER_HIT)
+    columns = ["batch_id", "hit_group"]
+    for k in range(1, size + 1):
+        columns += [f"item_id_{k}", f"text_a_{k}", f"text_b_{k}", f"instruction_{k}"]
+    hits = []
+    for batch_id, rows in by_batch(table).items():
+        shown = shown_items(rows, scheme)
+        for g, start in enumerate(range(0, len(shown), size), start=1):
+            hit = {c: "" for c in columns}
+            hit.update({"batch_id": batch_id, "hit_group": f"{batch_id}-{g:03d}"})
+            for k, item in enumerate(shown[start : start + size], start=1):
+                for field in ("item_id", "text_a", "text_b", "instruction"):
+                    hit[f"{field}_{k}"] = item[field]
+            hits.append(hit)
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / "batch.csv", "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows(hits)
+    labels = ("Text A", "Text B") if scheme.get("symmetric") else ("Original", "Rewrite")
+    sections = []
+    for k in range(1, size + 1):
+        questions = []
+        for name, c in criteria.items():
+            choices = "".join(
+                f'<label><input type="radio" name="{name}_{k}" value="{point}" required> '
+                f"{point} - {html.escape(label)}</label><br>"
+                for point, label in _scale_text(c)
+            )
+            questions.append(f"<p><b>{html.escape(c['question'])}</b></p>{choices}")
+        sections.append(
+            f'<div class="item" data-item="${{item_id_{k}}}">'
+            f"<p><i>${{instruction_{k}}}</i></p>"
+            f"<p>{labels[0]}:</p><blockquote>${{text_a_{k}}}</blockquote>"
+            f"<p>{labels[1]}:</p><blockquote>${{text_b_{k}}}</blockquote>"
+            + "".join(questions)
+            + "<hr></div>"
+        )
+    template = (
+        "<!-- shiftbench HIT template: every placeholder is a header of batch.csv -->\n"
+        f"<p>{html.escape(scheme.get('instructions', ''))}</p>\n"
+        + "\n".join(sections)
+        + "\n<script>\n// A HIT's last group may hold fewer items: drop the empty sections.\n"
+        "document.querySelectorAll('div.item').forEach(function (d) {\n"
+        "  if (!d.getAttribute('data-item')) d.remove();\n});\n</script>\n"
+    )
+    (out / "hit.html").write_text(template, encoding="utf-8")
+    return [out / "hit.html", out / "batch.csv"]
+
+
+def export_labelstudio(
+    description: dict[str, Any], table: list[dict[str, Any]], out: Path
+) -> list[Path]:
+    """tasks.json (one task per row of the item table) and config.xml."""
+    scheme = description["scheme"]
+    labels = ("Text A", "Text B") if scheme.get("symmetric") else ("Original", "Rewrite")
+    tasks = []
+    for rows in by_batch(table).values():
+        tasks += [{"data": item} for item in shown_items(rows, scheme)]
+    controls = []
+    for name, c in scheme["criteria"].items():
+        options = "".join(
+            f'\n    <Choice value="{point}" hint="{html.escape(label, quote=True)}"/>'
+            for point, label in _scale_text(c)
+        )
+        controls.append(
+            f'  <Header value="{html.escape(c["question"], quote=True)}"/>\n'
+            f'  <Choices name="{name}" toName="text_b" choice="single" required="true" '
+            f'showInline="true">{options}\n  </Choices>'
+        )
+    config = (
+        "<View>\n"
+        '  <Text name="instruction" value="$instruction"/>\n'
+        f'  <Header value="{labels[0]}"/>\n  <Text name="text_a" value="$text_a"/>\n'
+        f'  <Header value="{labels[1]}"/>\n  <Text name="text_b" value="$text_b"/>\n'
+        + "\n".join(controls)
+        + "\n</View>\n"
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "tasks.json").write_text(
+        json.dumps(tasks, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    (out / "config.xml").write_text(config, encoding="utf-8")
+    return [out / "tasks.json", out / "config.xml"]
+
+
+def export_argilla(
+    description: dict[str, Any], table: list[dict[str, Any]], out: Path
+) -> list[Path]:
+    """settings.json (fields, rating questions, guidelines) and records.jsonl, shaped as
+    Argilla's Settings and Record take them."""
+    scheme = description["scheme"]
+    labels = ("Text A", "Text B") if scheme.get("symmetric") else ("Original", "Rewrite")
+    settings = {
+        "guidelines": scheme.get("instructions", ""),
+        "fields": [
+            {"name": "instruction", "title": "Instruction", "type": "text", "required": False},
+            {"name": "text_a", "title": labels[0], "type": "text", "required": True},
+            {"name": "text_b", "title": labels[1], "type": "text", "required": True},
+        ],
+        "questions": [
+            {
+                "name": name,
+                "title": c["question"],
+                "type": "rating",
+                "values": list(c["scale"]),
+                "description": "; ".join(f"{p} = {label}" for p, label in _scale_text(c)),
+                "required": True,
+            }
+            for name, c in scheme["criteria"].items()
+        ],
+        "metadata": [{"name": "batch_id", "type": "terms"}],
+        "distribution": {"strategy": "overlap", "min_submitted": 1},
+    }
+    records = []
+    for rows in by_batch(table).values():
+        for item in shown_items(rows, scheme):
+            records.append(
+                {
+                    "id": f"{item['batch_id']}:{item['item_id']}",
+                    "fields": {k: item[k] for k in ("instruction", "text_a", "text_b")},
+                    "metadata": {"batch_id": item["batch_id"], "item_id": item["item_id"]},
+                }
+            )
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "settings.json").write_text(
+        json.dumps(settings, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    (out / "records.jsonl").write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8"
+    )
+    return [out / "settings.json", out / "records.jsonl"]
+
+
+EXPORTERS = {
+    "html": export_html,
+    "mturk": export_mturk,
+    "labelstudio": export_labelstudio,
+    "argilla": export_argilla,
+}
+FORMATS = tuple(EXPORTERS)
 
 
 def export(

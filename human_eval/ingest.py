@@ -1,10 +1,16 @@
 """Importers: raters' files back into one canonical ratings table.
 
-Each rating becomes {batch_id, item_id, rater_id, criterion, rating, time, file}. A file is
-read whole and checked before anything is kept: a bad file is named with the line at
-fault (unknown item, a criterion the scheme lacks, a rating off the scale, the same
-(item, rater, criterion) twice, missing columns, bytes that are not UTF-8), and nothing
-from any file is written.
+Three kinds of file, told apart by their content:
+- the HTML form's CSV (columns batch_id, item_id, rater_id, criterion, rating);
+- MTurk's batch results CSV, which Turkle writes too (WorkerId, SubmitTime, Input.* and
+  Answer.<criterion>_<k> columns, one row per assignment);
+- Label Studio's JSON export (tasks with their annotations' choices).
+
+Each rating becomes {batch_id, item_id, rater_id, criterion, rating, time, file}. Every
+file is read whole and checked before anything is kept: a bad file is named with the line
+(or, in JSON, the task) at fault: unknown item, a criterion the scheme lacks, a rating off
+the scale, the same (item, rater, criterion) twice, missing columns, bytes that are not
+UTF-8. Nothing from any file is written then.
 """
 
 from __future__ import annotations
@@ -21,22 +27,108 @@ RATINGS_FILE = "ratings.jsonl"
 FORM_COLUMNS = ("batch_id", "item_id", "rater_id", "criterion", "rating")
 
 
-def read_form_csv(path: Path) -> list[tuple[int, dict[str, str]]]:
-    """(line number, row) for each data row of a CSV the HTML form downloaded."""
+Record = tuple[str, dict[str, str]]  # (where, fields of one rating)
+
+
+def _text(path: Path) -> str:
     try:
-        text = path.read_bytes().decode("utf-8-sig")
+        return path.read_bytes().decode("utf-8-sig")
     except FileNotFoundError:
         raise InputError(f"{path}: no such file") from None
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+
+
+def read_records(path: Path, criteria: list[str]) -> list[Record]:
+    """Every rating in one file, as (where, {batch_id, item_id, rater_id, criterion,
+    rating, time}) with the values as written."""
+    text = _text(path)
+    if path.suffix.lower() == ".json":
+        return _labelstudio(path, text)
     reader = csv.DictReader(io.StringIO(text, newline=""))
+    header = reader.fieldnames or []
+    if "WorkerId" in header or any(h.startswith("Input.") for h in header):
+        return _mturk(path, reader, criteria)
+    return _form(path, reader)
+
+
+def _form(path: Path, reader: csv.DictReader[str]) -> list[Record]:
     missing = [c for c in FORM_COLUMNS if c not in (reader.fieldnames or [])]
     if missing:
         raise InputError(f"{path}:1: missing column(s) {', '.join(missing)}")
-    rows = []
+    out = []
     for row in reader:
-        rows.append((reader.line_num, {k: (v or "").strip() for k, v in row.items() if k}))
-    return rows
+        fields = {k: (v or "").strip() for k, v in row.items() if k}
+        fields["time"] = fields.get("answered_at", "")
+        out.append((f"{path}:{reader.line_num}", fields))
+    return out
+
+
+def _mturk(path: Path, reader: csv.DictReader[str], criteria: list[str]) -> list[Record]:
+    header = reader.fieldnames or []
+    slots = sorted(int(h.rsplit("_", 1)[1]) for h in header if h.startswith("Input.item_id_"))
+    needed = ["WorkerId", "Input.batch_id", *(f"Answer.{c}_{k}" for k in slots for c in criteria)]
+    missing = [c for c in needed if c not in header] or ([] if slots else ["Input.item_id_1"])
+    if missing:
+        raise InputError(f"{path}:1: missing column(s) {', '.join(missing)}")
+    out = []
+    for row in reader:
+        where = f"{path}:{reader.line_num}"
+        for k in slots:
+            item = (row.get(f"Input.item_id_{k}") or "").strip()
+            if not item:  # the last HIT of a batch may hold fewer items
+                continue
+            for criterion in criteria:
+                out.append(
+                    (
+                        where,
+                        {
+                            "batch_id": (row.get("Input.batch_id") or "").strip(),
+                            "item_id": item,
+                            "rater_id": (row.get("WorkerId") or "").strip(),
+                            "criterion": criterion,
+                            "rating": (row.get(f"Answer.{criterion}_{k}") or "").strip(),
+                            "time": (row.get("SubmitTime") or "").strip(),
+                        },
+                    )
+                )
+    return out
+
+
+def _labelstudio(path: Path, text: str) -> list[Record]:
+    try:
+        tasks = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}:{exc.lineno}: not JSON ({exc.msg})") from None
+    if not isinstance(tasks, list):
+        raise InputError(f"{path}: a Label Studio export is a JSON list of tasks")
+    out = []
+    for number, task in enumerate(tasks, start=1):
+        where = f"{path}: task {number}"
+        data = task.get("data") if isinstance(task, dict) else None
+        if not isinstance(data, dict) or "item_id" not in data or "batch_id" not in data:
+            raise InputError(f"{where}: no data.batch_id and data.item_id")
+        for annotation in task.get("annotations") or []:
+            if annotation.get("was_cancelled"):
+                continue
+            who = annotation.get("completed_by")
+            rater = who.get("email") or who.get("id") if isinstance(who, dict) else who
+            for result in annotation.get("result") or []:
+                choices = (result.get("value") or {}).get("choices") or [""]
+                out.append(
+                    (
+                        where,
+                        {
+                            "batch_id": str(data["batch_id"]),
+                            "item_id": str(data["item_id"]),
+                            "rater_id": "" if rater is None else str(rater),
+                            "criterion": str(result.get("from_name", "")),
+                            "rating": str(choices[0]),
+                            "time": str(annotation.get("created_at") or ""),
+                        },
+                    )
+                )
+    return out
 
 
 def canonical(
@@ -50,8 +142,7 @@ def canonical(
     seen = {(r["item_id"], r["rater_id"], r["criterion"]): r["file"] for r in earlier or []}
     ratings: list[dict[str, Any]] = []
     for path in files:
-        for line, row in read_form_csv(path):
-            where = f"{path}:{line}"
+        for where, row in read_records(path, list(criteria)):
             batch, item, rater, criterion = (row[c] for c in FORM_COLUMNS[:4])
             if (batch, item) not in known:
                 raise InputError(f"{where}: unknown item {item!r} in batch {batch!r}")
@@ -86,7 +177,7 @@ def canonical(
                     "rater_id": rater,
                     "criterion": criterion,
                     "rating": int(value) if value.is_integer() else value,
-                    "time": row.get("answered_at") or None,
+                    "time": row.get("time") or None,
                     "file": path.name,
                 }
             )
