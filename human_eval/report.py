@@ -8,6 +8,10 @@ Per criterion, over the kept raters' ratings of real (non-control) items, per
 transformation and per axis: mean ± SD of the ratings, the share of items whose mean
 rating reaches the acceptance threshold, pass (the mean reaches it) or fail, and Gwet's
 AC2 (items x raters, ordinal weights by default) with its 95% interval.
+
+When the run folder was validated with --drift-encoder, the report also correlates each
+item's mean rating with its embedding drift (Spearman, 95% bootstrap interval), per
+criterion: do people see the change the encoder sees?
 """
 
 from __future__ import annotations
@@ -116,6 +120,7 @@ def summarise(
         "format": 1,
         "shiftbench_version": __version__,
         "run": description["run"],
+        "drift_correlation": drift_correlation(description, ratings, kept, info),
         "scheme": description["scheme"].get("name"),
         "threshold": threshold,
         "weights": weights,
@@ -124,6 +129,59 @@ def summarise(
         "excluded_raters": sorted(set(raters) - kept),
         "rows": rows,
     }
+
+
+def drift_correlation(
+    description: dict[str, Any],
+    ratings: list[dict[str, Any]],
+    kept: set[str],
+    info: dict[str, dict[str, Any]],
+) -> list[dict[str, Any]]:
+    """Per criterion and drift encoder: Spearman between item mean rating and drift."""
+    from scipy.stats import spearmanr
+
+    from shiftbench.stats import bootstrap_statistic_ci
+
+    drift: dict[str, dict[str, float]] = defaultdict(dict)  # encoder -> item -> drift
+    folder = Path(description["run"]) / "validation"
+    for config in sorted({i["item_id"].split("/")[0] for i in info.values()}):
+        path = folder / f"{config}.jsonl"
+        if not path.is_file():
+            continue
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                row = json.loads(line)
+                for key, per_field in (row.get("measures") or {}).items():
+                    if not key.startswith("drift:"):
+                        continue
+                    for field, value in per_field.items():
+                        if value is not None:
+                            item = f"{config}/{row['split']}/{row['row_id']}/{field}"
+                            drift[key][item] = value
+    means: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for r in ratings:
+        if r["item_id"] in info and r["rater_id"] in kept:
+            means[r["criterion"]][r["item_id"]].append(r["rating"])
+    out = []
+    for key, values in sorted(drift.items()):
+        for criterion, per_item in sorted(means.items()):
+            pairs = [(statistics.fmean(v), values[i]) for i, v in per_item.items() if i in values]
+            entry: dict[str, Any] = {"encoder": key, "criterion": criterion, "items": len(pairs)}
+            a, b = [p[0] for p in pairs], [p[1] for p in pairs]
+            if len(pairs) >= 3 and len(set(a)) > 1 and len(set(b)) > 1:
+                entry["spearman"] = round(float(spearmanr(a, b)[0]), 4)
+                low, high = bootstrap_statistic_ci([a, b], _spearman)
+                entry["ci95"] = [round(low, 4), round(high, 4)]
+            out.append(entry)
+    return out
+
+
+def _spearman(a: Any, b: Any) -> float:
+    from scipy.stats import spearmanr
+
+    if len(set(a.tolist())) < 2 or len(set(b.tolist())) < 2:
+        return float("nan")
+    return float(spearmanr(a, b)[0])
 
 
 def render_markdown(doc: dict[str, Any]) -> str:
@@ -146,6 +204,20 @@ def render_markdown(doc: dict[str, Any]) -> str:
             f"| {r['criterion']} | {r['level']} | {r['group']} | {r['items']} | {r['ratings']} | "
             f"{spread} | {r['accepted_share']:.0%} | {'pass' if r['passed'] else 'fail'} | {ac} |"
         )
+    correlations = [c for c in doc.get("drift_correlation", []) if "spearman" in c]
+    if correlations:
+        lines += [
+            "",
+            "Item mean rating against embedding drift (Spearman, 95% bootstrap interval):",
+            "",
+            "| criterion | drift | items | Spearman [95% CI] |",
+            "|---|---|---:|---:|",
+        ]
+        for c in correlations:
+            lines.append(
+                f"| {c['criterion']} | {c['encoder']} | {c['items']} | "
+                f"{c['spearman']:.3f} [{c['ci95'][0]:.3f}, {c['ci95'][1]:.3f}] |"
+            )
     excluded = [(name, doc["raters"][name]) for name in doc["excluded_raters"]]
     if excluded:
         lines += ["", "Excluded raters:", ""]

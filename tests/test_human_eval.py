@@ -431,3 +431,38 @@ def test_label_studio_and_argilla_exports(run, invoke, tmp_path):
     assert settings["questions"][0]["values"] == [1, 2, 3, 4, 5]
     records = read_rows(folder / "records.jsonl")
     assert len({r["id"] for r in records}) == len(records) == 24
+
+
+def test_report_correlates_ratings_with_drift(run, invoke, tmp_path):
+    from scipy.stats import spearmanr
+
+    assert invoke("validate", run, "--drift-encoder", "all-MiniLM-L6-v2", "-q").exit_code == 0
+    batch = tmp_path / "batch"
+    table = make_batch(invoke, run, batch, "--raters", "2")
+    files = []
+    for b, rater in (("b01", "r1"), ("b02", "r2")):
+        lines = [HEADER]
+        for item in (r for r in table if r["batch_id"] == b):
+            for c in ("quality", "fluency"):
+                lines.append(f"{b},{item['item_id']},{rater},{c},{rate(item, c, rater)},")
+        files.append(write_csv(tmp_path / f"{b}.csv", lines))
+    assert invoke("human-eval", "import", batch, *files).exit_code == 0
+    result = invoke("human-eval", "report", batch)
+    assert result.exit_code == 0, result.output
+    doc = json.loads((batch / "human_eval.json").read_text(encoding="utf-8"))
+    (quality,) = [c for c in doc["drift_correlation"] if c["criterion"] == "quality"]
+    drift = {}
+    for config in ("paraphrase-s1", "summarisation-s1"):
+        for row in read_rows(run / "validation" / f"{config}.jsonl"):
+            for field, value in row["measures"]["drift:all-MiniLM-L6-v2"].items():
+                drift[f"{config}/{row['split']}/{row['row_id']}/{field}"] = value
+    real = sorted({r["item_id"] for r in table if not r["is_control"]})
+    ratings = read_rows(batch / "ratings.jsonl")
+    means = [
+        np.mean([x["rating"] for x in ratings if x["item_id"] == i and x["criterion"] == "quality"])
+        for i in real
+    ]
+    assert quality["items"] == len(real) == 10
+    assert quality["spearman"] == round(float(spearmanr(means, [drift[i] for i in real])[0]), 4)
+    assert quality["ci95"][0] <= quality["spearman"] <= quality["ci95"][1]
+    assert "Item mean rating against embedding drift" in result.output
