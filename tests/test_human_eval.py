@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
+import subprocess
 import time
 from pathlib import Path
 
@@ -87,6 +89,30 @@ def test_batch_refuses_bad_input(run, invoke, tmp_path):
 # ------------------------------------------------------------------ the browser form
 
 
+def start_chromedriver(log: Path) -> tuple[subprocess.Popen, int]:
+    """chromedriver on a free 127.0.0.1 port, waited for up to a minute; its log goes to
+    `log`, and into the failure message if it never listens."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    process = subprocess.Popen(
+        [DRIVER, f"--port={port}", "--allowed-ips=127.0.0.1", f"--log-path={log}"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return process, port
+        except OSError:
+            time.sleep(0.2)
+    process.kill()
+    tail = log.read_text(errors="replace")[-2000:] if log.exists() else "(no log)"
+    pytest.fail(f"chromedriver did not listen on 127.0.0.1:{port} (exit {process.poll()}): {tail}")
+
+
 @pytest.fixture
 def browser(tmp_path):
     if not (CHROMIUM and DRIVER):
@@ -96,31 +122,27 @@ def browser(tmp_path):
             )
         pytest.skip("chromium and chromedriver are not installed")
     from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
 
+    downloads = tmp_path / "downloads"
+    downloads.mkdir()
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
         options.add_argument(arg)
     options.add_argument(f"--user-data-dir={tmp_path / 'profile'}")
-    from selenium.common.exceptions import WebDriverException
-
-    for attempt in range(3):  # a loaded machine can be slow to start the browser
-        try:
-            driver = webdriver.Chrome(service=Service(DRIVER), options=options)
-            break
-        except WebDriverException:
-            if attempt == 2:
-                raise
-            time.sleep(2)
-    downloads = tmp_path / "downloads"
-    downloads.mkdir()
-    driver.execute_cdp_cmd(
-        "Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(downloads)}
+    options.add_experimental_option(
+        "prefs",
+        {"download.default_directory": str(downloads), "download.prompt_for_download": False},
     )
-    driver.downloads = downloads
-    yield driver
-    driver.quit()
+    process, port = start_chromedriver(tmp_path / "chromedriver.log")
+    try:
+        driver = webdriver.Remote(command_executor=f"http://127.0.0.1:{port}", options=options)
+        driver.downloads = downloads
+        yield driver
+        driver.quit()
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
 
 
 def rate(item: dict, criterion: str, rater: str) -> int:
