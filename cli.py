@@ -693,10 +693,8 @@ def human_eval_batch(
     raters: int, controls: int, tolerance: float, seed: int,
 ) -> None:  # fmt: skip
     """Sample RUN's rewrites into rating batches, stratified by transformation."""
-    from shiftbench.human_eval.batches import BATCH_FILE, Plan, build, load_scheme, write
+    from shiftbench.human_eval.batches import Plan, build, load_scheme, write
 
-    if (output / BATCH_FILE).exists():
-        raise InputError(f"{output} already holds a batch; choose another --output")
     plan = Plan(load_scheme(scheme, scheme_file), per_stratum, raters, controls, tolerance, seed)
     description, table = build(run, plan)
     write(output, description, table)

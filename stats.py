@@ -55,6 +55,16 @@ def bootstrap_statistic_ci(
     return float(low), float(high)
 
 
+def spearman_or_nan(a: np.ndarray, b: np.ndarray) -> float:
+    """Spearman's rho, or NaN when either side is constant (a statistic for
+    bootstrap_statistic_ci, where a resample can be constant)."""
+    from scipy.stats import spearmanr
+
+    if np.unique(a).size < 2 or np.unique(b).size < 2:
+        return float("nan")
+    return float(spearmanr(a, b)[0])
+
+
 def paired_bootstrap_p(
     a: Sequence[float], b: Sequence[float], *, samples: int = BOOTSTRAP_SAMPLES,
     seed: int = SEED,

@@ -111,7 +111,7 @@ def rewrite_texts(
     plans = {t: variant.step_languages(t, source_language, dataset_id) for t in pending}
     attempts = variant.max_attempts if variant.sampling.temperature > 0 else 1
     calls = variant.transform.calls
-    progress = _progress(len(pending) * calls, variant.base_name, quiet)
+    progress = progress_bar(len(pending) * calls, variant.base_name, quiet)
     for attempt in range(1, attempts + 1):
         current = {t: t for t in pending}
         reasons: dict[str, str] = {}
@@ -245,9 +245,10 @@ def call_backend(
             time.sleep(0.5 * 2 ** (attempt - 1))
 
 
-def _progress(total: int, label: str, quiet: bool) -> Any:
+def progress_bar(total: int, label: str, quiet: bool, unit: str = "call") -> Any:
+    """A progress bar on stderr with rate and ETA; `quiet` hides it."""
     from tqdm.auto import tqdm
 
     return tqdm(
-        total=total, desc=label, unit="call", disable=quiet, file=sys.stderr, dynamic_ncols=True
+        total=total, desc=label, unit=unit, disable=quiet, file=sys.stderr, dynamic_ncols=True
     )

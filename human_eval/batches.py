@@ -182,7 +182,7 @@ def build(folder: Path, plan: Plan) -> tuple[dict[str, Any], list[dict[str, Any]
     description = {
         "format": 1,
         "shiftbench_version": __version__,
-        "run": str(folder),
+        "run": str(folder.resolve()),
         "source": {k: meta["source"].get(k) for k in ("name", "dataset_path", "revision")},
         "scheme": plan.scheme,
         "seed": plan.seed,

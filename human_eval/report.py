@@ -140,7 +140,7 @@ def drift_correlation(
     """Per criterion and drift encoder: Spearman between item mean rating and drift."""
     from scipy.stats import spearmanr
 
-    from shiftbench.stats import bootstrap_statistic_ci
+    from shiftbench.stats import bootstrap_statistic_ci, spearman_or_nan
 
     drift: dict[str, dict[str, float]] = defaultdict(dict)  # encoder -> item -> drift
     folder = Path(description["run"]) / "validation"
@@ -170,18 +170,10 @@ def drift_correlation(
             a, b = [p[0] for p in pairs], [p[1] for p in pairs]
             if len(pairs) >= 3 and len(set(a)) > 1 and len(set(b)) > 1:
                 entry["spearman"] = round(float(spearmanr(a, b)[0]), 4)
-                low, high = bootstrap_statistic_ci([a, b], _spearman)
+                low, high = bootstrap_statistic_ci([a, b], spearman_or_nan)
                 entry["ci95"] = [round(low, 4), round(high, 4)]
             out.append(entry)
     return out
-
-
-def _spearman(a: Any, b: Any) -> float:
-    from scipy.stats import spearmanr
-
-    if len(set(a.tolist())) < 2 or len(set(b.tolist())) < 2:
-        return float("nan")
-    return float(spearmanr(a, b)[0])
 
 
 def render_markdown(doc: dict[str, Any]) -> str:

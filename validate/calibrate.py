@@ -11,7 +11,6 @@ usable number are counted and left out, never scored as 0.
 from __future__ import annotations
 
 import itertools
-import math
 import statistics
 from collections import Counter
 from typing import Any
@@ -22,7 +21,7 @@ from shiftbench import __version__
 from shiftbench.errors import InputError
 from shiftbench.gen.cache import GenerationCache
 from shiftbench.sources import Source
-from shiftbench.stats import bootstrap_statistic_ci
+from shiftbench.stats import bootstrap_statistic_ci, spearman_or_nan
 from shiftbench.validate.judge import Item, Judge
 from shiftbench.validate.report import Measure
 
@@ -98,19 +97,13 @@ def calibrate(
     else:
         report["spearman"] = round(float(spearmanr(golds, scores)[0]), 4)
         report["pearson"] = round(float(pearsonr(golds, scores)[0]), 4)
-        ci = bootstrap_statistic_ci([golds, scores], _spearman)
+        ci = bootstrap_statistic_ci([golds, scores], spearman_or_nan)
         report["spearman_ci95"] = [round(ci[0], 4), round(ci[1], 4)]
     report["examples"] = [
         {"gold": g, "reply": reply, "score": v, "problem": problem}
         for (_, _, g), (v, reply, problem) in list(zip(pairs, values, strict=True))[:5]
     ]
     return report
-
-
-def _spearman(a: Any, b: Any) -> float:
-    if len(set(a.tolist())) < 2 or len(set(b.tolist())) < 2:
-        return math.nan
-    return float(spearmanr(a, b)[0])
 
 
 def _bins(kept: list[tuple[float, float]], scale: tuple[float, float]) -> list[dict[str, Any]]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 import json
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -52,9 +52,7 @@ def load_generators(runs: list[Path]) -> dict[str, dict[str, Any]]:
             + ", ".join(f"{p}@{r}" for p, r in sorted(sources, key=str))
             + "); compare runs of one source"
         )
-    counts: dict[str, int] = defaultdict(int)
-    for model, _, _ in found:
-        counts[model] += 1
+    counts = Counter(model for model, _, _ in found)
     generators: dict[str, dict[str, Any]] = {}
     for model, run, data in found:
         label = model if counts[model] == 1 else f"{model} ({run.name})"

@@ -22,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-import sys
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -31,7 +30,7 @@ from typing import Any, NamedTuple
 from shiftbench.errors import InputError
 from shiftbench.gen.backends import Backend, Generation, Request, Sampling, get_backend
 from shiftbench.gen.cache import GenerationCache, row_key
-from shiftbench.gen.rewrite import call_backend
+from shiftbench.gen.rewrite import call_backend, progress_bar
 from shiftbench.validate.logprobs import ask, require_logprobs
 
 JUDGE_TOKENS = 16  # a rating needs a few tokens; a longer reply is cut here
@@ -249,7 +248,7 @@ class Judge:
         ]
         answers = cache.get_many(list(dict.fromkeys(keys)))
         todo = list({k: p for k, p in zip(keys, prompts, strict=True) if k not in answers}.items())
-        progress = _progress(len(todo), label or self.key, quiet)
+        progress = progress_bar(len(todo), label or self.key, quiet or not todo, "pair")
         for start in range(0, len(todo), self.backend.chunk_size):
             chunk = todo[start : start + self.backend.chunk_size]
             requests = [Request(p, 0, self.sampling.max_new_tokens) for _, p in chunk]
@@ -303,15 +302,6 @@ class Judge:
             output=item.output,
             instruction=item.instruction,
         )
-
-
-def _progress(total: int, label: str, quiet: bool) -> Any:
-    from tqdm.auto import tqdm
-
-    return tqdm(
-        total=total, desc=label, unit="pair", disable=quiet or not total, file=sys.stderr,
-        dynamic_ncols=True,
-    )  # fmt: skip
 
 
 # What each transform asked for, as the quality prompt tells the judge ({language}: the

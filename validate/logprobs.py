@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 from typing import Any
 
 from shiftbench.errors import InputError
 from shiftbench.gen.backends import Backend, Generation
 from shiftbench.gen.cache import GenerationCache, row_key
+from shiftbench.gen.rewrite import progress_bar
 
 TOP_LOGPROBS = 20  # how many alternatives a server is asked for
 SUPPORTED = "embedded, openai, ollama or vllm"
@@ -71,10 +71,7 @@ def ask(
     ]
     found = {k: json.loads(g.text) for k, g in cache.get_many(list(set(keys))).items()}
     todo = list({k: p for k, p in zip(keys, prompts, strict=True) if k not in found}.items())
-    from tqdm.auto import tqdm
-
-    bar = tqdm(total=len(todo), desc=label, unit="pair", file=sys.stderr,
-               disable=quiet or not todo, dynamic_ncols=True)  # fmt: skip
+    bar = progress_bar(len(todo), label, quiet or not todo, "pair")
     for start in range(0, len(todo), backend.chunk_size):
         chunk = todo[start : start + backend.chunk_size]
         made = backend.answer_logprobs([p for _, p in chunk], answers)

@@ -122,7 +122,7 @@ def validate_run(
                 quiet=quiet, label=f"{folder.name}/{name}",
             )  # fmt: skip
         report["configs"][name] = summary
-        per_row[name] = rows
+        per_row[name] = [row["_result"] for row in rows]
     _keep_earlier(folder, meta, report, per_row)
     _write(folder, report, per_row)
     return report
@@ -201,13 +201,14 @@ def _measure_config(
     quiet: bool,
     label: str,
 ) -> None:
-    """Score every (row, text field) with each measure; summary and rows gain the results."""
+    """Score every (row, text field) with each measure; the summary and each row's
+    `_result` (its line in validation/<config>.jsonl) gain the results."""
     transform = summary["transform"]
     items = [
         Item(
-            str(row["_source"].get(f"original_{field}") or ""),
-            str(row["_source"].get(field) or ""),
-            instruction(transform, row["_source"].get(f"language_{field}")),
+            str(row.get(f"original_{field}") or ""),
+            str(row.get(field) or ""),
+            instruction(transform, row.get(f"language_{field}")),
         )
         for row in rows
         for field in fields
@@ -229,9 +230,10 @@ def _measure_config(
         for row in rows:
             for field in fields:
                 value, reply, _ = next(flat)
-                row.setdefault("measures", {}).setdefault(measure.key, {})[field] = value
+                result = row["_result"]
+                result.setdefault("measures", {}).setdefault(measure.key, {})[field] = value
                 if reply is not None:
-                    row.setdefault("replies", {}).setdefault(measure.key, {})[field] = reply
+                    result.setdefault("replies", {}).setdefault(measure.key, {})[field] = reply
     summary["measures"] = dict(sorted(results.items()))
 
 
@@ -243,6 +245,8 @@ def _validate_config(
     identifier: LanguageID,
     examples: int,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The config's summary, and its rows as read, each with its check results under
+    `_result` (its line in validation/<config>.jsonl)."""
     transform = config["transform"]
     rows: list[dict[str, Any]] = []
     for path in sorted((folder / name).glob("*.jsonl")):
@@ -295,7 +299,6 @@ def _validate_config(
         counts.update(failed)
         distances.append(sum(row_distance.values()) / len(row_distance))
         row["_result"] = {
-            "_source": row,
             "split": row["_split"],
             "row_id": row.get("row_id"),
             "failed": [c for c in CHECKS if c in failed],
@@ -319,8 +322,7 @@ def _validate_config(
         "detected_languages": dict(sorted(languages.items(), key=lambda kv: (-kv[1], kv[0]))),
         "examples": {c: shown[c] for c in CHECKS if shown[c]},
     }
-    per_row = [row["_result"] for row in rows]
-    return summary, per_row
+    return summary, rows
 
 
 def _write(folder: Path, report: dict[str, Any], per_row: dict[str, list[dict[str, Any]]]) -> None:
@@ -329,11 +331,7 @@ def _write(folder: Path, report: dict[str, Any], per_row: dict[str, list[dict[st
     for name, rows in per_row.items():
         _atomic(
             rows_dir / f"{name}.jsonl",
-            "".join(
-                json.dumps({k: v for k, v in row.items() if k != "_source"}, ensure_ascii=False)
-                + "\n"
-                for row in rows
-            ),
+            "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows),
         )
     for stale in rows_dir.glob("*.jsonl"):
         if stale.stem not in report["configs"]:
