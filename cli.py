@@ -200,8 +200,9 @@ def cli() -> None:
     gen writes seeded, LLM-transformed variants of an MTEB dataset into a run folder;
     validate checks every variant (and scores it with encoders and LLM judges on request);
     judge-calibrate and compare help pick a judge and a generator; human-eval gathers
-    and summarises human ratings; evaluate scores sentence encoders on the original and
-    every variant.
+    and summarises human ratings; card writes a run folder's dataset card, publish
+    releases it to the Hugging Face Hub as a frozen version and verify checks a published
+    version; evaluate scores sentence encoders on the original and every variant.
     """
 
 
@@ -905,6 +906,122 @@ def parse_range(text: str) -> tuple[float, float]:
     if not high > low:
         raise InputError(f"--gold-range {text!r}: HIGH must be above LOW")
     return low, high
+
+
+def release_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Options the card and the release share."""
+    func = click.option(
+        "--human-eval",
+        "human_eval_dirs",
+        multiple=True,
+        type=click.Path(exists=True, file_okay=False, path_type=Path),
+        help="A human-eval batch folder with a report, to show in the card (repeatable).",
+    )(func)
+    return click.option(
+        "--license",
+        "license_id",
+        help="The Hub license id to declare, when the source's license is not one "
+        "(default: the source's, or 'other' with a note).",
+    )(func)
+
+
+@cli.command(context_settings=CONTEXT)
+@click.argument("run", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--repo", help="The Hub repository (ORG/NAME) the load snippets name.")
+@click.option("--version", "version", help="The version (X.Y.Z) the load snippets name.")
+@release_options
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the card here instead of RUN/README.md.",
+)
+def card(
+    run: Path,
+    repo: str | None,
+    version: str | None,
+    human_eval_dirs: tuple[Path, ...],
+    license_id: str | None,
+    output: Path | None,
+) -> None:
+    """Write the dataset card of a run folder (RUN/README.md).
+
+    The card's YAML (license, languages, task categories, sizes, source, configs and
+    features) and its text (configs, generation settings, validation and human-eval
+    figures, how to load and evaluate, citation, limitations) come from the folder's
+    shiftbench.json, validation.json and the --human-eval reports. Every config is loaded
+    with load_dataset first.
+    """
+    from shiftbench.cards.publish import build
+    from shiftbench.cards.release import check_repo, check_version
+
+    tag = check_version(version) if version else None
+    if repo:
+        check_repo(repo)
+    _, _, text = build(run, repo, tag, human_eval_dirs, license_id)
+    target = output or run / "README.md"
+    target.write_text(text, encoding="utf-8")
+    click.echo(f"card: {target}")
+
+
+@cli.command(context_settings=CONTEXT)
+@click.argument("run", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--repo", required=True, help="The Hub dataset repository, ORG/NAME.")
+@click.option("--version", "version", required=True, help="The version, X.Y.Z; tagged vX.Y.Z.")
+@release_options
+@click.option("--private", is_flag=True, help="Create the repository as private.")
+@click.option("--dry-run", is_flag=True, help="Print the plan; upload, create and tag nothing.")
+@quiet_option
+def publish(
+    run: Path,
+    repo: str,
+    version: str,
+    human_eval_dirs: tuple[Path, ...],
+    license_id: str | None,
+    private: bool,
+    dry_run: bool,
+    quiet: bool,
+) -> None:
+    """Release a run folder to the Hugging Face Hub as the frozen version vX.Y.Z.
+
+    Checks the folder (metadata, data files, every config loading with its card), then
+    uploads the folder, its card and a release manifest (every file's sha256) in one
+    commit, and tags that commit vX.Y.Z. A published version never changes: publishing it
+    again is a no-op when the content is identical and refused otherwise. If anything
+    fails before the tag, no tag exists and the same command completes the release.
+    The token comes from HF_TOKEN or 'hf auth login'; HF_ENDPOINT names another Hub.
+    """
+    from shiftbench.cards.publish import publish as publish_release
+    from shiftbench.cards.release import check_repo, check_version
+
+    tag = check_version(version)
+    check_repo(repo)
+    publish_release(
+        run, repo, tag, human_dirs=human_eval_dirs, license_id=license_id, private=private,
+        dry_run=dry_run, quiet=quiet,
+    )  # fmt: skip
+
+
+@cli.command(context_settings=CONTEXT)
+@click.argument("release")
+@click.option(
+    "--load/--no-load", default=True, help="Also load every config (default) or only hash files."
+)
+def verify(release: str, load: bool) -> None:
+    """Download a published version (ORG/NAME@vX.Y.Z) and check it against its manifest.
+
+    Every file's size and sha256 must match shiftbench-release.json, no file may be
+    missing or extra, and every config must load with its recorded row counts. Exit 1
+    on any mismatch.
+    """
+    from shiftbench.cards.publish import verify as verify_release
+
+    problems = verify_release(release, load=load)
+    for problem in problems:
+        click.echo(f"  {problem}", err=True)
+    if problems:
+        raise RuntimeFault(f"{release} does not match its manifest ({len(problems)} problems)")
+    click.echo("verified: every file matches the manifest")
 
 
 @cli.command(context_settings=CONTEXT)

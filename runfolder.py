@@ -184,16 +184,7 @@ def render_card(meta: dict[str, Any]) -> str:
     header = {
         "pretty_name": f"{source['name']} (shiftbench variants)",
         "tags": ["shiftbench", "mteb", "synthetic", "robustness"],
-        "configs": [
-            {
-                "config_name": name,
-                "data_files": [
-                    {"split": split, "path": f"{name}/{split}.jsonl"} for split in info["rows"]
-                ],
-                **({"default": True} if name == _default_config(configs) else {}),
-            }
-            for name, info in configs.items()
-        ],
+        "configs": card_configs(meta),
     }
     where = source["dataset_path"]
     if source.get("revision"):
@@ -230,8 +221,19 @@ def render_card(meta: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _default_config(configs: dict[str, Any]) -> str:
-    return next(iter(configs))
+def card_configs(meta: dict[str, Any]) -> list[dict[str, Any]]:
+    """The card's `configs:` list: every config and split, the first config the default."""
+    configs = meta["configs"]
+    return [
+        {
+            "config_name": name,
+            "data_files": [
+                {"split": split, "path": f"{name}/{split}.jsonl"} for split in info["rows"]
+            ],
+            **({"default": True} if i == 0 else {}),
+        }
+        for i, (name, info) in enumerate(configs.items())
+    ]
 
 
 def _merged_counts(per_split: dict[str, dict[str, int]]) -> dict[str, int]:

@@ -1,0 +1,489 @@
+"""Dataset cards: YAML metadata and prose, rendered from a run folder and its reports.
+
+The card is built with huggingface_hub's `DatasetCard`/`DatasetCardData`, so the Hub and
+`datasets` read it as they read any card: `configs` lists every config and split,
+`dataset_info` every config's features and sizes (taken from actually loading it). The
+text holds no timestamps, so the same folder, version and reports always give the same
+bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from shiftbench import __version__
+from shiftbench.cards.release import source_dataset
+from shiftbench.errors import InputError
+from shiftbench.gen.languages import _BY_ISO3
+from shiftbench.human_eval.batches import BATCH_FILE, ITEMS_FILE
+from shiftbench.human_eval.report import REPORT_JSON as HUMAN_JSON
+from shiftbench.runfolder import META_FILE, card_configs
+from shiftbench.validate.report import REPORT_JSON as VALIDATION_JSON
+
+# The Hub's task categories for mteb task types.
+TASK_CATEGORIES = {
+    "STS": "sentence-similarity",
+    "Retrieval": "text-retrieval",
+    "Reranking": "text-ranking",
+    "Classification": "text-classification",
+    "Clustering": "text-classification",
+    "PairClassification": "text-classification",
+    "Summarization": "summarization",
+}
+# License ids the Hub knows that MTEB sources use; anything else becomes `other`.
+HUB_LICENSES = {
+    "apache-2.0", "mit", "afl-3.0", "bsd-2-clause", "bsd-3-clause", "cc0-1.0", "cc-by-2.0",
+    "cc-by-2.5", "cc-by-3.0", "cc-by-4.0", "cc-by-sa-3.0", "cc-by-sa-4.0", "cc-by-nc-2.0",
+    "cc-by-nc-3.0", "cc-by-nc-4.0", "cc-by-nd-4.0", "cc-by-nc-nd-4.0", "cc-by-nc-sa-2.0",
+    "cc-by-nc-sa-3.0", "cc-by-nc-sa-4.0", "odc-by", "odbl", "pddl", "gpl-2.0", "gpl-3.0",
+    "lgpl-3.0", "agpl-3.0", "mpl-2.0", "openrail", "c-uda", "cdla-permissive-2.0",
+    "cdla-sharing-1.0", "unlicense", "wtfpl", "artistic-2.0", "ecl-2.0", "epl-2.0",
+}  # fmt: skip
+
+
+def hub_license(source_license: str | None) -> tuple[str, str | None]:
+    """(license id for the YAML, a note when the source's license is not a Hub id)."""
+    value = (source_license or "").strip().lower()
+    if value in HUB_LICENSES:
+        return value, None
+    if not value or value in ("not specified", "unknown"):
+        return "other", "The source dataset does not state a license."
+    return "other", f"The source dataset's license is given as `{source_license}`."
+
+
+def size_category(rows: int) -> str:
+    for limit, name in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K")):
+        if rows < limit:
+            return name
+    for limit, name in ((1_000_000, "100K<n<1M"), (10_000_000, "1M<n<10M")):
+        if rows < limit:
+            return name
+    return "10M<n<100M"
+
+
+def _iso1(mteb_code: str) -> str:
+    """`eng-Latn` → `en` (the Hub's language codes); unknown codes stay ISO 639-3."""
+    iso3 = mteb_code.split("-")[0]
+    lang = _BY_ISO3.get(iso3)
+    return lang.code if lang else iso3
+
+
+def languages(meta: dict[str, Any]) -> tuple[list[str], str]:
+    """The card's languages and its multilinguality."""
+    found = {_iso1(c) for codes in meta["source"].get("languages", {}).values() for c in codes}
+    translated = False
+    for info in meta["configs"].values():
+        targets = info.get("target_languages") or []
+        found.update(targets)
+        translated = translated or bool(targets)
+    if translated:
+        return sorted(found), "translation"
+    return sorted(found), "multilingual" if len(found) > 1 else "monolingual"
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        doc: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+    return doc
+
+
+def human_reports(folders: tuple[Path, ...]) -> list[dict[str, Any]]:
+    """Each batch folder's report, with the languages its rated items are in."""
+    reports = []
+    for folder in folders:
+        doc = _read_json(folder / HUMAN_JSON)
+        batch = _read_json(folder / BATCH_FILE)
+        if doc is None or batch is None:
+            raise InputError(
+                f"{folder} holds no human-eval report; run 'shiftbench human-eval report "
+                f"{folder}' first"
+            )
+        langs: Counter[str] = Counter()
+        for line in (folder / ITEMS_FILE).read_text(encoding="utf-8").splitlines():
+            item = json.loads(line)
+            if not item.get("is_control") and item.get("language"):
+                langs[item["language"]] += 1
+        reports.append(
+            {"name": folder.name, "report": doc, "languages": dict(sorted(langs.items()))}
+        )
+    return reports
+
+
+def human_summary(entry: dict[str, Any]) -> dict[str, Any]:
+    """What a release keeps of a human-eval report: figures, not rater ids or local paths."""
+    doc = entry["report"]
+    return {
+        "format": 1,
+        "batch": entry["name"],
+        "scheme": doc.get("scheme"),
+        "threshold": doc.get("threshold"),
+        "weights": doc.get("weights"),
+        "raters_kept": len(doc.get("kept_raters", [])),
+        "raters_excluded": len(doc.get("excluded_raters", [])),
+        "languages": entry["languages"],
+        "rows": doc.get("rows", []),
+        "drift_correlation": doc.get("drift_correlation"),
+    }
+
+
+def card_data(meta: dict[str, Any], infos: dict[str, Any], license_id: str | None) -> Any:
+    from datasets.info import DatasetInfosDict
+    from huggingface_hub import DatasetCardData
+
+    source = meta["source"]
+    langs, multilinguality = languages(meta)
+    lic, _ = hub_license(license_id or source.get("license"))
+    rows = sum(sum(info.get("rows", {}).values()) for info in meta["configs"].values())
+    origin = source_dataset(source)
+    data = DatasetCardData(
+        pretty_name=f"{source['name']} (shiftbench variants)",
+        license=lic,
+        language=langs,
+        multilinguality=multilinguality,
+        task_categories=[TASK_CATEGORIES[source["task_type"]]]
+        if source["task_type"] in TASK_CATEGORIES
+        else None,
+        size_categories=[size_category(rows)],
+        source_datasets=[f"{origin}@{source['revision']}"] if origin else None,
+        annotations_creators=["machine-generated"],
+        tags=["mteb", "synthetic", "robustness", "shiftbench"],
+        configs=card_configs(meta),
+    )
+    DatasetInfosDict(infos).to_dataset_card_data(data)
+    return data
+
+
+def render(
+    folder: Path,
+    meta: dict[str, Any],
+    *,
+    infos: dict[str, Any],
+    repo: str | None = None,
+    tag: str | None = None,
+    human: list[dict[str, Any]] | None = None,
+    license_id: str | None = None,
+) -> str:
+    """The whole card (YAML header and prose) as text."""
+    from huggingface_hub import DatasetCard
+
+    data = card_data(meta, infos, license_id)
+    validation = _read_json(folder / VALIDATION_JSON)
+    body = "\n".join(
+        _prose(meta, repo=repo, tag=tag, validation=validation, human=human or [],
+               license_id=license_id)
+    )  # fmt: skip
+    card = DatasetCard(f"---\n{data.to_yaml()}\n---\n\n{body}\n")
+    return str(card).rstrip("\n") + "\n"
+
+
+def _prose(
+    meta: dict[str, Any],
+    *,
+    repo: str | None,
+    tag: str | None,
+    validation: dict[str, Any] | None,
+    human: list[dict[str, Any]],
+    license_id: str | None,
+) -> list[str]:
+    source = meta["source"]
+    configs = meta["configs"]
+    origin = source_dataset(source)
+    where = f"`{origin}` at revision `{source['revision']}`" if origin else (
+        f"a local {source['task_type']} dataset folder named `{source['name']}` (content hash "
+        f"`{source['revision']}`)"
+    )  # fmt: skip
+    fields = ", ".join(f"`{f}`" for f in source["text_fields"])
+    out = [
+        f"# {source['name']}: shiftbench variants" + (f" {tag}" if tag else ""),
+        "",
+        f"LLM-rewritten variants of the {source['task_type']} dataset {where}, for measuring "
+        "how much of a text-embedding model's score survives when the benchmark's texts are "
+        "reworded, resized or translated. Made with shiftbench "
+        f"{meta.get('shiftbench_version', __version__)}.",
+        "",
+        f"The config `original` holds the source rows as they are. Every other config is one "
+        f"transformation with one seed: the fields {fields} are rewritten, every other column "
+        "is kept, the source text stays beside the new one as `original_<field>`, and each "
+        "row has a `status` (`ok`, or the reason the output was rejected) and the `attempt` "
+        "that produced it. A rejected row keeps its empty or failed output; it is never "
+        'filled with the source text, so select `status == "ok"` before scoring.',
+        "",
+        "## Configs",
+        "",
+        "| config | transform | axis | seed | target languages | rows | status |",
+        "|---|---|---|---:|---|---:|---|",
+    ]
+    for name, info in configs.items():
+        counts: Counter[str] = Counter()
+        for per_split in info.get("status_counts", {}).values():
+            counts.update(per_split)
+        rows = " + ".join(f"{n} {s}" for s, n in info.get("rows", {}).items())
+        status = ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "-"
+        targets = ", ".join(info.get("target_languages") or []) or "-"
+        out.append(
+            f"| `{name}` | {info.get('transform', '-')} | {info.get('axis', '-')} | "
+            f"{info.get('seed', '-')} | {targets} | {rows} | {status} |"
+        )
+    out += _generation(configs)
+    out += _validation(configs, validation)
+    out += _human(human)
+    out += _loading(configs, repo, tag)
+    out += _evaluating(meta, repo, tag)
+    out += _citation(source)
+    out += _limitations(human, license_id or source.get("license"))
+    return out
+
+
+def _generation(configs: dict[str, Any]) -> list[str]:
+    out = ["", "## Generation", ""]
+    groups: dict[str, list[str]] = {}
+    details: dict[str, dict[str, Any]] = {}
+    for name, info in configs.items():
+        if info.get("kind") != "transform":
+            continue
+        key = json.dumps(
+            [info.get(k) for k in ("model", "backend", "sampling", "prompts", "max_attempts")],
+            sort_keys=True,
+        )
+        groups.setdefault(key, []).append(name)
+        details[key] = info
+    if not groups:
+        return [*out, "No config of this dataset was generated: it holds the source only."]
+    for key, names in groups.items():
+        info = details[key]
+        model = info.get("model", {})
+        backend = info.get("backend", {})
+        made = ", ".join(f"{k} {v}" for k, v in backend.items() if k != "name")
+        ident = model.get("digest") or model.get("revision") or model.get("package") or "-"
+        sampling = ", ".join(f"{k}={v}" for k, v in info.get("sampling", {}).items())
+        out += [
+            f"Config{'s' if len(names) > 1 else ''} {', '.join(f'`{n}`' for n in names)}:",
+            "",
+            f"- model: `{model.get('id', '?')}` ({ident})",
+            f"- backend: {backend.get('name', '?')}" + (f" ({made})" if made else ""),
+            f"- sampling: {sampling or 'backend defaults'}; at most "
+            f"{info.get('max_attempts', 1)} attempts per row, the seed of attempt k derived from "
+            "the config's seed",
+        ]
+        for prompt in info.get("prompts", []):
+            out += [
+                f"- prompt `{prompt.get('origin')}` (sha256 `{prompt.get('sha256', '')[:16]}…`):",
+                "",
+                "  ```text",
+                *[f"  {line}".rstrip() for line in prompt.get("text", "").rstrip().splitlines()],
+                "  ```",
+            ]
+        out.append("")
+    out.append(f"The full provenance of every config is in `{META_FILE}`.")
+    return out
+
+
+def _validation(configs: dict[str, Any], report: dict[str, Any] | None) -> list[str]:
+    out = ["", "## Validation", ""]
+    if report is None:
+        return [*out, "This release was not validated with `shiftbench validate`."]
+    rows = []
+    measures: list[str] = []
+    for name, summary in report.get("configs", {}).items():
+        info = configs.get(name)
+        if info is None or info.get("settings_sha256") != summary.get("settings_sha256"):
+            continue  # validated before the config was made again: not this data
+        rows.append((name, summary))
+        measures += [m for m in summary.get("measures", {}) if m not in measures]
+    if not rows:
+        return [*out, "No config of this release was validated in its current form."]
+    checks = report.get("checks", [])
+    out += [
+        "Automatic checks on every rewritten field (`shiftbench validate`, language ID by "
+        f"{report.get('language_id', {}).get('name', '?')}): {', '.join(checks)}. A row fails "
+        "when any of its fields fails a check.",
+        "",
+        "| config | rows | failed rows | error rate | mean edit distance |"
+        + "".join(f" {m} |" for m in measures),
+        "|---|---:|---:|---:|---:|" + "---:|" * len(measures),
+    ]
+    for name, summary in rows:
+        means = []
+        for key in measures:
+            mean = summary.get("measures", {}).get(key, {}).get("mean")
+            means.append("-" if mean is None else f"{mean:.3f}")
+        out.append(
+            f"| `{name}` | {summary.get('rows')} | {summary.get('failed_rows')} | "
+            f"{100 * summary.get('total_error_rate', 0):.1f}% | "
+            f"{summary.get('mean_edit_distance', 0):.3f} |" + "".join(f" {m} |" for m in means)
+        )
+    worst = Counter[str]()
+    for _, summary in rows:
+        worst.update({k: v for k, v in summary.get("error_counts", {}).items() if v})
+    if worst:
+        common = ", ".join(f"{k} ({v})" for k, v in worst.most_common(4))
+        out += ["", f"Most frequent failed checks over all configs: {common}."]
+    if measures:
+        out += ["", "Measure columns are means over the scored fields (`validation.json` says "
+                "which judge, prompt and scale each one is)."]  # fmt: skip
+    return out
+
+
+def _human(human: list[dict[str, Any]]) -> list[str]:
+    out = ["", "## Human evaluation", ""]
+    if not human:
+        return [*out, "No human ratings are part of this release."]
+    for entry in human:
+        doc = entry["report"]
+        langs = ", ".join(f"{k} ({v} items)" for k, v in entry["languages"].items()) or "-"
+        out += [
+            f"Batch `{entry['name']}`: scheme {doc.get('scheme')}, "
+            f"{len(doc.get('kept_raters', []))} raters kept and "
+            f"{len(doc.get('excluded_raters', []))} excluded by the control items; languages "
+            f"rated: {langs}. Acceptance threshold {doc.get('threshold')}; agreement is "
+            f"Gwet's AC2 with {doc.get('weights')} weights.",
+            "",
+            "| criterion | by | group | items | ratings | mean ± SD | accepted "
+            "| agreement [95% CI] |",
+            "|---|---|---|---:|---:|---:|---:|---:|",
+        ]
+        for row in doc.get("rows", []):
+            sd = "" if row.get("sd") is None else f" ± {row['sd']:.2f}"
+            agreement = row.get("agreement") or {}
+            ac2 = "-"
+            if agreement.get("value") is not None:
+                low, high = agreement["ci95"]
+                ac2 = f"{agreement['value']:.3f} [{low:.3f}, {high:.3f}]"
+            out.append(
+                f"| {row['criterion']} | {row['level']} | {row['group']} | {row['items']} | "
+                f"{row['ratings']} | {row['mean']:.2f}{sd} | "
+                f"{100 * row['accepted_share']:.0f}% | {ac2} |"
+            )
+        out.append("")
+    out.append("The summaries are in `human_eval/`; rater ids are not published.")
+    return out
+
+
+def _loading(configs: dict[str, Any], repo: str | None, tag: str | None) -> list[str]:
+    where = repo or "path/to/run-folder"
+    revision = f', revision="{tag}"' if tag and repo else ""
+    out = ["", "## Loading", ""]
+    if tag and repo:
+        out += [
+            f"This is version `{tag}`. Versions are git tags of the repository and never "
+            "change once published: name the version to get exactly these rows.",
+            "",
+        ]
+    out += ["```python", "from datasets import load_dataset", ""]
+    for name in configs:
+        out.append(f'ds = load_dataset("{where}", "{name}"{revision})')
+    out += ["```"]
+    return out
+
+
+def _evaluating(meta: dict[str, Any], repo: str | None, tag: str | None) -> list[str]:
+    source = meta["source"]
+    name = next((n for n, i in meta["configs"].items() if i.get("kind") == "transform"), None)
+    local = repo.split("/")[-1] if repo else "run-folder"
+    out = ["", "## Evaluating an encoder", ""]
+    if repo and tag:
+        out += [
+            "With shiftbench (scores the original and every variant on the same rows, with "
+            "mteb's metrics):",
+            "",
+            "```bash",
+            f"hf download {repo} --repo-type dataset --revision {tag} --local-dir {local}",
+            f"shiftbench evaluate {local} -m sentence-transformers/all-MiniLM-L6-v2",
+            "```",
+        ]
+    else:
+        out += ["```bash", "shiftbench evaluate path/to/run-folder -m MODEL", "```"]
+    single = list(source.get("subsets", ["default"])) == ["default"]
+    if source["task_type"] != "STS" or name is None or not (repo and tag and single):
+        return out
+    low, high = source.get("score_range") or (0, 5)
+    eval_langs = sorted({c for v in source.get("languages", {}).values() for c in v})
+    if not eval_langs:  # a local source that names no language: no task metadata to write
+        return out
+    out += [
+        "",
+        "With mteb, as a task whose data is one config of this release (rows that failed "
+        "validation at generation time are dropped first):",
+        "",
+        "```python",
+        "import mteb",
+        "from mteb.abstasks.sts import AbsTaskSTS",
+        "from mteb.abstasks.task_metadata import TaskMetadata",
+        "",
+        "",
+        "class ShiftedSTS(AbsTaskSTS):",
+        f"    min_score = {low:g}",
+        f"    max_score = {high:g}",
+        "    metadata = TaskMetadata(",
+        f'        name="{source["name"]}-{name}",',
+        f'        dataset={{"path": "{repo}", "revision": "{tag}", "name": "{name}"}},',
+        f'        description="{source["name"]}, config {name} of {repo} {tag}",',
+        f'        reference="https://huggingface.co/datasets/{repo}",',
+        '        type="STS",',
+        '        category="t2t",',
+        '        modalities=["text"],',
+        f"        eval_splits={list(source.get('splits', ['test']))!r},",
+        f"        eval_langs={eval_langs!r},",
+        f'        main_score="{source.get("main_score", "cosine_spearman")}",',
+        "        date=None,",
+        "        domains=None,",
+        "        task_subtypes=None,",
+        "        license=None,",
+        '        annotations_creators="derived",',
+        "        dialect=None,",
+        '        sample_creation="LM-generated and verified",',
+        '        bibtex_citation="",',
+        "    )",
+        "",
+        "    def dataset_transform(self, num_proc=None):",
+        '        self.dataset = self.dataset.filter(lambda row: row["status"] == "ok")',
+        "",
+        "",
+        'model = mteb.get_model("sentence-transformers/all-MiniLM-L6-v2")',
+        "results = mteb.evaluate(model, ShiftedSTS())",
+        "```",
+    ]
+    return out
+
+
+def _citation(source: dict[str, Any]) -> list[str]:
+    out = ["", "## Citation", ""]
+    bibtex = None
+    if source.get("mteb_task"):
+        try:
+            import mteb
+
+            bibtex = mteb.get_task(source["mteb_task"]).metadata.bibtex_citation
+        except Exception:  # an unknown task in this mteb version: cite nothing rather than fail
+            bibtex = None
+    if not bibtex or not bibtex.strip():
+        return [*out, "Cite the source dataset as its authors ask."]
+    return [*out, "Please cite the source dataset:", "", "```bibtex", bibtex.strip(), "```"]
+
+
+def _limitations(human: list[dict[str, Any]], license_value: str | None) -> list[str]:
+    checked = sorted({lang for entry in human for lang in entry["languages"]})
+    out = [
+        "",
+        "## Limitations",
+        "",
+        "- The variants are written by a language model. They can drift in meaning, add or "
+        "drop details, or keep traces of the prompt, even where every automatic check passed.",
+        "- The gold labels (scores, classes, relevance) are the source's, carried over on the "
+        "assumption that a faithful rewrite keeps them; unfaithful rewrites break that.",
+        "- Validation measures other than the rule-based checks come from language models "
+        "judging language models, with their own biases.",
+    ]
+    if checked:
+        out.append(f"- People rated samples in these languages only: {', '.join(checked)}.")
+    else:
+        out.append("- No person has rated these variants.")
+    _, note = hub_license(license_value)
+    if note:
+        out.append(f"- License: {note} Check the source's terms before reuse.")
+    return out

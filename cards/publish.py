@@ -1,0 +1,420 @@
+"""Publishing a run folder as a frozen, tagged version on the Hugging Face Hub; verifying one.
+
+A version is one commit holding the whole release (files changed since the previous
+version are uploaded, files no longer part of it are deleted) and the tag `vX.Y.Z` on that
+exact commit. The tag is made last, so a failure anywhere before it leaves no tag, and
+running the same command again completes the release: files already on the Hub with the
+same content are not sent twice, and a commit whose answer was lost is found again.
+
+A tag that exists is never moved: publishing it again is a no-op when the release manifest
+on the Hub lists the same files with the same sha256, and is refused otherwise.
+
+The token comes from `HF_TOKEN` or huggingface_hub's stored login and is handed to
+huggingface_hub only; nothing here prints or writes it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from shiftbench import __version__
+from shiftbench.cards import card as cards
+from shiftbench.cards.release import (
+    MANIFEST,
+    Release,
+    check_folder,
+    folder_files,
+    infos_by_loading,
+    manifest,
+    sha256_file,
+)
+from shiftbench.errors import InputError, RuntimeFault
+from shiftbench.runfolder import render_card as minimal_card
+
+T = TypeVar("T")
+RETRY_STATUSES = (408, 429, 500, 502, 503, 504)
+ATTEMPTS = 5
+KEEP = ".gitattributes"  # made by the Hub with the repository; not part of a release
+
+
+def retry_wait() -> float:
+    """Seconds before the first retry (doubling after); `SHIFTBENCH_HUB_RETRY_WAIT` sets it."""
+    return float(os.environ.get("SHIFTBENCH_HUB_RETRY_WAIT", "2"))
+
+
+def transient(exc: BaseException) -> bool:
+    import httpx
+    from huggingface_hub.errors import HfHubHTTPError
+
+    if isinstance(exc, HfHubHTTPError):
+        response = getattr(exc, "response", None)
+        return response is not None and response.status_code in RETRY_STATUSES
+    return isinstance(exc, (httpx.TransportError, ConnectionError, TimeoutError))
+
+
+def with_retries(what: str, call: Callable[[], T], *, quiet: bool = False) -> T:
+    """Run `call`, retrying transient Hub errors with exponential backoff."""
+    wait = retry_wait()
+    for attempt in range(1, ATTEMPTS + 1):
+        try:
+            return call()
+        except Exception as exc:
+            if not transient(exc) or attempt == ATTEMPTS:
+                raise
+            if not quiet:
+                click.echo(
+                    f"{what}: {_short(exc)}; retrying in {wait:g}s ({attempt}/{ATTEMPTS - 1})",
+                    err=True,
+                )
+            time.sleep(wait)
+            wait *= 2
+    raise AssertionError("unreachable")
+
+
+def _short(exc: BaseException) -> str:
+    """The first line of a Hub error: status and URL, never headers (which hold the token)."""
+    response = getattr(exc, "response", None)
+    if response is not None:
+        return f"HTTP {response.status_code} from {response.request.url.path}"
+    return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+
+
+@dataclass
+class Plan:
+    release: Release
+    meta: dict[str, Any]
+    repo: str
+    tag: str
+
+
+def build(
+    folder: Path,
+    repo: str | None,
+    tag: str | None,
+    human_dirs: tuple[Path, ...] = (),
+    license_id: str | None = None,
+) -> tuple[Release, dict[str, Any], str]:
+    """Check the folder and assemble its release: files, card and manifest.
+
+    Returns the release, the folder's metadata and the card text.
+    """
+    meta = check_folder(folder)
+    human = cards.human_reports(human_dirs)
+    extra: dict[str, Path | bytes] = {}
+    for entry in human:
+        summary = json.dumps(cards.human_summary(entry), indent=2, ensure_ascii=False) + "\n"
+        extra[f"human_eval/{entry['name']}.json"] = summary.encode("utf-8")
+    # Load once with the plain card for the features, then with the full card to prove
+    # load_dataset accepts exactly what is published.
+    infos = infos_by_loading(folder, minimal_card(meta), meta, extra)
+    text = cards.render(
+        folder, meta, infos=infos, repo=repo, tag=tag, human=human, license_id=license_id
+    )
+    infos_by_loading(folder, text, meta, extra)
+    release = Release(folder, tag)
+    release.files.update(folder_files(folder))
+    release.files.update(extra)
+    release.files["README.md"] = text.encode("utf-8")
+    if tag is not None:
+        release.files[MANIFEST] = manifest(release, meta)
+    return release, meta, text
+
+
+def _api() -> Any:
+    from huggingface_hub import HfApi
+
+    return HfApi(endpoint=os.environ.get("HF_ENDPOINT") or None)
+
+
+def require_token() -> None:
+    from huggingface_hub import get_token
+
+    if not get_token():
+        raise InputError("no Hugging Face token: set HF_TOKEN or log in with 'hf auth login' first")
+
+
+def publish(
+    folder: Path,
+    repo: str,
+    tag: str,
+    *,
+    human_dirs: tuple[Path, ...] = (),
+    license_id: str | None = None,
+    private: bool = False,
+    dry_run: bool = False,
+    quiet: bool = False,
+) -> str:
+    """Publish the release; returns what happened: `published`, `unchanged` or `planned`."""
+    release, meta, _ = build(folder, repo, tag, human_dirs, license_id)
+    if not dry_run:
+        require_token()
+    api = _api()
+    say = (lambda text: None) if quiet else click.echo
+    remote = _remote_state(api, repo, tag, dry_run)
+    if remote.get("tag_commit"):
+        published = _published_listing(api, repo, tag)
+        if published == release.listing():
+            say(f"{repo}@{tag} is already published with this content; nothing to do.")
+            return "unchanged"
+        if published is None:
+            raise InputError(
+                f"{repo} already has a tag {tag} that holds no shiftbench release; "
+                "published versions are frozen: choose another --version"
+            )
+        changed = _differences(published, release.listing())
+        raise InputError(
+            f"{repo}@{tag} is already published with other content ({changed}); "
+            "published versions are frozen: publish a new --version"
+        )
+    stale = [p for p in remote.get("files", []) if p not in release.files and p != KEEP]
+    if dry_run:
+        _print_plan(release, repo, tag, remote, stale)
+        return "planned"
+    step = "creating the repository"
+    try:
+        if not remote.get("exists"):
+            with_retries(
+                "create repository",
+                lambda: api.create_repo(repo, repo_type="dataset", exist_ok=True, private=private),
+                quiet=quiet,
+            )
+        step = "the commit"
+        oid = with_retries("commit", lambda: _commit(api, release, repo, tag, stale), quiet=quiet)
+        step = "tagging"
+        with_retries("tag", lambda: _tag(api, repo, tag, oid), quiet=quiet)
+    except (InputError, RuntimeFault):
+        raise
+    except Exception as exc:
+        raise RuntimeFault(
+            f"publishing {repo}@{tag} failed at {step} ({_short(exc)}); no tag was made: "
+            "run the same command again to complete the release"
+        ) from None
+    say(f"published {repo}@{tag} (commit {oid}): {len(release.files)} files")
+    say("")
+    say("from datasets import load_dataset")
+    for name in meta["configs"]:
+        say(f'load_dataset("{repo}", "{name}", revision="{tag}")')
+    return "published"
+
+
+def _remote_state(api: Any, repo: str, tag: str, dry_run: bool) -> dict[str, Any]:
+    """Whether the repo exists, the commit of `tag` if any, and the files on main."""
+    from huggingface_hub.errors import RepositoryNotFoundError
+
+    try:
+        refs = with_retries(
+            "read refs", lambda: api.list_repo_refs(repo, repo_type="dataset"), quiet=True
+        )
+    except RepositoryNotFoundError:
+        return {"exists": False}
+    except Exception as exc:
+        if dry_run and transient(exc):
+            return {"exists": None, "error": _short(exc)}
+        raise RuntimeFault(f"cannot read {repo} from the Hub: {_short(exc)}") from None
+    tags = {t.name: t.target_commit for t in refs.tags}
+    return {"exists": True, "tag_commit": tags.get(tag), "files": _files_at(api, repo, "main")}
+
+
+def _files_at(api: Any, repo: str, revision: str) -> list[str]:
+    from huggingface_hub.errors import RepositoryNotFoundError, RevisionNotFoundError
+
+    try:
+        files: list[str] = with_retries(
+            "list files",
+            lambda: api.list_repo_files(repo, repo_type="dataset", revision=revision),
+            quiet=True,
+        )
+    except (RepositoryNotFoundError, RevisionNotFoundError):
+        return []
+    return files
+
+
+def _published_listing(api: Any, repo: str, tag: str) -> list[dict[str, Any]] | None:
+    """The file list of the manifest published at `tag`, or None when it has none."""
+    from huggingface_hub import hf_hub_download
+    from huggingface_hub.errors import EntryNotFoundError
+
+    with tempfile.TemporaryDirectory(prefix="shiftbench-manifest-") as scratch:
+        try:
+            path = with_retries(
+                "read manifest",
+                lambda: hf_hub_download(
+                    repo, MANIFEST, repo_type="dataset", revision=tag, cache_dir=scratch,
+                    endpoint=api.endpoint,
+                ),
+                quiet=True,
+            )  # fmt: skip
+        except EntryNotFoundError:
+            return None
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    listing: list[dict[str, Any]] = doc.get("files", [])
+    return listing
+
+
+def _differences(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> str:
+    before = {f["path"]: f["sha256"] for f in old}
+    after = {f["path"]: f["sha256"] for f in new}
+    changed = sorted(p for p in before.keys() & after.keys() if before[p] != after[p])
+    added, removed = sorted(after.keys() - before.keys()), sorted(before.keys() - after.keys())
+    parts = []
+    for label, paths in (("changed", changed), ("new", added), ("removed", removed)):
+        if paths:
+            shown = ", ".join(paths[:3]) + (", …" if len(paths) > 3 else "")
+            parts.append(f"{len(paths)} {label}: {shown}")
+    return "; ".join(parts)
+
+
+def _commit(api: Any, release: Release, repo: str, tag: str, stale: list[str]) -> str:
+    from huggingface_hub import CommitOperationAdd, CommitOperationDelete
+
+    operations: list[Any] = [
+        CommitOperationAdd(path_in_repo=path, path_or_fileobj=item)
+        for path, item in sorted(release.files.items())
+    ]
+    operations += [CommitOperationDelete(path_in_repo=path) for path in sorted(stale)]
+    info = api.create_commit(
+        repo,
+        operations,
+        commit_message=f"shiftbench release {tag}",
+        commit_description=f"Published with shiftbench {__version__}.",
+        repo_type="dataset",
+    )
+    return str(info.oid)
+
+
+def _tag(api: Any, repo: str, tag: str, oid: str) -> None:
+    from huggingface_hub.errors import HfHubHTTPError
+
+    try:
+        api.create_tag(repo, tag=tag, revision=oid, tag_message=f"shiftbench release {tag}",
+                       repo_type="dataset")  # fmt: skip
+    except HfHubHTTPError as exc:
+        # A retried request whose first answer was lost: the tag is there, on our commit.
+        if exc.response is None or exc.response.status_code != 409:
+            raise
+        refs = api.list_repo_refs(repo, repo_type="dataset")
+        if {t.name: t.target_commit for t in refs.tags}.get(tag) != oid:
+            raise RuntimeFault(f"{repo} got a tag {tag} on another commit meanwhile") from None
+
+
+def _print_plan(
+    release: Release, repo: str, tag: str, remote: dict[str, Any], stale: list[str]
+) -> None:
+    if remote.get("exists") is None:
+        state = f"unknown (the Hub did not answer: {remote.get('error')})"
+    elif remote["exists"]:
+        state = "exists; the release becomes a new commit on main"
+    else:
+        state = "does not exist yet; it would be created (dataset repository)"
+    click.echo("dry run: nothing is uploaded, created or tagged")
+    click.echo(f"repository {repo}: {state}")
+    click.echo(f"target revision: main, then tag {tag} on the new commit")
+    total = 0
+    rows = []
+    for path in sorted(release.files):
+        size = release.size(path)
+        total += size
+        rows.append((path, size))
+    width = max(len(p) for p, _ in rows)
+    for path, size in rows:
+        click.echo(f"  {path:<{width}}  {human_size(size):>9}")
+    for path in stale:
+        click.echo(f"  {path:<{width}}  {'(delete)':>9}")
+    click.echo(
+        f"{len(rows)} files, {human_size(total)}" + (f"; {len(stale)} deleted" if stale else "")
+    )
+
+
+def human_size(size: int) -> str:
+    value = float(size)
+    for unit in ("B", "kB", "MB", "GB"):
+        if value < 1000 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1000
+    return f"{size} B"
+
+
+def verify(spec: str, *, load: bool = True, quiet: bool = False) -> list[str]:
+    """Download `ORG/NAME@vX.Y.Z` and check it against its manifest; returns the problems."""
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import RepositoryNotFoundError, RevisionNotFoundError
+
+    from shiftbench.cards.release import check_repo, check_version
+
+    repo, _, version = spec.partition("@")
+    if not version:
+        raise InputError(f"name the version to verify: ORG/NAME@vX.Y.Z, got {spec!r}")
+    check_repo(repo)
+    tag = check_version(version)
+    api = _api()
+    problems: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="shiftbench-verify-") as scratch:
+        try:
+            local = Path(
+                with_retries(
+                    "download",
+                    lambda: snapshot_download(
+                        repo, repo_type="dataset", revision=tag, local_dir=Path(scratch) / "repo",
+                        endpoint=api.endpoint,
+                    ),
+                    quiet=quiet,
+                )
+            )  # fmt: skip
+        except RepositoryNotFoundError:
+            raise InputError(f"{repo} is not a dataset repository on the Hub") from None
+        except RevisionNotFoundError:
+            raise InputError(f"{repo} has no version {tag}") from None
+        doc_path = local / MANIFEST
+        if not doc_path.is_file():
+            raise InputError(f"{repo}@{tag} holds no {MANIFEST}: not a shiftbench release")
+        doc = json.loads(doc_path.read_text(encoding="utf-8"))
+        if doc.get("version") != tag:
+            problems.append(f"the manifest names version {doc.get('version')}, not {tag}")
+        listed = {f["path"]: f for f in doc.get("files", [])}
+        present = {p for p in folder_files(local) if p != MANIFEST and p != KEEP}
+        for path, entry in sorted(listed.items()):
+            file = local / path
+            if not file.is_file():
+                problems.append(f"{path}: listed in the manifest, missing from the release")
+            elif file.stat().st_size != entry["size"] or sha256_file(file) != entry["sha256"]:
+                problems.append(f"{path}: content differs from the manifest's sha256")
+        problems += [
+            f"{p}: in the release, not in the manifest" for p in sorted(present - set(listed))
+        ]
+        if load and not problems:
+            problems += _load_all(local, doc.get("configs", {}))
+        if not quiet:
+            sha = {
+                t.name: t.target_commit for t in api.list_repo_refs(repo, repo_type="dataset").tags
+            }
+            click.echo(
+                f"{repo}@{tag} (commit {sha.get(tag)}): {len(listed)} files checked against "
+                f"{MANIFEST}" + (f", {len(doc.get('configs', {}))} configs loaded" if load else "")
+            )
+    return problems
+
+
+def _load_all(local: Path, configs: dict[str, dict[str, int]]) -> list[str]:
+    import datasets
+
+    problems = []
+    with tempfile.TemporaryDirectory(prefix="shiftbench-verify-cache-") as cache:
+        for name, rows in configs.items():
+            try:
+                loaded = datasets.load_dataset(str(local), name, cache_dir=cache)
+            except Exception as exc:  # any failure to load is the finding
+                problems.append(f"config {name} does not load: {str(exc).splitlines()[0]}")
+                continue
+            counts = {split: loaded[split].num_rows for split in loaded}
+            if counts != rows:
+                problems.append(f"config {name} has rows {counts}, the manifest says {rows}")
+    return problems

@@ -1,0 +1,190 @@
+"""A release: the exact files a version of a run folder consists of, and their manifest.
+
+A release is built in memory from a run folder: every file of the folder (hidden staging
+leftovers aside), the card rendered for this version in place of `README.md`, the summaries
+of the human-eval reports it cites, and `shiftbench-release.json`, the manifest that lists
+every other file with its size and sha256. Nothing in the run folder changes.
+
+Before anything is published the folder is checked: its metadata, the data files every
+config names, and that `load_dataset` loads every config with the card about to be
+uploaded and finds the row counts the metadata records.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from shiftbench import __version__
+from shiftbench.errors import InputError
+from shiftbench.runfolder import FORMAT_VERSION, META_FILE, read_meta
+
+MANIFEST = "shiftbench-release.json"
+VERSION = re.compile(r"^\d+\.\d+\.\d+$")
+REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+def check_version(version: str) -> str:
+    """`1.0.0` (a leading v is accepted) → the tag `v1.0.0`."""
+    bare = version[1:] if version.startswith("v") else version
+    if not VERSION.match(bare):
+        raise InputError(f"--version must look like 1.0.0 (MAJOR.MINOR.PATCH), got {version!r}")
+    return f"v{bare}"
+
+
+def check_repo(repo: str) -> str:
+    if not REPO_ID.match(repo) or ".." in repo or repo.endswith((".git", ".")):
+        raise InputError(f"--repo must be ORG/NAME (a Hub dataset repository id), got {repo!r}")
+    return repo
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@dataclass
+class Release:
+    """What one version uploads: paths in the repo mapped to a local file or to bytes."""
+
+    folder: Path
+    tag: str | None
+    files: dict[str, Path | bytes] = field(default_factory=dict)
+
+    def size(self, path: str) -> int:
+        item = self.files[path]
+        return len(item) if isinstance(item, bytes) else item.stat().st_size
+
+    def sha256(self, path: str) -> str:
+        item = self.files[path]
+        if isinstance(item, bytes):
+            return hashlib.sha256(item).hexdigest()
+        return sha256_file(item)
+
+    def listing(self) -> list[dict[str, Any]]:
+        """Every file but the manifest, by path: size and sha256."""
+        return [
+            {"path": p, "size": self.size(p), "sha256": self.sha256(p)}
+            for p in sorted(self.files)
+            if p != MANIFEST
+        ]
+
+
+def folder_files(folder: Path) -> dict[str, Path]:
+    """The run folder's files by repo path, without hidden entries (staging leftovers)."""
+    found = {}
+    for path in sorted(folder.rglob("*")):
+        rel = path.relative_to(folder)
+        if path.is_file() and not any(part.startswith(".") for part in rel.parts):
+            found[rel.as_posix()] = path
+    return found
+
+
+def check_folder(folder: Path) -> dict[str, Any]:
+    """The run folder's metadata, once its layout is what the metadata says."""
+    if not folder.is_dir():
+        raise InputError(f"{folder} is not a folder")
+    meta = read_meta(folder)
+    if meta.get("format") != FORMAT_VERSION:
+        raise InputError(
+            f"{folder / META_FILE} has format {meta.get('format')!r}; this shiftbench "
+            f"reads format {FORMAT_VERSION}"
+        )
+    for key in ("source", "configs"):
+        if not isinstance(meta.get(key), dict) or not meta[key]:
+            raise InputError(f"{folder / META_FILE} has no {key!r}")
+    if meta.get("shard"):
+        raise InputError(
+            f"{folder} is one shard of a run; merge the shards (shiftbench merge) and "
+            "publish the merged folder"
+        )
+    for name, info in meta["configs"].items():
+        for split in info.get("rows", {}):
+            if not (folder / name / f"{split}.jsonl").is_file():
+                raise InputError(
+                    f"{folder} lacks {name}/{split}.jsonl, which {META_FILE} lists; "
+                    "was the folder edited by hand?"
+                )
+    return meta
+
+
+def infos_by_loading(
+    folder: Path, card_text: str, meta: dict[str, Any], extra: dict[str, Path | bytes]
+) -> dict[str, Any]:
+    """Load every config with `load_dataset` as the Hub would see the release.
+
+    The release's files are linked into a scratch folder with `card_text` as README.md, so
+    what is loaded is exactly what would be uploaded. Returns each config's DatasetInfo.
+    """
+    import datasets
+
+    datasets.disable_progress_bars()
+    datasets.logging.set_verbosity_error()
+    scratch = Path(tempfile.mkdtemp(prefix="shiftbench-release-"))
+    try:
+        view = scratch / "repo"
+        files: dict[str, Path | bytes] = {**folder_files(folder), **extra}
+        files["README.md"] = card_text.encode("utf-8")  # never through a link to the folder
+        for path, item in files.items():
+            target = view / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(item, bytes):
+                target.write_bytes(item)
+            else:
+                os.symlink(item.resolve(), target)
+        infos = {}
+        for name, info in meta["configs"].items():
+            try:
+                loaded = datasets.load_dataset(
+                    str(view),
+                    name,
+                    cache_dir=str(scratch / "cache"),
+                    download_mode="force_redownload",
+                )
+            except Exception as exc:  # datasets raises many types; all mean "does not load"
+                raise InputError(f"config {name} does not load with load_dataset: {exc}") from None
+            counts = {split: loaded[split].num_rows for split in loaded}
+            if counts != info.get("rows"):
+                raise InputError(
+                    f"config {name} loads with rows {counts} but {META_FILE} records "
+                    f"{info.get('rows')}; regenerate the config or restore its files"
+                )
+            first = next(iter(loaded.values()))
+            infos[name] = first.info
+        return infos
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def manifest(release: Release, meta: dict[str, Any]) -> bytes:
+    """The release manifest: deterministic, so equal content gives equal bytes."""
+    source = meta["source"]
+    doc = {
+        "format": 1,
+        "version": release.tag,
+        "shiftbench_version": __version__,
+        "source": {
+            "name": source.get("name"),
+            "task_type": source.get("task_type"),
+            "dataset": source_dataset(source),
+            "revision": source.get("revision"),
+        },
+        "configs": {name: info.get("rows", {}) for name, info in meta["configs"].items()},
+        "files": release.listing(),
+    }
+    return (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def source_dataset(source: dict[str, Any]) -> str | None:
+    """The source's Hub repository, or None for a local folder (whose path stays private)."""
+    return str(source["dataset_path"]) if source.get("mteb_task") else None

@@ -1,0 +1,375 @@
+"""cards: dataset cards, and frozen versions published to a local Hub and loaded back.
+
+The Hub is tests/hub_server.py on 127.0.0.1; shiftbench, huggingface_hub and datasets
+reach it through HF_ENDPOINT in subprocesses, as a user's shell would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from conftest import read_rows
+from hub_server import LocalHub
+from test_human_eval import HEADER, make_batch, rate, write_csv
+
+from shiftbench.cards.publish import human_size
+
+FAKE_TOKEN = "hf_shiftbenchFAKEtokenNeverToBeShown0042"
+REPO = "shiftbench-test/stsb-variants"
+MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+@pytest.fixture
+def hub():
+    server = LocalHub(FAKE_TOKEN)
+    server.url = server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def stsb_run(scripted, invoke, shared_data, tmp_path):
+    """20 real STSBenchmark test rows, paraphrased with two seeds and translated to German."""
+    out = tmp_path / "run"
+    common = ["--data-dir", shared_data / "STSBenchmark", "--limit", "20", "-b", "scripted", "-q"]
+    args = ["gen", "STSBenchmark", *common, "-t", "paraphrase", "-s", "1", "-s", "2", "-o", out]
+    assert invoke(*args).exit_code == 0
+    args = ["gen", "STSBenchmark", *common, "-t", "translation", "--languages", "de", "-o", out]
+    assert invoke(*args, "-s", "1").exit_code == 0
+    assert invoke("validate", out, "-q").exit_code == 0
+    return out
+
+
+def hub_env(hub: LocalHub, tmp_path: Path, token: str | None = FAKE_TOKEN) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGING"))}
+    env.update(
+        HF_ENDPOINT=hub.url,
+        HF_HOME=str(tmp_path / "hf-home"),
+        HF_DATASETS_CACHE=str(tmp_path / "hf-datasets"),
+        SHIFTBENCH_HUB_RETRY_WAIT="0.01",
+        HF_HUB_DISABLE_TELEMETRY="1",
+    )
+    if token:
+        env["HF_TOKEN"] = token
+    return env
+
+
+def shiftbench(env: dict[str, str], *args: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "shiftbench", *map(str, args)],
+        env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+
+
+def python(env: dict[str, str], code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+
+
+def load_rows(env: dict[str, str], config: str, revision: str) -> list[dict]:
+    """The rows of a published config, through load_dataset in a fresh process."""
+    done = python(
+        env,
+        f"""
+        import json
+        from datasets import load_dataset
+        ds = load_dataset({REPO!r}, {config!r}, revision={revision!r}, split="test")
+        print(json.dumps(ds.to_list()))
+        """,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def tags(hub: LocalHub) -> dict[str, str]:
+    return dict(hub.repos[REPO].tags) if REPO in hub.repos else {}
+
+
+def test_card_describes_the_run_and_loads(stsb_run, invoke, tmp_path):
+    from datasets import load_dataset
+    from huggingface_hub import DatasetCard
+
+    batch = tmp_path / "batch"
+    table = make_batch(invoke, stsb_run, batch, "--raters", "2")
+    files = []
+    for b, rater in (("b01", "r1"), ("b02", "r2")):
+        lines = [HEADER]
+        for item in (r for r in table if r["batch_id"] == b):
+            for c in ("quality", "fluency"):
+                lines.append(f"{b},{item['item_id']},{rater},{c},{rate(item, c, rater)},")
+        files.append(write_csv(tmp_path / f"{b}.csv", lines))
+    assert invoke("human-eval", "import", batch, *files).exit_code == 0
+    assert invoke("human-eval", "report", batch).exit_code == 0
+    human = json.loads((batch / "human_eval.json").read_text(encoding="utf-8"))
+
+    result = invoke("card", stsb_run, "--human-eval", batch, "--repo", REPO, "--version", "1.0.0")
+    assert result.exit_code == 0, result.output
+    text = (stsb_run / "README.md").read_text(encoding="utf-8")
+    card = DatasetCard.load(stsb_run / "README.md", repo_type="dataset")
+    data = card.data.to_dict()
+    assert data["pretty_name"] == "STSBenchmark (shiftbench variants)"
+    assert data["license"] == "other"  # mteb gives STSBenchmark's license as "not specified"
+    assert data["language"] == ["de", "en"]
+    assert data["multilinguality"] == "translation"
+    assert data["task_categories"] == ["sentence-similarity"]
+    assert data["size_categories"] == ["n<1K"]
+    assert data["source_datasets"] == [
+        "mteb/stsbenchmark-sts@b0fddb56ed78048fa8b90373c8a3cfc37b684831"
+    ]
+    assert data["annotations_creators"] == ["machine-generated"]
+    assert {"mteb", "synthetic", "robustness"} <= set(data["tags"])
+    names = ["original", "paraphrase-s1", "paraphrase-s2", "translation-s1"]
+    assert [c["config_name"] for c in data["configs"]] == names
+    assert [i["config_name"] for i in data["dataset_info"]] == sorted(names)
+    for info in data["dataset_info"]:
+        assert info["splits"] == [
+            {"name": "test", "num_bytes": info["splits"][0]["num_bytes"], "num_examples": 20}
+        ]
+    # Prose: config table, generation settings, validation, human figures, loading.
+    assert "| `translation-s1` | translation | Language | 1 | de | 20 test | ok 20 |" in text
+    assert "- model: `scripted-model`" in text
+    assert "Rewrite the text below in different words." in text
+    validation = json.loads((stsb_run / "validation.json").read_text(encoding="utf-8"))
+    rate_t = validation["configs"]["translation-s1"]["total_error_rate"]
+    assert "| `translation-s1` | 20 | " in text and f"{100 * rate_t:.1f}%" in text
+    first = human["rows"][0]
+    ac2 = first["agreement"]
+    assert (
+        f"| {first['criterion']} | {first['level']} | {first['group']} | {first['items']} | "
+        f"{first['ratings']} | {first['mean']:.2f} ± {first['sd']:.2f} | "
+        f"{100 * first['accepted_share']:.0f}% | {ac2['value']:.3f} "
+        f"[{ac2['ci95'][0]:.3f}, {ac2['ci95'][1]:.3f}] |"
+    ) in text
+    assert "People rated samples in these languages only: de, en." in text
+    assert f'load_dataset("{REPO}", "paraphrase-s2", revision="v1.0.0")' in text
+    assert "@inproceedings{cer-etal-2017-semeval" in text
+    assert "r1" not in human_rater_lines(text)
+    # load_dataset accepts the card's configs (and its dataset_info) for every config.
+    for name in names:
+        ds = load_dataset(str(stsb_run), name, split="test")
+        assert ds.to_list() == read_rows(stsb_run / name / "test.jsonl")
+    # Same folder, same options: the same bytes.
+    again = tmp_path / "again.md"
+    args = ["--human-eval", batch, "--repo", REPO, "--version", "1.0.0", "-o", again]
+    assert invoke("card", stsb_run, *args).exit_code == 0
+    assert again.read_bytes() == (stsb_run / "README.md").read_bytes()
+
+
+def human_rater_lines(text: str) -> str:
+    start = text.index("## Human evaluation")
+    return text[start : text.index("## Loading")]
+
+
+def test_round_trip_two_versions(stsb_run, shared_data, invoke, hub, tmp_path):
+    env = hub_env(hub, tmp_path)
+    old = {c: read_rows(stsb_run / c / "test.jsonl") for c in ("paraphrase-s1", "translation-s1")}
+    done = shiftbench(env, "publish", stsb_run, "--repo", REPO, "--version", "1.0.0")
+    assert done.returncode == 0, done.stderr
+    v1 = tags(hub)["v1.0.0"]
+    assert f"published {REPO}@v1.0.0 (commit {v1})" in done.stdout
+    assert f'load_dataset("{REPO}", "translation-s1", revision="v1.0.0")' in done.stdout
+    for config, rows in old.items():
+        assert load_rows(env, config, "v1.0.0") == rows
+
+    # v1.1.0: paraphrase-s1 made again by another generator; the rest unchanged.
+    result = invoke(
+        "gen", "STSBenchmark", "--data-dir", shared_data / "STSBenchmark", "--limit", "20",
+        "-b", "scripted", "-m", "halves", "-q", "-t", "paraphrase", "-s", "1", "--overwrite",
+        "-o", stsb_run,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    new = read_rows(stsb_run / "paraphrase-s1" / "test.jsonl")
+    assert new != old["paraphrase-s1"]
+    done = shiftbench(env, "publish", stsb_run, "--repo", REPO, "--version", "1.1.0")
+    assert done.returncode == 0, done.stderr
+    assert tags(hub)["v1.0.0"] == v1 != tags(hub)["v1.1.0"]
+    assert load_rows(env, "paraphrase-s1", "v1.0.0") == old["paraphrase-s1"]
+    assert load_rows(env, "paraphrase-s1", "v1.1.0") == new
+    for version in ("v1.0.0", "v1.1.0"):
+        done = shiftbench(env, "verify", f"{REPO}@{version}")
+        assert done.returncode == 0, done.stderr
+        assert "verified: every file matches the manifest" in done.stdout
+    manifest = json.loads(hub.repos[REPO].commits[v1].files["shiftbench-release.json"])
+    assert manifest["version"] == "v1.0.0"
+    assert manifest["source"]["revision"] == "b0fddb56ed78048fa8b90373c8a3cfc37b684831"
+    listed = {f["path"] for f in manifest["files"]}
+    assert {"README.md", "shiftbench.json", "validation.json", "original/test.jsonl"} <= listed
+    assert set(hub.repos[REPO].commits[v1].files) == listed | {
+        "shiftbench-release.json",
+        ".gitattributes",
+    }
+
+
+def test_published_versions_are_frozen(stsb_run, invoke, hub, tmp_path):
+    env = hub_env(hub, tmp_path)
+    assert (
+        shiftbench(env, "publish", stsb_run, "--repo", REPO, "--version", "1.0.0").returncode == 0
+    )
+    commits = len(hub.repos[REPO].commits)
+    again = shiftbench(env, "publish", stsb_run, "--repo", REPO, "--version", "1.0.0")
+    assert again.returncode == 0, again.stderr
+    assert f"{REPO}@v1.0.0 is already published with this content; nothing to do." in again.stdout
+    assert len(hub.repos[REPO].commits) == commits
+
+    path = stsb_run / "paraphrase-s2" / "test.jsonl"
+    rows = read_rows(path)
+    rows[0]["sentence1"] = "changed by hand"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    before = tags(hub)
+    refused = shiftbench(env, "publish", stsb_run, "--repo", REPO, "--version", "1.0.0")
+    assert refused.returncode == 2
+    assert refused.stderr.strip() == (
+        f"Error: {REPO}@v1.0.0 is already published with other content (2 changed: "
+        "README.md, paraphrase-s2/test.jsonl); published versions are frozen: publish a new "
+        "--version"
+    )
+    assert tags(hub) == before and len(hub.repos[REPO].commits) == commits
+
+
+def test_dry_run_prints_the_plan_and_touches_nothing(stsb_run, hub, tmp_path):
+    env = hub_env(hub, tmp_path, token=None)  # a dry run needs no token
+    before = sorted(p.relative_to(stsb_run) for p in stsb_run.rglob("*"))
+    card = (stsb_run / "README.md").read_bytes()
+    done = shiftbench(env, "publish", stsb_run, "--repo", REPO, "--version", "2.0.0", "--dry-run")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "dry run: nothing is uploaded, created or tagged"
+    assert lines[1] == (
+        f"repository {REPO}: does not exist yet; it would be created (dataset repository)"
+    )
+    assert lines[2] == "target revision: main, then tag v2.0.0 on the new commit"
+    size = human_size((stsb_run / "original" / "test.jsonl").stat().st_size)
+    listed = {line.split()[0]: " ".join(line.split()[1:]) for line in lines[3:-1]}
+    assert listed["original/test.jsonl"] == size
+    assert set(listed) == {
+        *(p.relative_to(stsb_run).as_posix() for p in stsb_run.rglob("*") if p.is_file()),
+        "shiftbench-release.json",
+    }
+    assert lines[-1].startswith(f"{len(listed)} files, ")
+    assert hub.writes() == [] and REPO not in hub.repos
+    assert sorted(p.relative_to(stsb_run) for p in stsb_run.rglob("*")) == before
+    assert (stsb_run / "README.md").read_bytes() == card
+
+
+def test_token_is_never_shown_or_written(stsb_run, hub, tmp_path):
+    env = hub_env(hub, tmp_path)
+    outputs = []
+    for args in (
+        ["publish", stsb_run, "--repo", REPO, "--version", "1.0.0", "--dry-run"],
+        ["publish", stsb_run, "--repo", REPO, "--version", "1.0.0"],
+        ["verify", f"{REPO}@v1.0.0"],
+        ["card", stsb_run, "--repo", REPO, "--version", "1.0.0"],
+    ):
+        done = shiftbench({**env, "SHIFTBENCH_DEBUG": "1"}, *args)
+        assert done.returncode == 0, done.stderr
+        outputs += [done.stdout, done.stderr]
+    hub.fail("commit", 500, times=10)  # the error path prints too
+    done = shiftbench(env, "publish", stsb_run, "--repo", REPO, "--version", "1.0.1")
+    assert done.returncode == 1
+    outputs += [done.stdout, done.stderr]
+    assert all(FAKE_TOKEN not in text for text in outputs)
+    for path in stsb_run.rglob("*"):
+        if path.is_file():
+            assert FAKE_TOKEN.encode() not in path.read_bytes(), path
+    for commit in hub.repos[REPO].commits.values():
+        assert all(FAKE_TOKEN.encode() not in data for data in commit.files.values())
+    # ... and it was what authorised every write.
+    assert all(ok for method, _, ok in hub.requests if method == "POST")
+
+
+def test_missing_token_and_bad_input_write_nothing(stsb_run, hub, tmp_path):
+    env = hub_env(hub, tmp_path, token=None)
+    cases = [
+        (["publish", stsb_run, "--repo", REPO, "--version", "1.0"],
+         "Error: --version must look like 1.0.0 (MAJOR.MINOR.PATCH), got '1.0'"),
+        (["publish", stsb_run, "--repo", "no-namespace", "--version", "1.0.0"],
+         "Error: --repo must be ORG/NAME (a Hub dataset repository id), got 'no-namespace'"),
+        (["publish", stsb_run, "--repo", REPO, "--version", "1.0.0"],
+         "Error: no Hugging Face token: set HF_TOKEN or log in with 'hf auth login' first"),
+        (["publish", stsb_run / "original", "--repo", REPO, "--version", "1.0.0"],
+         f"Error: {stsb_run / 'original'} is not a shiftbench run folder (no shiftbench.json)"),
+        (["verify", REPO], f"Error: name the version to verify: ORG/NAME@vX.Y.Z, got '{REPO}'"),
+    ]  # fmt: skip
+    for args, message in cases:
+        done = shiftbench(env, *args)
+        assert (done.returncode, done.stderr.strip()) == (2, message)
+    assert hub.writes() == []
+
+
+def test_failures_midway_leave_no_tag_and_a_rerun_completes(stsb_run, hub, tmp_path):
+    env = hub_env(hub, tmp_path)
+    publish = ["publish", stsb_run, "--repo", REPO, "--version", "1.0.0"]
+
+    # The commit keeps failing: retried, then given up, with no tag.
+    hub.fail("commit", 503, times=5)
+    done = shiftbench(env, *publish)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"Error: publishing {REPO}@v1.0.0 failed at the commit (HTTP 503 from "
+        f"/api/datasets/{REPO}/commit/main); no tag was made: run the same command again to "
+        "complete the release"
+    )
+    assert done.stderr.count("commit: HTTP 503") == 4
+    assert tags(hub) == {} and len(hub.repos[REPO].commits) == 1  # the repo's first commit
+
+    # The commit lands but its answer is lost, then tagging fails: still no tag.
+    hub.fail("commit", 500, times=1, after_apply=True)
+    hub.fail("tag", 500, times=5)
+    done = shiftbench(env, *publish)
+    assert done.returncode == 1 and "failed at tagging" in done.stderr
+    assert tags(hub) == {} and len(hub.repos[REPO].commits) == 2
+
+    # The same command completes the release without a second commit of the same files.
+    done = shiftbench(env, *publish)
+    assert done.returncode == 0, done.stderr
+    head = hub.repos[REPO].branches["main"]
+    assert tags(hub) == {"v1.0.0": head} and len(hub.repos[REPO].commits) == 2
+    assert shiftbench(env, "verify", f"{REPO}@v1.0.0").returncode == 0
+
+
+def test_verify_finds_a_changed_file(stsb_run, hub, tmp_path):
+    env = hub_env(hub, tmp_path)
+    assert (
+        shiftbench(env, "publish", stsb_run, "--repo", REPO, "--version", "1.0.0").returncode == 0
+    )
+    commit = hub.repos[REPO].commits[tags(hub)["v1.0.0"]]
+    commit.files["original/test.jsonl"] += b'{"row_id": 99}\n'
+    done = shiftbench(env, "verify", f"{REPO}@v1.0.0")
+    assert done.returncode == 1
+    assert "  original/test.jsonl: content differs from the manifest's sha256" in done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"Error: {REPO}@v1.0.0 does not match its manifest (1 problems)"
+    )
+
+
+def test_mteb_evaluates_a_published_config(stsb_run, hub, invoke, tmp_path):
+    """The card's own mteb snippet, run against the local Hub, equals shiftbench's score."""
+    env = hub_env(hub, tmp_path)
+    assert (
+        shiftbench(env, "publish", stsb_run, "--repo", REPO, "--version", "1.0.0").returncode == 0
+    )
+    card = hub.repos[REPO].commits[tags(hub)["v1.0.0"]].files["README.md"].decode()
+    start = card.index("```python\nimport mteb")
+    snippet = card[start + len("```python\n") : card.index("```", start + 10)]
+    # The encoder comes from its PyPI package here, not from the Hub.
+    snippet = "from shiftbench.evaluate.encoders import Encoder\n" + snippet.replace(
+        f'mteb.get_model("{MODEL}")', f'Encoder("{MODEL}").model'
+    )
+    snippet += "\nprint(results.task_results[0].scores['test'][0]['cosine_spearman'])\n"
+    done = python(env, snippet)
+    assert done.returncode == 0, done.stderr
+    theirs = float(done.stdout.splitlines()[-1])
+
+    out = tmp_path / "ours.json"
+    assert invoke("evaluate", stsb_run, "-m", MODEL, "-o", out).exit_code == 0
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    (ours,) = [r for r in doc["models"][0]["results"] if r["config"] == "paraphrase-s1"]
+    assert ours["scores"]["cosine_spearman"] == pytest.approx(theirs, abs=1e-6)
