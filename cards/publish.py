@@ -188,7 +188,7 @@ def publish(
                 quiet=quiet,
             )
         step = "the commit"
-        oid = with_retries("commit", lambda: _commit(api, release, repo, tag, stale), quiet=quiet)
+        oid = with_retries("commit", lambda: _commit(api, release, repo, tag), quiet=quiet)
         step = "tagging"
         with_retries("tag", lambda: _tag(api, repo, tag, oid), quiet=quiet)
     except (InputError, RuntimeFault):
@@ -273,20 +273,32 @@ def _differences(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> str:
     return "; ".join(parts)
 
 
-def _commit(api: Any, release: Release, repo: str, tag: str, stale: list[str]) -> str:
+def _commit(api: Any, release: Release, repo: str, tag: str) -> str:
+    """One commit that makes main hold exactly the release; its id.
+
+    Every attempt reads main afresh (a retried commit may have landed already) and names
+    that head as the parent, so a concurrent commit fails this one instead of mixing in.
+    """
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete
 
+    head = api.repo_info(repo, repo_type="dataset", revision="main").sha
+    held = _files_at(api, repo, head)
     operations: list[Any] = [
         CommitOperationAdd(path_in_repo=path, path_or_fileobj=item)
         for path, item in sorted(release.files.items())
     ]
-    operations += [CommitOperationDelete(path_in_repo=path) for path in sorted(stale)]
+    operations += [
+        CommitOperationDelete(path_in_repo=path)
+        for path in sorted(held)
+        if path not in release.files and path != KEEP
+    ]
     info = api.create_commit(
         repo,
         operations,
         commit_message=f"shiftbench release {tag}",
         commit_description=f"Published with shiftbench {__version__}.",
         repo_type="dataset",
+        parent_commit=head,
     )
     return str(info.oid)
 

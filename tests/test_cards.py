@@ -93,12 +93,10 @@ def tags(hub: LocalHub) -> dict[str, str]:
     return dict(hub.repos[REPO].tags) if REPO in hub.repos else {}
 
 
-def test_card_describes_the_run_and_loads(stsb_run, invoke, tmp_path):
-    from datasets import load_dataset
-    from huggingface_hub import DatasetCard
-
+def rated_batch(invoke, run: Path, tmp_path: Path) -> Path:
+    """A human-eval batch of the run, rated by two raters, with its report."""
     batch = tmp_path / "batch"
-    table = make_batch(invoke, stsb_run, batch, "--raters", "2")
+    table = make_batch(invoke, run, batch, "--raters", "2")
     files = []
     for b, rater in (("b01", "r1"), ("b02", "r2")):
         lines = [HEADER]
@@ -108,6 +106,14 @@ def test_card_describes_the_run_and_loads(stsb_run, invoke, tmp_path):
         files.append(write_csv(tmp_path / f"{b}.csv", lines))
     assert invoke("human-eval", "import", batch, *files).exit_code == 0
     assert invoke("human-eval", "report", batch).exit_code == 0
+    return batch
+
+
+def test_card_describes_the_run_and_loads(stsb_run, invoke, tmp_path):
+    from datasets import load_dataset
+    from huggingface_hub import DatasetCard
+
+    batch = rated_batch(invoke, stsb_run, tmp_path)
     human = json.loads((batch / "human_eval.json").read_text(encoding="utf-8"))
 
     result = invoke("card", stsb_run, "--human-eval", batch, "--repo", REPO, "--version", "1.0.0")
@@ -171,9 +177,14 @@ def human_rater_lines(text: str) -> str:
 def test_round_trip_two_versions(stsb_run, shared_data, invoke, hub, tmp_path):
     env = hub_env(hub, tmp_path)
     old = {c: read_rows(stsb_run / c / "test.jsonl") for c in ("paraphrase-s1", "translation-s1")}
-    done = shiftbench(env, "publish", stsb_run, "--repo", REPO, "--version", "1.0.0")
+    batch = rated_batch(invoke, stsb_run, tmp_path)
+    done = shiftbench(
+        env, "publish", stsb_run, "--repo", REPO, "--version", "1.0.0", "--human-eval", batch
+    )
     assert done.returncode == 0, done.stderr
     v1 = tags(hub)["v1.0.0"]
+    summary = json.loads(hub.repos[REPO].commits[v1].files["human_eval/batch.json"])
+    assert summary["raters_kept"] == 2 and not {"raters", "kept_raters", "run"} & set(summary)
     assert f"published {REPO}@v1.0.0 (commit {v1})" in done.stdout
     assert f'load_dataset("{REPO}", "translation-s1", revision="v1.0.0")' in done.stdout
     for config, rows in old.items():
@@ -191,6 +202,8 @@ def test_round_trip_two_versions(stsb_run, shared_data, invoke, hub, tmp_path):
     done = shiftbench(env, "publish", stsb_run, "--repo", REPO, "--version", "1.1.0")
     assert done.returncode == 0, done.stderr
     assert tags(hub)["v1.0.0"] == v1 != tags(hub)["v1.1.0"]
+    # v1.1.0 has no human-eval summary: deleted on main, still part of v1.0.0.
+    assert "human_eval/batch.json" not in hub.repos[REPO].commits[tags(hub)["v1.1.0"]].files
     assert load_rows(env, "paraphrase-s1", "v1.0.0") == old["paraphrase-s1"]
     assert load_rows(env, "paraphrase-s1", "v1.1.0") == new
     for version in ("v1.0.0", "v1.1.0"):
