@@ -386,3 +386,17 @@ def test_mteb_evaluates_a_published_config(stsb_run, hub, invoke, tmp_path):
     doc = json.loads(out.read_text(encoding="utf-8"))
     (ours,) = [r for r in doc["models"][0]["results"] if r["config"] == "paraphrase-s1"]
     assert ours["scores"]["cosine_spearman"] == pytest.approx(theirs, abs=1e-6)
+
+    # The card's shiftbench recipe: download the version, evaluate the folder.
+    start = card.index("```bash\nhf download")
+    download = card[start + len("```bash\n") :].splitlines()[0]
+    folder = tmp_path / download.split()[-1]
+    hf = str(Path(sys.executable).parent / "hf")  # huggingface_hub's CLI, beside python
+    done = subprocess.run(
+        [hf, *download.split()[1:-1], str(folder)], env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    out2 = tmp_path / "downloaded.json"
+    assert invoke("evaluate", folder, "-m", MODEL, "-o", out2).exit_code == 0
+    again = json.loads(out2.read_text(encoding="utf-8"))["models"][0]["results"]
+    assert [r["scores"] for r in again] == [r["scores"] for r in doc["models"][0]["results"]]
