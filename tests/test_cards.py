@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import read_rows
 from hub_server import LocalHub
-from test_human_eval import HEADER, make_batch, rate, write_csv
+from test_human_eval import rated_batch
 
 from shiftbench.cards.publish import human_size
 
@@ -91,22 +91,6 @@ def load_rows(env: dict[str, str], config: str, revision: str) -> list[dict]:
 
 def tags(hub: LocalHub) -> dict[str, str]:
     return dict(hub.repos[REPO].tags) if REPO in hub.repos else {}
-
-
-def rated_batch(invoke, run: Path, tmp_path: Path) -> Path:
-    """A human-eval batch of the run, rated by two raters, with its report."""
-    batch = tmp_path / "batch"
-    table = make_batch(invoke, run, batch, "--raters", "2")
-    files = []
-    for b, rater in (("b01", "r1"), ("b02", "r2")):
-        lines = [HEADER]
-        for item in (r for r in table if r["batch_id"] == b):
-            for c in ("quality", "fluency"):
-                lines.append(f"{b},{item['item_id']},{rater},{c},{rate(item, c, rater)},")
-        files.append(write_csv(tmp_path / f"{b}.csv", lines))
-    assert invoke("human-eval", "import", batch, *files).exit_code == 0
-    assert invoke("human-eval", "report", batch).exit_code == 0
-    return batch
 
 
 def test_card_describes_the_run_and_loads(stsb_run, invoke, tmp_path):

@@ -455,10 +455,8 @@ def test_label_studio_and_argilla_exports(run, invoke, tmp_path):
     assert len({r["id"] for r in records}) == len(records) == 24
 
 
-def test_report_correlates_ratings_with_drift(run, invoke, tmp_path):
-    from scipy.stats import spearmanr
-
-    assert invoke("validate", run, "--drift-encoder", "all-MiniLM-L6-v2", "-q").exit_code == 0
+def rated_batch(invoke, run: Path, tmp_path: Path) -> Path:
+    """A batch of the run rated by two raters (the `rate` rule), imported and reported."""
     batch = tmp_path / "batch"
     table = make_batch(invoke, run, batch, "--raters", "2")
     files = []
@@ -469,6 +467,16 @@ def test_report_correlates_ratings_with_drift(run, invoke, tmp_path):
                 lines.append(f"{b},{item['item_id']},{rater},{c},{rate(item, c, rater)},")
         files.append(write_csv(tmp_path / f"{b}.csv", lines))
     assert invoke("human-eval", "import", batch, *files).exit_code == 0
+    assert invoke("human-eval", "report", batch).exit_code == 0
+    return batch
+
+
+def test_report_correlates_ratings_with_drift(run, invoke, tmp_path):
+    from scipy.stats import spearmanr
+
+    assert invoke("validate", run, "--drift-encoder", "all-MiniLM-L6-v2", "-q").exit_code == 0
+    batch = rated_batch(invoke, run, tmp_path)
+    table = read_rows(batch / "items.jsonl")
     result = invoke("human-eval", "report", batch)
     assert result.exit_code == 0, result.output
     doc = json.loads((batch / "human_eval.json").read_text(encoding="utf-8"))
