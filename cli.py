@@ -1007,7 +1007,8 @@ def publish(
 @click.option(
     "--load/--no-load", default=True, help="Also load every config (default) or only hash files."
 )
-def verify(release: str, load: bool) -> None:
+@quiet_option
+def verify(release: str, load: bool, quiet: bool) -> None:
     """Download a published version (ORG/NAME@vX.Y.Z) and check it against its manifest.
 
     Every file's size and sha256 must match shiftbench-release.json, no file may be
@@ -1016,7 +1017,7 @@ def verify(release: str, load: bool) -> None:
     """
     from shiftbench.cards.publish import verify as verify_release
 
-    problems = verify_release(release, load=load)
+    problems = verify_release(release, load=load, quiet=quiet)
     for problem in problems:
         click.echo(f"  {problem}", err=True)
     if problems:

@@ -215,7 +215,7 @@ def _prose(
         "",
         "## Configs",
         "",
-        "| config | transform | axis | seed | target languages | rows | status |",
+        "| config | transform | axis | seed | target languages | rows | status at generation |",
         "|---|---|---|---:|---|---:|---|",
     ]
     for name, info in configs.items():
@@ -301,7 +301,9 @@ def _validation(configs: dict[str, Any], report: dict[str, Any] | None) -> list[
     out += [
         "Automatic checks on every rewritten field (`shiftbench validate`, language ID by "
         f"{report.get('language_id', {}).get('name', '?')}): {', '.join(checks)}. A row fails "
-        "when any of its fields fails a check.",
+        "when any of its fields fails a check. These checks run after generation and do not "
+        "change a row's `status`; `validation/<config>.jsonl` lists, per row, the checks it "
+        "failed, so they can be dropped too.",
         "",
         "| config | rows | failed rows | error rate | mean edit distance |"
         + "".join(f" {m} |" for m in measures),
@@ -383,7 +385,15 @@ def _loading(configs: dict[str, Any], repo: str | None, tag: str | None) -> list
 
 def _evaluating(meta: dict[str, Any], repo: str | None, tag: str | None) -> list[str]:
     source = meta["source"]
-    name = next((n for n, i in meta["configs"].items() if i.get("kind") == "transform"), None)
+    # A config in the source's own language(s), so the task's eval_langs are the source's.
+    name = next(
+        (
+            n
+            for n, i in meta["configs"].items()
+            if i.get("kind") == "transform" and not i.get("target_languages")
+        ),
+        None,
+    )
     local = repo.split("/")[-1] if repo else "run-folder"
     out = ["", "## Evaluating an encoder", ""]
     if repo and tag:

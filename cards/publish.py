@@ -368,56 +368,67 @@ def verify(spec: str, *, load: bool = True, quiet: bool = False) -> list[str]:
     check_repo(repo)
     tag = check_version(version)
     api = _api()
-    problems: list[str] = []
+    if quiet:
+        from huggingface_hub.utils import disable_progress_bars
+
+        disable_progress_bars()
+    try:
+        info = with_retries(
+            "read version",
+            lambda: api.dataset_info(repo, revision=tag),
+            quiet=quiet,
+        )
+    except RepositoryNotFoundError:
+        raise InputError(f"{repo} is not a dataset repository on the Hub") from None
+    except RevisionNotFoundError:
+        raise InputError(f"{repo} has no version {tag}") from None
     with tempfile.TemporaryDirectory(prefix="shiftbench-verify-") as scratch:
-        try:
-            local = Path(
-                with_retries(
-                    "download",
-                    lambda: snapshot_download(
-                        repo, repo_type="dataset", revision=tag, local_dir=Path(scratch) / "repo",
-                        endpoint=api.endpoint,
-                    ),
-                    quiet=quiet,
-                )
-            )  # fmt: skip
-        except RepositoryNotFoundError:
-            raise InputError(f"{repo} is not a dataset repository on the Hub") from None
-        except RevisionNotFoundError:
-            raise InputError(f"{repo} has no version {tag}") from None
-        doc_path = local / MANIFEST
-        if not doc_path.is_file():
-            raise InputError(f"{repo}@{tag} holds no {MANIFEST}: not a shiftbench release")
-        doc = json.loads(doc_path.read_text(encoding="utf-8"))
-        if doc.get("version") != tag:
-            problems.append(f"the manifest names version {doc.get('version')}, not {tag}")
-        listed = {f["path"]: f for f in doc.get("files", [])}
-        present = {p for p in folder_files(local) if p != MANIFEST and p != KEEP}
-        for path, entry in sorted(listed.items()):
-            file = local / path
-            if not file.is_file():
-                problems.append(f"{path}: listed in the manifest, missing from the release")
-            elif file.stat().st_size != entry["size"] or sha256_file(file) != entry["sha256"]:
-                problems.append(f"{path}: content differs from the manifest's sha256")
-        problems += [
-            f"{p}: in the release, not in the manifest" for p in sorted(present - set(listed))
-        ]
+        local = Path(
+            with_retries(
+                "download",
+                lambda: snapshot_download(
+                    repo, repo_type="dataset", revision=info.sha,
+                    local_dir=Path(scratch) / "repo", endpoint=api.endpoint,
+                ),
+                quiet=quiet,
+            )
+        )  # fmt: skip
+        problems = _check_files(local, tag)
+        doc = json.loads((local / MANIFEST).read_text(encoding="utf-8"))
         if load and not problems:
             problems += _load_all(local, doc.get("configs", {}))
-        if not quiet:
-            sha = {
-                t.name: t.target_commit for t in api.list_repo_refs(repo, repo_type="dataset").tags
-            }
-            click.echo(
-                f"{repo}@{tag} (commit {sha.get(tag)}): {len(listed)} files checked against "
-                f"{MANIFEST}" + (f", {len(doc.get('configs', {}))} configs loaded" if load else "")
-            )
+    click.echo(
+        f"{repo}@{tag} (commit {info.sha}): {len(doc.get('files', []))} files checked against "
+        f"{MANIFEST}" + (f", {len(doc.get('configs', {}))} configs loaded" if load else "")
+    )
+    return problems
+
+
+def _check_files(local: Path, tag: str) -> list[str]:
+    """Every file against the manifest: present, same size and sha256, nothing extra."""
+    if not (local / MANIFEST).is_file():
+        raise InputError(f"version {tag} holds no {MANIFEST}: not a shiftbench release")
+    doc = json.loads((local / MANIFEST).read_text(encoding="utf-8"))
+    problems = []
+    if doc.get("version") != tag:
+        problems.append(f"the manifest names version {doc.get('version')}, not {tag}")
+    listed = {f["path"]: f for f in doc.get("files", [])}
+    for path, entry in sorted(listed.items()):
+        file = local / path
+        if not file.is_file():
+            problems.append(f"{path}: listed in the manifest, missing from the release")
+        elif file.stat().st_size != entry["size"] or sha256_file(file) != entry["sha256"]:
+            problems.append(f"{path}: content differs from the manifest's sha256")
+    present = {p for p in folder_files(local) if p not in (MANIFEST, KEEP)}
+    problems += [f"{p}: in the release, not in the manifest" for p in sorted(present - set(listed))]
     return problems
 
 
 def _load_all(local: Path, configs: dict[str, dict[str, int]]) -> list[str]:
     import datasets
 
+    datasets.disable_progress_bars()
+    datasets.logging.set_verbosity_error()
     problems = []
     with tempfile.TemporaryDirectory(prefix="shiftbench-verify-cache-") as cache:
         for name, rows in configs.items():

@@ -1,0 +1,74 @@
+"""Cost of `shiftbench publish` against a bare upload of the same folder, in one run.
+
+Starts the local Hub of the tests (tests/hub_server.py) on 127.0.0.1 and times, on a run
+folder written by `shiftbench gen`:
+  anchor      huggingface_hub's `upload_folder` of the folder plus `create_tag`: what a
+              release costs without any checking
+  publish     `shiftbench publish`: folder checks, every config loaded twice (plain card,
+              then the card to be published), card, manifest, one commit and the tag
+  no-op       publishing the same version again (manifest download and comparison)
+Printed: seconds (median of --repeat runs) and each as a ratio to the anchor.
+
+    python bench/bench_publish.py RUN_FOLDER [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+TOKEN = "hf_benchFAKEtoken"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("run", type=Path)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    from hub_server import LocalHub
+
+    hub = LocalHub(TOKEN)
+    url = hub.start()
+    os.environ.update(HF_ENDPOINT=url, HF_TOKEN=TOKEN, HF_HUB_DISABLE_TELEMETRY="1")
+    os.environ.pop("HF_HUB_OFFLINE", None)
+
+    from huggingface_hub import HfApi
+
+    from shiftbench.cards.publish import publish
+
+    api = HfApi(endpoint=url, token=TOKEN)
+    timings: dict[str, list[float]] = {"anchor": [], "publish": [], "no-op": []}
+    for k in range(args.repeat):
+        repo = f"bench/anchor-{k}"
+        start = time.perf_counter()
+        api.create_repo(repo, repo_type="dataset")
+        info = api.upload_folder(repo_id=repo, folder_path=args.run, repo_type="dataset")
+        api.create_tag(repo, tag="v1.0.0", revision=info.oid, repo_type="dataset")
+        timings["anchor"].append(time.perf_counter() - start)
+
+        repo = f"bench/release-{k}"
+        start = time.perf_counter()
+        publish(args.run, repo, "v1.0.0", quiet=True)
+        timings["publish"].append(time.perf_counter() - start)
+        start = time.perf_counter()
+        assert publish(args.run, repo, "v1.0.0", quiet=True) == "unchanged"
+        timings["no-op"].append(time.perf_counter() - start)
+    hub.stop()
+
+    anchor = statistics.median(timings["anchor"])
+    files = sum(1 for p in args.run.rglob("*") if p.is_file())
+    print(f"run folder: {args.run} ({files} files); median of {args.repeat} runs")
+    print(f"{'step':<8} {'seconds':>8} {'ratio':>7}")
+    for name, values in timings.items():
+        median = statistics.median(values)
+        print(f"{name:<8} {median:>8.2f} {median / anchor:>7.2f}")
+
+
+if __name__ == "__main__":
+    main()
