@@ -51,7 +51,7 @@ def hub_license(source_license: str | None) -> tuple[str, str | None]:
         return value, None
     if not value or value in ("not specified", "unknown"):
         return "other", "The source dataset does not state a license."
-    return "other", f"The source dataset's license is given as `{source_license}`."
+    return "other", f"The license is given as `{source_license}`, which is not a Hub license id."
 
 
 def size_category(rows: int) -> str:

@@ -160,10 +160,29 @@ def infos_by_loading(
                     f"{info.get('rows')}; regenerate the config or restore its files"
                 )
             first = next(iter(loaded.values()))
+            missing = [c for c in expected_columns(meta, info) if c not in first.column_names]
+            if missing:
+                raise InputError(
+                    f"config {name} lacks the columns {', '.join(missing)}; it is not what "
+                    "shiftbench gen writes"
+                )
             infos[name] = first.info
         return infos
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def expected_columns(meta: dict[str, Any], info: dict[str, Any]) -> list[str]:
+    """The columns every row of a config must have: the task's, and a variant's own."""
+    from shiftbench.sources import TASK_SCHEMAS
+
+    source = meta["source"]
+    schema = TASK_SCHEMAS.get(source["task_type"])
+    columns = list(schema.required) if schema else []
+    if info.get("kind") == "transform":
+        columns += ["row_id", "status", "attempt"]
+        columns += [f"original_{f}" for f in source.get("text_fields", [])]
+    return columns
 
 
 def manifest(release: Release, meta: dict[str, Any]) -> bytes:

@@ -268,7 +268,7 @@ def test_token_is_never_shown_or_written(stsb_run, hub, tmp_path):
         done = shiftbench({**env, "SHIFTBENCH_DEBUG": "1"}, *args)
         assert done.returncode == 0, done.stderr
         outputs += [done.stdout, done.stderr]
-    hub.fail("commit", 500, times=10)  # the error path prints too
+    hub.fail("commit", 500, times=5)  # the error path prints too: every attempt fails
     done = shiftbench(env, "publish", stsb_run, "--repo", REPO, "--version", "1.0.1")
     assert done.returncode == 1
     outputs += [done.stdout, done.stderr]
@@ -280,6 +280,14 @@ def test_token_is_never_shown_or_written(stsb_run, hub, tmp_path):
         assert all(FAKE_TOKEN.encode() not in data for data in commit.files.values())
     # ... and it was what authorised every write.
     assert all(ok for method, _, ok in hub.requests if method == "POST")
+
+    # A token stored by `hf auth login` (in HF_HOME) serves as well as HF_TOKEN.
+    stored = hub_env(hub, tmp_path, token=None)
+    Path(stored["HF_HOME"]).mkdir(parents=True, exist_ok=True)
+    (Path(stored["HF_HOME"]) / "token").write_text(FAKE_TOKEN, encoding="utf-8")
+    done = shiftbench(stored, "publish", stsb_run, "--repo", REPO, "--version", "1.0.2")
+    assert done.returncode == 0, done.stderr
+    assert "v1.0.2" in tags(hub) and FAKE_TOKEN not in done.stdout + done.stderr
 
 
 def test_missing_token_and_bad_input_write_nothing(stsb_run, hub, tmp_path):
@@ -298,7 +306,41 @@ def test_missing_token_and_bad_input_write_nothing(stsb_run, hub, tmp_path):
     for args, message in cases:
         done = shiftbench(env, *args)
         assert (done.returncode, done.stderr.strip()) == (2, message)
+    # A config whose rows lost a column is not what gen writes: refused before any upload.
+    path = stsb_run / "paraphrase-s1" / "test.jsonl"
+    rows = [{k: v for k, v in r.items() if k != "status"} for r in read_rows(path)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    done = shiftbench({**env, "HF_TOKEN": FAKE_TOKEN}, *cases[2][0])
+    assert (done.returncode, done.stderr.strip()) == (
+        2,
+        "Error: config paraphrase-s1 lacks the columns status; it is not what shiftbench "
+        "gen writes",
+    )
     assert hub.writes() == []
+
+
+def test_card_of_a_local_source(scripted, invoke, tmp_path):
+    """A source that is no MTEB task: no Hub source named; the license is inherited."""
+    from huggingface_hub import DatasetCard
+
+    run = tmp_path / "run"
+    assert invoke("gen", "sample", "-b", "scripted", "-q", "-o", run).exit_code == 0
+    result = invoke("card", run)
+    assert result.exit_code == 0, result.output
+    data = DatasetCard.load(run / "README.md", repo_type="dataset").data.to_dict()
+    assert data["license"] == "cc-by-4.0"  # the sample's own
+    assert "source_datasets" not in data
+    assert data["multilinguality"] == "monolingual"
+    text = (run / "README.md").read_text(encoding="utf-8")
+    assert "- License:" not in text
+    assert str(tmp_path) not in text  # no local path in a card
+    assert invoke("card", run, "--license", "Custom terms v2").exit_code == 0
+    text = (run / "README.md").read_text(encoding="utf-8")
+    assert "\nlicense: other\n" in text
+    assert (
+        "- License: The license is given as `Custom terms v2`, which is not a Hub license id."
+    ) in text
+    assert "This release was not validated with `shiftbench validate`." in text
 
 
 def test_failures_midway_leave_no_tag_and_a_rerun_completes(stsb_run, hub, tmp_path):
