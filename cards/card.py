@@ -71,9 +71,16 @@ def _iso1(mteb_code: str) -> str:
     return lang.code if lang else iso3
 
 
+def source_languages(source: dict[str, Any]) -> list[str]:
+    """mteb's language codes of the subsets the run used (not of every subset)."""
+    per_subset = source.get("languages", {})
+    used = source.get("subsets") or list(per_subset)
+    return sorted({c for subset in used for c in per_subset.get(subset, [])})
+
+
 def languages(meta: dict[str, Any]) -> tuple[list[str], str]:
     """The card's languages and its multilinguality."""
-    found = {_iso1(c) for codes in meta["source"].get("languages", {}).values() for c in codes}
+    found = {_iso1(c) for c in source_languages(meta["source"])}
     translated = False
     for info in meta["configs"].values():
         targets = info.get("target_languages") or []
@@ -412,7 +419,7 @@ def _evaluating(meta: dict[str, Any], repo: str | None, tag: str | None) -> list
     if source["task_type"] != "STS" or name is None or not (repo and tag and single):
         return out
     low, high = source.get("score_range") or (0, 5)
-    eval_langs = sorted({c for v in source.get("languages", {}).values() for c in v})
+    eval_langs = source_languages(source)
     if not eval_langs:  # a local source that names no language: no task metadata to write
         return out
     out += [

@@ -426,3 +426,28 @@ def test_mteb_evaluates_a_published_config(stsb_run, hub, invoke, tmp_path):
     assert invoke("evaluate", folder, "-m", MODEL, "-o", out2).exit_code == 0
     again = json.loads(out2.read_text(encoding="utf-8"))["models"][0]["results"]
     assert [r["scores"] for r in again] == [r["scores"] for r in doc["models"][0]["results"]]
+
+
+def test_card_of_a_run_over_two_subsets(scripted, invoke, shared_data, tmp_path):
+    """Languages are those of the subsets the run used; every config of both subsets loads."""
+    from datasets import load_dataset
+    from huggingface_hub import DatasetCard
+
+    run = tmp_path / "run"
+    source = shared_data / "STSBenchmarkMultilingualSTS"
+    args = ["--subset", "de", "--subset", "fr", "--limit", "5", "-t", "paraphrase", "-s", "1"]
+    result = invoke(
+        "gen", "STSBenchmarkMultilingualSTS", "--data-dir", source, *args, "-b", "scripted",
+        "-q", "-o", run,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert invoke("card", run, "--repo", REPO, "--version", "1.0.0").exit_code == 0
+    data = DatasetCard.load(run / "README.md", repo_type="dataset").data.to_dict()
+    assert data["language"] == ["de", "fr"]
+    assert data["multilinguality"] == "multilingual"
+    names = [c["config_name"] for c in data["configs"]]
+    assert names == ["original.de", "paraphrase-s1.de", "original.fr", "paraphrase-s1.fr"]
+    for name in names:
+        assert load_dataset(str(run), name, split="test").num_rows == 5
+    text = (run / "README.md").read_text(encoding="utf-8")
+    assert "import mteb" not in text  # one mteb task per subset is beyond a snippet
