@@ -15,9 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from shiftbench import __version__
-from shiftbench.cards.release import source_dataset
 from shiftbench.errors import InputError
-from shiftbench.gen.languages import _BY_ISO3
+from shiftbench.gen.languages import get_language
 from shiftbench.human_eval.batches import BATCH_FILE, ITEMS_FILE
 from shiftbench.human_eval.report import REPORT_JSON as HUMAN_JSON
 from shiftbench.runfolder import META_FILE, card_configs
@@ -44,6 +43,11 @@ HUB_LICENSES = {
 }  # fmt: skip
 
 
+def source_dataset(source: dict[str, Any]) -> str | None:
+    """The source's Hub repository, or None for a local folder (whose path stays private)."""
+    return str(source["dataset_path"]) if source.get("mteb_task") else None
+
+
 def hub_license(source_license: str | None) -> tuple[str, str | None]:
     """(license id for the YAML, a note when the source's license is not a Hub id)."""
     value = (source_license or "").strip().lower()
@@ -66,9 +70,10 @@ def size_category(rows: int) -> str:
 
 def _iso1(mteb_code: str) -> str:
     """`eng-Latn` → `en` (the Hub's language codes); unknown codes stay ISO 639-3."""
-    iso3 = mteb_code.split("-")[0]
-    lang = _BY_ISO3.get(iso3)
-    return lang.code if lang else iso3
+    try:
+        return get_language(mteb_code).code
+    except InputError:
+        return mteb_code.split("-")[0]
 
 
 def source_languages(source: dict[str, Any]) -> list[str]:

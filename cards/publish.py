@@ -20,25 +20,14 @@ import os
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
 from shiftbench import __version__
-from shiftbench.cards import card as cards
-from shiftbench.cards.release import (
-    MANIFEST,
-    Release,
-    check_folder,
-    folder_files,
-    infos_by_loading,
-    manifest,
-    sha256_file,
-)
+from shiftbench.cards.release import MANIFEST, Release, build, folder_files, sha256_file
 from shiftbench.errors import InputError, RuntimeFault
-from shiftbench.runfolder import render_card as minimal_card
 
 T = TypeVar("T")
 RETRY_STATUSES = (408, 429, 500, 502, 503, 504)
@@ -86,47 +75,6 @@ def _short(exc: BaseException) -> str:
     if response is not None:
         return f"HTTP {response.status_code} from {response.request.url.path}"
     return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-
-
-@dataclass
-class Plan:
-    release: Release
-    meta: dict[str, Any]
-    repo: str
-    tag: str
-
-
-def build(
-    folder: Path,
-    repo: str | None,
-    tag: str | None,
-    human_dirs: tuple[Path, ...] = (),
-    license_id: str | None = None,
-) -> tuple[Release, dict[str, Any], str]:
-    """Check the folder and assemble its release: files, card and manifest.
-
-    Returns the release, the folder's metadata and the card text.
-    """
-    meta = check_folder(folder)
-    human = cards.human_reports(human_dirs)
-    extra: dict[str, Path | bytes] = {}
-    for entry in human:
-        summary = json.dumps(cards.human_summary(entry), indent=2, ensure_ascii=False) + "\n"
-        extra[f"human_eval/{entry['name']}.json"] = summary.encode("utf-8")
-    # Load once with the plain card for the features, then with the full card to prove
-    # load_dataset accepts exactly what is published.
-    infos = infos_by_loading(folder, minimal_card(meta), meta, extra)
-    text = cards.render(
-        folder, meta, infos=infos, repo=repo, tag=tag, human=human, license_id=license_id
-    )
-    infos_by_loading(folder, text, meta, extra)
-    release = Release(folder, tag)
-    release.files.update(folder_files(folder))
-    release.files.update(extra)
-    release.files["README.md"] = text.encode("utf-8")
-    if tag is not None:
-        release.files[MANIFEST] = manifest(release, meta)
-    return release, meta, text
 
 
 def _api() -> Any:

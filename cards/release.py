@@ -23,8 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from shiftbench import __version__
+from shiftbench.cards import card as cards
 from shiftbench.errors import InputError
 from shiftbench.runfolder import FORMAT_VERSION, META_FILE, read_meta
+from shiftbench.runfolder import render_card as minimal_card
 
 MANIFEST = "shiftbench-release.json"
 VERSION = re.compile(r"^\d+\.\d+\.\d+$")
@@ -195,7 +197,7 @@ def manifest(release: Release, meta: dict[str, Any]) -> bytes:
         "source": {
             "name": source.get("name"),
             "task_type": source.get("task_type"),
-            "dataset": source_dataset(source),
+            "dataset": cards.source_dataset(source),
             "revision": source.get("revision"),
         },
         "configs": {name: info.get("rows", {}) for name, info in meta["configs"].items()},
@@ -204,6 +206,34 @@ def manifest(release: Release, meta: dict[str, Any]) -> bytes:
     return (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def source_dataset(source: dict[str, Any]) -> str | None:
-    """The source's Hub repository, or None for a local folder (whose path stays private)."""
-    return str(source["dataset_path"]) if source.get("mteb_task") else None
+def build(
+    folder: Path,
+    repo: str | None,
+    tag: str | None,
+    human_dirs: tuple[Path, ...] = (),
+    license_id: str | None = None,
+) -> tuple[Release, dict[str, Any], str]:
+    """Check the folder and assemble its release: files, card and manifest.
+
+    Returns the release, the folder's metadata and the card text.
+    """
+    meta = check_folder(folder)
+    human = cards.human_reports(human_dirs)
+    extra: dict[str, Path | bytes] = {}
+    for entry in human:
+        summary = json.dumps(cards.human_summary(entry), indent=2, ensure_ascii=False) + "\n"
+        extra[f"human_eval/{entry['name']}.json"] = summary.encode("utf-8")
+    # Load once with the plain card for the features, then with the full card to prove
+    # load_dataset accepts exactly what is published.
+    infos = infos_by_loading(folder, minimal_card(meta), meta, extra)
+    text = cards.render(
+        folder, meta, infos=infos, repo=repo, tag=tag, human=human, license_id=license_id
+    )
+    infos_by_loading(folder, text, meta, extra)
+    release = Release(folder, tag)
+    release.files.update(folder_files(folder))
+    release.files.update(extra)
+    release.files["README.md"] = text.encode("utf-8")
+    if tag is not None:
+        release.files[MANIFEST] = manifest(release, meta)
+    return release, meta, text
