@@ -123,9 +123,9 @@ def publish(
             f"{repo}@{tag} is already published with other content ({changed}); "
             "published versions are frozen: publish a new --version"
         )
-    stale = [p for p in remote.get("files", []) if p not in release.files and p != KEEP]
     if dry_run:
-        _print_plan(release, repo, tag, remote, stale)
+        files = _files_at(api, repo, "main") if remote.get("exists") else []
+        _print_plan(release, repo, tag, remote, [p for p in files if p not in release.files])
         return "planned"
     step = "creating the repository"
     try:
@@ -155,7 +155,7 @@ def publish(
 
 
 def _remote_state(api: Any, repo: str, tag: str, dry_run: bool) -> dict[str, Any]:
-    """Whether the repo exists, the commit of `tag` if any, and the files on main."""
+    """Whether the repo exists (None: unknown, in a dry run), and the commit of `tag`."""
     from huggingface_hub.errors import RepositoryNotFoundError
 
     try:
@@ -169,12 +169,13 @@ def _remote_state(api: Any, repo: str, tag: str, dry_run: bool) -> dict[str, Any
             return {"exists": None, "error": _short(exc)}
         raise RuntimeFault(f"cannot read {repo} from the Hub: {_short(exc)}") from None
     tags = {t.name: t.target_commit for t in refs.tags}
-    return {"exists": True, "tag_commit": tags.get(tag), "files": _files_at(api, repo, "main")}
+    return {"exists": True, "tag_commit": tags.get(tag)}
 
 
 def _files_at(api: Any, repo: str, revision: str) -> list[str]:
     from huggingface_hub.errors import RepositoryNotFoundError, RevisionNotFoundError
 
+    """The files at `revision` that a release owns (all but the Hub's .gitattributes)."""
     try:
         files: list[str] = with_retries(
             "list files",
@@ -183,7 +184,7 @@ def _files_at(api: Any, repo: str, revision: str) -> list[str]:
         )
     except (RepositoryNotFoundError, RevisionNotFoundError):
         return []
-    return files
+    return [f for f in files if f != KEEP]
 
 
 def _published_listing(api: Any, repo: str, tag: str) -> list[dict[str, Any]] | None:
@@ -238,7 +239,7 @@ def _commit(api: Any, release: Release, repo: str, tag: str) -> str:
     operations += [
         CommitOperationDelete(path_in_repo=path)
         for path in sorted(held)
-        if path not in release.files and path != KEEP
+        if path not in release.files
     ]
     info = api.create_commit(
         repo,

@@ -183,6 +183,13 @@ def test_round_trip_two_versions(stsb_run, shared_data, invoke, hub, tmp_path):
     assert result.exit_code == 0, result.output
     new = read_rows(stsb_run / "paraphrase-s1" / "test.jsonl")
     assert new != old["paraphrase-s1"]
+    plan = shiftbench(env, "publish", stsb_run, "--repo", REPO, "--version", "1.1.0", "--dry-run")
+    assert plan.returncode == 0, plan.stderr
+    assert f"repository {REPO}: exists; the release becomes a new commit on main" in plan.stdout
+    assert ["human_eval/batch.json", "(delete)"] in [
+        line.split() for line in plan.stdout.splitlines()
+    ]
+    assert plan.stdout.splitlines()[-1].endswith("; 1 deleted")
     done = shiftbench(env, "publish", stsb_run, "--repo", REPO, "--version", "1.1.0")
     assert done.returncode == 0, done.stderr
     assert tags(hub)["v1.0.0"] == v1 != tags(hub)["v1.1.0"]
