@@ -12,11 +12,9 @@ from typing import Any
 from shiftbench import __version__
 from shiftbench.errors import InputError
 from shiftbench.evaluate.encoders import Encoder
-from shiftbench.evaluate.sts import sts_metrics
+from shiftbench.evaluate.tasks import EVALUATORS, Scoring, evaluator
 from shiftbench.runfolder import config_name, is_run_folder, read_meta
 from shiftbench.sources import Source
-
-SUPPORTED = ("STS",)
 
 
 @dataclass
@@ -82,9 +80,9 @@ def collect(target: str, source_factory: Any) -> Collection:
 
 def require_supported(collection: Collection) -> None:
     task_type = collection.source["task_type"]
-    if task_type not in SUPPORTED:
+    if task_type not in EVALUATORS:
         raise InputError(
-            f"evaluate scores {', '.join(SUPPORTED)} tasks so far; "
+            f"evaluate scores {', '.join(EVALUATORS)} tasks so far; "
             f"{collection.label} is {task_type}"
         )
 
@@ -93,19 +91,22 @@ def score_collection(collection: Collection, encoder: Encoder) -> list[dict[str,
     """One record per (config, split): mteb's metrics, and for variants the paired delta."""
     require_supported(collection)
     originals = {c.meta["subset"]: c for c in collection.configs if c.meta["kind"] == "original"}
+    context_splits = collection.source.get("context_splits", [])
     records = []
     for config in collection.configs:
+        base = originals.get(config.meta["subset"])
+        context = {s: base.splits[s] for s in context_splits if base and s in base.splits}
         for split, rows in config.splits.items():
-            record = _score_rows(collection, encoder, config, split, rows)
-            if config.meta["kind"] != "original":
-                base = originals.get(config.meta["subset"])
-                if base is not None:
-                    by_id = {r["row_id"]: r for r in base.splits.get(split, [])}
-                    same = [by_id[r["row_id"]] for r in rows if r.get("status", "ok") == "ok"]
-                    paired = _metrics(collection, encoder, same)
-                    main = collection.source["main_score"]
-                    record["original_same_rows"] = paired[main]
-                    record["delta"] = record["main_score"] - paired[main]
+            if split in context_splits and split not in collection.source.get("splits", []):
+                continue  # kept as it is for the evaluation of the others (Classification's train)
+            record = _score_rows(collection, encoder, config, split, rows, context)
+            if config.meta["kind"] != "original" and base is not None:
+                by_id = {r["row_id"]: r for r in base.splits.get(split, [])}
+                same = [by_id[r["row_id"]] for r in rows if r.get("status", "ok") == "ok"]
+                paired = _metrics(collection, encoder, same, context)
+                main = collection.source["main_score"]
+                record["original_same_rows"] = paired[main]
+                record["delta"] = record["main_score"] - paired[main]
             records.append(record)
     return records
 
@@ -116,9 +117,10 @@ def _score_rows(
     config: ConfigView,
     split: str,
     rows: list[dict[str, Any]],
+    context: dict[str, list[dict[str, Any]]],
 ) -> dict[str, Any]:
     usable = [r for r in rows if r.get("status", "ok") == "ok"]
-    metrics = _metrics(collection, encoder, usable)
+    metrics = _metrics(collection, encoder, usable, context)
     meta = config.meta
     return {
         "config": config.name,
@@ -137,18 +139,14 @@ def _score_rows(
     }
 
 
-def _metrics(collection: Collection, encoder: Encoder, rows: list[dict[str, Any]]) -> Any:
-    first, second = collection.source["text_fields"]
-    score_range = collection.source.get("score_range")
-    a = encoder.embed([r[first] for r in rows])
-    b = encoder.embed([r[second] for r in rows])
-    return sts_metrics(
-        a,
-        b,
-        [float(r["score"]) for r in rows],
-        tuple(score_range) if score_range else None,
-        encoder.similarity_name,
-    )
+def _metrics(
+    collection: Collection,
+    encoder: Encoder,
+    rows: list[dict[str, Any]],
+    context: dict[str, list[dict[str, Any]]],
+) -> Any:
+    score = evaluator(collection.source["task_type"])
+    return score(Scoring(collection.source, encoder, rows, context))
 
 
 def results_document(

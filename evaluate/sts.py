@@ -6,10 +6,13 @@ correlations are the same either way, the normalisation only keeps the figures c
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 import numpy as np
 from scipy.stats import pearsonr, spearmanr
+
+if TYPE_CHECKING:
+    from shiftbench.evaluate.tasks import Scoring
 
 
 class STSMetrics(TypedDict):
@@ -69,4 +72,18 @@ def sts_metrics(
         manhattan_spearman=man_s,
         euclidean_pearson=euc_p,
         euclidean_spearman=euc_s,
+    )
+
+
+def evaluate(scoring: Scoring) -> STSMetrics:
+    """The STS evaluator: both text fields of every row, against its gold score."""
+    source, encoder, rows = scoring.source, scoring.encoder, scoring.rows
+    first, second = source["text_fields"]
+    score_range = source.get("score_range")
+    return sts_metrics(
+        encoder.embed([r[first] for r in rows]),
+        encoder.embed([r[second] for r in rows]),
+        [float(r["score"]) for r in rows],
+        tuple(score_range) if score_range else None,
+        encoder.similarity_name,
     )

@@ -1,0 +1,39 @@
+"""Task evaluators: one per MTEB task type, each scoring rows the way mteb does.
+
+An evaluator takes a `Scoring` (the source's description, the encoder, the rows to score
+and the context splits of the original, such as Classification's train split) and returns
+mteb's metrics by name. Adding a task type is one module and one line in `EVALUATORS`;
+modules load only when their task type is scored.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from shiftbench.evaluate.encoders import Encoder
+
+EVALUATORS: dict[str, str] = {
+    "STS": "shiftbench.evaluate.sts:evaluate",
+}
+
+
+@dataclass
+class Scoring:
+    """What an evaluator needs: the source, the encoder, the rows, and the context splits."""
+
+    source: dict[str, Any]
+    encoder: Encoder
+    rows: list[dict[str, Any]]
+    context: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+
+Evaluator = Callable[[Scoring], Mapping[str, float]]
+
+
+def evaluator(task_type: str) -> Evaluator:
+    module, _, name = EVALUATORS[task_type].partition(":")
+    found: Evaluator = getattr(importlib.import_module(module), name)
+    return found
