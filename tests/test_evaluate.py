@@ -45,6 +45,45 @@ def test_scores_equal_mteb(task_name, shared_data, invoke, tmp_path):
     assert ours["rows"] == {"STSBenchmark": 1379, "BIOSSES": 100}[task_name]
 
 
+# Local folders of other task types, scored by shiftbench and by mteb through a registered
+# task of the same type whose data is replaced with the folder's.
+PARITY = {
+    "PairClassification": ("MRPC", "TwitterSemEval2015"),
+}
+
+
+@pytest.mark.parametrize("task_type", sorted(PARITY))
+def test_task_types_score_as_mteb(task_type, shared_data, invoke, tmp_path):
+    folder, stand_in = PARITY[task_type]
+    out = tmp_path / "results.json"
+    result = invoke(
+        "evaluate", shared_data / folder, "--task-type", task_type, "-m", MODEL, "-o", out
+    )
+    assert result.exit_code == 0, result.output
+    ours = json.loads(out.read_text(encoding="utf-8"))["models"][0]["results"][0]
+    theirs = mteb_scores(stand_in, shared_data / folder)
+    assert set(ours["scores"]) <= set(theirs)
+    for metric, value in ours["scores"].items():
+        assert value == pytest.approx(theirs[metric], abs=1e-4), metric
+    assert ours["main_score"] == pytest.approx(theirs["main_score"], abs=1e-4)
+
+
+def test_pair_thresholds_never_split_ties():
+    from shiftbench.evaluate.pair_classification import threshold_metrics
+
+    # Two pairs share the score 0.5, one similar and one not: no threshold separates them.
+    scores = np.array([0.9, 0.5, 0.5, 0.1])
+    labels = np.array([1, 1, 0, 0])
+    got = threshold_metrics(scores, labels, higher_similar=True)
+    assert got["accuracy"] == pytest.approx(0.75)  # cut after 0.9 (or after the ties)
+    # Best F1 cuts after the ties: 2 of 3 called similar are, and both similar pairs found
+    # (cutting after 0.9 gives F1 2/3).
+    assert got["f1"] == pytest.approx(0.8)
+    assert (got["precision"], got["recall"]) == (pytest.approx(2 / 3), 1.0)
+    flipped = threshold_metrics(-scores, labels, higher_similar=False)
+    assert flipped == got
+
+
 @pytest.fixture
 def scripted_run(scripted, invoke, tmp_path):
     """A sample run folder whose variant rewrites are known, one row failed."""
