@@ -76,6 +76,9 @@ class Source:
     license: str | None = None
     # Splits that evaluation needs as they are, never rewritten (Classification's train).
     context_splits: tuple[str, ...] = ()
+    # Settings of mteb's evaluation protocol that the task sets (Classification's
+    # n_experiments, samples_per_label and seed); empty for the other task types.
+    protocol: dict[str, Any] = field(default_factory=dict)
 
     @property
     def schema(self) -> TaskSchema:
@@ -347,12 +350,24 @@ def _mteb_source(name: str, task_type: str | None, data_dir: Path | None) -> Sou
         subsets=subsets,
         splits=splits,
         context_splits=(task.train_split,) if meta.type == "Classification" else (),
+        protocol=_protocol(task),
         languages=dict(meta.hf_subsets_to_langscripts),
         main_score=meta.main_score,
         mteb_task=meta.name,
         score_range=score_range,
         license=meta.license,
     )
+
+
+def _protocol(task: Any) -> dict[str, Any]:
+    """The evaluation settings an mteb Classification task carries."""
+    if task.metadata.type != "Classification":
+        return {}
+    return {
+        "n_experiments": int(task.n_experiments),
+        "samples_per_label": int(task.samples_per_label),
+        "seed": int(task.seed),
+    }
 
 
 def _load_mteb(source: Source, subset: str) -> dict[str, Any]:

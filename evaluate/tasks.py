@@ -18,6 +18,7 @@ from shiftbench.evaluate.encoders import Encoder
 EVALUATORS: dict[str, str] = {
     "STS": "shiftbench.evaluate.sts:evaluate",
     "PairClassification": "shiftbench.evaluate.pair_classification:evaluate",
+    "Classification": "shiftbench.evaluate.classification:evaluate",
 }
 
 

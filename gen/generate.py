@@ -31,6 +31,8 @@ def source_meta(source: Source) -> dict[str, Any]:
         "text_fields": list(source.text_fields),
         "score_range": list(source.score_range) if source.score_range else None,
         "license": source.license,
+        # only where the task type has evaluation settings, so other run folders keep theirs
+        **({"protocol": source.protocol} if source.protocol else {}),
     }
 
 

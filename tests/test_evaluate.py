@@ -45,20 +45,24 @@ def test_scores_equal_mteb(task_name, shared_data, invoke, tmp_path):
     assert ours["rows"] == {"STSBenchmark": 1379, "BIOSSES": 100}[task_name]
 
 
-# Local folders of other task types, scored by shiftbench and by mteb through a registered
-# task of the same type whose data is replaced with the folder's.
+# Other task types: (data folder, the mteb task that scores it, how shiftbench names the
+# source). A folder that is no MTEB task is scored by mteb through a registered task of the
+# same type whose data is replaced with the folder's.
 PARITY = {
-    "PairClassification": ("MRPC", "TwitterSemEval2015"),
+    "PairClassification": ("MRPC", "TwitterSemEval2015", "folder"),
+    "Classification": ("Banking77Classification", "Banking77Classification", "task"),
 }
 
 
 @pytest.mark.parametrize("task_type", sorted(PARITY))
 def test_task_types_score_as_mteb(task_type, shared_data, invoke, tmp_path):
-    folder, stand_in = PARITY[task_type]
+    folder, stand_in, named_as = PARITY[task_type]
     out = tmp_path / "results.json"
-    result = invoke(
-        "evaluate", shared_data / folder, "--task-type", task_type, "-m", MODEL, "-o", out
-    )
+    if named_as == "task":
+        source = [stand_in, "--data-dir", shared_data / folder]
+    else:
+        source = [shared_data / folder, "--task-type", task_type]
+    result = invoke("evaluate", *source, "-m", MODEL, "-o", out)
     assert result.exit_code == 0, result.output
     ours = json.loads(out.read_text(encoding="utf-8"))["models"][0]["results"][0]
     theirs = mteb_scores(stand_in, shared_data / folder)
@@ -66,6 +70,30 @@ def test_task_types_score_as_mteb(task_type, shared_data, invoke, tmp_path):
     for metric, value in ours["scores"].items():
         assert value == pytest.approx(theirs[metric], abs=1e-4), metric
     assert ours["main_score"] == pytest.approx(theirs["main_score"], abs=1e-4)
+
+
+def test_classification_variants_share_the_original_classifiers(
+    scripted, shared_data, invoke, tmp_path
+):
+    """Train texts stay original: a variant's paired original equals the original's score
+    on the same rows, and the train split is context, never a scored record."""
+    run = tmp_path / "run"
+    data = shared_data / "Banking77Classification"
+    args = ["--data-dir", data, "--limit", "300", "-t", "paraphrase", "-s", "1", "-q"]
+    result = invoke("gen", "Banking77Classification", *args, "-b", "scripted", "-o", run)
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "results.json"
+    assert invoke("evaluate", run, "-m", MODEL, "-o", out).exit_code == 0
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    original, variant = doc["models"][0]["results"]
+    assert [(r["config"], r["split"]) for r in (original, variant)] == [
+        ("original", "test"),
+        ("paraphrase-s1", "test"),
+    ]
+    assert doc["source"]["protocol"] == {"n_experiments": 10, "samples_per_label": 8, "seed": 42}
+    assert variant["rows"] == original["rows"] == 300
+    assert variant["original_same_rows"] == original["main_score"]
+    assert variant["main_score"] != original["main_score"]
 
 
 def test_pair_thresholds_never_split_ties():

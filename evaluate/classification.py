@@ -1,0 +1,106 @@
+"""Classification as mteb's AbsTaskClassification scores it.
+
+For each of `n_experiments` rounds, `samples_per_label` training texts per label are drawn
+from the original train split, a logistic regression (at most 100 iterations) is fitted on
+their embeddings, and the evaluation rows are predicted; the metrics are averaged over the
+rounds. The draw reproduces mteb's: a fresh `RandomState(seed)` shuffles the index order
+left by the previous round, and the first texts of each label in that order are taken. The
+train split is never rewritten, so the original and every variant are scored with the same
+classifiers and differ only in the evaluation texts.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from shiftbench.errors import InputError
+
+if TYPE_CHECKING:
+    from shiftbench.evaluate.tasks import Scoring
+
+# mteb's defaults, used when the task does not set its own.
+DEFAULTS = {"n_experiments": 10, "samples_per_label": 8, "seed": 42}
+
+
+def draws(
+    labels: list[Any], n_experiments: int, samples_per_label: int, seed: int
+) -> list[list[int]]:
+    """The training indices of each round, in the order they were taken."""
+    order = list(range(len(labels)))
+    rounds = []
+    for _ in range(n_experiments):
+        np.random.RandomState(seed).shuffle(order)
+        taken: Counter[Any] = Counter()
+        picked = []
+        for i in order:
+            if taken[labels[i]] < samples_per_label:
+                picked.append(i)
+                taken[labels[i]] += 1
+        rounds.append(picked)
+    return rounds
+
+
+def round_metrics(truth: list[Any], predicted: np.ndarray) -> dict[str, float]:
+    from sklearn.exceptions import UndefinedMetricWarning
+
+    with warnings.catch_warnings():
+        # a label never predicted has no precision; sklearn counts it 0, as mteb reports
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        return _round_metrics(truth, predicted)
+
+
+def _round_metrics(truth: list[Any], predicted: np.ndarray) -> dict[str, float]:
+    from sklearn.metrics import (
+        accuracy_score,
+        average_precision_score,
+        f1_score,
+        precision_score,
+        recall_score,
+    )
+
+    out = {
+        "accuracy": accuracy_score(truth, predicted),
+        "f1": f1_score(truth, predicted, average="macro"),
+        "f1_weighted": f1_score(truth, predicted, average="weighted"),
+        "precision": precision_score(truth, predicted, average="macro"),
+        "precision_weighted": precision_score(truth, predicted, average="weighted"),
+        "recall": recall_score(truth, predicted, average="macro"),
+        "recall_weighted": recall_score(truth, predicted, average="weighted"),
+    }
+    if len(np.unique(truth)) == 2:  # as mteb: AP of the hard predictions, binary tasks only
+        out["ap"] = average_precision_score(truth, predicted, average="macro")
+        out["ap_weighted"] = average_precision_score(truth, predicted, average="weighted")
+    return {k: float(v) for k, v in out.items()}
+
+
+def evaluate(scoring: Scoring) -> dict[str, float]:
+    """The Classification evaluator: classifiers trained on the original train split."""
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.linear_model import LogisticRegression
+
+    source, encoder, rows = scoring.source, scoring.encoder, scoring.rows
+    train = scoring.context.get("train")
+    if not train:
+        raise InputError(f"{source['name']}: Classification needs the original train split")
+    protocol = {**DEFAULTS, **source.get("protocol", {})}
+    (field,) = source["text_fields"]
+    labels = [r["label"] for r in train]
+    rounds = draws(
+        labels, protocol["n_experiments"], protocol["samples_per_label"], protocol["seed"]
+    )
+    union = sorted(set().union(*rounds))
+    train_vectors = dict(zip(union, encoder.embed([train[i][field] for i in union]), strict=True))
+    test = encoder.embed([r[field] for r in rows])
+    truth = [r["label"] for r in rows]
+    per_round = []
+    for picked in rounds:
+        model = LogisticRegression(max_iter=100, random_state=protocol["seed"])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            model.fit(np.stack([train_vectors[i] for i in picked]), [labels[i] for i in picked])
+        per_round.append(round_metrics(truth, model.predict(test)))
+    return {k: float(np.mean([m[k] for m in per_round])) for k in per_round[0]}
