@@ -19,6 +19,7 @@ EVALUATORS: dict[str, str] = {
     "STS": "shiftbench.evaluate.sts:evaluate",
     "PairClassification": "shiftbench.evaluate.pair_classification:evaluate",
     "Classification": "shiftbench.evaluate.classification:evaluate",
+    "Clustering": "shiftbench.evaluate.clustering:evaluate",
 }
 
 

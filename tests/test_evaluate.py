@@ -72,6 +72,44 @@ def test_task_types_score_as_mteb(task_type, shared_data, invoke, tmp_path):
     assert ours["main_score"] == pytest.approx(theirs["main_score"], abs=1e-4)
 
 
+def test_clustering_scores_as_mteb(shared_data, invoke, tmp_path):
+    """Each language's headlines form one set, given to mteb in its legacy layout (one row
+    holding the set's lists)."""
+    import mteb
+
+    folder = shared_data / "MasakhaNEWSClusteringS2S"
+    subsets = ["eng", "fra", "swa"]
+    out = tmp_path / "results.json"
+    picks = [a for s in subsets for a in ("--subset", s)]
+    result = invoke(
+        "evaluate", "MasakhaNEWSClusteringS2S", "--data-dir", folder, *picks, "-m", MODEL,
+        "-o", out,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    ours = {
+        r["subset"]: r["scores"]
+        for r in json.loads(out.read_text(encoding="utf-8"))["models"][0]["results"]
+    }
+    task = mteb.get_task("MasakhaNEWSClusteringS2S", languages=["eng", "fra", "swa"])
+    task.dataset = {}
+    for subset in subsets:
+        rows = read_rows(folder / subset / "test.jsonl")
+        one_set = {
+            "sentences": [[r["sentences"] for r in rows]],
+            "labels": [[r["labels"] for r in rows]],
+        }
+        task.dataset[subset] = datasets.DatasetDict({"test": datasets.Dataset.from_dict(one_set)})
+    task.data_loaded = True
+    result = mteb.evaluate(Encoder(MODEL).model, task, cache=None, overwrite_strategy="always")
+    theirs = {s["hf_subset"]: s for s in result.task_results[0].scores["test"]}
+    assert sorted(ours) == sorted(theirs) == subsets
+    for subset in subsets:
+        assert ours[subset]["v_measure"] == pytest.approx(theirs[subset]["v_measure"], abs=1e-4)
+        assert ours[subset]["v_measure_std"] == pytest.approx(
+            theirs[subset]["v_measure_std"], abs=1e-9
+        )
+
+
 def test_classification_variants_share_the_original_classifiers(
     scripted, shared_data, invoke, tmp_path
 ):
