@@ -1086,9 +1086,11 @@ def evaluate(
 ) -> None:
     """Score encoders on TARGET: a run folder (original and every variant) or a source.
 
-    Scores use mteb's metrics (STS: cosine_spearman). For each variant, only rows whose
-    status is ok are scored, and the original is scored again on those same rows, so the
-    delta compares like with like.
+    Scores follow mteb's protocol for the task type (main scores: STS cosine_spearman,
+    PairClassification max_ap, Classification accuracy, Clustering v_measure). For each
+    variant, only rows whose status is ok are scored, and the original is scored again on
+    those same rows, so the delta compares like with like. Classification trains on the
+    original train split for every config.
     """
     from shiftbench.evaluate.encoders import Encoder
     from shiftbench.evaluate.run import (
