@@ -85,6 +85,14 @@ def require_supported(collection: Collection) -> None:
             f"evaluate scores {', '.join(EVALUATORS)} tasks so far; "
             f"{collection.label} is {task_type}"
         )
+    if task_type == "Classification":
+        for config in collection.configs:
+            if config.meta["kind"] == "original" and "train" not in config.splits:
+                held = ", ".join(config.splits)
+                raise InputError(
+                    f"Classification fits its classifiers on a train split; "
+                    f"{collection.label} has only {held}"
+                )
 
 
 def score_collection(collection: Collection, encoder: Encoder) -> list[dict[str, Any]]:

@@ -232,4 +232,13 @@ def test_evaluate_unsupported_task_type(invoke, tmp_path):
         "-o",
         out,
     )
-    assert_refused(result, "evaluate scores STS tasks so far; src is Classification", out)
+    assert_refused(
+        result, "Classification fits its classifiers on a train split; src has only test", out
+    )
+    result = invoke("evaluate", folder, "--task-type", "Retrieval", "-m", "x", "-o", out)
+    assert_refused(
+        result,
+        "evaluate scores STS, PairClassification, Classification, Clustering tasks so far; "
+        "src is Retrieval",
+        out,
+    )
