@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from shiftbench.errors import InputError
+from shiftbench.evaluate.tasks import train_split
 
 if TYPE_CHECKING:
     from shiftbench.evaluate.tasks import Scoring
@@ -83,7 +84,7 @@ def evaluate(scoring: Scoring) -> dict[str, float]:
     from sklearn.linear_model import LogisticRegression
 
     source, encoder, rows = scoring.source, scoring.encoder, scoring.rows
-    train = scoring.context.get("train")
+    train = scoring.context.get(train_split(source))
     if not train:
         raise InputError(f"{source['name']}: Classification needs the original train split")
     protocol = {**DEFAULTS, **source.get("protocol", {})}

@@ -12,7 +12,7 @@ from typing import Any
 from shiftbench import __version__
 from shiftbench.errors import InputError
 from shiftbench.evaluate.encoders import Encoder
-from shiftbench.evaluate.tasks import EVALUATORS, Scoring, evaluator
+from shiftbench.evaluate.tasks import EVALUATORS, Scoring, evaluator, train_split
 from shiftbench.runfolder import config_name, is_run_folder, read_meta
 from shiftbench.sources import Source
 
@@ -86,8 +86,9 @@ def require_supported(collection: Collection) -> None:
             f"{collection.label} is {task_type}"
         )
     if task_type == "Classification":
+        train = train_split(collection.source)
         for config in collection.configs:
-            if config.meta["kind"] == "original" and "train" not in config.splits:
+            if config.meta["kind"] == "original" and train not in config.splits:
                 held = ", ".join(config.splits)
                 raise InputError(
                     f"Classification fits its classifiers on a train split; "

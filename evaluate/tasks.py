@@ -40,3 +40,8 @@ def evaluator(task_type: str) -> Evaluator:
     module, _, name = EVALUATORS[task_type].partition(":")
     found: Evaluator = getattr(importlib.import_module(module), name)
     return found
+
+
+def train_split(source: dict[str, Any]) -> str:
+    """The split Classification fits on: the task's own train split, "train" by default."""
+    return str((source.get("context_splits") or ["train"])[0])
