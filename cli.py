@@ -1065,12 +1065,27 @@ def merge(shards: tuple[Path, ...], output: Path) -> None:
 )
 @click.option("--device", default=None, help="torch device (cpu, cuda, mps). Default: auto.")
 @click.option(
+    "--precision",
+    type=click.Choice(["float32", "float16", "bfloat16"]),
+    default="float32",
+    show_default=True,
+    help="Dtype the encoder's weights are loaded in.",
+)
+@click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Keep embeddings on disk here, keyed by model, revision, precision and text, so "
+    "later runs encode only texts never seen before.",
+)
+@click.option(
     "--output",
     "-o",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Results JSON. Default: shiftbench-results/<target>/<model>.json.",
+    help="Results folder. Default: shiftbench-results/<target>.",
 )
+@click.option("--plots/--no-plots", default=True, show_default=True, help="Write the PNG plots.")
 @quiet_option
 def evaluate(
     target: str,
@@ -1081,7 +1096,10 @@ def evaluate(
     models: tuple[str, ...],
     batch_size: int,
     device: str | None,
+    precision: str,
+    cache_dir: Path | None,
     output: Path | None,
+    plots: bool,
     quiet: bool,
 ) -> None:
     """Score encoders on TARGET: a run folder (original and every variant) or a source.
@@ -1091,8 +1109,14 @@ def evaluate(
     variant, only rows whose status is ok are scored, and the original is scored again on
     those same rows, so the delta compares like with like. Classification trains on the
     original train split for every config.
+
+    The results folder holds results.json (everything), one mteb-style file per model
+    and config (<model>/<revision>/<config>.json), summary.json and report.md (the axis
+    table: mean over seeds, then over an axis's transformations; total = mean of the
+    axes; with the statistics) and plots/ (bars, heatmap, scatter).
     """
     from shiftbench.evaluate.encoders import Encoder
+    from shiftbench.evaluate.report import axis_rows, plain_table
     from shiftbench.evaluate.run import (
         collect,
         default_output,
@@ -1100,7 +1124,7 @@ def evaluate(
         require_supported,
         results_document,
         score_collection,
-        write_results,
+        write_outputs,
     )
     from shiftbench.sources import resolve_source
 
@@ -1113,14 +1137,51 @@ def evaluate(
     require_supported(collection)
     per_model = []
     for name in dict.fromkeys(models):
-        encoder = Encoder(name, batch_size=batch_size, device=device)
+        encoder = Encoder(
+            name, batch_size=batch_size, device=device, precision=precision, cache_dir=cache_dir
+        )
         records = score_collection(collection, encoder)
         per_model.append((encoder, records))
-        click.echo(format_table(name, collection.source["main_score"], records))
+        if not quiet:
+            click.echo(format_table(name, collection.source["main_score"], records))
+            click.echo("")
+    folder = output or default_output(collection.label)
+    summary = write_outputs(
+        folder, [results_document(collection, per_model)], per_config=True, plots=plots
+    )
+    if any(s["transforms"] for s in summary["models"].values()):
+        click.echo(plain_table(*axis_rows(summary)))
         click.echo("")
-    path = output or default_output(collection.label, list(dict.fromkeys(models)))
-    write_results(path, results_document(collection, per_model))
-    click.echo(f"results: {path}")
+    click.echo(f"results: {folder}")
+
+
+@cli.command(context_settings=CONTEXT)
+@click.argument("results", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Folder for summary.json, report.md and plots/.",
+)
+@click.option("--plots/--no-plots", default=True, show_default=True, help="Write the PNG plots.")
+def report(results: tuple[Path, ...], output: Path, plots: bool) -> None:
+    """Combine evaluate results folders (several datasets) into one robustness report.
+
+    Each RESULTS is a folder evaluate wrote (or its results.json). Figures are averaged
+    over datasets and subsets; the statistics treat each dataset subset as one unit:
+    Wilcoxon signed-rank test of the deltas (exact when possible), Hodges-Lehmann shift
+    with a 95% interval, Holm across transformations, Kendall's tau between the models'
+    original and transformed rankings, and split-half reliability of the axis profiles.
+    """
+    from shiftbench.evaluate.report import axis_rows, plain_table
+    from shiftbench.evaluate.run import read_results, write_outputs
+
+    documents = [read_results(path) for path in results]
+    summary = write_outputs(output, documents, per_config=False, plots=plots)
+    click.echo(plain_table(*axis_rows(summary)))
+    click.echo("")
+    click.echo(f"report: {output}")
 
 
 def main() -> None:

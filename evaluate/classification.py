@@ -83,7 +83,7 @@ def evaluate(scoring: Scoring) -> dict[str, float]:
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.linear_model import LogisticRegression
 
-    source, encoder, rows = scoring.source, scoring.encoder, scoring.rows
+    source, rows = scoring.source, scoring.rows
     train = scoring.context.get(train_split(source))
     if not train:
         raise InputError(f"{source['name']}: Classification needs the original train split")
@@ -94,8 +94,8 @@ def evaluate(scoring: Scoring) -> dict[str, float]:
         labels, protocol["n_experiments"], protocol["samples_per_label"], protocol["seed"]
     )
     union = sorted(set().union(*rounds))
-    train_vectors = dict(zip(union, encoder.embed([train[i][field] for i in union]), strict=True))
-    test = encoder.embed([r[field] for r in rows])
+    train_vectors = dict(zip(union, scoring.embed([train[i][field] for i in union]), strict=True))
+    test = scoring.embed([r[field] for r in rows])
     truth = [r["label"] for r in rows]
     per_round = []
     for picked in rounds:

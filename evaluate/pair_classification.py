@@ -81,8 +81,8 @@ def evaluate(scoring: Scoring) -> dict[str, float]:
     """The PairClassification evaluator: both text fields of every row, against its label."""
     source, encoder, rows = scoring.source, scoring.encoder, scoring.rows
     first, second = source["text_fields"]
-    a = encoder.embed([r[first] for r in rows])
-    b = encoder.embed([r[second] for r in rows])
+    a = scoring.embed([r[first] for r in rows])
+    b = scoring.embed([r[second] for r in rows])
     labels = np.asarray([int(r["labels"]) for r in rows], dtype=np.int64)
     out: dict[str, float] = {}
     best: dict[str, list[float]] = {m: [] for m in METRICS}

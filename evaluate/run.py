@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -108,6 +109,7 @@ def score_collection(collection: Collection, encoder: Encoder) -> list[dict[str,
         for split, rows in config.splits.items():
             if split in context_splits and split not in collection.source.get("splits", []):
                 continue  # kept as it is for the evaluation of the others (Classification's train)
+            started = time.perf_counter()
             record = _score_rows(collection, encoder, config, split, rows, context)
             if config.meta["kind"] != "original" and base is not None:
                 by_id = {r["row_id"]: r for r in base.splits.get(split, [])}
@@ -116,6 +118,7 @@ def score_collection(collection: Collection, encoder: Encoder) -> list[dict[str,
                 main = collection.source["main_score"]
                 record["original_same_rows"] = paired[main]
                 record["delta"] = record["main_score"] - paired[main]
+            record["evaluation_time"] = round(time.perf_counter() - started, 3)
             records.append(record)
     return records
 
@@ -174,16 +177,94 @@ def results_document(
     }
 
 
-def default_output(label: str, models: list[str]) -> Path:
-    slug = "+".join(re.sub(r"[^A-Za-z0-9._-]+", "_", m.rstrip("/").split("/")[-1]) for m in models)
-    return Path("shiftbench-results") / label / f"{slug}.json"
+def model_folder_name(model: str) -> str:
+    """A model id as a folder name, the way mteb's results name them (`org__name`)."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", model.strip("/").replace("/", "__"))
 
 
-def write_results(path: Path, document: dict[str, Any]) -> None:
+def default_output(label: str) -> Path:
+    return Path("shiftbench-results") / label
+
+
+def write_json(path: Path, document: Any) -> None:
+    """Write JSON atomically: a crash never leaves half a file under the final name."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     tmp.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     os.replace(tmp, path)
+
+
+def mteb_layout(document: dict[str, Any]) -> dict[Path, dict[str, Any]]:
+    """Per (model, config): a result file laid out like mteb's (`<model>/<revision>/
+    <config>.json` holding `scores[split]` entries with `hf_subset`, `languages` and
+    `main_score`), with shiftbench's own fields under `shiftbench`."""
+    source = document["source"]
+    files: dict[Path, dict[str, Any]] = {}
+    for entry in document["models"]:
+        model = entry["model"]
+        folder = Path(model_folder_name(model["id"])) / (model.get("revision") or "no_revision")
+        by_config: dict[str, list[dict[str, Any]]] = {}
+        for record in entry["results"]:
+            by_config.setdefault(record["config"], []).append(record)
+        for config, records in by_config.items():
+            scores: dict[str, list[dict[str, Any]]] = {}
+            for r in records:
+                scores.setdefault(r["split"], []).append(
+                    {
+                        **r["scores"],
+                        "main_score": r["main_score"],
+                        "hf_subset": r["subset"],
+                        "languages": (source.get("languages") or {}).get(r["subset"], []),
+                    }
+                )
+            first = records[0]
+            files[folder / f"{config}.json"] = {
+                "dataset_revision": source.get("revision"),
+                "task_name": source["name"],
+                "mteb_version": document["mteb_version"],
+                "scores": scores,
+                "evaluation_time": round(sum(r["evaluation_time"] for r in records), 3),
+                "kg_co2_emissions": None,
+                "shiftbench": {
+                    "version": document["shiftbench_version"],
+                    "config": config,
+                    "kind": first["kind"],
+                    "transform": first["transform"],
+                    "axis": first["axis"],
+                    "seed": first["seed"],
+                    "model": model,
+                    "per_split": {
+                        r["split"]: {
+                            k: r[k] for k in ("rows", "rows_total", "original_same_rows", "delta")
+                        }
+                        for r in records
+                    },
+                },
+            }
+    return files
+
+
+def write_outputs(
+    folder: Path, documents: list[dict[str, Any]], *, per_config: bool, plots: bool
+) -> dict[str, Any]:
+    """Write a results folder: results.json (evaluate only), the mteb-layout files,
+    summary.json, report.md and the plots. Returns the summary."""
+    from shiftbench.evaluate.report import markdown_report, summarise
+
+    summary = summarise(documents)
+    if per_config:
+        write_json(folder / "results.json", documents[0])
+        for path, content in mteb_layout(documents[0]).items():
+            write_json(folder / path, content)
+    write_json(folder / "summary.json", summary)
+    report = markdown_report(documents, summary)
+    (folder / "report.md").write_text(report, encoding="utf-8")
+    if plots:
+        from shiftbench.evaluate.plots import write_plots
+
+        main_scores = sorted({d["main_score"] for d in documents})
+        write_plots(summary, folder / "plots", " / ".join(main_scores))
+    return summary
 
 
 def format_table(model: str, main_score: str, records: list[dict[str, Any]]) -> str:
@@ -211,3 +292,15 @@ def format_table(model: str, main_score: str, records: list[dict[str, Any]]) -> 
 
     rule = "  ".join("-" * w for w in widths)
     return "\n".join([f"model: {model}", fmt(header), rule, *map(fmt, lines)])
+
+
+def read_results(path: Path) -> dict[str, Any]:
+    """An evaluate results document, from its folder or its results.json."""
+    file = path / "results.json" if path.is_dir() else path
+    try:
+        document: dict[str, Any] = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{path} is not an evaluate results folder ({exc})") from None
+    if not isinstance(document, dict) or "models" not in document or "target" not in document:
+        raise InputError(f"{path} is not an evaluate results folder (no models or target)")
+    return document

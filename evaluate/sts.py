@@ -81,8 +81,8 @@ def evaluate(scoring: Scoring) -> STSMetrics:
     first, second = source["text_fields"]
     score_range = source.get("score_range")
     return sts_metrics(
-        encoder.embed([r[first] for r in rows]),
-        encoder.embed([r[second] for r in rows]),
+        scoring.embed([r[first] for r in rows]),
+        scoring.embed([r[second] for r in rows]),
         [float(r["score"]) for r in rows],
         tuple(score_range) if score_range else None,
         encoder.similarity_name,

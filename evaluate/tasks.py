@@ -32,6 +32,12 @@ class Scoring:
     rows: list[dict[str, Any]]
     context: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
+    def embed(self, texts: list[str], role: str | None = None) -> Any:
+        """Embeddings of `texts` with the prompt the model's own prompts give this task
+        and role ("query", "document", or None for a symmetric task), as mteb picks it."""
+        prompt = self.encoder.prompt(self.source.get("mteb_task"), self.source["task_type"], role)
+        return self.encoder.embed(texts, prompt)
+
 
 Evaluator = Callable[[Scoring], Mapping[str, float]]
 

@@ -414,9 +414,9 @@ def test_mteb_evaluates_a_published_config(stsb_run, hub, invoke, tmp_path):
     assert done.returncode == 0, done.stderr
     theirs = float(done.stdout.splitlines()[-1])
 
-    out = tmp_path / "ours.json"
+    out = tmp_path / "ours"
     assert invoke("evaluate", stsb_run, "-m", MODEL, "-o", out).exit_code == 0
-    doc = json.loads(out.read_text(encoding="utf-8"))
+    doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
     (ours,) = [r for r in doc["models"][0]["results"] if r["config"] == "paraphrase-s1"]
     assert ours["scores"]["cosine_spearman"] == pytest.approx(theirs, abs=1e-6)
 
@@ -429,9 +429,9 @@ def test_mteb_evaluates_a_published_config(stsb_run, hub, invoke, tmp_path):
         [hf, *download.split()[1:-1], str(folder)], env=env, capture_output=True, text=True
     )
     assert done.returncode == 0, done.stderr
-    out2 = tmp_path / "downloaded.json"
+    out2 = tmp_path / "downloaded-results"
     assert invoke("evaluate", folder, "-m", MODEL, "-o", out2).exit_code == 0
-    again = json.loads(out2.read_text(encoding="utf-8"))["models"][0]["results"]
+    again = json.loads((out2 / "results.json").read_text(encoding="utf-8"))["models"][0]["results"]
     assert [r["scores"] for r in again] == [r["scores"] for r in doc["models"][0]["results"]]
 
 

@@ -211,7 +211,7 @@ def test_unknown_option_is_one_line(invoke):
 
 @pytest.mark.parametrize("target", ["STSBenchmrk", "sample"])
 def test_evaluate_missing_encoder(invoke, tmp_path, target):
-    out = tmp_path / "results.json"
+    out = tmp_path / "results"
     result = invoke("evaluate", target, "-m", tmp_path / "no-model", "-o", out)
     assert result.exit_code == 2
     assert result.stderr.count("\n") == 1
@@ -221,7 +221,7 @@ def test_evaluate_missing_encoder(invoke, tmp_path, target):
 def test_evaluate_unsupported_task_type(invoke, tmp_path):
     rows = [{"text": "hello there", "label": 0}, {"text": "good bye", "label": 1}]
     folder = write_folder(tmp_path / "src", rows)
-    out = tmp_path / "results.json"
+    out = tmp_path / "results"
     result = invoke(
         "evaluate",
         folder,

@@ -31,12 +31,12 @@ def mteb_scores(task_name: str, folder) -> dict:
 
 @pytest.mark.parametrize("task_name", ["STSBenchmark", "BIOSSES"])
 def test_scores_equal_mteb(task_name, shared_data, invoke, tmp_path):
-    out = tmp_path / "results.json"
+    out = tmp_path / "results"
     result = invoke(
         "evaluate", task_name, "--data-dir", shared_data / task_name, "-m", MODEL, "-o", out
     )
     assert result.exit_code == 0, result.output
-    ours = json.loads(out.read_text(encoding="utf-8"))["models"][0]["results"][0]
+    ours = json.loads((out / "results.json").read_text(encoding="utf-8"))["models"][0]["results"][0]
     theirs = mteb_scores(task_name, shared_data / task_name)
     for metric, value in ours["scores"].items():
         assert value == pytest.approx(theirs[metric], abs=1e-4), metric
@@ -57,14 +57,14 @@ PARITY = {
 @pytest.mark.parametrize("task_type", sorted(PARITY))
 def test_task_types_score_as_mteb(task_type, shared_data, invoke, tmp_path):
     folder, stand_in, named_as = PARITY[task_type]
-    out = tmp_path / "results.json"
+    out = tmp_path / "results"
     if named_as == "task":
         source = [stand_in, "--data-dir", shared_data / folder]
     else:
         source = [shared_data / folder, "--task-type", task_type]
     result = invoke("evaluate", *source, "-m", MODEL, "-o", out)
     assert result.exit_code == 0, result.output
-    ours = json.loads(out.read_text(encoding="utf-8"))["models"][0]["results"][0]
+    ours = json.loads((out / "results.json").read_text(encoding="utf-8"))["models"][0]["results"][0]
     theirs = mteb_scores(stand_in, shared_data / folder)
     assert set(ours["scores"]) <= set(theirs)
     for metric, value in ours["scores"].items():
@@ -79,7 +79,7 @@ def test_clustering_scores_as_mteb(shared_data, invoke, tmp_path):
 
     folder = shared_data / "MasakhaNEWSClusteringS2S"
     subsets = ["eng", "fra", "swa"]
-    out = tmp_path / "results.json"
+    out = tmp_path / "results"
     picks = [a for s in subsets for a in ("--subset", s)]
     result = invoke(
         "evaluate", "MasakhaNEWSClusteringS2S", "--data-dir", folder, *picks, "-m", MODEL,
@@ -88,7 +88,9 @@ def test_clustering_scores_as_mteb(shared_data, invoke, tmp_path):
     assert result.exit_code == 0, result.output
     ours = {
         r["subset"]: r["scores"]
-        for r in json.loads(out.read_text(encoding="utf-8"))["models"][0]["results"]
+        for r in json.loads((out / "results.json").read_text(encoding="utf-8"))["models"][0][
+            "results"
+        ]
     }
     task = mteb.get_task("MasakhaNEWSClusteringS2S", languages=["eng", "fra", "swa"])
     task.dataset = {}
@@ -120,9 +122,9 @@ def test_classification_variants_share_the_original_classifiers(
     args = ["--data-dir", data, "--limit", "300", "-t", "paraphrase", "-s", "1", "-q"]
     result = invoke("gen", "Banking77Classification", *args, "-b", "scripted", "-o", run)
     assert result.exit_code == 0, result.output
-    out = tmp_path / "results.json"
+    out = tmp_path / "results"
     assert invoke("evaluate", run, "-m", MODEL, "-o", out).exit_code == 0
-    doc = json.loads(out.read_text(encoding="utf-8"))
+    doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
     original, variant = doc["models"][0]["results"]
     assert [(r["config"], r["split"]) for r in (original, variant)] == [
         ("original", "test"),
@@ -161,10 +163,10 @@ def scripted_run(scripted, invoke, tmp_path):
 
 
 def test_run_folder_scores_variants_on_their_ok_rows(scripted_run, invoke, tmp_path):
-    out = tmp_path / "results.json"
+    out = tmp_path / "results"
     result = invoke("evaluate", scripted_run, "-m", MODEL, "-o", out)
     assert result.exit_code == 0, result.output
-    doc = json.loads(out.read_text(encoding="utf-8"))
+    doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
     original, variant = doc["models"][0]["results"]
     assert (original["config"], original["rows"]) == ("original", 42)
     assert (variant["config"], variant["rows"], variant["rows_total"]) == (
@@ -254,8 +256,93 @@ def test_encoder_by_local_path(invoke, tmp_path):
     out = tmp_path / "r.json"
     result = invoke("evaluate", "sample", "-m", path, "-o", out)
     assert result.exit_code == 0, result.output
-    doc = json.loads(out.read_text(encoding="utf-8"))
+    doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
     (record,) = doc["models"][0]["results"]
     assert doc["models"][0]["model"]["id"] == path
     assert (record["config"], record["rows"]) == ("original", 42)
     assert f"{record['main_score']:.5f}" in result.stdout
+
+
+@pytest.fixture(scope="session")
+def static_encoder(tmp_path_factory):
+    """A second, genuinely different encoder: all-MiniLM-L6-v2's word-piece embedding table
+    used as a static (bag of tokens, mean-pooled) sentence-transformers model."""
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.models import StaticEmbedding
+
+    from shiftbench.evaluate.encoders import resolve_encoder
+
+    source = SentenceTransformer(resolve_encoder(MODEL)[0], device="cpu")
+    table = source[0].auto_model.embeddings.word_embeddings.weight.detach().numpy()
+    static = StaticEmbedding(source.tokenizer.backend_tokenizer, embedding_weights=table)
+    folder = tmp_path_factory.mktemp("encoders") / "static-minilm"
+    SentenceTransformer(modules=[static], device="cpu").save(str(folder))
+    return folder
+
+
+def test_two_models_axis_table_report_and_plots(
+    scripted, shared_data, invoke, tmp_path, static_encoder
+):
+    """STSBenchmark, two transformations on two axes, two seeds, two models: the printed
+    axis table is the HTEB aggregation of the records (mean over seeds, then over the
+    axis's transformations, total = mean of the axes), and the report files exist."""
+    run = tmp_path / "run"
+    args = ["--data-dir", shared_data / "STSBenchmark", "--limit", "60", "-q"]
+    transforms = ["-t", "paraphrase", "-t", "summarisation", "-s", "1", "-s", "2"]
+    result = invoke("gen", "STSBenchmark", *args, *transforms, "-b", "scripted", "-o", run)
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "results"
+    result = invoke("evaluate", run, "-m", MODEL, "-m", static_encoder, "-o", out)
+    assert result.exit_code == 0, result.output
+    doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert [m["model"]["id"] for m in doc["models"]] == [MODEL, str(static_encoder)]
+
+    lines = result.stdout.splitlines()
+    at = lines.index(next(line for line in lines if line.startswith("model ")))
+    assert lines[at].split() == [
+        "model", "original", "Lexical/Stylistic", "delta", "Length", "delta", "total", "delta"
+    ]  # fmt: skip
+    for entry, line in zip(doc["models"], lines[at + 2 : at + 4], strict=True):
+        records = entry["results"]
+
+        def transform(name, key, records=records):
+            return np.mean([r[key] for r in records if r["transform"] == name])
+
+        original = next(r["main_score"] for r in records if r["kind"] == "original")
+        lexical = (transform("paraphrase", "main_score"), transform("paraphrase", "delta"))
+        length = (transform("summarisation", "main_score"), transform("summarisation", "delta"))
+        total = ((lexical[0] + length[0]) / 2, (lexical[1] + length[1]) / 2)
+        assert line.split() == [
+            entry["model"]["id"], f"{original:.4f}",
+            f"{lexical[0]:.4f}", f"{lexical[1]:+.4f}", f"{length[0]:.4f}", f"{length[1]:+.4f}",
+            f"{total[0]:.4f}", f"{total[1]:+.4f}",
+        ]  # fmt: skip
+        seeds = sorted(r["seed"] for r in records if r["transform"] == "paraphrase")
+        assert seeds == [1, 2]
+
+    # mteb-style files, one per model and config, and the report
+    revision = doc["models"][0]["model"]["revision"]
+    mteb_file = out / "sentence-transformers__all-MiniLM-L6-v2" / revision / "paraphrase-s2.json"
+    layout = json.loads(mteb_file.read_text(encoding="utf-8"))
+    (entry,) = layout["scores"]["test"]
+    assert entry["hf_subset"] == "default" and entry["main_score"] == entry["cosine_spearman"]
+    assert layout["task_name"] == "STSBenchmark" and layout["evaluation_time"] > 0
+    report = (out / "report.md").read_text(encoding="utf-8")
+    assert (
+        "| model | original | Lexical/Stylistic | delta | Length | delta | total | delta |"
+        in report
+    )
+    for name in ("bars", "heatmap", "scatter"):
+        png = (out / "plots" / f"{name}.png").read_bytes()
+        assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5000
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert [k["of"] for k in summary["kendall"]] == [
+        "paraphrase", "summarisation", "Lexical/Stylistic", "Length"
+    ]  # fmt: skip
+
+    # The same folder through `report` gives the same table.
+    combined = tmp_path / "combined"
+    again = invoke("report", out, "-o", combined, "--no-plots")
+    assert again.exit_code == 0, again.output
+    assert again.stdout.splitlines()[:4] == lines[at : at + 4]
+    assert not (combined / "plots").exists()
