@@ -47,8 +47,10 @@ TASK_SCHEMAS: dict[str, TaskSchema] = {
     ),
     "Classification": TaskSchema(("text",), ("text", "label"), "accuracy"),
     "Clustering": TaskSchema(("sentences",), ("sentences", "labels"), "v_measure"),
-    "Retrieval": TaskSchema(("queries",), (), "ndcg_at_10"),
-    "Reranking": TaskSchema(("queries",), (), "map_at_1000"),
+    # Ranking tasks: the rows are the queries (only they are transformed); the corpus,
+    # the relevance judgements and (Reranking) the candidates are context per split.
+    "Retrieval": TaskSchema(("text",), ("id", "text"), "ndcg_at_10"),
+    "Reranking": TaskSchema(("text",), ("id", "text"), "map_at_1000"),
     "Summarization": TaskSchema(
         ("machine_summaries",),
         ("text", "human_summaries", "machine_summaries", "relevance"),
@@ -56,6 +58,29 @@ TASK_SCHEMAS: dict[str, TaskSchema] = {
     ),
 }
 TABULAR_TYPES = ("STS", "PairClassification", "Classification", "Clustering")
+RANKING_TYPES = ("Retrieval", "Reranking")
+# The context tables of a ranking split, and the columns each must have.
+RANKING_TABLES: dict[str, tuple[str, ...]] = {
+    "corpus": ("id", "text"),
+    "qrels": ("query-id", "corpus-id", "score"),
+    "top_ranked": ("query-id", "corpus-ids"),
+}
+
+
+def ranking_context(task_type: str, splits: tuple[str, ...]) -> tuple[str, ...]:
+    """Context names ("corpus/test", ...) a ranking task needs for its scored splits."""
+    if task_type not in RANKING_TYPES:
+        return ()
+    kinds = ("corpus", "qrels", "top_ranked") if task_type == "Reranking" else ("corpus", "qrels")
+    return tuple(f"{kind}/{split}" for split in splits for kind in kinds)
+
+
+def ranking_subsets(configs: dict[str, Any]) -> tuple[str, ...]:
+    """The subsets of a ranking dataset in Hub layout: "<lang>-queries" configs name
+    languages; a plain "queries" config is the single subset "default"."""
+    if "queries" in configs:
+        return ("default",)
+    return tuple(name[: -len("-queries")] for name in configs if name.endswith("-queries"))
 
 
 @dataclass(frozen=True)
@@ -102,6 +127,8 @@ class Source:
                 f"unknown subset (config) {subset!r} for {self.name}; "
                 f"available: {', '.join(self.subsets)}"
             )
+        if self.task_type in RANKING_TYPES:
+            return _load_ranking(self, subset)
         if self.mteb_task is not None:
             splits = _load_mteb(self, subset)
         else:
@@ -178,11 +205,14 @@ def _select(source: Source, subsets: tuple[str, ...], splits: tuple[str, ...]) -
                 f"available: {', '.join(source.subsets)}"
             )
     chosen = tuple(splits) or source.splits
+    context = tuple(c for c in source.context_splits if c not in chosen)
+    if source.task_type in RANKING_TYPES:
+        context = ranking_context(source.task_type, chosen)
     return _with(
         source,
         subsets=tuple(subsets) or source.subsets,
         splits=chosen,
-        context_splits=tuple(c for c in source.context_splits if c not in chosen),
+        context_splits=context,
     )
 
 
@@ -235,16 +265,26 @@ def read_card_configs(folder: Path) -> dict[str, dict[str, str]]:
 
 def _local_source(folder: Path, task_type: str, *, name: str) -> Source:
     configs = read_card_configs(folder)
+    subsets = tuple(configs)
     first = next(iter(configs.values()))
+    if task_type in RANKING_TYPES:
+        subsets = ranking_subsets(configs)
+        if not subsets:
+            raise InputError(
+                f"{folder} has no queries config; a {task_type} folder holds corpus, "
+                "queries and qrels configs (or <lang>-corpus, <lang>-queries, <lang>-qrels)"
+            )
+        first = configs[_ranking_config(subsets[0], "queries")]
     default_splits = ("test",) if "test" in first else tuple(first)
     context = ("train",) if task_type == "Classification" and "train" in first else ()
+    context = ranking_context(task_type, default_splits) or context
     return Source(
         name=name,
         task_type=task_type,
         dataset_path=str(folder.resolve()),
         revision=folder_digest(folder),
         data_dir=None,
-        subsets=tuple(configs),
+        subsets=subsets,
         splits=default_splits,
         context_splits=context,
         main_score=TASK_SCHEMAS[task_type].main_score,
@@ -326,8 +366,9 @@ def _mteb_source(name: str, task_type: str | None, data_dir: Path | None) -> Sou
         if not data_dir.is_dir():
             raise InputError(f"--data-dir {data_dir} is not a folder")
         local = read_card_configs(data_dir)
+        held_subsets = ranking_subsets(local) if meta.type in RANKING_TYPES else tuple(local)
         if meta.is_multilingual:
-            subsets = tuple(s for s in subsets if s in local)
+            subsets = tuple(s for s in subsets if s in held_subsets)
             if not subsets:
                 raise InputError(
                     f"{data_dir} has none of {name}'s subsets "
@@ -337,6 +378,8 @@ def _mteb_source(name: str, task_type: str | None, data_dir: Path | None) -> Sou
     if data_dir is not None:
         # A local copy often holds only some of mteb's eval splits: default to those.
         held = next(iter(local.values()))
+        if meta.type in RANKING_TYPES and held_subsets:
+            held = local[_ranking_config(held_subsets[0], "queries")]
         splits = tuple(s for s in splits if s in held) or splits
     score_range = None
     if meta.type == "STS":
@@ -349,7 +392,9 @@ def _mteb_source(name: str, task_type: str | None, data_dir: Path | None) -> Sou
         data_dir=data_dir,
         subsets=subsets,
         splits=splits,
-        context_splits=(task.train_split,) if meta.type == "Classification" else (),
+        context_splits=(task.train_split,)
+        if meta.type == "Classification"
+        else ranking_context(meta.type, splits),
         protocol=_protocol(task),
         languages=dict(meta.hf_subsets_to_langscripts),
         main_score=meta.main_score,
@@ -391,6 +436,80 @@ def _load_mteb(source: Source, subset: str) -> dict[str, Any]:
         _load_from_hub(task, source)
     dataset = task.dataset[subset] if task.metadata.is_multilingual else task.dataset
     return dict(dataset)
+
+
+def _ranking_config(subset: str, table: str) -> str:
+    return table if subset == "default" else f"{subset}-{table}"
+
+
+def _load_ranking(source: Source, subset: str) -> dict[str, Any]:
+    """A ranking subset: {split: queries, "corpus/<split>": ..., "qrels/<split>": ...,
+    ("top_ranked/<split>": ...)} as datasets in mteb's column names."""
+    import datasets
+
+    if subset not in source.subsets:
+        raise InputError(
+            f"unknown subset (config) {subset!r} for {source.name}; "
+            f"available: {', '.join(source.subsets)}"
+        )
+    folder = source.data_dir or (Path(source.dataset_path) if source.mteb_task is None else None)
+    tables: dict[str, Any] = {}
+    if folder is not None:
+        configs = read_card_configs(folder)
+        kinds = {"queries", *(c.split("/")[0] for c in source.context_splits)}
+        for kind in sorted(kinds):
+            name = _ranking_config(subset, kind)
+            if kind == "qrels" and name not in configs and "default" in configs:
+                name = "default"  # single-subset mteb datasets keep their qrels as default
+            if name not in configs:
+                raise InputError(f"{folder} has no {name} config ({source.task_type} needs it)")
+            tables[kind] = _load_local(folder, name)
+    else:
+        task = _get_mteb_task(source.mteb_task or "")
+        _load_from_hub(task, source)
+        for split in source.splits:
+            data = task.dataset[subset][split]
+            qrels = [
+                {"query-id": q, "corpus-id": d, "score": s}
+                for q, docs in data["relevant_docs"].items()
+                for d, s in docs.items()
+            ]
+            tables.setdefault("queries", {})[split] = data["queries"]
+            tables.setdefault("corpus", {})[split] = data["corpus"]
+            tables.setdefault("qrels", {})[split] = datasets.Dataset.from_list(qrels)
+            if data.get("top_ranked"):
+                ranked = [
+                    {"query-id": q, "corpus-ids": ids} for q, ids in data["top_ranked"].items()
+                ]
+                tables.setdefault("top_ranked", {})[split] = datasets.Dataset.from_list(ranked)
+    out: dict[str, Any] = {}
+    for split in source.splits:
+        if split not in tables["queries"]:
+            raise InputError(
+                f"unknown split {split!r} for {source.name}[{subset}]; "
+                f"available: {', '.join(tables['queries'])}"
+            )
+        out[split] = _checked(source, subset, split, tables["queries"][split], ("id", "text"))
+    for name in source.context_splits:
+        kind, _, split = name.partition("/")
+        table = tables.get(kind, {})
+        # a corpus or qrels table with one split serves every split
+        ds = table.get(split) if split in table else next(iter(table.values()), None)
+        if ds is None:
+            raise InputError(f"{source.name}[{subset}] has no {kind} for {split}")
+        out[name] = _checked(source, subset, name, ds, RANKING_TABLES[kind])
+    return out
+
+
+def _checked(source: Source, subset: str, split: str, ds: Any, required: tuple[str, ...]) -> Any:
+    absent = [c for c in required if c not in ds.column_names]
+    if absent:
+        raise InputError(
+            f"{source.task_type} needs columns {', '.join(required)} but "
+            f"{source.name}[{subset}/{split}] lacks {', '.join(absent)} "
+            f"(found: {', '.join(ds.column_names)})"
+        )
+    return ds
 
 
 def _single_config(folder: Path) -> str:

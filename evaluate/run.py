@@ -114,7 +114,7 @@ def score_collection(collection: Collection, encoder: Encoder) -> list[dict[str,
             if config.meta["kind"] != "original" and base is not None:
                 by_id = {r["row_id"]: r for r in base.splits.get(split, [])}
                 same = [by_id[r["row_id"]] for r in rows if r.get("status", "ok") == "ok"]
-                paired = _metrics(collection, encoder, same, context)
+                paired = _metrics(collection, encoder, same, context, split)
                 main = collection.source["main_score"]
                 record["original_same_rows"] = paired[main]
                 record["delta"] = record["main_score"] - paired[main]
@@ -132,7 +132,7 @@ def _score_rows(
     context: dict[str, list[dict[str, Any]]],
 ) -> dict[str, Any]:
     usable = [r for r in rows if r.get("status", "ok") == "ok"]
-    metrics = _metrics(collection, encoder, usable, context)
+    metrics = _metrics(collection, encoder, usable, context, split)
     meta = config.meta
     return {
         "config": config.name,
@@ -156,9 +156,10 @@ def _metrics(
     encoder: Encoder,
     rows: list[dict[str, Any]],
     context: dict[str, list[dict[str, Any]]],
+    split: str,
 ) -> Any:
     score = evaluator(collection.source["task_type"])
-    return score(Scoring(collection.source, encoder, rows, context))
+    return score(Scoring(collection.source, encoder, rows, context, split))
 
 
 def results_document(

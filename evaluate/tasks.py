@@ -20,6 +20,9 @@ EVALUATORS: dict[str, str] = {
     "PairClassification": "shiftbench.evaluate.pair_classification:evaluate",
     "Classification": "shiftbench.evaluate.classification:evaluate",
     "Clustering": "shiftbench.evaluate.clustering:evaluate",
+    "Retrieval": "shiftbench.evaluate.retrieval:evaluate",
+    "Reranking": "shiftbench.evaluate.retrieval:evaluate",
+    "Summarization": "shiftbench.evaluate.summarization:evaluate",
 }
 
 
@@ -31,6 +34,7 @@ class Scoring:
     encoder: Encoder
     rows: list[dict[str, Any]]
     context: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    split: str = "test"
 
     def embed(self, texts: list[str], role: str | None = None) -> Any:
         """Embeddings of `texts` with the prompt the model's own prompts give this task

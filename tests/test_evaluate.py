@@ -346,3 +346,151 @@ def test_two_models_axis_table_report_and_plots(
     assert again.exit_code == 0, again.output
     assert again.stdout.splitlines()[:4] == lines[at : at + 4]
     assert not (combined / "plots").exists()
+
+
+def _jsonl(path, rows):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+
+def _card(folder, configs):
+    lines = ["---", "configs:"]
+    for name, file in configs.items():
+        lines += [f"- config_name: {name}", "  data_files:", "  - split: test", f"    path: {file}"]
+    (folder / "README.md").write_text("\n".join([*lines, "---", ""]), encoding="utf-8")
+
+
+def _mteb_run(stand_in, data, split, **task_args):
+    """mteb itself, through a registered task of the type whose data is replaced."""
+    import mteb
+
+    task = mteb.get_task(stand_in, **task_args)
+    task.dataset = data
+    task.data_loaded = True
+    result = mteb.evaluate(Encoder(MODEL).model, task, cache=None, overwrite_strategy="always")
+    return result.task_results[0].scores[split][0]
+
+
+def _assert_same(ours, theirs):
+    assert ours and set(ours) <= set(theirs), sorted(set(ours) - set(theirs))
+    for metric, value in ours.items():
+        assert value == pytest.approx(theirs[metric], abs=1e-4), metric
+
+
+def _ranking_tables(folder, queries=None):
+    corpus = read_rows(folder / "corpus.jsonl")
+    qrows = read_rows(folder / "queries.jsonl")[:queries]
+    keep = {q["id"] for q in qrows}
+    qrels = [r for r in read_rows(folder / "qrels.jsonl") if r["query-id"] in keep]
+    relevant = {}
+    for r in qrels:
+        relevant.setdefault(r["query-id"], {})[r["corpus-id"]] = r["score"]
+    return corpus, qrows, qrels, relevant
+
+
+def test_retrieval_scores_as_mteb(shared_data, invoke, tmp_path):
+    """XQuADRetrieval (en): every metric mteb reports that shiftbench computes."""
+    folder = shared_data / "XQuADRetrieval"
+    out = tmp_path / "results"
+    result = invoke(
+        "evaluate", "XQuADRetrieval", "--data-dir", folder, "--subset", "en", "--split", "test",
+        "-m", MODEL, "-o", out, "--no-plots",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    (ours,) = json.loads((out / "results.json").read_text(encoding="utf-8"))["models"][0]["results"]
+    assert (ours["config"], ours["rows"]) == ("original.en", 1190)
+    corpus, queries, _, relevant = _ranking_tables(folder / "en")
+    data = {
+        "en": {
+            "validation": {
+                "corpus": datasets.Dataset.from_list(corpus),
+                "queries": datasets.Dataset.from_list(queries),
+                "relevant_docs": relevant,
+                "top_ranked": None,
+            }
+        }
+    }
+    theirs = _mteb_run("XQuADRetrieval", data, "validation", languages=["eng"])
+    _assert_same(ours["scores"], theirs)
+    assert len(ours["scores"]) == 43
+    assert ours["main_score"] == pytest.approx(theirs["ndcg_at_10"], abs=1e-4)
+
+
+def test_reranking_scores_as_mteb(shared_data, invoke, tmp_path):
+    """A reranking fixture from XQuAD (en): each query's candidates are its relevant
+    paragraph and nine others of the same article; mteb scores it as a Reranking task."""
+    corpus, queries, qrels, relevant = _ranking_tables(shared_data / "XQuADRetrieval" / "en", 300)
+    ids = [d["id"] for d in corpus]
+    ranked = []
+    for q in queries:
+        (gold,) = relevant[q["id"]]
+        at = ids.index(gold)
+        ranked.append(
+            {"query-id": q["id"], "corpus-ids": [ids[(at + s) % len(ids)] for s in range(-4, 6)]}
+        )
+    folder = tmp_path / "rerank"
+    for name, rows in [
+        ("corpus", corpus),
+        ("queries", queries),
+        ("qrels", qrels),
+        ("top_ranked", ranked),
+    ]:
+        _jsonl(folder / f"{name}.jsonl", rows)
+    _card(folder, {n: f"{n}.jsonl" for n in ("corpus", "queries", "qrels", "top_ranked")})
+    out = tmp_path / "results"
+    result = invoke("evaluate", folder, "--task-type", "Reranking", "-m", MODEL, "-o", out)
+    assert result.exit_code == 0, result.output
+    (ours,) = json.loads((out / "results.json").read_text(encoding="utf-8"))["models"][0]["results"]
+    data = {
+        "default": {
+            "test": {
+                "corpus": datasets.Dataset.from_list(corpus),
+                "queries": datasets.Dataset.from_list(queries),
+                "relevant_docs": relevant,
+                "top_ranked": {r["query-id"]: r["corpus-ids"] for r in ranked},
+            }
+        }
+    }
+    theirs = _mteb_run("AskUbuntuDupQuestions", data, "test")
+    _assert_same(ours["scores"], theirs)
+    assert ours["main_score"] == pytest.approx(theirs["map_at_1000"], abs=1e-4)
+    assert ours["scores"]["recall_at_10"] == pytest.approx(1.0)
+
+
+def test_summarization_scores_as_mteb(shared_data, invoke, tmp_path):
+    """A summarisation fixture from XQuAD paragraphs: two human summaries (the first two
+    sentences), five machine summaries (later sentences, questions about the paragraph, a
+    sentence of another paragraph) with relevance from word overlap."""
+    import re
+
+    corpus, queries, _, relevant = _ranking_tables(shared_data / "XQuADRetrieval" / "en")
+    asked = {}
+    for q in queries:
+        for doc in relevant[q["id"]]:
+            asked.setdefault(doc, []).append(q["text"])
+    rows = []
+    for i, doc in enumerate(corpus[:40]):
+        sentences = [s for s in re.split(r"(?<=[.!?])\s+", doc["text"]) if s]
+        if len(sentences) < 4 or len(asked.get(doc["id"], [])) < 2:
+            continue
+        other = re.split(r"(?<=[.!?])\s+", corpus[(i + 17) % len(corpus)]["text"])[0]
+        machine = [sentences[2], sentences[-1], *asked[doc["id"]][:2], other]
+        words = set(doc["text"].lower().split())
+        relevance = [
+            round(5 * len(words & set(m.lower().split())) / max(1, len(m.split())), 2)
+            for m in machine
+        ]
+        rows.append({"text": doc["text"], "human_summaries": sentences[:2],
+                     "machine_summaries": machine, "relevance": relevance})  # fmt: skip
+    assert len(rows) >= 20
+    folder = tmp_path / "summ"
+    _jsonl(folder / "test.jsonl", rows)
+    _card(folder, {"default": "test.jsonl"})
+    out = tmp_path / "results"
+    result = invoke("evaluate", folder, "--task-type", "Summarization", "-m", MODEL, "-o", out)
+    assert result.exit_code == 0, result.output
+    (ours,) = json.loads((out / "results.json").read_text(encoding="utf-8"))["models"][0]["results"]
+    data = datasets.DatasetDict({"test": datasets.Dataset.from_list(rows)})
+    theirs = _mteb_run("SummEvalSummarization.v2", data, "test")
+    _assert_same(ours["scores"], theirs)
+    assert len(ours["scores"]) == 6

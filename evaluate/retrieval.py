@@ -1,0 +1,146 @@
+"""Retrieval and Reranking as mteb's AbsTaskRetrieval scores them.
+
+The queries are the scored rows; the corpus and the relevance judgements (qrels) are the
+split's context and never change between the original and a variant, so a delta comes
+from the rewritten queries alone. Documents are embedded as "title text" (stripped),
+queries as their text (followed by their instruction when they have one), each with the
+model's own prompt for its role. Every query is scored against every document with the
+model's similarity function (Reranking: against its pre-ranked candidates only); the top
+1000 per query go to pytrec_eval for nDCG, MAP, recall, precision and hit rate at
+k = 1, 3, 5, 10, 20, 100, 1000, and MRR@k is computed on the same ranking (ties broken by
+document id, descending, as pytrec_eval breaks them). Queries without judgements are
+left out, as mteb leaves them out. mteb's abstention curves (nAUC) are not computed.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import defaultdict
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from shiftbench.errors import InputError
+
+if TYPE_CHECKING:
+    from shiftbench.evaluate.tasks import Scoring
+
+K_VALUES = (1, 3, 5, 10, 20, 100, 1000)
+TOP_K = max(K_VALUES)
+CORPUS_CHUNK = 50_000
+
+
+def document_text(row: dict[str, Any]) -> str:
+    title = row.get("title") or ""
+    return f"{title} {row['text']}".strip() if title else str(row["text"]).strip()
+
+
+def query_text(row: dict[str, Any]) -> str:
+    instruction = row.get("instruction")
+    return f"{row['text']} {instruction}" if instruction is not None else str(row["text"])
+
+
+def judgements(rows: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    qrels: dict[str, dict[str, int]] = defaultdict(dict)
+    for r in rows:
+        qrels[str(r["query-id"])][str(r["corpus-id"])] = int(r["score"])
+    return dict(qrels)
+
+
+def rank(
+    similarity: Any,
+    queries: np.ndarray,
+    query_ids: list[str],
+    documents: np.ndarray,
+    document_ids: list[str],
+    candidates: dict[str, list[str]] | None = None,
+) -> dict[str, dict[str, float]]:
+    """The top `TOP_K` documents of each query with their similarity scores."""
+    import torch
+
+    run: dict[str, dict[str, float]] = {}
+    if candidates is not None:
+        position = {d: i for i, d in enumerate(document_ids)}
+        for qi, qid in enumerate(query_ids):
+            ids = candidates.get(qid) or []
+            if not ids:
+                continue
+            scores = torch.as_tensor(
+                similarity(queries[qi : qi + 1], documents[[position[d] for d in ids]])
+            )[0]
+            values, idx = torch.topk(scores, min(TOP_K, len(ids)))
+            run[qid] = {
+                ids[i]: float(v) for i, v in zip(idx.tolist(), values.tolist(), strict=True)
+            }
+        return run
+    heaps: dict[str, list[tuple[float, str]]] = {q: [] for q in query_ids}
+    for start in range(0, len(document_ids), CORPUS_CHUNK):
+        chunk_ids = document_ids[start : start + CORPUS_CHUNK]
+        scores = torch.as_tensor(similarity(queries, documents[start : start + CORPUS_CHUNK]))
+        values, idx = torch.topk(scores, min(TOP_K, scores.shape[1]), dim=1)
+        for qi, qid in enumerate(query_ids):
+            heap = heaps[qid]
+            for i, v in zip(idx[qi].tolist(), values[qi].tolist(), strict=True):
+                if len(heap) < TOP_K:
+                    heapq.heappush(heap, (v, chunk_ids[i]))
+                else:
+                    heapq.heappushpop(heap, (v, chunk_ids[i]))
+    return {qid: {doc: score for score, doc in heap} for qid, heap in heaps.items()}
+
+
+def retrieval_metrics(
+    run: dict[str, dict[str, float]], qrels: dict[str, dict[str, int]]
+) -> dict[str, float]:
+    """mteb's retrieval metrics of a run against judgements (means over the queries)."""
+    import pytrec_eval
+
+    ks = ",".join(map(str, K_VALUES))
+    measures = {f"map_cut.{ks}", f"ndcg_cut.{ks}", f"recall.{ks}", f"P.{ks}", f"success.{ks}"}
+    per_query = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
+    if not per_query:
+        raise InputError("no query has both judgements and retrieved documents")
+    n = len(per_query)
+    out: dict[str, float] = {}
+    names = {"ndcg_cut": "ndcg", "map_cut": "map", "recall": "recall", "P": "precision",
+             "success": "hit_rate"}  # fmt: skip
+    for measure, name in names.items():
+        for k in K_VALUES:
+            out[f"{name}_at_{k}"] = sum(s[f"{measure}_{k}"] for s in per_query.values()) / n
+    reciprocal: dict[int, list[float]] = {k: [] for k in K_VALUES}
+    for qid, docs in run.items():
+        relevant = {d for d, grade in qrels.get(qid, {}).items() if grade > 0}
+        ranked = [d for d, _ in sorted(docs.items(), key=lambda x: (x[1], x[0]), reverse=True)]
+        first = next((i for i, d in enumerate(ranked[:TOP_K]) if d in relevant), None)
+        for k in K_VALUES:
+            reciprocal[k].append(0.0 if first is None or first >= k else 1.0 / (first + 1))
+    for k in K_VALUES:
+        out[f"mrr_at_{k}"] = float(np.mean(reciprocal[k]))
+    out["accuracy"] = out["recall_at_1"]
+    return out
+
+
+def evaluate(scoring: Scoring) -> dict[str, float]:
+    """Rank the corpus for every query (or its candidates) and score the ranking."""
+    split = scoring.split
+    corpus = scoring.context.get(f"corpus/{split}")
+    qrel_rows = scoring.context.get(f"qrels/{split}")
+    if corpus is None or qrel_rows is None:
+        raise InputError(
+            f"{scoring.source['name']}: {split} has no corpus or qrels to score against"
+        )
+    qrels = {q: docs for q, docs in judgements(qrel_rows).items() if docs}
+    queries = [r for r in scoring.rows if str(r["id"]) in qrels]
+    if not queries:
+        raise InputError(f"{scoring.source['name']}: no query of {split} has judgements")
+    query_ids = [str(r["id"]) for r in queries]
+    candidates = None
+    if f"top_ranked/{split}" in scoring.context:
+        candidates = {
+            str(r["query-id"]): [str(d) for d in r["corpus-ids"]]
+            for r in scoring.context[f"top_ranked/{split}"]
+        }
+    document_ids = [str(r["id"]) for r in corpus]
+    q = scoring.embed([query_text(r) for r in queries], role="query")
+    d = scoring.embed([document_text(r) for r in corpus], role="document")
+    run = rank(scoring.encoder.model.similarity, q, query_ids, d, document_ids, candidates)
+    return retrieval_metrics(run, qrels)
