@@ -275,8 +275,10 @@ def _local_source(folder: Path, task_type: str, *, name: str) -> Source:
                 "queries and qrels configs (or <lang>-corpus, <lang>-queries, <lang>-qrels)"
             )
         first = configs[_ranking_config(subsets[0], "queries")]
-    default_splits = ("test",) if "test" in first else tuple(first)
-    context = ("train",) if task_type == "Classification" and "train" in first else ()
+    default_splits: tuple[str, ...] = ("test",) if "test" in first else tuple(first)
+    context: tuple[str, ...] = ()
+    if task_type == "Classification" and "train" in first:
+        context = ("train",)
     context = ranking_context(task_type, default_splits) or context
     return Source(
         name=name,

@@ -306,6 +306,24 @@ def human_size(size: int) -> str:
 
 def verify(spec: str, *, load: bool = True, quiet: bool = False) -> list[str]:
     """Download `ORG/NAME@vX.Y.Z` and check it against its manifest; returns the problems."""
+    with tempfile.TemporaryDirectory(prefix="shiftbench-verify-") as scratch:
+        local, repo, tag, sha = fetch_release(spec, Path(scratch), quiet=quiet, what="verify")
+        problems = check_files(local, tag)
+        doc = json.loads((local / MANIFEST).read_text(encoding="utf-8"))
+        if load and not problems:
+            problems += _load_all(local, doc.get("configs", {}))
+    click.echo(
+        f"{repo}@{tag} (commit {sha}): {len(doc.get('files', []))} files checked against "
+        f"{MANIFEST}" + (f", {len(doc.get('configs', {}))} configs loaded" if load else "")
+    )
+    return problems
+
+
+def fetch_release(
+    spec: str, scratch: Path, *, quiet: bool = False, what: str = "verify"
+) -> tuple[Path, str, str, str]:
+    """Download the snapshot of `ORG/NAME@vX.Y.Z` into `scratch`; returns (folder, repo,
+    tag, commit)."""
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import RepositoryNotFoundError, RevisionNotFoundError
 
@@ -313,7 +331,7 @@ def verify(spec: str, *, load: bool = True, quiet: bool = False) -> list[str]:
 
     repo, _, version = spec.partition("@")
     if not version:
-        raise InputError(f"name the version to verify: ORG/NAME@vX.Y.Z, got {spec!r}")
+        raise InputError(f"name the version to {what}: ORG/NAME@vX.Y.Z, got {spec!r}")
     check_repo(repo)
     tag = check_version(version)
     api = _api()
@@ -331,29 +349,20 @@ def verify(spec: str, *, load: bool = True, quiet: bool = False) -> list[str]:
         raise InputError(f"{repo} is not a dataset repository on the Hub") from None
     except RevisionNotFoundError:
         raise InputError(f"{repo} has no version {tag}") from None
-    with tempfile.TemporaryDirectory(prefix="shiftbench-verify-") as scratch:
-        local = Path(
-            with_retries(
-                "download",
-                lambda: snapshot_download(
-                    repo, repo_type="dataset", revision=info.sha,
-                    local_dir=Path(scratch) / "repo", endpoint=api.endpoint,
-                ),
-                quiet=quiet,
-            )
-        )  # fmt: skip
-        problems = _check_files(local, tag)
-        doc = json.loads((local / MANIFEST).read_text(encoding="utf-8"))
-        if load and not problems:
-            problems += _load_all(local, doc.get("configs", {}))
-    click.echo(
-        f"{repo}@{tag} (commit {info.sha}): {len(doc.get('files', []))} files checked against "
-        f"{MANIFEST}" + (f", {len(doc.get('configs', {}))} configs loaded" if load else "")
-    )
-    return problems
+    local = Path(
+        with_retries(
+            "download",
+            lambda: snapshot_download(
+                repo, repo_type="dataset", revision=info.sha,
+                local_dir=scratch / "repo", endpoint=api.endpoint,
+            ),
+            quiet=quiet,
+        )
+    )  # fmt: skip
+    return local, repo, tag, str(info.sha)
 
 
-def _check_files(local: Path, tag: str) -> list[str]:
+def check_files(local: Path, tag: str) -> list[str]:
     """Every file against the manifest: present, same size and sha256, nothing extra."""
     if not (local / MANIFEST).is_file():
         raise InputError(f"version {tag} holds no {MANIFEST}: not a shiftbench release")

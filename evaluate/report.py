@@ -24,6 +24,7 @@ import numpy as np
 from shiftbench.stats import hodges_lehmann, holm, wilcoxon_signed_rank
 
 AXES = ("Lexical/Stylistic", "Length", "Language")
+PROBE = ("mrr", "hits_at_1", "hits_at_3")
 SPLIT_HALF_DRAWS = 200
 SPLIT_HALF_SEED = 0
 
@@ -48,6 +49,8 @@ class Unit:
     transforms: dict[str, Pair] = field(default_factory=dict)
     axis_of: dict[str, str] = field(default_factory=dict)
     seeds: dict[str, int] = field(default_factory=dict)
+    # the EvalRank probe per transformation: mrr, hits_at_1, hits_at_3 (means over seeds)
+    probe: dict[str, dict[str, float]] = field(default_factory=dict)
 
     def axes(self) -> dict[str, Pair]:
         by_axis: dict[str, list[Pair]] = defaultdict(list)
@@ -110,6 +113,14 @@ def _unit(model: str, dataset: str, subset: str, task_type: str, records: list[d
             fmean(p.score for p in per_seed), fmean(p.delta for p in per_seed)
         )
         unit.seeds[name] = len(per_seed)
+        probes = [
+            r["evalrank"]
+            for rs in seeds.values()
+            for r in rs
+            if (r.get("evalrank") or {}).get("pairs")
+        ]
+        if probes:
+            unit.probe[name] = {k: fmean(p[k] for p in probes) for k in PROBE}
     return unit
 
 
@@ -117,6 +128,12 @@ def _mean_pairs(pairs: Sequence[Pair]) -> dict[str, float] | None:
     if not pairs:
         return None
     return {"score": fmean(p.score for p in pairs), "delta": fmean(p.delta for p in pairs)}
+
+
+def _mean_probe(probes: list[dict[str, float]]) -> dict[str, Any]:
+    if not probes:
+        return {}
+    return {"evalrank": {k: fmean(p[k] for p in probes) for k in PROBE}}
 
 
 def model_summary(all_units: list[Unit]) -> dict[str, dict[str, Any]]:
@@ -136,6 +153,7 @@ def model_summary(all_units: list[Unit]) -> dict[str, dict[str, Any]]:
                 t: {
                     "axis": axis_of[t],
                     **(_mean_pairs([u.transforms[t] for u in mine if t in u.transforms]) or {}),
+                    **_mean_probe([u.probe[t] for u in mine if t in u.probe]),
                 }
                 for t in transforms
             },
@@ -284,7 +302,12 @@ def summarise(documents: list[dict[str, Any]]) -> dict[str, Any]:
                 "task_type": u.task_type,
                 "original": u.original,
                 "transforms": {
-                    t: {"axis": u.axis_of[t], "seeds": u.seeds[t], **vars(p)}
+                    t: {
+                        "axis": u.axis_of[t],
+                        "seeds": u.seeds[t],
+                        **vars(p),
+                        **({"evalrank": u.probe[t]} if t in u.probe else {}),
+                    }
                     for t, p in u.transforms.items()
                 },
             }
@@ -358,13 +381,21 @@ def markdown_report(documents: list[dict[str, Any]], summary: dict[str, Any]) ->
     )
     parts += ["", markdown_table(*axis_rows(summary)), ""]
     parts += ["## Transformations", ""]
-    header = ["model", "transform", "axis", "score", "delta"]
+    header = ["model", "transform", "axis", "score", "delta", "EvalRank MRR", "Hits@1", "Hits@3"]
     rows = [
-        [m, t, v["axis"], _num(v.get("score")), _num(v.get("delta"), True)]
+        [
+            m, t, v["axis"], _num(v.get("score")), _num(v.get("delta"), True),
+            *(_num(v.get("evalrank", {}).get(k)) for k in PROBE),
+        ]
         for m, s in summary["models"].items()
         for t, v in s["transforms"].items()
-    ]
+    ]  # fmt: skip
     parts += [markdown_table(header, rows, left=3), ""]
+    parts += [
+        "EvalRank: each transformed text ranks all original texts of its split by cosine "
+        "similarity; MRR and Hits@k of its own original (no labels needed).",
+        "",
+    ]
     for doc, label in zip(documents, summary["datasets"], strict=True):
         parts += [f"## {label}: {doc['task_type']}, {doc['main_score']}", ""]
         header = ["model", "config", "split", "rows", "score", "original (same rows)", "delta"]

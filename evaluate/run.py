@@ -72,11 +72,35 @@ def collect_source(source: Source) -> Collection:
     return Collection(source.name, source_meta(source), configs)
 
 
+RELEASE = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+@.+$")
+
+
 def collect(target: str, source_factory: Any) -> Collection:
-    """A run folder when `target` is one; otherwise whatever `source_factory` resolves."""
+    """A run folder when `target` is one; a published release for `ORG/NAME@vX.Y.Z`;
+    otherwise whatever `source_factory` resolves."""
     if is_run_folder(Path(target)):
         return collect_run_folder(Path(target))
+    if RELEASE.match(target) and not Path(target).exists():
+        return collect_release(target)
     return collect_source(source_factory(target))
+
+
+def collect_release(spec: str) -> Collection:
+    """A published version, downloaded and checked file by file against its manifest
+    before anything is scored."""
+    import tempfile
+
+    from shiftbench.cards.publish import check_files, fetch_release
+
+    with tempfile.TemporaryDirectory(prefix="shiftbench-evaluate-") as scratch:
+        local, repo, tag, sha = fetch_release(spec, Path(scratch), quiet=True, what="evaluate")
+        problems = check_files(local, tag)
+        if problems:
+            raise InputError(f"{repo}@{tag} does not match its manifest: {problems[0]}")
+        collection = collect_run_folder(local)
+    collection.label = f"{repo.split('/')[-1]}@{tag}"
+    collection.source = {**collection.source, "release": {"repo": repo, "tag": tag, "commit": sha}}
+    return collection
 
 
 def require_supported(collection: Collection) -> None:
@@ -118,9 +142,27 @@ def score_collection(collection: Collection, encoder: Encoder) -> list[dict[str,
                 main = collection.source["main_score"]
                 record["original_same_rows"] = paired[main]
                 record["delta"] = record["main_score"] - paired[main]
+                record["evalrank"] = _evalrank(collection, encoder, rows, by_id, split)
             record["evaluation_time"] = round(time.perf_counter() - started, 3)
             records.append(record)
     return records
+
+
+def _evalrank(
+    collection: Collection,
+    encoder: Encoder,
+    rows: list[dict[str, Any]],
+    by_id: dict[Any, dict[str, Any]],
+    split: str,
+) -> dict[str, float]:
+    from shiftbench.evaluate.evalrank import evalrank, text_pairs
+
+    fields = list(collection.source["text_fields"])
+    ok = [r for r in rows if r.get("status", "ok") == "ok"]
+    pairs = text_pairs(ok, by_id, fields)
+    background = [t for _, t in text_pairs(list(by_id.values()), by_id, fields)]
+    scoring = Scoring(collection.source, encoder, ok, {}, split)
+    return evalrank(scoring, pairs, background)
 
 
 def _score_rows(
@@ -148,6 +190,7 @@ def _score_rows(
         "main_score": metrics[collection.source["main_score"]],
         "original_same_rows": None,
         "delta": None,
+        "evalrank": None,
     }
 
 

@@ -394,6 +394,15 @@ def test_verify_finds_a_changed_file(stsb_run, hub, tmp_path):
     assert done.stderr.strip().splitlines()[-1] == (
         f"Error: {REPO}@v1.0.0 does not match its manifest (1 problems)"
     )
+    # evaluate refuses to score a version that does not match its manifest
+    out = tmp_path / "results"
+    done = shiftbench(env, "evaluate", f"{REPO}@v1.0.0", "-m", MODEL, "-o", out)
+    assert done.returncode == 2
+    assert done.stderr == (
+        f"Error: {REPO}@v1.0.0 does not match its manifest: "
+        "original/test.jsonl: content differs from the manifest's sha256\n"
+    )
+    assert not out.exists()
 
 
 def test_mteb_evaluates_a_published_config(stsb_run, hub, invoke, tmp_path):
@@ -433,6 +442,18 @@ def test_mteb_evaluates_a_published_config(stsb_run, hub, invoke, tmp_path):
     assert invoke("evaluate", folder, "-m", MODEL, "-o", out2).exit_code == 0
     again = json.loads((out2 / "results.json").read_text(encoding="utf-8"))["models"][0]["results"]
     assert [r["scores"] for r in again] == [r["scores"] for r in doc["models"][0]["results"]]
+
+    # Or in one step: evaluate the published version by name.
+    out3 = tmp_path / "by-name"
+    done = shiftbench(env, "evaluate", f"{REPO}@v1.0.0", "-m", MODEL, "-o", out3, "--no-plots")
+    assert done.returncode == 0, done.stderr
+    named = json.loads((out3 / "results.json").read_text(encoding="utf-8"))
+    assert named["target"] == f"{REPO.split('/')[-1]}@v1.0.0"
+    assert named["source"]["release"] == {
+        "repo": REPO, "tag": "v1.0.0", "commit": tags(hub)["v1.0.0"]
+    }  # fmt: skip
+    by_name = named["models"][0]["results"]
+    assert [r["scores"] for r in by_name] == [r["scores"] for r in doc["models"][0]["results"]]
 
 
 def test_card_of_a_run_over_two_subsets(scripted, invoke, shared_data, tmp_path):

@@ -494,3 +494,35 @@ def test_summarization_scores_as_mteb(shared_data, invoke, tmp_path):
     theirs = _mteb_run("SummEvalSummarization.v2", data, "test")
     _assert_same(ours["scores"], theirs)
     assert len(ours["scores"]) == 6
+
+
+def test_evalrank_ranks_each_original_among_all_originals():
+    """Hand-made vectors: a' is nearest its original, b' is nearer C than B, c' is
+    nearest to A then B then C (its original third)."""
+    from shiftbench.evaluate.evalrank import evalrank, text_pairs
+    from shiftbench.evaluate.tasks import Scoring
+
+    vectors = {
+        "A": [1.0, 0.0, 0.0], "B": [0.0, 1.0, 0.0], "C": [0.0, 0.0, 1.0],
+        "a'": [0.9, 0.1, 0.0], "b'": [0.0, 0.6, 0.8], "c'": [0.7, 0.5, 0.3],
+    }  # fmt: skip
+
+    class Fixed:
+        def prompt(self, *args):
+            return None
+
+        def embed(self, texts, prompt=None):
+            return np.asarray([vectors[t] for t in texts])
+
+    originals = {i: {"row_id": i, "sentence1": t} for i, t in enumerate("ABC")}
+    variant = [{"row_id": i, "sentence1": t + "'"} for i, t in enumerate("abc")]
+    pairs = text_pairs(variant, originals, ["sentence1"])
+    assert pairs == [("a'", "A"), ("b'", "B"), ("c'", "C")]
+    source = {"task_type": "STS", "name": "hand"}
+    probe = evalrank(Scoring(source, Fixed(), variant), pairs, ["A", "B", "C", "A"])
+    assert probe == {
+        "pairs": 3,
+        "mrr": pytest.approx((1 + 1 / 2 + 1 / 3) / 3),
+        "hits_at_1": pytest.approx(1 / 3),
+        "hits_at_3": 1.0,
+    }
