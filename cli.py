@@ -1102,13 +1102,16 @@ def evaluate(
     plots: bool,
     quiet: bool,
 ) -> None:
-    """Score encoders on TARGET: a run folder (original and every variant) or a source.
+    """Score encoders on TARGET: a run folder (original and every variant), a published
+    release ORG/NAME@vX.Y.Z, or a source (MTEB task, local folder, sample).
 
     Scores follow mteb's protocol for the task type (main scores: STS cosine_spearman,
-    PairClassification max_ap, Classification accuracy, Clustering v_measure). For each
-    variant, only rows whose status is ok are scored, and the original is scored again on
-    those same rows, so the delta compares like with like. Classification trains on the
-    original train split for every config.
+    PairClassification max_ap, Classification accuracy, Clustering v_measure, Retrieval
+    ndcg_at_10, Reranking map_at_1000, Summarization cosine_spearman). For each variant,
+    only rows whose status is ok are scored, and the original is scored again on those
+    same rows, so the delta compares like with like; an EvalRank probe (MRR, Hits@1/3 of
+    each original among all originals) comes with it. Classification trains on the
+    original train split, and ranking tasks search the original corpus, for every config.
 
     The results folder holds results.json (everything), one mteb-style file per model
     and config (<model>/<revision>/<config>.json), summary.json and report.md (the axis

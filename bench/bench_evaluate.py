@@ -99,7 +99,13 @@ def write_variants_folder(folder: Path, rows: list[dict], variants: int) -> list
 
 
 def variants_part(encoder, source, variants: int, repeat: int) -> None:
-    from shiftbench.evaluate.run import collect_run_folder, collect_source, score_collection
+    from shiftbench.evaluate.run import (
+        collect_run_folder,
+        collect_source,
+        results_document,
+        score_collection,
+        write_outputs,
+    )
 
     (original,) = collect_source(source).configs
     rows = original.splits["test"]
@@ -115,7 +121,11 @@ def variants_part(encoder, source, variants: int, repeat: int) -> None:
             bare_times.append(time.perf_counter() - start)
             encoder._cache.clear()
             start = time.perf_counter()
-            records = score_collection(collect_run_folder(folder), encoder)
+            collection = collect_run_folder(folder)
+            records = score_collection(collection, encoder)
+            # the whole of what evaluate writes: results, mteb-style files, report, plots
+            document = results_document(collection, [(encoder, records)])
+            write_outputs(Path(scratch) / "results", [document], per_config=True, plots=True)
             ours_times.append(time.perf_counter() - start)
     print(
         f"original + {variants} variants: {len(records)} configs scored, {len(texts)} unique texts"

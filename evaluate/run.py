@@ -72,7 +72,7 @@ def collect_source(source: Source) -> Collection:
     return Collection(source.name, source_meta(source), configs)
 
 
-RELEASE = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+@.+$")
+RELEASE = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+@.*$")
 
 
 def collect(target: str, source_factory: Any) -> Collection:

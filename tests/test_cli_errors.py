@@ -242,3 +242,18 @@ def test_evaluate_unsupported_task_type(invoke, tmp_path):
         "src is Retrieval",
         out,
     )
+
+
+def test_report_refuses_a_folder_that_is_not_evaluate_results(invoke, tmp_path):
+    folder = tmp_path / "not-results"
+    folder.mkdir()
+    (folder / "results.json").write_text('{"something": 1}', encoding="utf-8")
+    out = tmp_path / "report"
+    result = invoke("report", folder, "-o", out)
+    assert_refused(result, f"{folder} is not an evaluate results folder (no models or target)", out)
+
+
+def test_evaluate_release_without_a_version(invoke, tmp_path):
+    out = tmp_path / "results"
+    result = invoke("evaluate", "my-org/stsb@", "-m", "x", "-o", out)
+    assert_refused(result, "name the version to evaluate: ORG/NAME@vX.Y.Z, got 'my-org/stsb@'", out)
