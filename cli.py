@@ -1136,7 +1136,7 @@ def evaluate(
             spec, task_type=task_type, data_dir=data_dir, subsets=subsets, splits=splits
         )
 
-    collection = collect(target, factory)
+    collection = collect(target, factory, data_dir)
     require_supported(collection)
     per_model = []
     for name in dict.fromkeys(models):

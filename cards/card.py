@@ -417,9 +417,23 @@ def _evaluating(meta: dict[str, Any], repo: str | None, tag: str | None) -> list
             f"hf download {repo} --repo-type dataset --revision {tag} --local-dir {local}",
             f"shiftbench evaluate {local} -m sentence-transformers/all-MiniLM-L6-v2",
             "```",
+            "",
+            f"or in one step, `shiftbench evaluate {repo}@{tag} -m MODEL` (the download is "
+            "checked against the release manifest first).",
         ]
     else:
         out += ["```bash", "shiftbench evaluate path/to/run-folder -m MODEL", "```"]
+    if source["task_type"] in ("Retrieval", "Reranking"):
+        revision = source.get("revision") or "unknown"
+        # a local source's path is never written into a card
+        where = source["dataset_path"] if source.get("mteb_task") else "the source folder"
+        out += [
+            "",
+            f"Only the queries are rewritten. The corpus and the relevance judgements are "
+            f"the source's ({where} at revision `{revision}`), and "
+            "evaluate reads them from there (`--data-dir` for a local copy), so every config "
+            "searches the same corpus.",
+        ]
     single = list(source.get("subsets", ["default"])) == ["default"]
     if source["task_type"] != "STS" or name is None or not (repo and tag and single):
         return out

@@ -75,14 +75,50 @@ def collect_source(source: Source) -> Collection:
 RELEASE = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+@.*$")
 
 
-def collect(target: str, source_factory: Any) -> Collection:
+def collect(target: str, source_factory: Any, data_dir: str | None = None) -> Collection:
     """A run folder when `target` is one; a published release for `ORG/NAME@vX.Y.Z`;
-    otherwise whatever `source_factory` resolves."""
+    otherwise whatever `source_factory` resolves. A ranking task's run folder or release
+    gets its corpus and judgements from its source (`data_dir` for a local copy)."""
     if is_run_folder(Path(target)):
-        return collect_run_folder(Path(target))
+        return with_ranking_context(collect_run_folder(Path(target)), data_dir)
     if RELEASE.match(target) and not Path(target).exists():
-        return collect_release(target)
+        return with_ranking_context(collect_release(target), data_dir)
     return collect_source(source_factory(target))
+
+
+def with_ranking_context(collection: Collection, data_dir: str | None) -> Collection:
+    """Add the source's corpus, qrels (and candidates) to a ranking run's original
+    configs, after checking that the source is at the revision the run was made from."""
+    from shiftbench.sources import RANKING_TYPES, resolve_source
+
+    recorded = collection.source
+    if recorded["task_type"] not in RANKING_TYPES:
+        return collection
+    originals = [c for c in collection.configs if c.meta["kind"] == "original"]
+    spec = recorded.get("mteb_task") or recorded["dataset_path"]
+    try:
+        source = resolve_source(
+            spec,
+            task_type=None if recorded.get("mteb_task") else recorded["task_type"],
+            data_dir=data_dir,
+            subsets=tuple(dict.fromkeys(c.meta["subset"] for c in originals)),
+            splits=tuple(recorded["splits"]),
+        )
+        if source.revision != recorded.get("revision"):
+            raise InputError(
+                f"{spec} is at revision {source.revision}, the run was made from "
+                f"{recorded.get('revision')}"
+            )
+        for config in originals:
+            loaded = source.load(config.meta["subset"])
+            for name in source.context_splits:
+                config.splits[name] = [dict(r) for r in loaded[name].to_list()]
+    except InputError as exc:
+        raise InputError(
+            f"{collection.label} is a {recorded['task_type']} run: its corpus and judgements "
+            f"come from its source, which failed: {exc}"
+        ) from None
+    return collection
 
 
 def collect_release(spec: str) -> Collection:

@@ -12,7 +12,7 @@ from shiftbench.gen.languages import Language, get_language
 from shiftbench.gen.rewrite import OK, RowResult, Variant, needs_source_language, rewrite_texts
 from shiftbench.gen.transforms import PIVOT, SOURCE
 from shiftbench.runfolder import ConfigData, check_target, config_name, tally_status, write_run
-from shiftbench.sources import TABULAR_TYPES, Source
+from shiftbench.sources import RANKING_TYPES, TABULAR_TYPES, Source
 
 
 def source_meta(source: Source) -> dict[str, Any]:
@@ -54,12 +54,12 @@ def run_gen(
     writes nothing. With `shard` (index, count), only rows whose row_id % count == index are
     made; `shiftbench merge` puts the shards together. Returns the configs written.
     """
-    if source.task_type not in TABULAR_TYPES:
+    if source.task_type not in (*TABULAR_TYPES, *RANKING_TYPES):
         raise InputError(
             f"gen does not rewrite {source.task_type} tasks yet; it handles "
-            f"{', '.join(TABULAR_TYPES)}"
+            f"{', '.join((*TABULAR_TYPES, *RANKING_TYPES))}"
         )
-    data = {subset: _rows(source.load(subset), limit, shard) for subset in source.subsets}
+    data = {subset: _rows(_rewritable(source, subset), limit, shard) for subset in source.subsets}
     for subset, splits in data.items():
         _check_text_columns(source, subset, {s: splits[s] for s in source.splits})
     languages = {subset: subset_language(source, subset) for subset in source.subsets}
@@ -136,6 +136,16 @@ def failure_share(configs: list[ConfigData]) -> tuple[int, int]:
             total += sum(counts.values())
             failed += sum(n for status, n in counts.items() if status != OK)
     return failed, total
+
+
+def _rewritable(source: Source, subset: str) -> dict[str, Any]:
+    """The splits a run folder holds. A ranking task's run folder holds its queries only:
+    the corpus, judgements and candidates stay in the source (named with its revision in
+    shiftbench.json), where evaluate reads them."""
+    loaded = source.load(subset)
+    if source.task_type in RANKING_TYPES:
+        return {s: loaded[s] for s in source.splits}
+    return loaded
 
 
 def _rows(

@@ -587,3 +587,60 @@ def test_model_prompts_are_used_and_recorded(invoke, tmp_path):
         (0.0, 5.0),
     )
     assert doc["results"][0]["main_score"] == pytest.approx(expected["cosine_spearman"], abs=1e-6)
+
+
+def test_retrieval_run_rewrites_queries_and_scores_against_the_source_corpus(
+    scripted, shared_data, invoke, tmp_path
+):
+    """gen rewrites only the queries; the run folder names its source, and evaluate
+    scores every config against the source's corpus and judgements."""
+    data = shared_data / "XQuADRetrieval"
+    run = tmp_path / "run"
+    result = invoke(
+        "gen", "XQuADRetrieval", "--data-dir", data, "--subset", "en", "--split", "test",
+        "--limit", "120", "-t", "paraphrase", "-s", "1", "-b", "scripted", "-q", "-o", run,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in run.iterdir() if p.is_dir()) == [
+        "original.en",
+        "paraphrase-s1.en",
+    ]
+    assert [p.name for p in (run / "original.en").iterdir()] == ["test.jsonl"]
+    rows = read_rows(run / "paraphrase-s1.en" / "test.jsonl")
+    queries = read_rows(data / "en" / "queries.jsonl")[:120]
+    assert [r["text"] for r in rows] == [f"REWRITTEN {q['text'].strip()}" for q in queries]
+    assert [r["id"] for r in rows] == [q["id"] for q in queries]
+
+    out = tmp_path / "results"
+    refused = invoke("evaluate", run, "-m", MODEL, "-o", out)
+    assert refused.exit_code == 2
+    assert refused.stderr.startswith(
+        "Error: run is a Retrieval run: its corpus and judgements come from its source, "
+        "which failed: cannot load mteb/XQuADRetrieval@"
+    )
+    assert not out.exists()
+
+    result = invoke("evaluate", run, "--data-dir", data, "-m", MODEL, "-o", out)
+    assert result.exit_code == 0, result.output
+    original, variant = json.loads((out / "results.json").read_text(encoding="utf-8"))["models"][0][
+        "results"
+    ]
+    assert (original["rows"], variant["rows"]) == (120, 120)
+    assert variant["original_same_rows"] == original["main_score"]
+    assert variant["delta"] == variant["main_score"] - original["main_score"] != 0
+    assert variant["evalrank"]["pairs"] == 120
+    # the original's 120 queries against the whole corpus, as evaluate scores the source
+    from shiftbench.evaluate.retrieval import judgements, rank, retrieval_metrics
+
+    corpus = read_rows(data / "en" / "corpus.jsonl")
+    qrels = judgements(read_rows(data / "en" / "qrels.jsonl"))
+    encoder = Encoder(MODEL)
+    run_ = rank(
+        encoder.model.similarity,
+        encoder.embed([q["text"] for q in queries], ""),
+        [q["id"] for q in queries],
+        encoder.embed([f"{d['title']} {d['text']}".strip() for d in corpus], ""),
+        [d["id"] for d in corpus],
+    )
+    expected = retrieval_metrics(run_, {q["id"]: qrels[q["id"]] for q in queries})
+    assert original["main_score"] == pytest.approx(expected["ndcg_at_10"], abs=1e-9)
