@@ -1141,13 +1141,17 @@ def evaluate(
     per_model = []
     for name in dict.fromkeys(models):
         encoder = Encoder(
-            name, batch_size=batch_size, device=device, precision=precision, cache_dir=cache_dir
+            name,
+            batch_size=batch_size,
+            device=device,
+            precision=precision,
+            cache_dir=cache_dir,
+            progress=not quiet,
         )
         records = score_collection(collection, encoder)
         per_model.append((encoder, records))
-        if not quiet:
-            click.echo(format_table(name, collection.source["main_score"], records))
-            click.echo("")
+        click.echo(format_table(name, collection.source["main_score"], records))
+        click.echo("")
     folder = output or default_output(collection.label)
     summary = write_outputs(
         folder, [results_document(collection, per_model)], per_config=True, plots=plots

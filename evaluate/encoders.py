@@ -141,6 +141,7 @@ class Encoder:
         device: str | None = None,
         precision: str = "float32",
         cache_dir: Path | None = None,
+        progress: bool = False,
     ) -> None:
         if precision not in PRECISIONS:
             raise InputError(
@@ -151,6 +152,7 @@ class Encoder:
         self.batch_size = batch_size
         self.device = device
         self.precision = precision
+        self.progress = progress
         self.model = self._load()
         self.revision = model_revision(self.path, self.package)
         self._cache: dict[tuple[str | None, str], np.ndarray] = {}
@@ -238,7 +240,7 @@ class Encoder:
                     prompt=prompt,
                     batch_size=self.batch_size,
                     convert_to_numpy=True,
-                    show_progress_bar=False,
+                    show_progress_bar=self.progress and len(chunk) > 4 * self.batch_size,
                 ),
                 dtype=np.float32,
             )
