@@ -407,7 +407,14 @@ def _mteb_source(name: str, task_type: str | None, data_dir: Path | None) -> Sou
 
 
 def _protocol(task: Any) -> dict[str, Any]:
-    """The evaluation settings an mteb Classification task carries."""
+    """The evaluation settings an mteb task carries: Classification's rounds, sizes and
+    seed; which of mteb's two clustering protocols a Clustering task uses."""
+    if task.metadata.type == "Clustering":
+        from mteb.abstasks.clustering_legacy import AbsTaskClusteringLegacy
+
+        return {
+            "clustering": "legacy" if isinstance(task, AbsTaskClusteringLegacy) else "bootstrap"
+        }
     if task.metadata.type != "Classification":
         return {}
     return {

@@ -56,6 +56,7 @@ def collect_run_folder(folder: Path) -> Collection:
 def collect_source(source: Source) -> Collection:
     from shiftbench.gen.generate import source_meta
 
+    require_evaluable(source_meta(source), source.name)
     configs = []
     for subset in source.subsets:
         splits = {
@@ -139,13 +140,24 @@ def collect_release(spec: str) -> Collection:
     return collection
 
 
-def require_supported(collection: Collection) -> None:
-    task_type = collection.source["task_type"]
+def require_evaluable(source: dict[str, Any], label: str) -> None:
+    """Refuse what evaluate cannot score with mteb's protocol, before any data loads."""
+    task_type = source["task_type"]
     if task_type not in EVALUATORS:
         raise InputError(
-            f"evaluate scores {', '.join(EVALUATORS)} tasks so far; "
-            f"{collection.label} is {task_type}"
+            f"evaluate scores {', '.join(EVALUATORS)} tasks so far; {label} is {task_type}"
         )
+    if (source.get("protocol") or {}).get("clustering") == "bootstrap":
+        raise InputError(
+            f"{source['name']} uses mteb's bootstrapped clustering protocol, which evaluate "
+            "does not implement; it scores Clustering with mteb's legacy protocol (a local "
+            "folder with --task-type Clustering is scored that way)"
+        )
+
+
+def require_supported(collection: Collection) -> None:
+    require_evaluable(collection.source, collection.label)
+    task_type = collection.source["task_type"]
     if task_type == "Classification":
         train = train_split(collection.source)
         for config in collection.configs:

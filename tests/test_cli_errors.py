@@ -238,8 +238,17 @@ def test_evaluate_unsupported_task_type(invoke, tmp_path):
     result = invoke("evaluate", folder, "--task-type", "Retrieval", "-m", "x", "-o", out)
     assert_refused(
         result,
-        "evaluate scores STS, PairClassification, Classification, Clustering tasks so far; "
-        "src is Retrieval",
+        f"{folder} has no queries config; a Retrieval folder holds corpus, queries and "
+        "qrels configs (or <lang>-corpus, <lang>-queries, <lang>-qrels)",
+        out,
+    )
+    # mteb's bootstrapped clustering protocol is refused before any data loads
+    result = invoke("evaluate", "ArXivHierarchicalClusteringS2S", "-m", "x", "-o", out)
+    assert_refused(
+        result,
+        "ArXivHierarchicalClusteringS2S uses mteb's bootstrapped clustering protocol, which "
+        "evaluate does not implement; it scores Clustering with mteb's legacy protocol (a "
+        "local folder with --task-type Clustering is scored that way)",
         out,
     )
 
