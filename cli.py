@@ -157,6 +157,14 @@ def make_judges(
     return made
 
 
+plots_option = click.option(
+    "--plots/--no-plots",
+    default=True,
+    show_default=True,
+    help="Write the PNG plots (bars, heatmap, scatter).",
+)
+
+
 def quiet_option(func: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--quiet", "-q", is_flag=True, help="No progress bars.")(func)
 
@@ -1085,7 +1093,7 @@ def merge(shards: tuple[Path, ...], output: Path) -> None:
     default=None,
     help="Results folder. Default: shiftbench-results/<target>.",
 )
-@click.option("--plots/--no-plots", default=True, show_default=True, help="Write the PNG plots.")
+@plots_option
 @quiet_option
 def evaluate(
     target: str,
@@ -1171,7 +1179,7 @@ def evaluate(
     required=True,
     help="Folder for summary.json, report.md and plots/.",
 )
-@click.option("--plots/--no-plots", default=True, show_default=True, help="Write the PNG plots.")
+@plots_option
 def report(results: tuple[Path, ...], output: Path, plots: bool) -> None:
     """Combine evaluate results folders (several datasets) into one robustness report.
 
