@@ -25,6 +25,7 @@ from shiftbench.stats import hodges_lehmann, holm, wilcoxon_signed_rank
 
 AXES = ("Lexical/Stylistic", "Length", "Language")
 PROBE = ("mrr", "hits_at_1", "hits_at_3")
+ALL_MODELS = "(all models)"
 SPLIT_HALF_DRAWS = 200
 SPLIT_HALF_SEED = 0
 
@@ -170,10 +171,14 @@ def model_summary(all_units: list[Unit]) -> dict[str, dict[str, Any]]:
 def transform_tests(all_units: list[Unit], level: float = 0.95) -> list[dict[str, Any]]:
     """Per model and transformation, over units: the Wilcoxon signed-rank test of the
     paired deltas, their Hodges-Lehmann shift with its confidence interval, and Holm's
-    adjustment across the model's transformations."""
+    adjustment across the model's transformations. With several models, the same again
+    over every (model, unit) pair, as model "(all models)"."""
     rows: list[dict[str, Any]] = []
-    for model in dict.fromkeys(u.model for u in all_units):
-        mine = [u for u in all_units if u.model == model]
+    models = list(dict.fromkeys(u.model for u in all_units))
+    groups = [(m, [u for u in all_units if u.model == m]) for m in models]
+    if len(models) > 1:
+        groups.append((ALL_MODELS, all_units))
+    for model, mine in groups:
         names = list(dict.fromkeys(t for u in mine for t in u.transforms))
         first = len(rows)
         for name in names:
@@ -410,7 +415,7 @@ def markdown_report(documents: list[dict[str, Any]], summary: dict[str, Any]) ->
         parts += [markdown_table(header, rows, left=3), ""]
     parts += ["## Statistics", ""]
     parts.append(
-        "Over units (dataset subsets): Wilcoxon signed-rank test of the deltas (exact when "
+        "Over units (dataset subsets; "(all models)" pools every model and unit): Wilcoxon signed-rank test of the deltas (exact when "
         "it can be), Hodges-Lehmann shift with its confidence interval, Holm-adjusted p "
         "across each model's transformations."
     )

@@ -8,7 +8,13 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
-from shiftbench.evaluate.report import Pair, Unit, ranking_agreement, split_half_reliability
+from shiftbench.evaluate.report import (
+    Pair,
+    Unit,
+    ranking_agreement,
+    split_half_reliability,
+    transform_tests,
+)
 from shiftbench.stats import (
     BOOTSTRAP_SAMPLES,
     bootstrap_mean_ci,
@@ -135,3 +141,29 @@ def test_split_half_reliability_of_axis_profiles():
     assert good == split_half_reliability(consistent)
     assert split_half_reliability(noisy)["median_spearman"] < 0.6
     assert split_half_reliability(consistent[:2]) is None
+
+
+def test_transform_tests_over_datasets_and_models():
+    """Per model over datasets, and over every (model, dataset) pair; p-values equal
+    scipy's exact test; Holm runs across each group's transformations."""
+    rng = np.random.default_rng(11)
+    units = [
+        unit(f"m{m}", f"d{d}", 0.8,
+             lexical=(0.8, float(rng.normal(-0.02, 0.01))),
+             length=(0.8, float(rng.normal(-0.05 * (m + 1), 0.01))))
+        for m in range(2)
+        for d in range(7)
+    ]  # fmt: skip
+    rows = {(r["model"], r["transform"]): r for r in transform_tests(units)}
+    assert sorted(rows) == [
+        ("(all models)", "expansion"), ("(all models)", "paraphrase"),
+        ("m0", "expansion"), ("m0", "paraphrase"), ("m1", "expansion"), ("m1", "paraphrase"),
+    ]  # fmt: skip
+    for (model, name), row in rows.items():
+        deltas = [u.transforms[name].delta for u in units if model in (u.model, "(all models)")]
+        assert row["n"] == len(deltas) == (14 if model == "(all models)" else 7)
+        assert row["p"] == pytest.approx(scipy_stats.wilcoxon(deltas, method="exact").pvalue)
+        assert row["hodges_lehmann"] == pytest.approx(hodges_lehmann(deltas)[0])
+    for model in ("m0", "m1", "(all models)"):
+        ps = [rows[(model, t)]["p"] for t in ("paraphrase", "expansion")]
+        assert [rows[(model, t)]["p_holm"] for t in ("paraphrase", "expansion")] == holm(ps)
