@@ -415,9 +415,9 @@ def markdown_report(documents: list[dict[str, Any]], summary: dict[str, Any]) ->
         parts += [markdown_table(header, rows, left=3), ""]
     parts += ["## Statistics", ""]
     parts.append(
-        "Over units (dataset subsets; "(all models)" pools every model and unit): Wilcoxon signed-rank test of the deltas (exact when "
-        "it can be), Hodges-Lehmann shift with its confidence interval, Holm-adjusted p "
-        "across each model's transformations."
+        "Over units (dataset subsets; '(all models)' pools every model and unit): Wilcoxon "
+        "signed-rank test of the deltas (exact when it can be), Hodges-Lehmann shift with its "
+        "confidence interval, Holm-adjusted p across each group's transformations."
     )
     tests = [t for t in summary["tests"] if t["n"] >= 2]
     if not tests:
