@@ -96,12 +96,15 @@ def with_ranking_context(collection: Collection, data_dir: str | None) -> Collec
     if recorded["task_type"] not in RANKING_TYPES:
         return collection
     originals = [c for c in collection.configs if c.meta["kind"] == "original"]
-    spec = recorded.get("mteb_task") or recorded["dataset_path"]
+    if recorded.get("mteb_task"):
+        spec, local_copy = recorded["mteb_task"], data_dir
+    else:  # a local source: the folder it was made from, or --data-dir where it is now
+        spec, local_copy = data_dir or recorded["dataset_path"], None
     try:
         source = resolve_source(
             spec,
             task_type=None if recorded.get("mteb_task") else recorded["task_type"],
-            data_dir=data_dir,
+            data_dir=local_copy,
             subsets=tuple(dict.fromkeys(c.meta["subset"] for c in originals)),
             splits=tuple(recorded["splits"]),
         )
