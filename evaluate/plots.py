@@ -116,7 +116,7 @@ def scatter(summary: dict[str, Any], path: Path, main_score: str) -> None:
         plt.Line2D([], [], color="#555555", marker=mk, ls="", label=axis)
         for axis, mk in MARKERS.items()
     ]
-    axes[0][-1].legend(handles=handles, fontsize=7, loc="lower right")
+    axes[0][-1].legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     _save(fig, path)
     plt.close(fig)
 
