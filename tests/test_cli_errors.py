@@ -266,3 +266,19 @@ def test_evaluate_release_without_a_version(invoke, tmp_path):
     out = tmp_path / "results"
     result = invoke("evaluate", "my-org/stsb@", "-m", "x", "-o", out)
     assert_refused(result, "name the version to evaluate: ORG/NAME@vX.Y.Z, got 'my-org/stsb@'", out)
+
+
+def test_gen_refuses_summarization(invoke, tmp_path):
+    rows = [
+        {"text": "A long text.", "human_summaries": ["Short."], "machine_summaries": ["Brief."],
+         "relevance": [3.0]},
+    ]  # fmt: skip
+    folder = write_folder(tmp_path / "summ", rows)
+    out = tmp_path / "run"
+    result = invoke("gen", folder, "--task-type", "Summarization", "-o", out)
+    assert_refused(
+        result,
+        "gen does not rewrite Summarization tasks yet; it handles STS, PairClassification, "
+        "Classification, Clustering, Retrieval, Reranking",
+        out,
+    )
