@@ -412,8 +412,17 @@ def _protocol(task: Any) -> dict[str, Any]:
     if task.metadata.type == "Clustering":
         from mteb.abstasks.clustering_legacy import AbsTaskClusteringLegacy
 
+        if isinstance(task, AbsTaskClusteringLegacy):
+            return {"clustering": "legacy"}
         return {
-            "clustering": "legacy" if isinstance(task, AbsTaskClusteringLegacy) else "bootstrap"
+            "clustering": "bootstrap",
+            "max_fraction": task.max_fraction_of_documents_to_embed,
+            "max_documents": task.max_document_to_embed,
+            "cluster_size": int(task.max_documents_per_cluster),
+            "n_clusters": int(task.n_clusters),
+            "batch_size": int(task.k_mean_batch_size),
+            "max_depth": task.max_depth,
+            "seed": int(task.seed),
         }
     if task.metadata.type != "Classification":
         return {}

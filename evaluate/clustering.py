@@ -1,14 +1,26 @@
-"""Clustering as mteb's legacy clustering task (AbsTaskClusteringLegacy) scores it.
+"""Clustering with either of mteb's two protocols, as the task uses it.
 
-A set of texts is embedded and clustered by mini-batch k-means into as many clusters as
-the set has labels (batches of 500, `n_init="auto"`, seed 42), and scored by V-measure
-against the labels. A row that holds lists is one set of its own, as in mteb's original
-layout; rows that hold one text each form a single set. With several sets, the result is
-the mean V-measure and its standard deviation, as mteb reports.
+Legacy (AbsTaskClusteringLegacy, and local folders): a set of texts is embedded and
+clustered by mini-batch k-means into as many clusters as the set has labels (batches of
+500, `n_init="auto"`, seed 42), and scored by V-measure against the labels. A row that
+holds lists is one set of its own, as in mteb's original layout; rows that hold one text
+each form a single set. With several sets, the result is the mean V-measure and its
+standard deviation, as mteb reports.
+
+Bootstrap (AbsTaskClustering): the rows are first down-sampled (the task's share or
+number of documents, drawn without replacement), embedded, and for each label level
+(hierarchical labels are lists) clustered `n_clusters` times, each time on
+`max_documents_per_cluster` rows drawn with replacement (k-means++, one init, batches of
+`k_mean_batch_size`, the task's seed). V-measure and adjusted mutual information are
+averaged over every draw of every level. The draws come from one `random.Random(seed)`
+that mteb shares across a task's subsets in order; shiftbench replays the draws of the
+subsets before the one scored, so each subset gets the draws mteb gives it, and a
+variant gets the same draws as its original.
 """
 
 from __future__ import annotations
 
+import random
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -44,9 +56,78 @@ def v_measure_of_set(
     return float(v_measure_score(labels, model.labels_))
 
 
+def _levels(labels: list[Any]) -> list[list[Any]]:
+    return [label if isinstance(label, list) else [label] for label in labels]
+
+
+def _draw(
+    rng: random.Random, labels: list[Any], protocol: dict[str, Any]
+) -> tuple[list[int], list[list[list[int]]], list[list[Any]]]:
+    """mteb's draws for one subset: the down-sampled row indices, then per label level the
+    index draws of every clustering round (into that level's rows), and the level labels."""
+    n = len(labels)
+    if protocol.get("max_fraction") is not None:
+        keep = min(n, int(protocol["max_fraction"] * n))
+        picked = rng.sample(range(n), k=keep)
+    elif protocol.get("max_documents") is not None:
+        picked = rng.sample(range(n), k=min(n, int(protocol["max_documents"])))
+    else:
+        picked = list(range(n))
+    nested = _levels([labels[i] for i in picked])
+    depth = max(map(len, nested))
+    if protocol.get("max_depth") is not None:
+        depth = min(depth, int(protocol["max_depth"]))
+    rounds, level_labels = [], []
+    for level in range(depth):
+        present = [i for i, label in enumerate(nested) if len(label) > level]
+        level_labels.append([nested[i][level] for i in present])
+        rounds.append(
+            [
+                [present[j] for j in rng.choices(range(len(present)), k=protocol["cluster_size"])]
+                for _ in range(protocol["n_clusters"])
+            ]
+        )
+    return picked, rounds, level_labels
+
+
+def bootstrap(scoring: Scoring, field: str, protocol: dict[str, Any]) -> dict[str, float]:
+    from sklearn.cluster import MiniBatchKMeans
+    from sklearn.metrics import adjusted_mutual_info_score, v_measure_score
+
+    rng = random.Random(protocol["seed"])
+    for earlier in scoring.prior:  # the subsets mteb scores before this one
+        _draw(rng, earlier, protocol)
+    rows = scoring.rows
+    picked, rounds, level_labels = _draw(rng, [r["labels"] for r in rows], protocol)
+    vectors = np.asarray(scoring.embed([rows[i][field] for i in picked]))
+    nested = _levels([rows[i]["labels"] for i in picked])
+    scores: dict[str, list[float]] = {"v_measure": [], "ami": []}
+    for level, draws in enumerate(rounds):
+        model = MiniBatchKMeans(
+            n_clusters=len(set(level_labels[level])),
+            batch_size=protocol["batch_size"],
+            init="k-means++",
+            n_init=1,
+            random_state=protocol["seed"],
+        )
+        for indices in draws:
+            truth = np.asarray([nested[i][level] for i in indices])
+            assigned = model.fit_predict(vectors[indices])
+            scores["v_measure"].append(float(v_measure_score(truth, assigned)))
+            scores["ami"].append(float(adjusted_mutual_info_score(truth, assigned)))
+    out: dict[str, float] = {}
+    for metric, values in scores.items():
+        out[metric] = float(np.mean(values))
+        out[f"{metric}_std"] = float(np.std(values))
+    return out
+
+
 def evaluate(scoring: Scoring) -> dict[str, float]:
     """The Clustering evaluator: V-measure of every set, their mean and spread."""
     (field,) = scoring.source["text_fields"]
+    protocol = scoring.source.get("protocol") or {}
+    if protocol.get("clustering") == "bootstrap":
+        return bootstrap(scoring, field, protocol)
     scores = [
         v_measure_of_set(scoring.embed, texts, labels)
         for texts, labels in cluster_sets(scoring.rows, field)

@@ -144,17 +144,11 @@ def collect_release(spec: str) -> Collection:
 
 
 def require_evaluable(source: dict[str, Any], label: str) -> None:
-    """Refuse what evaluate cannot score with mteb's protocol, before any data loads."""
+    """Refuse what evaluate cannot score, before any data loads."""
     task_type = source["task_type"]
     if task_type not in EVALUATORS:
         raise InputError(
             f"evaluate scores {', '.join(EVALUATORS)} tasks so far; {label} is {task_type}"
-        )
-    if (source.get("protocol") or {}).get("clustering") == "bootstrap":
-        raise InputError(
-            f"{source['name']} uses mteb's bootstrapped clustering protocol, which evaluate "
-            "does not implement; it scores Clustering with mteb's legacy protocol (a local "
-            "folder with --task-type Clustering is scored that way)"
         )
 
 
@@ -185,11 +179,12 @@ def score_collection(collection: Collection, encoder: Encoder) -> list[dict[str,
             if split in context_splits and split not in collection.source.get("splits", []):
                 continue  # kept as it is for the evaluation of the others (Classification's train)
             started = time.perf_counter()
-            record = _score_rows(collection, encoder, config, split, rows, context)
+            prior = _prior(collection, originals, config.meta["subset"], split)
+            record = _score_rows(collection, encoder, config, split, rows, context, prior)
             if config.meta["kind"] != "original" and base is not None:
                 by_id = {r["row_id"]: r for r in base.splits.get(split, [])}
                 same = [by_id[r["row_id"]] for r in rows if r.get("status", "ok") == "ok"]
-                paired = _metrics(collection, encoder, same, context, split)
+                paired = _metrics(collection, encoder, same, context, split, prior)
                 main = collection.source["main_score"]
                 record["original_same_rows"] = paired[main]
                 record["delta"] = record["main_score"] - paired[main]
@@ -197,6 +192,25 @@ def score_collection(collection: Collection, encoder: Encoder) -> list[dict[str,
             record["evaluation_time"] = round(time.perf_counter() - started, 3)
             records.append(record)
     return records
+
+
+def _prior(
+    collection: Collection, originals: dict[str, ConfigView], subset: str, split: str
+) -> list[list[Any]]:
+    """For Clustering's bootstrap protocol: the original labels of every (split, subset)
+    mteb scores before this one (splits outer, subsets inner, in the source's order)."""
+    if (collection.source.get("protocol") or {}).get("clustering") != "bootstrap":
+        return []
+    order = [
+        (s, sub)
+        for s in collection.source.get("splits", [])
+        for sub in collection.source.get("subsets", [])
+        if sub in originals and s in originals[sub].splits
+    ]
+    if (split, subset) not in order:
+        return []
+    before = order[: order.index((split, subset))]
+    return [[r["labels"] for r in originals[sub].splits[s]] for s, sub in before]
 
 
 def _evalrank(
@@ -223,9 +237,10 @@ def _score_rows(
     split: str,
     rows: list[dict[str, Any]],
     context: dict[str, list[dict[str, Any]]],
+    prior: list[list[Any]],
 ) -> dict[str, Any]:
     usable = [r for r in rows if r.get("status", "ok") == "ok"]
-    metrics = _metrics(collection, encoder, usable, context, split)
+    metrics = _metrics(collection, encoder, usable, context, split, prior)
     meta = config.meta
     return {
         "config": config.name,
@@ -251,9 +266,10 @@ def _metrics(
     rows: list[dict[str, Any]],
     context: dict[str, list[dict[str, Any]]],
     split: str,
+    prior: list[list[Any]] | None = None,
 ) -> Any:
     score = evaluator(collection.source["task_type"])
-    return score(Scoring(collection.source, encoder, rows, context, split))
+    return score(Scoring(collection.source, encoder, rows, context, split, prior or []))
 
 
 def results_document(

@@ -35,6 +35,9 @@ class Scoring:
     rows: list[dict[str, Any]]
     context: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     split: str = "test"
+    # Clustering's bootstrap protocol: the labels of the (split, subset)s mteb scores before
+    # this one, whose random draws come first
+    prior: list[list[Any]] = field(default_factory=list)
 
     def embed(self, texts: list[str], role: str | None = None) -> Any:
         """Embeddings of `texts` with the prompt the model's own prompts give this task

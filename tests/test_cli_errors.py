@@ -242,15 +242,6 @@ def test_evaluate_unsupported_task_type(invoke, tmp_path):
         "qrels configs (or <lang>-corpus, <lang>-queries, <lang>-qrels)",
         out,
     )
-    # mteb's bootstrapped clustering protocol is refused before any data loads
-    result = invoke("evaluate", "ArXivHierarchicalClusteringS2S", "-m", "x", "-o", out)
-    assert_refused(
-        result,
-        "ArXivHierarchicalClusteringS2S uses mteb's bootstrapped clustering protocol, which "
-        "evaluate does not implement; it scores Clustering with mteb's legacy protocol (a "
-        "local folder with --task-type Clustering is scored that way)",
-        out,
-    )
 
 
 def test_report_refuses_a_folder_that_is_not_evaluate_results(invoke, tmp_path):

@@ -647,3 +647,53 @@ def test_retrieval_run_rewrites_queries_and_scores_against_the_source_corpus(
     )
     expected = retrieval_metrics(run_, {q["id"]: qrels[q["id"]] for q in queries})
     assert original["main_score"] == pytest.approx(expected["ndcg_at_10"], abs=1e-9)
+
+
+def test_bootstrap_clustering_scores_as_mteb(shared_data, invoke, tmp_path):
+    """mteb's bootstrapped protocol (SIB200ClusteringS2S: up to 1004 documents embedded,
+    10 rounds of 16384 draws), its data replaced by MasakhaNEWS headlines in two
+    languages: the second subset's draws follow the first's, as in mteb."""
+    import mteb
+
+    folder = tmp_path / "sib"
+    subsets = {"eng_Latn": "eng", "fra_Latn": "fra"}
+    for name, lang in subsets.items():
+        _jsonl(
+            folder / name / "test.jsonl",
+            read_rows(shared_data / "MasakhaNEWSClusteringS2S" / lang / "test.jsonl"),
+        )
+    lines = ["---", "configs:"]
+    for name in subsets:
+        lines += [
+            f"- config_name: {name}",
+            "  data_files:",
+            "  - split: test",
+            f"    path: {name}/test.jsonl",
+        ]
+    (folder / "README.md").write_text("\n".join([*lines, "---", ""]), encoding="utf-8")
+    out = tmp_path / "results"
+    picks = [a for s in subsets for a in ("--subset", s)]
+    result = invoke(
+        "evaluate", "SIB200ClusteringS2S", "--data-dir", folder, *picks, "-m", MODEL, "-o", out
+    )
+    assert result.exit_code == 0, result.output
+    doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert doc["source"]["protocol"]["clustering"] == "bootstrap"
+    ours = {r["subset"]: r["scores"] for r in doc["models"][0]["results"]}
+
+    task = mteb.get_task("SIB200ClusteringS2S", languages=["eng", "fra"])
+    assert list(task.hf_subsets) == list(subsets)
+    task.dataset = {
+        name: datasets.DatasetDict(
+            {"test": datasets.Dataset.from_list(read_rows(folder / name / "test.jsonl"))}
+        )
+        for name in subsets
+    }
+    task.data_loaded = True
+    result = mteb.evaluate(Encoder(MODEL).model, task, cache=None, overwrite_strategy="always")
+    theirs = {s["hf_subset"]: s for s in result.task_results[0].scores["test"]}
+    assert sorted(ours) == sorted(theirs) == sorted(subsets)
+    for subset in subsets:
+        assert set(ours[subset]) == {"v_measure", "v_measure_std", "ami", "ami_std"}
+        for metric, value in ours[subset].items():
+            assert value == pytest.approx(theirs[subset][metric], abs=1e-4), (subset, metric)
