@@ -1146,9 +1146,9 @@ def evaluate(
 
     collection = collect(target, factory, data_dir)
     require_supported(collection)
-    per_model = []
-    for name in dict.fromkeys(models):
-        encoder = Encoder(
+    # Every model loads before any is scored, so a bad name stops the run at once.
+    encoders = [
+        Encoder(
             name,
             batch_size=batch_size,
             device=device,
@@ -1156,14 +1156,22 @@ def evaluate(
             cache_dir=cache_dir,
             progress=not quiet,
         )
+        for name in dict.fromkeys(models)
+    ]
+    folder = output or default_output(collection.label)
+    per_model = []
+    for number, encoder in enumerate(encoders, start=1):
         records = score_collection(collection, encoder)
         per_model.append((encoder, records))
-        click.echo(format_table(name, collection.source["main_score"], records))
+        click.echo(format_table(encoder.spec, collection.source["main_score"], records))
         click.echo("")
-    folder = output or default_output(collection.label)
-    summary = write_outputs(
-        folder, [results_document(collection, per_model)], per_config=True, plots=plots
-    )
+        # Written after every model, so a fault in a later one keeps the finished ones.
+        summary = write_outputs(
+            folder,
+            [results_document(collection, per_model)],
+            per_config=True,
+            plots=plots and number == len(encoders),
+        )
     if any(s["transforms"] for s in summary["models"].values()):
         click.echo(plain_table(*axis_rows(summary)))
         click.echo("")

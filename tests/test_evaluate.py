@@ -697,3 +697,36 @@ def test_bootstrap_clustering_scores_as_mteb(shared_data, invoke, tmp_path):
         assert set(ours[subset]) == {"v_measure", "v_measure_std", "ami", "ami_std"}
         for metric, value in ours[subset].items():
             assert value == pytest.approx(theirs[subset][metric], abs=1e-4), (subset, metric)
+
+
+def test_a_fault_in_a_later_model_keeps_the_finished_ones(
+    invoke, tmp_path, monkeypatch, static_encoder
+):
+    """Results are written after every model; a bad model name stops the run before any
+    scoring, writing nothing."""
+    from shiftbench.evaluate import run
+
+    out = tmp_path / "results"
+    refused = invoke("evaluate", "sample", "-m", MODEL, "-m", tmp_path / "no-model", "-o", out)
+    assert refused.exit_code == 2 and refused.stdout == ""
+    assert not out.exists()
+
+    real = run.score_collection
+    calls = []
+
+    def second_fails(collection, encoder):
+        calls.append(encoder.spec)
+        if len(calls) == 2:
+            raise RuntimeError("the machine ran out of memory")
+        return real(collection, encoder)
+
+    monkeypatch.setattr(run, "score_collection", second_fails)
+    result = invoke("evaluate", "sample", "-m", MODEL, "-m", static_encoder, "-o", out)
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        "Error: RuntimeError: the machine ran out of memory "
+        "(set SHIFTBENCH_DEBUG=1 for the traceback)"
+    )
+    doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert [m["model"]["id"] for m in doc["models"]] == [MODEL]
+    assert (out / "report.md").is_file()
