@@ -13,8 +13,10 @@ import click
 
 from shiftbench import __version__
 from shiftbench.errors import InputError, RuntimeFault, ShiftbenchError
+from shiftbench.spec import STAGES
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+SHARED_ENGINES = "shiftbench.engines"  # ctx.meta key: generator engines loaded in this process
 
 
 def source_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -454,9 +456,7 @@ def gen(
         for t in expand_transforms(transforms)
         for seed in parse_seeds(seeds)
     ]
-    engine = get_backend(
-        backend,
-        model,
+    settings = dict(
         batch_size=batch_size,
         base_url=base_url,
         concurrency=concurrency,
@@ -464,7 +464,15 @@ def gen(
         engine_args=vllm_args,
         cache_dir=cache_dir,
     )
-    engine.load()
+    # `shiftbench run` shares one loaded engine across the sources of a spec
+    shared = click.get_current_context().meta.get(SHARED_ENGINES)
+    key = json.dumps([backend, model, {k: str(v) for k, v in settings.items()}])
+    engine = shared.get(key) if shared is not None else None
+    if engine is None:
+        engine = get_backend(backend, model, **settings)
+        engine.load()
+        if shared is not None:
+            shared[key] = engine
     target = output or Path("runs") / resolved.name
     cache = GenerationCache(None if no_cache else (cache_dir or default_cache_dir()))
     try:
@@ -1205,6 +1213,62 @@ def report(results: tuple[Path, ...], output: Path, plots: bool) -> None:
     click.echo(plain_table(*axis_rows(summary)))
     click.echo("")
     click.echo(f"report: {output}")
+
+
+@cli.command("run", context_settings=CONTEXT)
+@click.argument("spec_file", metavar="SPEC", type=click.Path(path_type=Path))
+@click.option(
+    "--until",
+    type=click.Choice(list(STAGES)),
+    default=None,
+    help="Stop after this stage (gen, validate, human-eval, card, publish).",
+)
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Print the plan (rows, texts, generator calls, estimated tokens, finished "
+    "stages) and run nothing.",
+)
+@quiet_option
+@click.pass_context
+def run(ctx: click.Context, spec_file: Path, until: str | None, dry_run: bool, quiet: bool) -> None:
+    """Make a release from one spec file: gen, validate, human-eval, card, publish.
+
+    Every stage runs with the spec's settings into one folder per source under the
+    spec's output (run/, human-eval/, state.json). A re-run skips every stage that
+    finished on the same inputs, and gen's cache keeps the rows of an interrupted run.
+    The run stops when validation finds more errors than validate.max_error_rate allows.
+    'shiftbench init' writes a commented starter spec.
+    """
+    from shiftbench.pipeline import execute, plan
+    from shiftbench.spec import read_spec
+
+    spec = read_spec(spec_file)
+    if dry_run:
+        click.echo(plan(spec, until))
+        return
+    execute(ctx, spec, until, quiet)
+
+
+@cli.command("init", context_settings=CONTEXT)
+@click.argument(
+    "spec_file", metavar="SPEC", type=click.Path(path_type=Path), default="shiftbench.yaml"
+)
+@click.option("--force", is_flag=True, help="Replace SPEC when it exists.")
+def init(spec_file: Path, force: bool) -> None:
+    """Write a commented starter spec for 'shiftbench run' (default: shiftbench.yaml).
+
+    It lists every key with its default and help; as written, it rewrites the packaged
+    sample with the default embedded generator.
+    """
+    from shiftbench.spec import starter
+
+    if spec_file.exists() and not force:
+        raise InputError(f"{spec_file} exists; pass --force to replace it")
+    if spec_file.parent != Path() and not spec_file.parent.is_dir():
+        raise InputError(f"folder {spec_file.parent} does not exist")
+    spec_file.write_text(starter(spec_file.name), encoding="utf-8")
+    click.echo(f"wrote {spec_file}; run it with: shiftbench run {spec_file}")
 
 
 def main() -> None:

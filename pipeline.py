@@ -1,0 +1,392 @@
+"""`shiftbench run`: every stage of a release, from one spec, resumable.
+
+The stages run in order (gen for every source, then validate for every source, and so
+on), each through the same command a user would type, with the spec's settings. Each
+source gets one folder under the spec's output:
+
+    <output>/<folder>/run/          the run folder (a Hub dataset repository)
+    <output>/<folder>/human-eval/   the rating batches and their exports
+    <output>/<folder>/state.json    which stages finished, and on what
+
+A stage is skipped when state.json says it finished on the same inputs: the same spec
+settings for that stage and the same files it reads. Within gen, finished rows come
+from the generation cache, so a run killed midway and started again only makes what is
+missing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+
+from shiftbench.errors import InputError, RuntimeFault, ShiftbenchError
+from shiftbench.spec import STAGES, Spec, folder_name
+
+STATE_FILE = "state.json"
+SPEC_COPY = "shiftbench-spec.yaml"  # the spec, verbatim, in every run folder
+RUN_DIR = "run"
+HUMAN_DIR = "human-eval"
+
+
+@dataclass
+class Unit:
+    """One source of the spec and its folders."""
+
+    index: int
+    source: dict[str, Any]
+    root: Path
+
+    @property
+    def folder(self) -> str:
+        return self.root.name
+
+    @property
+    def run(self) -> Path:
+        return self.root / RUN_DIR
+
+    @property
+    def human(self) -> Path:
+        return self.root / HUMAN_DIR
+
+    def state(self) -> dict[str, Any]:
+        path = self.root / STATE_FILE
+        if not path.is_file():
+            return {}
+        state: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        return state
+
+    def mark(self, stage: str, fingerprint: str) -> None:
+        state = self.state()
+        state[stage] = fingerprint
+        self.root.mkdir(parents=True, exist_ok=True)
+        tmp = self.root / (STATE_FILE + ".tmp")
+        tmp.write_text(json.dumps(state, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        tmp.replace(self.root / STATE_FILE)
+
+
+def units(spec: Spec) -> list[Unit]:
+    out = Path(spec.values["output"])
+    return [Unit(i, s, out / folder_name(s)) for i, s in enumerate(spec.sources)]
+
+
+def stages_for(spec: Spec, until: str | None) -> list[str]:
+    chosen = list(STAGES if until is None else STAGES[: STAGES.index(until) + 1])
+    if spec.values["release"]["repo"] is None and "publish" in chosen:
+        if until == "publish":
+            raise InputError("--until publish: the spec names no release.repo to publish to")
+        chosen.remove("publish")
+    return chosen
+
+
+def repo_for(spec: Spec, unit: Unit) -> str | None:
+    repo = spec.values["release"]["repo"]
+    if repo is None:
+        return None
+    return str(repo) if len(spec.sources) == 1 else f"{repo}-{unit.folder}"
+
+
+# -- fingerprints: what each stage depends on --------------------------------------------
+
+
+def _sha(*parts: Any) -> str:
+    digest = hashlib.sha256()
+    for part in parts:
+        data = part if isinstance(part, bytes) else json.dumps(part, sort_keys=True).encode()
+        digest.update(hashlib.sha256(data).digest())
+    return digest.hexdigest()
+
+
+def _file(path: Path) -> bytes:
+    return path.read_bytes() if path.is_file() else b""
+
+
+def data_digest(run: Path) -> str:
+    """The run folder's data: shiftbench.json and every config's files (not the card,
+    the validation reports or the spec copy)."""
+    digest = hashlib.sha256()
+    if not run.is_dir():
+        return ""
+    for path in sorted(p for p in run.rglob("*") if p.is_file()):
+        rel = path.relative_to(run)
+        top = rel.parts[0]
+        if top in ("README.md", SPEC_COPY) or top.startswith(("validation", ".")):
+            continue
+        digest.update(str(rel).encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def folder_digest(folder: Path) -> str:
+    digest = hashlib.sha256()
+    if folder.is_dir():
+        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+            rel = str(path.relative_to(folder))
+            digest.update(rel.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+GEN_TOP = ("transforms", "seeds", "languages", "prompt_variant", "prompt_file")
+
+
+def fingerprint(spec: Spec, unit: Unit, stage: str) -> str:
+    v = spec.values
+    if stage == "gen":
+        settings = {k: v[k] for k in GEN_TOP}
+        prompt = _file(Path(v["prompt_file"])) if v["prompt_file"] else b""
+        return _sha(stage, unit.source, settings, v["generator"], prompt)
+    data = data_digest(unit.run)
+    if stage == "validate":
+        markers = _file(Path(v["validate"]["markers"])) if v["validate"]["markers"] else b""
+        return _sha(stage, v["validate"], data, markers)
+    if stage == "human-eval":
+        scheme = _file(Path(v["human_eval"]["scheme_file"])) if v["human_eval"]["scheme_file"] \
+            else b""  # fmt: skip
+        return _sha(stage, v["human_eval"], data, scheme)
+    if stage == "card":
+        return _sha(
+            stage, v["release"], repo_for(spec, unit), data, spec.sha256,
+            _file(unit.run / "validation.json"), _file(unit.human / "human_eval.json"),
+        )  # fmt: skip
+    return _sha(stage, v["release"], repo_for(spec, unit), folder_digest(unit.run),
+                _file(unit.human / "human_eval.json"))  # fmt: skip
+
+
+def finished(spec: Spec, unit: Unit, stage: str) -> bool:
+    """Whether the stage's last run used exactly these inputs, and its output is there."""
+    if unit.state().get(stage) != fingerprint(spec, unit, stage):
+        return False
+    if stage == "gen":
+        return (unit.run / "shiftbench.json").is_file()
+    if stage == "validate":
+        return (unit.run / "validation.json").is_file()
+    if stage == "human-eval":
+        return (unit.human / "batch.json").is_file()
+    if stage == "card":
+        return (unit.run / "README.md").is_file()
+    return True
+
+
+# -- the stages ---------------------------------------------------------------------------
+
+
+def _source_name(spec: Spec, source: dict[str, Any]) -> str:
+    """A source named by a path relative to the spec is read from there."""
+    name = str(source["name"])
+    beside = spec.path.resolve().parent / name
+    return str(beside) if ("/" in name or name.startswith(".")) and beside.exists() else name
+
+
+def run_gen(ctx: click.Context, spec: Spec, unit: Unit, quiet: bool) -> None:
+    from shiftbench.cli import gen
+
+    v, g, s = spec.values, spec.values["generator"], unit.source
+    try:
+        ctx.invoke(
+            gen, source=_source_name(spec, s), task_type=s["task_type"],
+            data_dir=s["data_dir"], subsets=tuple(s["subsets"]), splits=tuple(s["splits"]),
+            limit=s["limit"], source_language=s["source_language"],
+            transforms=tuple(v["transforms"]), seeds=tuple(str(x) for x in v["seeds"]),
+            languages=",".join(v["languages"]), prompt_variant=v["prompt_variant"],
+            prompt_file=v["prompt_file"], output=unit.run, backend=g["backend"],
+            model=g["model"], temperature=g["temperature"], top_p=g["top_p"],
+            max_new_tokens=g["max_new_tokens"], max_attempts=g["max_attempts"],
+            base_url=g["base_url"], num_ctx=g["num_ctx"], concurrency=g["concurrency"],
+            engine_args=tuple(f"{k}={json.dumps(x)}" for k, x in g["engine_args"].items()),
+            batch_size=g["batch_size"], max_failure_rate=g["max_failure_rate"],
+            cache_dir=Path(v["cache_dir"]) if v["cache_dir"] else None, no_cache=False,
+            shard=None, overwrite=False, quiet=quiet,
+        )  # fmt: skip
+    finally:
+        # the spec travels with the run folder, whatever gen managed to write
+        if unit.run.is_dir():
+            (unit.run / SPEC_COPY).write_text(spec.text, encoding="utf-8")
+
+
+def run_validate(ctx: click.Context, spec: Spec, unit: Unit, quiet: bool) -> None:
+    from shiftbench.cli import validate
+
+    c, v = spec.values["validate"], spec.values
+    ctx.invoke(
+        validate, runs=(unit.run,), configs=(), langid=c["langid"],
+        markers_file=Path(c["markers"]) if c["markers"] else None,
+        max_error_rate=c["max_error_rate"], examples=c["examples"],
+        drift_encoder=c["drift_encoder"], judges=tuple(c["judges"]),
+        paraplue=tuple(c["paraplue"]), judge_scoring=c["judge_scoring"],
+        judge_tokens=c["judge_tokens"], base_url=c["base_url"], concurrency=c["concurrency"],
+        batch_size=c["batch_size"], cache_dir=Path(v["cache_dir"]) if v["cache_dir"] else None,
+        no_cache=False, judge_modes=tuple(c["judge_modes"]), quiet=quiet,
+    )  # fmt: skip
+
+
+def run_human_eval(ctx: click.Context, spec: Spec, unit: Unit, quiet: bool) -> None:
+    from shiftbench.cli import human_eval_batch, human_eval_export
+    from shiftbench.human_eval.ingest import read_ratings
+
+    h = spec.values["human_eval"]
+    if unit.human.exists():
+        if read_ratings(unit.human):
+            raise InputError(
+                f"{unit.human} already holds ratings and its settings or run folder changed; "
+                "move it away to make new batches"
+            )
+        shutil.rmtree(unit.human)
+    ctx.invoke(
+        human_eval_batch, run=unit.run, output=unit.human, scheme=h["scheme"],
+        scheme_file=Path(h["scheme_file"]) if h["scheme_file"] else None,
+        per_stratum=h["per_stratum"], raters=h["raters"], controls=h["controls"],
+        tolerance=h["tolerance"], seed=h["seed"],
+    )  # fmt: skip
+    for fmt in dict.fromkeys(h["formats"]):
+        ctx.invoke(human_eval_export, batch=unit.human, fmt=fmt, items_per_hit=h["items_per_hit"])
+
+
+def _human_dirs(unit: Unit) -> tuple[Path, ...]:
+    """The batch folder, once its report exists (after ratings are imported)."""
+    return (unit.human,) if (unit.human / "human_eval.json").is_file() else ()
+
+
+def run_card(ctx: click.Context, spec: Spec, unit: Unit, quiet: bool) -> None:
+    from shiftbench.cli import card
+
+    r = spec.values["release"]
+    ctx.invoke(
+        card, run=unit.run, repo=repo_for(spec, unit), version=r["version"],
+        human_eval_dirs=_human_dirs(unit), license_id=r["license"], output=None,
+    )  # fmt: skip
+
+
+def run_publish(ctx: click.Context, spec: Spec, unit: Unit, quiet: bool) -> None:
+    from shiftbench.cli import publish
+
+    r = spec.values["release"]
+    ctx.invoke(
+        publish, run=unit.run, repo=repo_for(spec, unit), version=r["version"],
+        human_eval_dirs=_human_dirs(unit), license_id=r["license"], private=r["private"],
+        dry_run=False, quiet=quiet,
+    )  # fmt: skip
+
+
+RUNNERS = {
+    "gen": run_gen,
+    "validate": run_validate,
+    "human-eval": run_human_eval,
+    "card": run_card,
+    "publish": run_publish,
+}
+
+
+def execute(ctx: click.Context, spec: Spec, until: str | None, quiet: bool) -> None:
+    """Run every stage for every source, skipping finished ones; stop at a failed gate."""
+    from shiftbench.cli import SHARED_ENGINES
+
+    ctx.meta[SHARED_ENGINES] = {}
+    chosen = stages_for(spec, until)
+    todo = units(spec)
+    for stage in chosen:
+        gate: list[str] = []
+        for unit in todo:
+            label = f"[{stage}] {unit.folder}"
+            if finished(spec, unit, stage):
+                click.echo(f"{label}: finished earlier, skipped")
+                continue
+            click.echo(f"{label}: running")
+            try:
+                RUNNERS[stage](ctx, spec, unit, quiet)
+            except RuntimeFault as exc:
+                if stage != "validate":
+                    raise RuntimeFault(f"{label}: {exc}") from None
+                gate.append(f"{unit.folder}: {exc}")
+                continue
+            except ShiftbenchError as exc:
+                raise type(exc)(f"{label}: {exc}") from None
+            unit.mark(stage, fingerprint(spec, unit, stage))
+        if gate:
+            raise RuntimeFault(
+                f"stopped at the validation gate (validate.max_error_rate "
+                f"{spec.values['validate']['max_error_rate']:g}): {'; '.join(gate)}; the "
+                "reports are in each run folder's validation.md"
+            )
+    click.echo(f"done: {', '.join(chosen)} for {len(todo)} source(s) in {spec.values['output']}")
+
+
+# -- the dry run ----------------------------------------------------------------------------
+
+CHARS_PER_TOKEN = 4  # the estimate of prompt tokens: characters / 4
+
+
+def plan(spec: Spec, until: str | None) -> str:
+    """What `run` would do: per source, the rows and texts, the generator calls and their
+    estimated tokens, and which stages are finished already. Reads the sources; writes
+    nothing."""
+    from shiftbench.gen.generate import _rewritable, _rows
+    from shiftbench.gen.transforms import expand_transforms, load_prompts
+    from shiftbench.sources import resolve_source
+
+    v = spec.values
+    chosen = stages_for(spec, until)
+    transforms = expand_transforms(tuple(v["transforms"]))
+    seeds = len(v["seeds"])
+    cap = v["generator"]["max_new_tokens"]
+    lines = [
+        f"spec {spec.path} (sha256 {spec.sha256[:16]}): stages {', '.join(chosen)}",
+        f"generator: {v['generator']['backend']} {v['generator']['model'] or '(default model)'}; "
+        f"transforms {', '.join(t.name for t in transforms)}; seeds "
+        f"{', '.join(str(s) for s in v['seeds'])}",
+        "",
+        f"{'source':<28} {'rows':>7} {'texts':>7} {'calls':>8} {'prompt tok':>11} "
+        f"{'output tok':>11}  stages finished",
+    ]
+    totals = [0, 0, 0, 0, 0]
+    for unit in units(spec):
+        s = unit.source
+        source = resolve_source(
+            _source_name(spec, s), task_type=s["task_type"], data_dir=s["data_dir"],
+            subsets=tuple(s["subsets"]), splits=tuple(s["splits"]),
+        )  # fmt: skip
+        rows = texts = calls = prompt_tokens = output_tokens = 0
+        for subset in source.subsets:
+            data = _rows(_rewritable(source, subset), s["limit"], None)
+            evaluated = [r for split in source.splits for r in data[split]]
+            rows += len(evaluated)
+            unique = [t for t in dict.fromkeys(r[f] for r in evaluated for f in source.text_fields)
+                      if isinstance(t, str) and t.strip()]  # fmt: skip
+            texts += len(unique)
+            for t in transforms:
+                prompts = load_prompts(t, v["prompt_file"], v["prompt_variant"])
+                for step, prompt in zip(t.steps, prompts, strict=True):
+                    limit = min(t.max_new_tokens, cap) if cap else t.max_new_tokens
+                    for text in unique:
+                        calls += seeds
+                        prompt_tokens += seeds * (len(prompt.render(text, "English")) //
+                                                  CHARS_PER_TOKEN + 1)  # fmt: skip
+                        output_tokens += seeds * step.budget.tokens(text, limit)
+        done = [stage for stage in chosen if finished(spec, unit, stage)]
+        lines.append(
+            f"{unit.folder:<28} {rows:>7} {texts:>7} {calls:>8} {prompt_tokens:>11} "
+            f"{output_tokens:>11}  {', '.join(done) or '-'}"
+        )
+        for i, n in enumerate((rows, texts, calls, prompt_tokens, output_tokens)):
+            totals[i] += n
+    lines.append(
+        f"{'all':<28} {totals[0]:>7} {totals[1]:>7} {totals[2]:>8} {totals[3]:>11} "
+        f"{totals[4]:>11}"
+    )
+    lines += [
+        "",
+        "calls: one per unique text, step and seed (retries of failed outputs come on top);",
+        f"prompt tok: characters / {CHARS_PER_TOKEN}; output tok: the token budgets, an upper "
+        "bound; calls already in the cache are not made again.",
+        f"output: {v['output']}/<source>/{{{RUN_DIR},{HUMAN_DIR},{STATE_FILE}}}",
+    ]
+    repo = v["release"]["repo"]
+    if repo and "publish" in chosen:
+        lines.append(
+            "publish: "
+            + ", ".join(f"{repo_for(spec, u)}@v{v['release']['version']}" for u in units(spec))
+        )
+    return "\n".join(lines)

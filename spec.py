@@ -1,0 +1,490 @@
+"""The release spec: one YAML file that fixes every setting of a `shiftbench run`.
+
+The schema below is the single list of what a spec may hold. Each field names the CLI
+option it stands for, and takes that option's default and help text from the command
+itself, so `shiftbench init`, the README and `shiftbench run` cannot drift apart from
+the commands they drive. Reading is strict: an unknown key, a value of the wrong type or
+out of range, or a missing required key is an InputError naming the file, line and key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from shiftbench.errors import InputError
+
+# What a field's YAML value must be.
+STR, INT, FLOAT, BOOL = "string", "integer", "number", "true or false"
+STR_LIST, INT_LIST = "list of strings", "list of integers"
+MAPPING = "mapping"
+
+
+@dataclass(frozen=True)
+class Field:
+    """One key of a spec section and the CLI option it stands for."""
+
+    key: str
+    kind: str
+    command: str = ""  # "gen", "validate", "human-eval batch", ... ("" for spec-only keys)
+    param: str = ""  # the click parameter's name; default: the key
+    help: str = ""  # spec-only keys carry their own help
+    default: Any = None  # spec-only keys carry their own default
+    required: bool = False
+    path: bool = False  # a path, read relative to the spec file's folder
+
+
+@dataclass(frozen=True)
+class Section:
+    key: str
+    help: str
+    fields: tuple[Field, ...]
+    many: bool = False  # a list of mappings (sources) rather than one mapping
+
+
+SOURCE_FIELDS = (
+    Field("name", STR, required=True,
+          help="An MTEB task name, a local folder in Hub layout (with task_type), or 'sample'."),
+    Field("folder", STR,
+          help="Sub-folder of the output for this source. Default: the source's name."),
+    Field("task_type", STR, "gen"),
+    Field("data_dir", STR, "gen", path=True),
+    Field("subsets", STR_LIST, "gen", help="Subsets (Hub configs) to use. [] means all."),
+    Field("splits", STR_LIST, "gen",
+          help="Splits to use. [] means mteb's eval splits (a local folder: test)."),
+    Field("limit", INT, "gen"),
+    Field("source_language", STR, "gen"),
+)  # fmt: skip
+
+GENERATOR_FIELDS = (
+    Field("backend", STR, "gen"),
+    Field("model", STR, "gen"),
+    Field("temperature", FLOAT, "gen"),
+    Field("top_p", FLOAT, "gen"),
+    Field("max_new_tokens", INT, "gen"),
+    Field("max_attempts", INT, "gen"),
+    Field("base_url", STR, "gen"),
+    Field("num_ctx", INT, "gen"),
+    Field("concurrency", INT, "gen"),
+    Field("batch_size", INT, "gen"),
+    Field("engine_args", MAPPING, "gen",
+          help="vllm.LLM arguments (vllm backend only), e.g. {tensor_parallel_size: 2}."),
+    Field("max_failure_rate", FLOAT, "gen"),
+)  # fmt: skip
+
+VALIDATE_FIELDS = (
+    Field("max_error_rate", FLOAT, "validate",
+          help="The gate: the run stops after validation when a config's total error "
+          "rate exceeds this share. null: no gate."),
+    Field("langid", STR, "validate"),
+    Field("markers", STR, "validate", "markers_file", path=True),
+    Field("examples", INT, "validate"),
+    Field("drift_encoder", STR, "validate"),
+    Field("judges", STR_LIST, "validate",
+          help="LLM judges (BACKEND[:MODEL][@URL]) to rate every (original, output) pair, "
+          "e.g. [embedded, 'ollama:qwen2.5:7b']."),
+    Field("judge_modes", STR_LIST, "validate",
+          help="What judges rate: similarity (meaning, 0-5) and/or quality (rewrite, 1-5)."),
+    Field("judge_scoring", STR, "validate"),
+    Field("judge_tokens", INT, "validate"),
+    Field("paraplue", STR_LIST, "validate",
+          help="Models (BACKEND[:MODEL][@URL]) that also score every pair with a "
+          "ParaPLUIE-style log p(Yes) - log p(No)."),
+    Field("base_url", STR, "validate"),
+    Field("concurrency", INT, "validate"),
+    Field("batch_size", INT, "validate"),
+)  # fmt: skip
+
+HUMAN_EVAL_FIELDS = (
+    Field("scheme", STR, "human-eval batch"),
+    Field("scheme_file", STR, "human-eval batch", path=True),
+    Field("per_stratum", INT, "human-eval batch"),
+    Field("raters", INT, "human-eval batch"),
+    Field("controls", INT, "human-eval batch"),
+    Field("tolerance", FLOAT, "human-eval batch"),
+    Field("seed", INT, "human-eval batch"),
+    Field("formats", STR_LIST, "human-eval export", "fmt", default=["html"],
+          help="Export formats, each into <batch>/export/<format>/ (html, mturk, "
+          "labelstudio, argilla)."),
+    Field("items_per_hit", INT, "human-eval export"),
+)  # fmt: skip
+
+RELEASE_FIELDS = (
+    Field("repo", STR, "publish",
+          help="The Hub dataset repository, ORG/NAME; with several sources, each source's "
+          "folder name is appended (ORG/NAME-<folder>). null: no publish stage."),
+    Field("version", STR, "publish", help="The version, X.Y.Z; tagged vX.Y.Z."),
+    Field("license", STR, "publish", "license_id"),
+    Field("private", BOOL, "publish"),
+)  # fmt: skip
+
+TOP_FIELDS = (
+    Field("output", STR, required=True, path=True,
+          help="The output folder: one sub-folder per source (run/, human-eval/, state)."),
+    Field("transforms", STR_LIST, "gen", "transforms", required=True,
+          help="Transformations to apply, e.g. [paraphrase, summarisation, translation]; "
+          "[all] for all eight."),
+    Field("seeds", INT_LIST, "gen", required=True,
+          help="Seeds; each gives its own variant (config) of each transform."),
+    Field("languages", STR_LIST, "gen",
+          help="Target-language pool of the translation transforms, e.g. [es, fr, de]."),
+    Field("prompt_variant", INT, "gen"),
+    Field("prompt_file", STR, "gen", path=True),
+    Field("cache_dir", STR, "gen", path=True),
+)  # fmt: skip
+
+SECTIONS = (
+    Section("sources", "What to rewrite: one entry per source.", SOURCE_FIELDS, many=True),
+    Section("generator", "The LLM that rewrites, and how it samples.", GENERATOR_FIELDS),
+    Section("validate", "Automatic checks, judges, and the error-rate gate.", VALIDATE_FIELDS),
+    Section("human_eval", "Rating batches for people, and their export.", HUMAN_EVAL_FIELDS),
+    Section("release", "The Hugging Face Hub release.", RELEASE_FIELDS),
+)
+
+STAGES = ("gen", "validate", "human-eval", "card", "publish")
+
+
+def _command(name: str) -> Any:
+    from shiftbench.cli import cli
+
+    command: Any = cli
+    for part in name.split():
+        command = command.commands[part]
+    return command
+
+
+def _param(f: Field) -> Any:
+    name = f.param or f.key
+    for p in _command(f.command).params:
+        if p.name == name:
+            return p
+    raise LookupError(f"{f.command} has no option {name}")
+
+
+def default(f: Field) -> Any:
+    """The field's default: the CLI option's, in the spec's types."""
+    if not f.command or f.default is not None:
+        return f.default
+    value = _param(f).to_info_dict()["default"]  # None where the option has no default
+    if f.key == "languages":
+        return value.split(",")
+    if f.kind == INT_LIST:
+        return [int(x) for x in value or ()]
+    if f.kind == STR_LIST:
+        return list(value or ())
+    if f.kind == MAPPING:
+        return {}
+    return value
+
+
+def help_text(f: Field) -> str:
+    if f.help or not f.command:
+        return f.help
+    return " ".join(str(_param(f).help or "").split())
+
+
+# -- reading -----------------------------------------------------------------------------
+
+
+@dataclass
+class Spec:
+    """A checked spec: every section filled in with defaults, paths made absolute."""
+
+    path: Path
+    text: str
+    values: dict[str, Any]
+    sources: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+
+    def section(self, name: str) -> dict[str, Any]:
+        return dict(self.values[name])
+
+
+class _Lines:
+    """Where each key path sits in the file, from YAML's node marks."""
+
+    def __init__(self) -> None:
+        self.lines: dict[tuple[Any, ...], int] = {}
+
+    def walk(self, node: Any, at: tuple[Any, ...], where: str) -> None:
+        self.lines.setdefault(at, node.start_mark.line + 1)
+        if isinstance(node, yaml.MappingNode):
+            seen: set[str] = set()
+            for key, value in node.value:
+                name = key.value
+                if name in seen:
+                    raise InputError(f"{where}:{key.start_mark.line + 1}: {_dotted(at + (name,))} "
+                                     "is given twice")  # fmt: skip
+                seen.add(name)
+                self.lines[at + (name,)] = key.start_mark.line + 1
+                self.walk(value, at + (name,), where)
+        elif isinstance(node, yaml.SequenceNode):
+            for i, item in enumerate(node.value):
+                self.walk(item, at + (i,), where)
+
+    def line(self, at: tuple[Any, ...]) -> int:
+        while at not in self.lines and at:
+            at = at[:-1]
+        return self.lines.get(at, 1)
+
+
+def _dotted(at: tuple[Any, ...]) -> str:
+    out = ""
+    for part in at:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def read_spec(path: Path) -> Spec:
+    """Read and check a spec file; any problem is one InputError naming file:line."""
+    where = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"spec {path} does not exist") from None
+    except IsADirectoryError:
+        raise InputError(f"spec {path} is a folder, not a YAML file") from None
+    except UnicodeDecodeError:
+        raise InputError(f"spec {path} is not UTF-8 text") from None
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise InputError(f"{where}{line}: not valid YAML ({problem})") from None
+    lines = _Lines()
+    if node is not None:
+        lines.walk(node, (), where)
+    if not isinstance(raw, dict):
+        raise InputError(f"{where}:1: a spec is a mapping of keys (output, sources, ...)")
+
+    def fail(at: tuple[Any, ...], message: str) -> InputError:
+        return InputError(f"{where}:{lines.line(at)}: {_dotted(at)}: {message}")
+
+    base = path.resolve().parent
+    values = _check_mapping(raw, (), TOP_FIELDS, {s.key for s in SECTIONS}, fail, base)
+    for section in SECTIONS:
+        given = raw.get(section.key)
+        at = (section.key,)
+        if section.many:
+            if not isinstance(given, list) or not given:
+                raise fail(at, "needs a list of one or more entries") if given is not None \
+                    else InputError(f"{where}:1: the spec names no sources (key 'sources')")  # fmt: skip
+            entries = []
+            for i, entry in enumerate(given):
+                if not isinstance(entry, dict):
+                    raise fail(at + (i,), "each entry is a mapping with at least 'name'")
+                entries.append(_check_mapping(entry, at + (i,), section.fields, set(), fail, base))
+            values[section.key] = entries
+        else:
+            if given is None:
+                given = {}
+            if not isinstance(given, dict):
+                raise fail(at, "must be a mapping")
+            values[section.key] = _check_mapping(given, at, section.fields, set(), fail, base)
+    _check_choices(values, fail)
+    spec = Spec(path, text, values, values["sources"])
+    _check_folders(spec, fail)
+    return spec
+
+
+def _check_mapping(
+    given: dict[str, Any],
+    at: tuple[Any, ...],
+    fields: tuple[Field, ...],
+    sections: set[str],
+    fail: Callable[[tuple[Any, ...], str], InputError],
+    base: Path,
+) -> dict[str, Any]:
+    known = {f.key: f for f in fields}
+    for key in given:
+        if key not in known and key not in sections:
+            allowed = sorted([*known, *sections])
+            raise fail(at + (key,), f"unknown key; allowed here: {', '.join(allowed)}")
+    out: dict[str, Any] = {}
+    for f in fields:
+        if f.key not in given or given[f.key] is None:
+            if f.required:
+                raise fail(at, f"needs '{f.key}'") if at else fail((f.key,), "is required")
+            out[f.key] = default(f)
+            continue
+        value = _typed(given[f.key], f, at + (f.key,), fail)
+        if f.path and value is not None:
+            value = str(base / Path(value).expanduser())
+        out[f.key] = value
+    return out
+
+
+def _typed(
+    value: Any, f: Field, at: tuple[Any, ...], fail: Callable[[tuple[Any, ...], str], InputError]
+) -> Any:
+    def scalar(v: Any, kind: str, where: tuple[Any, ...]) -> Any:
+        if kind == STR and isinstance(v, str):
+            return v
+        if kind == INT and isinstance(v, int) and not isinstance(v, bool):
+            return v
+        if kind == FLOAT and isinstance(v, int | float) and not isinstance(v, bool):
+            return float(v)
+        if kind == BOOL and isinstance(v, bool):
+            return v
+        raise fail(where, f"must be a {kind}, not {_shown(v)}")
+
+    if f.kind in (STR_LIST, INT_LIST):
+        items = value if isinstance(value, list) else None
+        if items is None:
+            raise fail(at, f"must be a {f.kind}, not {_shown(value)}")
+        kind = STR if f.kind == STR_LIST else INT
+        checked = [scalar(v, kind, at + (i,)) for i, v in enumerate(items)]
+    elif f.kind == MAPPING:
+        if not isinstance(value, dict):
+            raise fail(at, f"must be a mapping, not {_shown(value)}")
+        checked = dict(value)
+    else:
+        checked = scalar(value, f.kind, at)
+    if f.command:
+        _check_with_click(checked, f, at, fail)
+    return checked
+
+
+def _check_with_click(
+    value: Any, f: Field, at: tuple[Any, ...], fail: Callable[[tuple[Any, ...], str], InputError]
+) -> None:
+    """Ranges and choices, checked by the option's own click type."""
+    import click
+
+    param = _param(f)
+    if param.is_flag or f.key in ("seeds", "languages", "engine_args"):
+        return
+    for i, item in enumerate(value if isinstance(value, list) else [value]):
+        try:
+            param.type.convert(item, param, None)
+        except click.BadParameter as exc:
+            where = at + (i,) if isinstance(value, list) else at
+            raise fail(where, " ".join(exc.format_message().split())) from None
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    return repr(value)
+
+
+def _check_choices(values: dict[str, Any], fail: Callable[[tuple[Any, ...], str], InputError]) -> None:
+    """What the click types cannot see: transform names, the version's shape."""
+    from shiftbench.gen.transforms import expand_transforms
+
+    try:
+        expand_transforms(tuple(values["transforms"]))
+    except InputError as exc:
+        raise fail(("transforms",), str(exc)) from None
+    if not values["transforms"]:
+        raise fail(("transforms",), "names no transform")
+    if not values["seeds"]:
+        raise fail(("seeds",), "names no seed")
+    from shiftbench.gen.backends import BACKENDS
+
+    backend = values["generator"]["backend"]
+    if backend not in BACKENDS:
+        raise fail(("generator", "backend"), f"unknown backend {backend!r}; available: "
+                   f"{', '.join(BACKENDS)}")  # fmt: skip
+    if values["validate"]["langid"] not in ("lingua", "langdetect"):
+        raise fail(("validate", "langid"), "must be lingua or langdetect")
+    release = values["release"]
+    if release["repo"] is not None:
+        from shiftbench.cards.release import check_repo, check_version
+
+        try:
+            check_repo(release["repo"])
+        except InputError as exc:
+            raise fail(("release", "repo"), str(exc)) from None
+        if release["version"] is None:
+            raise fail(("release",), "a repo needs a version")
+        try:
+            check_version(release["version"])
+        except InputError as exc:
+            raise fail(("release", "version"), str(exc)) from None
+
+
+def folder_name(source: dict[str, Any]) -> str:
+    if source["folder"]:
+        return str(source["folder"])
+    name = Path(source["name"]).name or source["name"]
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", name)
+
+
+def _check_folders(spec: Spec, fail: Callable[[tuple[Any, ...], str], InputError]) -> None:
+    seen: dict[str, int] = {}
+    for i, source in enumerate(spec.sources):
+        name = folder_name(source)
+        if name in seen or name in (".", ".."):
+            raise fail(("sources", i), f"folder {name!r} is taken by sources[{seen.get(name)}]; "
+                       "give this source its own 'folder'")  # fmt: skip
+        seen[name] = i
+
+
+# -- the starter spec --------------------------------------------------------------------
+
+STARTER_VALUES = {
+    ("output",): "release",
+    ("sources", "name"): "sample",
+    ("transforms",): ["paraphrase"],
+    ("seeds",): [1],
+}
+INTRO = """\
+shiftbench release spec. `shiftbench run {file}` runs gen, validate, human-eval, card
+and publish with these settings, into one folder per source under `output`; a re-run
+skips finished work. `shiftbench run {file} --dry-run` prints the plan first.
+Commented keys show their defaults; uncomment one to change it. Relative paths are read
+from this file's folder.
+"""
+
+
+def _wrapped(text: str, indent: str, width: int = 92) -> list[str]:
+    import textwrap
+
+    return [f"{indent}# {line}" for line in textwrap.wrap(text, width - len(indent) - 2)]
+
+
+def _yaml_value(value: Any) -> str:
+    dumped = yaml.safe_dump(value, default_flow_style=True, allow_unicode=True, width=10_000)
+    return dumped.removesuffix("\n...\n").strip()
+
+
+def _field_lines(f: Field, at: tuple[str, ...], indent: str, first: str = "") -> list[str]:
+    lines = _wrapped(("(required) " if f.required else "") + help_text(f), indent)
+    given = STARTER_VALUES.get(at + (f.key,))
+    if given is not None:
+        return lines + [f"{indent}{first}{f.key}: {_yaml_value(given)}"]
+    return lines + [f"{indent}# {first}{f.key}: {_yaml_value(default(f))}"]
+
+
+def starter(file_name: str) -> str:
+    """A commented spec: the defaults of every key, each with its help, from the schema."""
+    lines = _wrapped(INTRO.format(file=file_name).replace("\n", " "), "")
+    for f in TOP_FIELDS:
+        lines += ["", *_field_lines(f, (), "")]
+    for section in SECTIONS:
+        lines += ["", *_wrapped(section.help, ""), f"{section.key}:"]
+        if section.many:
+            name, *rest = section.fields
+            head = _field_lines(name, (section.key,), "  ", "- ")
+            lines += head
+            for f in rest:
+                lines += _field_lines(f, (section.key,), "    ")
+        else:
+            for f in section.fields:
+                lines += _field_lines(f, (section.key,), "  ")
+    return "\n".join(lines) + "\n"
