@@ -25,11 +25,12 @@ from typing import Any
 
 import click
 
+from shiftbench import __version__
 from shiftbench.errors import InputError, RuntimeFault, ShiftbenchError
+from shiftbench.runfolder import SPEC_FILE as SPEC_COPY
 from shiftbench.spec import STAGES, Spec, folder_name
 
 STATE_FILE = "state.json"
-SPEC_COPY = "shiftbench-spec.yaml"  # the spec, verbatim, in every run folder
 RUN_DIR = "run"
 HUMAN_DIR = "human-eval"
 
@@ -95,7 +96,7 @@ def repo_for(spec: Spec, unit: Unit) -> str | None:
 
 
 def _sha(*parts: Any) -> str:
-    digest = hashlib.sha256()
+    digest = hashlib.sha256(__version__.encode())
     for part in parts:
         data = part if isinstance(part, bytes) else json.dumps(part, sort_keys=True).encode()
         digest.update(hashlib.sha256(data).digest())
@@ -185,8 +186,7 @@ def run_gen(ctx: click.Context, spec: Spec, unit: Unit, quiet: bool) -> None:
     from shiftbench.cli import gen
 
     v, g, s = spec.values, spec.values["generator"], unit.source
-    try:
-        ctx.invoke(
+    ctx.invoke(
             gen, source=_source_name(spec, s), task_type=s["task_type"],
             data_dir=s["data_dir"], subsets=tuple(s["subsets"]), splits=tuple(s["splits"]),
             limit=s["limit"], source_language=s["source_language"],
@@ -200,11 +200,14 @@ def run_gen(ctx: click.Context, spec: Spec, unit: Unit, quiet: bool) -> None:
             batch_size=g["batch_size"], max_failure_rate=g["max_failure_rate"],
             cache_dir=Path(v["cache_dir"]) if v["cache_dir"] else None, no_cache=False,
             shard=None, overwrite=False, quiet=quiet,
-        )  # fmt: skip
-    finally:
-        # the spec travels with the run folder, whatever gen managed to write
-        if unit.run.is_dir():
-            (unit.run / SPEC_COPY).write_text(spec.text, encoding="utf-8")
+    )  # fmt: skip
+
+
+def copy_spec(spec: Spec, unit: Unit) -> None:
+    """The spec travels with the run folder (and so into its card and release)."""
+    target = unit.run / SPEC_COPY
+    if unit.run.is_dir() and _file(target) != spec.text.encode("utf-8"):
+        target.write_text(spec.text, encoding="utf-8")
 
 
 def run_validate(ctx: click.Context, spec: Spec, unit: Unit, quiet: bool) -> None:
@@ -291,6 +294,7 @@ def execute(ctx: click.Context, spec: Spec, until: str | None, quiet: bool) -> N
         gate: list[str] = []
         for unit in todo:
             label = f"[{stage}] {unit.folder}"
+            copy_spec(spec, unit)
             if finished(spec, unit, stage):
                 click.echo(f"{label}: finished earlier, skipped")
                 continue
@@ -304,6 +308,7 @@ def execute(ctx: click.Context, spec: Spec, until: str | None, quiet: bool) -> N
                 continue
             except ShiftbenchError as exc:
                 raise type(exc)(f"{label}: {exc}") from None
+            copy_spec(spec, unit)
             unit.mark(stage, fingerprint(spec, unit, stage))
         if gate:
             raise RuntimeFault(
@@ -373,8 +378,7 @@ def plan(spec: Spec, until: str | None) -> str:
         for i, n in enumerate((rows, texts, calls, prompt_tokens, output_tokens)):
             totals[i] += n
     lines.append(
-        f"{'all':<28} {totals[0]:>7} {totals[1]:>7} {totals[2]:>8} {totals[3]:>11} "
-        f"{totals[4]:>11}"
+        f"{'all':<28} {totals[0]:>7} {totals[1]:>7} {totals[2]:>8} {totals[3]:>11} {totals[4]:>11}"
     )
     lines += [
         "",

@@ -22,6 +22,7 @@ from shiftbench import __version__
 from shiftbench.errors import InputError
 
 META_FILE = "shiftbench.json"
+SPEC_FILE = "shiftbench-spec.yaml"  # the `shiftbench run` spec that made the folder, verbatim
 FORMAT_VERSION = 1
 
 

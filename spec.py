@@ -222,14 +222,14 @@ class _Lines:
             for key, value in node.value:
                 name = key.value
                 if name in seen:
-                    raise InputError(f"{where}:{key.start_mark.line + 1}: {_dotted(at + (name,))} "
+                    raise InputError(f"{where}:{key.start_mark.line + 1}: {_dotted((*at, name))} "
                                      "is given twice")  # fmt: skip
                 seen.add(name)
-                self.lines[at + (name,)] = key.start_mark.line + 1
-                self.walk(value, at + (name,), where)
+                self.lines[(*at, name)] = key.start_mark.line + 1
+                self.walk(value, (*at, name), where)
         elif isinstance(node, yaml.SequenceNode):
             for i, item in enumerate(node.value):
-                self.walk(item, at + (i,), where)
+                self.walk(item, (*at, i), where)
 
     def line(self, at: tuple[Any, ...]) -> int:
         while at not in self.lines and at:
@@ -260,7 +260,8 @@ def read_spec(path: Path) -> Spec:
         raw = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark is not None else ""
+        last = max(1, len(text.splitlines()))  # the end of the file is on its last line
+        line = f":{min(mark.line + 1, last)}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc)
         raise InputError(f"{where}{line}: not valid YAML ({problem})") from None
     lines = _Lines()
@@ -278,14 +279,15 @@ def read_spec(path: Path) -> Spec:
         given = raw.get(section.key)
         at = (section.key,)
         if section.many:
+            if given is None:
+                raise InputError(f"{where}:1: the spec names no sources (key 'sources')")
             if not isinstance(given, list) or not given:
-                raise fail(at, "needs a list of one or more entries") if given is not None \
-                    else InputError(f"{where}:1: the spec names no sources (key 'sources')")  # fmt: skip
+                raise fail(at, "needs a list of one or more entries")
             entries = []
             for i, entry in enumerate(given):
                 if not isinstance(entry, dict):
-                    raise fail(at + (i,), "each entry is a mapping with at least 'name'")
-                entries.append(_check_mapping(entry, at + (i,), section.fields, set(), fail, base))
+                    raise fail((*at, i), "each entry is a mapping with at least 'name'")
+                entries.append(_check_mapping(entry, (*at, i), section.fields, set(), fail, base))
             values[section.key] = entries
         else:
             if given is None:
@@ -311,7 +313,7 @@ def _check_mapping(
     for key in given:
         if key not in known and key not in sections:
             allowed = sorted([*known, *sections])
-            raise fail(at + (key,), f"unknown key; allowed here: {', '.join(allowed)}")
+            raise fail((*at, key), f"unknown key; allowed here: {', '.join(allowed)}")
     out: dict[str, Any] = {}
     for f in fields:
         if f.key not in given or given[f.key] is None:
@@ -319,7 +321,7 @@ def _check_mapping(
                 raise fail(at, f"needs '{f.key}'") if at else fail((f.key,), "is required")
             out[f.key] = default(f)
             continue
-        value = _typed(given[f.key], f, at + (f.key,), fail)
+        value = _typed(given[f.key], f, (*at, f.key), fail)
         if f.path and value is not None:
             value = str(base / Path(value).expanduser())
         out[f.key] = value
@@ -338,14 +340,14 @@ def _typed(
             return float(v)
         if kind == BOOL and isinstance(v, bool):
             return v
-        raise fail(where, f"must be a {kind}, not {_shown(v)}")
+        raise fail(where, f"must be {_a(kind)}, not {_shown(v)}")
 
     if f.kind in (STR_LIST, INT_LIST):
         items = value if isinstance(value, list) else None
         if items is None:
-            raise fail(at, f"must be a {f.kind}, not {_shown(value)}")
+            raise fail(at, f"must be {_a(f.kind)}, not {_shown(value)}")
         kind = STR if f.kind == STR_LIST else INT
-        checked = [scalar(v, kind, at + (i,)) for i, v in enumerate(items)]
+        checked: Any = [scalar(v, kind, (*at, i)) for i, v in enumerate(items)]
     elif f.kind == MAPPING:
         if not isinstance(value, dict):
             raise fail(at, f"must be a mapping, not {_shown(value)}")
@@ -370,8 +372,12 @@ def _check_with_click(
         try:
             param.type.convert(item, param, None)
         except click.BadParameter as exc:
-            where = at + (i,) if isinstance(value, list) else at
-            raise fail(where, " ".join(exc.format_message().split())) from None
+            where = (*at, i) if isinstance(value, list) else at
+            raise fail(where, " ".join(str(exc.message).split())) from None
+
+
+def _a(kind: str) -> str:
+    return kind if kind == BOOL else ("an " if kind[0] in "aeiou" else "a ") + kind
 
 
 def _shown(value: Any) -> str:
@@ -382,14 +388,17 @@ def _shown(value: Any) -> str:
     return repr(value)
 
 
-def _check_choices(values: dict[str, Any], fail: Callable[[tuple[Any, ...], str], InputError]) -> None:
+def _check_choices(
+    values: dict[str, Any], fail: Callable[[tuple[Any, ...], str], InputError]
+) -> None:
     """What the click types cannot see: transform names, the version's shape."""
     from shiftbench.gen.transforms import expand_transforms
 
-    try:
-        expand_transforms(tuple(values["transforms"]))
-    except InputError as exc:
-        raise fail(("transforms",), str(exc)) from None
+    for i, name in enumerate(values["transforms"]):
+        try:
+            expand_transforms((name,))
+        except InputError as exc:
+            raise fail(("transforms", i), str(exc)) from None
     if not values["transforms"]:
         raise fail(("transforms",), "names no transform")
     if not values["seeds"]:
@@ -398,8 +407,10 @@ def _check_choices(values: dict[str, Any], fail: Callable[[tuple[Any, ...], str]
 
     backend = values["generator"]["backend"]
     if backend not in BACKENDS:
+        from shiftbench.sources import suggest
+
         raise fail(("generator", "backend"), f"unknown backend {backend!r}; available: "
-                   f"{', '.join(BACKENDS)}")  # fmt: skip
+                   f"{', '.join(BACKENDS)}{suggest(backend, list(BACKENDS))}")  # fmt: skip
     if values["validate"]["langid"] not in ("lingua", "langdetect"):
         raise fail(("validate", "langid"), "must be lingua or langdetect")
     release = values["release"]
@@ -465,10 +476,10 @@ def _yaml_value(value: Any) -> str:
 
 def _field_lines(f: Field, at: tuple[str, ...], indent: str, first: str = "") -> list[str]:
     lines = _wrapped(("(required) " if f.required else "") + help_text(f), indent)
-    given = STARTER_VALUES.get(at + (f.key,))
+    given = STARTER_VALUES.get((*at, f.key))
     if given is not None:
-        return lines + [f"{indent}{first}{f.key}: {_yaml_value(given)}"]
-    return lines + [f"{indent}# {first}{f.key}: {_yaml_value(default(f))}"]
+        return [*lines, f"{indent}{first}{f.key}: {_yaml_value(given)}"]
+    return [*lines, f"{indent}# {first}{f.key}: {_yaml_value(default(f))}"]
 
 
 def starter(file_name: str) -> str:

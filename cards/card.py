@@ -9,6 +9,7 @@ bytes.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter
 from pathlib import Path
@@ -19,7 +20,7 @@ from shiftbench.errors import InputError
 from shiftbench.gen.languages import get_language
 from shiftbench.human_eval.batches import BATCH_FILE, ITEMS_FILE
 from shiftbench.human_eval.report import REPORT_JSON as HUMAN_JSON
-from shiftbench.runfolder import META_FILE, card_configs
+from shiftbench.runfolder import META_FILE, SPEC_FILE, card_configs
 from shiftbench.validate.report import REPORT_JSON as VALIDATION_JSON
 
 # The Hub's task categories for mteb task types.
@@ -187,7 +188,7 @@ def render(
     validation = _read_json(folder / VALIDATION_JSON)
     body = "\n".join(
         _prose(meta, repo=repo, tag=tag, validation=validation, human=human or [],
-               license_id=license_id)
+               license_id=license_id, spec=_spec(folder))
     )  # fmt: skip
     card = DatasetCard(f"---\n{data.to_yaml()}\n---\n\n{body}\n")
     return str(card).rstrip("\n") + "\n"
@@ -201,6 +202,7 @@ def _prose(
     validation: dict[str, Any] | None,
     human: list[dict[str, Any]],
     license_id: str | None,
+    spec: list[str],
 ) -> list[str]:
     source = meta["source"]
     configs = meta["configs"]
@@ -242,6 +244,7 @@ def _prose(
             f"{info.get('seed', '-')} | {targets} | {rows} | {status} |"
         )
     out += _generation(configs)
+    out += spec
     out += _validation(configs, validation)
     out += _human(human)
     out += _loading(configs, repo, tag)
@@ -293,6 +296,25 @@ def _generation(configs: dict[str, Any]) -> list[str]:
         out.append("")
     out.append(f"The full provenance of every config is in `{META_FILE}`.")
     return out
+
+
+def _spec(folder: Path) -> list[str]:
+    """The `shiftbench run` spec that made the folder, with its hash, when there is one."""
+    path = folder / SPEC_FILE
+    if not path.is_file():
+        return []
+    data = path.read_bytes()
+    return [
+        "",
+        "## How this release was made",
+        "",
+        f"`shiftbench run {SPEC_FILE}` made it, from this spec (`{SPEC_FILE}` in the "
+        f"repository, sha256 `{hashlib.sha256(data).hexdigest()}`):",
+        "",
+        "```yaml",
+        *data.decode("utf-8").rstrip().splitlines(),
+        "```",
+    ]
 
 
 def _validation(configs: dict[str, Any], report: dict[str, Any] | None) -> list[str]:

@@ -1,0 +1,241 @@
+"""shiftbench run and init: one spec file drives every stage, strictly read, resumable."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import read_rows
+
+from shiftbench.spec import SECTIONS, TOP_FIELDS, read_spec
+
+
+def write_spec(folder: Path, text: str, name: str = "spec.yaml") -> Path:
+    path = folder / name
+    path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+    return path
+
+
+def stsb_spec(folder: Path, data: Path, extra: str = "", backend: str = "scripted") -> Path:
+    body = textwrap.dedent(
+        f"""
+        output: out
+        sources:
+          - name: STSBenchmark
+            data_dir: {data / "STSBenchmark"}
+            limit: 6
+          - name: sample
+        transforms: [paraphrase, summarisation]
+        seeds: [1, 2]
+        generator:
+          backend: {backend}
+        human_eval:
+          per_stratum: 4
+          raters: 2
+          formats: [html, mturk]
+        """
+    )
+    return write_spec(folder, body + textwrap.dedent(extra))
+
+
+BAD_SPECS = [
+    ("output: o\nsources: [{name: sample}]\ntransforms: [paraphrase]\nseeds: [1]\ncolour: red\n",
+     "spec.yaml:5: colour: unknown key; allowed here: cache_dir, generator, human_eval, "
+     "languages, output, prompt_file, prompt_variant, release, seeds, sources, transforms, "
+     "validate"),
+    ("output: o\nsources:\n  - name: sample\n    limt: 3\ntransforms: [paraphrase]\nseeds: [1]\n",
+     "spec.yaml:4: sources[0].limt: unknown key; allowed here: data_dir, folder, limit, name, "
+     "source_language, splits, subsets, task_type"),
+    ("output: o\nsources: [{name: sample}]\ntransforms: [paraphrase]\nseeds: [1]\n"
+     "generator:\n  temperature: hot\n",
+     "spec.yaml:6: generator.temperature: must be a number, not 'hot'"),
+    ("output: o\nsources: [{name: sample}]\ntransforms: [paraphrase]\nseeds: [1, two]\n",
+     "spec.yaml:4: seeds[1]: must be an integer, not 'two'"),
+    ("output: o\nsources: [{name: sample}]\ntransforms: [paraphrase]\nseeds: [1]\n"
+     "generator:\n  top_p: 1.5\n",
+     "spec.yaml:6: generator.top_p: 1.5 is not in the range 0<x<=1."),
+    ("output: o\nsources: [{name: sample}]\ntransforms: [paraphrase]\nseeds: [1]\n"
+     "human_eval:\n  scheme: stars\n",
+     "spec.yaml:6: human_eval.scheme: 'stars' is not one of 'quality', 'similarity'."),
+    ("output: o\nsources: [{name: sample}]\ntransforms: [paraphrase, parafrase]\nseeds: [1]\n",
+     "spec.yaml:3: transforms[1]: unknown transform 'parafrase'; available: paraphrase, "
+     "backtranslation, style-change, expansion, summarisation, summarised-expansion, "
+     "translation, cross-translation; did you mean paraphrase?"),
+    ("output: o\nsources: [{name: sample}]\nseeds: [1]\n",
+     "spec.yaml:1: transforms: is required"),
+    ("output: o\nsources:\n  - limit: 3\ntransforms: [paraphrase]\nseeds: [1]\n",
+     "spec.yaml:3: sources[0]: needs 'name'"),
+    ("output: o\nsources: [{name: sample}]\ntransforms: [paraphrase]\nseeds: [1]\nseeds: [2]\n",
+     "spec.yaml:5: seeds is given twice"),
+    ("output: o\nsources: [{name: sample}\n",
+     "spec.yaml:2: not valid YAML (expected ',' or ']', but got '<stream end>')"),
+    ("output: o\nsources: [{name: sample}]\ntransforms: [paraphrase]\nseeds: [1]\n"
+     "release:\n  repo: my-org/x\n",
+     "spec.yaml:5: release: a repo needs a version"),
+    ("output: o\nsources: [{name: sample}, {name: sample}]\ntransforms: [paraphrase]\n"
+     "seeds: [1]\n",
+     "spec.yaml:2: sources[1]: folder 'sample' is taken by sources[0]; give this source its "
+     "own 'folder'"),
+    ("output: o\nsources: [{name: sample}]\ntransforms: [paraphrase]\nseeds: [1]\n"
+     "generator:\n  backend: olama\n",
+     "spec.yaml:6: generator.backend: unknown backend 'olama'; available: embedded, "
+     "ollama, openai, vllm; did you mean ollama?"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "message"), BAD_SPECS)
+def test_a_bad_spec_is_one_line_naming_file_line_and_key(invoke, tmp_path, text, message):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(text, encoding="utf-8")
+    for extra in ([], ["--dry-run"]):
+        result = invoke("run", spec, *extra)
+        assert result.exit_code == 2
+        assert result.stderr == f"Error: {spec.parent}/{message}\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["spec.yaml"]
+
+
+def test_a_missing_spec_is_bad_input(invoke, tmp_path):
+    result = invoke("run", tmp_path / "nope.yaml")
+    assert (result.exit_code, result.stderr) == (
+        2,
+        f"Error: spec {tmp_path}/nope.yaml does not exist\n",
+    )
+
+
+def test_init_writes_every_default_in_one_place(invoke, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = invoke("init")
+    assert (result.exit_code, result.stdout) == (
+        0, "wrote shiftbench.yaml; run it with: shiftbench run shiftbench.yaml\n")  # fmt: skip
+    assert invoke("init").stderr == "Error: shiftbench.yaml exists; pass --force to replace it\n"
+    starter = Path("shiftbench.yaml").read_text(encoding="utf-8")
+    as_written = read_spec(Path("shiftbench.yaml")).values
+    # every commented key shows its default: uncommenting all of them changes nothing
+    keys = "|".join({f.key for s in SECTIONS for f in s.fields} | {f.key for f in TOP_FIELDS})
+    uncommented = re.sub(rf"^(\s*)# (- )?(({keys}): )", r"\1\2\3", starter, flags=re.M)
+    assert uncommented.count("\n") == starter.count("\n")
+    Path("all.yaml").write_text(uncommented, encoding="utf-8")
+    assert read_spec(Path("all.yaml")).values == as_written
+    shown = yaml.safe_load(uncommented)
+    assert shown["generator"]["temperature"] == 0.7 and shown["human_eval"]["raters"] == 3
+    assert shown["validate"]["judge_modes"] == ["similarity", "quality"]
+    assert as_written["sources"] == [
+        {"name": "sample", "folder": None, "task_type": None, "data_dir": None, "subsets": [],
+         "splits": [], "limit": None, "source_language": None}
+    ]  # fmt: skip
+
+
+def test_dry_run_prints_the_plan_and_writes_nothing(invoke, scripted, shared_data, tmp_path):
+    spec = stsb_spec(tmp_path, shared_data)
+    result = invoke("run", spec, "--dry-run")
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(
+        f"spec {spec} (sha256 {hashlib.sha256(spec.read_bytes()).hexdigest()[:16]}"
+    )
+    assert lines[0].endswith("stages gen, validate, human-eval, card")
+    table = {line.split()[0]: line.split()[1:] for line in lines[4:7]}
+    # STSBenchmark: 6 rows, 12 texts (none repeated); sample: 42 rows, 84 texts;
+    # 2 transforms x 2 seeds, one call each
+    assert table["STSBenchmark"][:3] == ["6", "12", "48"]
+    assert table["sample"][:3] == ["42", "84", "336"]
+    assert table["all"][:3] == ["48", "96", "384"]
+    assert int(table["all"][3]) == int(table["STSBenchmark"][3]) + int(table["sample"][3])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["spec.yaml"]
+
+
+def test_stages_run_in_order_and_a_rerun_skips_finished_ones(
+    invoke, scripted, shared_data, tmp_path
+):
+    spec = stsb_spec(tmp_path, shared_data)
+    result = invoke("run", spec, "--until", "validate", "-q")
+    assert result.exit_code == 0, result.stderr
+    out = tmp_path / "out"
+    assert [line for line in result.stdout.splitlines() if line.startswith("[")] == [
+        "[gen] STSBenchmark: running", "[gen] sample: running",
+        "[validate] STSBenchmark: running", "[validate] sample: running",
+    ]  # fmt: skip
+    for name in ("STSBenchmark", "sample"):
+        assert sorted(json.loads((out / name / "state.json").read_text())) == ["gen", "validate"]
+        assert not (out / name / "human-eval").exists()
+        assert (out / name / "run" / "shiftbench-spec.yaml").read_bytes() == spec.read_bytes()
+    calls = len(scripted.calls)
+    assert calls > 0
+
+    result = invoke("run", spec, "-q")
+    assert result.exit_code == 0, result.stderr
+    assert [line for line in result.stdout.splitlines() if line.startswith("[")] == [
+        "[gen] STSBenchmark: finished earlier, skipped", "[gen] sample: finished earlier, skipped",
+        "[validate] STSBenchmark: finished earlier, skipped",
+        "[validate] sample: finished earlier, skipped",
+        "[human-eval] STSBenchmark: running", "[human-eval] sample: running",
+        "[card] STSBenchmark: running", "[card] sample: running",
+    ]  # fmt: skip
+    assert len(scripted.calls) == calls  # nothing generated again
+    stsb = out / "STSBenchmark"
+    assert read_rows(stsb / "run" / "paraphrase-s2" / "test.jsonl")[0]["sentence1"].startswith(
+        "REWRITTEN "
+    )
+    assert sorted(p.name for p in (stsb / "human-eval" / "export").iterdir()) == ["html", "mturk"]
+    assert sorted(p.name for p in (stsb / "human-eval" / "export" / "html").iterdir()) == [
+        "b01.html", "b02.html"]  # fmt: skip
+    card = (stsb / "run" / "README.md").read_text(encoding="utf-8")
+    digest = hashlib.sha256(spec.read_bytes()).hexdigest()
+    assert f"sha256 `{digest}`" in card
+    assert "limit: 6" in card.split("## How this release was made", 1)[1]
+
+    # a changed human-eval setting redoes human-eval and the card, nothing before them
+    spec.write_text(spec.read_text().replace("raters: 2", "raters: 3"), encoding="utf-8")
+    result = invoke("run", spec, "-q")
+    assert result.exit_code == 0, result.stderr
+    ran = [line for line in result.stdout.splitlines() if line.endswith(": running")]
+    assert ran == ["[human-eval] STSBenchmark: running", "[human-eval] sample: running",
+                   "[card] STSBenchmark: running", "[card] sample: running"]  # fmt: skip
+    assert (stsb / "human-eval" / "export" / "html" / "b03.html").is_file()
+    new_digest = hashlib.sha256(spec.read_bytes()).hexdigest()
+    assert f"sha256 `{new_digest}`" in (stsb / "run" / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_validation_gate_stops_the_run(invoke, scripted, shared_data, tmp_path):
+    # the scripted generator's "summaries" are longer than their inputs: every one fails
+    spec = stsb_spec(tmp_path, shared_data, "validate:\n  max_error_rate: 0.05\n")
+    result = invoke("run", spec, "-q")
+    assert result.exit_code == 1
+    exceed = ("2 config(s) exceed --max-error-rate 5.0%: run/summarisation-s1 (100.0%), "
+              "run/summarisation-s2 (100.0%)")  # fmt: skip
+    assert result.stderr == (
+        f"Error: stopped at the validation gate (validate.max_error_rate 0.05): STSBenchmark: "
+        f"{exceed}; sample: {exceed}; the reports are in each run folder's validation.md\n"
+    )
+    out = tmp_path / "out"
+    for name in ("STSBenchmark", "sample"):
+        assert sorted(json.loads((out / name / "state.json").read_text())) == ["gen"]
+        assert (out / name / "run" / "validation.md").is_file()
+        assert not (out / name / "human-eval").exists()
+    # a gate that lets them through goes on from validation
+    spec.write_text(spec.read_text().replace("0.05", "1.0"), encoding="utf-8")
+    result = invoke("run", spec, "-q", "--until", "human-eval")
+    assert result.exit_code == 0, result.stderr
+    assert "[gen] sample: finished earlier, skipped" in result.stdout
+    assert "[validate] sample: running" in result.stdout
+
+
+def test_human_eval_batches_with_ratings_are_never_replaced(
+    invoke, scripted, shared_data, tmp_path
+):
+    spec = stsb_spec(tmp_path, shared_data)
+    assert invoke("run", spec, "-q", "--until", "human-eval").exit_code == 0
+    ratings = tmp_path / "out" / "sample" / "human-eval" / "ratings.jsonl"
+    ratings.write_text('{"item_id": "x", "rater_id": "r", "criterion": "quality", "rating": 3}\n')
+    spec.write_text(spec.read_text().replace("per_stratum: 4", "per_stratum: 5"), encoding="utf-8")
+    result = invoke("run", spec, "-q")
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"Error: [human-eval] sample: {ratings.parent} already holds ratings and its settings "
+        "or run folder changed; move it away to make new batches\n"
+    )
