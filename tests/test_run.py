@@ -239,3 +239,107 @@ def test_human_eval_batches_with_ratings_are_never_replaced(
         f"Error: [human-eval] sample: {ratings.parent} already holds ratings and its settings "
         "or run folder changed; move it away to make new batches\n"
     )
+
+
+E2E_SPEC = """
+output: out
+sources:
+  - name: STSBenchmark
+    data_dir: {data}/STSBenchmark
+    limit: 3
+  - name: STSBenchmarkMultilingualSTS
+    folder: stsb-multilingual
+    data_dir: {data}/STSBenchmarkMultilingualSTS
+    subsets: [de, fr]
+    splits: [test]
+    limit: 2
+transforms: [paraphrase, summarisation, translation]
+seeds: [1, 2]
+languages: [es, de]
+generator:
+  max_new_tokens: 32
+human_eval:
+  per_stratum: 3
+  raters: 2
+"""
+
+
+def cache_rows(cache: Path) -> dict[str, int]:
+    """Every cached generation's key and SQLite rowid (a row made again gets a new rowid)."""
+    import sqlite3
+
+    with sqlite3.connect(cache / "generations.sqlite") as conn:
+        return dict(conn.execute("SELECT key, rowid FROM generations").fetchall())
+
+
+def tree(folder: Path, root: Path) -> dict[str, bytes]:
+    """Every file's bytes, with the run's own location (batch.json records it) masked."""
+    return {
+        str(p.relative_to(folder)): p.read_bytes().replace(str(root).encode(), b"<root>")
+        for p in folder.rglob("*")
+        if p.is_file()
+    }
+
+
+def test_a_killed_run_finishes_as_an_uninterrupted_one(shared_data, tmp_path):
+    """The done-when run: two sources (one multilingual), three transformations, two seeds,
+    the embedded SmolLM2; killed once its first source's generation is done, then run
+    again, it ends with the files of a run never interrupted, making nothing twice."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    def start(folder: Path, cache: Path, *args: str) -> subprocess.Popen[str]:
+        folder.mkdir()
+        spec = folder / "spec.yaml"
+        spec.write_text(E2E_SPEC.format(data=shared_data), encoding="utf-8")
+        env = {**os.environ, "SHIFTBENCH_CACHE_DIR": str(cache)}
+        return subprocess.Popen(
+            [sys.executable, "-m", "shiftbench", "run", str(spec), "-q", *args],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+
+    killed, cache = tmp_path / "killed", tmp_path / "cache-killed"
+    process = start(killed, cache)
+    first = killed / "out" / "STSBenchmark"
+    while not (first / "state.json").is_file() and process.poll() is None:
+        time.sleep(0.2)
+    time.sleep(2)  # the second source's generation is under way
+    assert process.poll() is None, process.communicate()
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert json.loads((first / "state.json").read_text()).keys() == {"gen"}
+    assert not (killed / "out" / "stsb-multilingual" / "state.json").exists()
+    made_before = cache_rows(cache)
+    first_files = {p: p.stat().st_mtime_ns for p in (first / "run").rglob("*.jsonl")}
+
+    spec = killed / "spec.yaml"
+    env = {**os.environ, "SHIFTBENCH_CACHE_DIR": str(cache)}
+    done = subprocess.run(
+        [sys.executable, "-m", "shiftbench", "run", str(spec), "-q"],
+        env=env, capture_output=True, text=True, timeout=1800,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "[gen] STSBenchmark: finished earlier, skipped" in done.stdout
+    assert "[gen] stsb-multilingual: running" in done.stdout
+    assert {p: p.stat().st_mtime_ns for p in first_files} == first_files
+    made_after = cache_rows(cache)
+    assert {k: made_after[k] for k in made_before} == made_before  # nothing made twice
+    assert len(made_after) > len(made_before)
+
+    reference = start(tmp_path / "reference", tmp_path / "cache-reference")
+    out, err = reference.communicate(timeout=1800)
+    assert reference.returncode == 0, err
+    assert len(cache_rows(tmp_path / "cache-reference")) == len(made_after)
+    for name in ("STSBenchmark", "stsb-multilingual"):
+        got = tree(killed / "out" / name, killed)
+        want = tree(tmp_path / "reference" / "out" / name, tmp_path / "reference")
+        assert got == want, sorted(k for k in got.keys() | want.keys() if got.get(k) != want.get(k))
+    multi = killed / "out" / "stsb-multilingual"
+    configs = sorted(p.name for p in (multi / "run").iterdir() if p.is_dir())
+    assert "translation-s2.fr" in configs and "original.de" in configs
+    assert (multi / "run" / "validation.md").is_file()
+    assert (multi / "human-eval" / "export" / "html" / "b02.html").is_file()
+    assert "## How this release was made" in (multi / "run" / "README.md").read_text()
