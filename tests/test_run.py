@@ -330,7 +330,7 @@ def test_a_killed_run_finishes_as_an_uninterrupted_one(shared_data, tmp_path):
     assert len(made_after) > len(made_before)
 
     reference = start(tmp_path / "reference", tmp_path / "cache-reference")
-    out, err = reference.communicate(timeout=1800)
+    _, err = reference.communicate(timeout=1800)
     assert reference.returncode == 0, err
     assert len(cache_rows(tmp_path / "cache-reference")) == len(made_after)
     for name in ("STSBenchmark", "stsb-multilingual"):
