@@ -33,6 +33,7 @@ from shiftbench.spec import STAGES, Spec, folder_name
 STATE_FILE = "state.json"
 RUN_DIR = "run"
 HUMAN_DIR = "human-eval"
+SHARDS_DIR = "shards"  # the Ray runner's shard run folders, merged into run/
 
 
 @dataclass
@@ -182,12 +183,11 @@ def _source_name(spec: Spec, source: dict[str, Any]) -> str:
     return str(beside) if ("/" in name or name.startswith(".")) and beside.exists() else name
 
 
-def run_gen(ctx: click.Context, spec: Spec, unit: Unit, quiet: bool) -> None:
-    from shiftbench.cli import gen
-
+def gen_params(spec: Spec, unit: Unit, quiet: bool) -> dict[str, Any]:
+    """The `shiftbench gen` arguments the spec gives for one source."""
     v, g, s = spec.values, spec.values["generator"], unit.source
-    ctx.invoke(
-            gen, source=_source_name(spec, s), task_type=s["task_type"],
+    return dict(
+            source=_source_name(spec, s), task_type=s["task_type"],
             data_dir=s["data_dir"], subsets=tuple(s["subsets"]), splits=tuple(s["splits"]),
             limit=s["limit"], source_language=s["source_language"],
             transforms=tuple(v["transforms"]), seeds=tuple(str(x) for x in v["seeds"]),
@@ -201,6 +201,18 @@ def run_gen(ctx: click.Context, spec: Spec, unit: Unit, quiet: bool) -> None:
             cache_dir=Path(v["cache_dir"]) if v["cache_dir"] else None, no_cache=False,
             shard=None, overwrite=False, quiet=quiet,
     )  # fmt: skip
+
+
+def run_gen(ctx: click.Context, spec: Spec, unit: Unit, quiet: bool) -> None:
+    from shiftbench.cli import gen
+
+    scale = spec.values["scale"]
+    if scale["runner"] == "ray":
+        from shiftbench.gen.ray_runner import gen_on_ray
+
+        gen_on_ray(gen_params(spec, unit, quiet), unit.root / SHARDS_DIR, unit.run, scale)
+        return
+    ctx.invoke(gen, **gen_params(spec, unit, quiet))
 
 
 def copy_spec(spec: Spec, unit: Unit) -> None:

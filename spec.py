@@ -124,6 +124,21 @@ RELEASE_FIELDS = (
     Field("private", BOOL, "publish"),
 )  # fmt: skip
 
+SCALE_FIELDS = (
+    Field("runner", STR, default="local",
+          help="local: gen runs in this process. ray: gen's rows are split into `shards` "
+          "shards that Ray Data maps over the Ray cluster's workers (pip install "
+          "'shiftbench[ray]'), then merged into the run folder one process would write."),
+    Field("shards", INT, default=2, help="Shards per source (ray runner)."),
+    Field("ray_address", STR,
+          help="The Ray cluster to join (ray.init(address=...)), e.g. auto. null: start a "
+          "local Ray instance."),
+    Field("cpus_per_shard", FLOAT, default=1.0,
+          help="CPUs Ray reserves for each shard's task."),
+    Field("gpus_per_shard", FLOAT, default=0.0,
+          help="GPUs Ray reserves for each shard's task (a vllm or embedded generator on GPU)."),
+)  # fmt: skip
+
 TOP_FIELDS = (
     Field("output", STR, required=True, path=True,
           help="The output folder: one sub-folder per source (run/, human-eval/, state)."),
@@ -145,6 +160,7 @@ SECTIONS = (
     Section("validate", "Automatic checks, judges, and the error-rate gate.", VALIDATE_FIELDS),
     Section("human_eval", "Rating batches for people, and their export.", HUMAN_EVAL_FIELDS),
     Section("release", "The Hugging Face Hub release.", RELEASE_FIELDS),
+    Section("scale", "Beyond one machine: where gen runs.", SCALE_FIELDS),
 )
 
 STAGES = ("gen", "validate", "human-eval", "card", "publish")
@@ -411,6 +427,13 @@ def _check_choices(
 
         raise fail(("generator", "backend"), f"unknown backend {backend!r}; available: "
                    f"{', '.join(BACKENDS)}{suggest(backend, list(BACKENDS))}")  # fmt: skip
+    scale = values["scale"]
+    if scale["runner"] not in ("local", "ray"):
+        raise fail(("scale", "runner"), "must be local or ray")
+    if scale["shards"] < 1:
+        raise fail(("scale", "shards"), "must be 1 or more")
+    if scale["cpus_per_shard"] < 0 or scale["gpus_per_shard"] < 0:
+        raise fail(("scale",), "cpus_per_shard and gpus_per_shard cannot be negative")
     if values["validate"]["langid"] not in ("lingua", "langdetect"):
         raise fail(("validate", "langid"), "must be lingua or langdetect")
     release = values["release"]

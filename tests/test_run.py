@@ -343,3 +343,46 @@ def test_a_killed_run_finishes_as_an_uninterrupted_one(shared_data, tmp_path):
     assert (multi / "run" / "validation.md").is_file()
     assert (multi / "human-eval" / "export" / "html" / "b02.html").is_file()
     assert "## How this release was made" in (multi / "run" / "README.md").read_text()
+
+
+def test_ray_runner_maps_gen_over_shards_on_a_local_ray_instance(invoke, tmp_path):
+    """scale.runner ray: two shards as Ray Data tasks on a local Ray instance, with the
+    embedded SmolLM2; merged, they are the run folder one process writes."""
+    pytest.importorskip("ray.data")
+    spec = write_spec(
+        tmp_path,
+        """
+        output: out
+        sources:
+          - name: sample
+            limit: 5
+        transforms: [paraphrase]
+        seeds: [3]
+        generator:
+          max_new_tokens: 32
+        scale:
+          runner: ray
+          shards: 2
+        """,
+    )
+    result = invoke("run", spec, "--until", "gen", "-q")
+    assert result.exit_code == 0, result.stderr
+    run = tmp_path / "out" / "sample" / "run"
+    assert f"merged 2 Ray shards into {run}: original, paraphrase-s3" in result.stdout
+    parts = sorted(p.name for p in (tmp_path / "out" / "sample" / "shards").iterdir())
+    assert parts == ["part-0-of-2", "part-1-of-2"]
+    shard_rows = read_rows(
+        tmp_path / "out" / "sample" / "shards" / parts[1] / "paraphrase-s3" / "test.jsonl"
+    )
+    assert [r["row_id"] for r in shard_rows] == [1, 3]
+
+    # the same settings in one process, with a cache of its own
+    os_env = {"SHIFTBENCH_CACHE_DIR": str(tmp_path / "one-process-cache")}
+    with pytest.MonkeyPatch.context() as mp:
+        for key, value in os_env.items():
+            mp.setenv(key, value)
+        single = tmp_path / "single"
+        args = ["gen", "sample", "--limit", "5", "-t", "paraphrase", "-s", "3"]
+        assert invoke(*args, "--max-new-tokens", "32", "-o", single, "-q").exit_code == 0
+    for name in ("shiftbench.json", "original/test.jsonl", "paraphrase-s3/test.jsonl", "README.md"):
+        assert (run / name).read_bytes() == (single / name).read_bytes(), name

@@ -1,0 +1,103 @@
+"""gen beyond one machine: Ray Data maps `shiftbench gen --shard I/N` over a Ray cluster.
+
+Each shard is one row of a Ray dataset; Ray schedules the rows on its workers with the
+resources asked for, retries a task whose worker dies, and returns each shard's outcome.
+A shard writes its own run folder (resumable like any gen run: the generation cache
+lives wherever the worker's SHIFTBENCH_CACHE_DIR points), and `merge_shards` puts the
+shards together into the run folder a single process would have written, byte for byte.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import click
+
+from shiftbench.errors import InputError, RuntimeFault, ShiftbenchError
+
+ENV_PREFIXES = ("SHIFTBENCH_", "HF_", "XDG_CACHE_HOME", "OPENAI_", "OLLAMA_")
+
+
+def gen_shard(row: dict[str, Any]) -> dict[str, Any]:
+    """One shard, on a Ray worker: `shiftbench gen` with --shard I/N into its own folder."""
+    from shiftbench.cli import gen
+
+    params = {
+        **row["params"],
+        "shard": f"{row['index']}/{row['count']}",
+        "output": Path(row["output"]),
+    }
+    try:
+        with click.Context(gen, info_name="gen") as ctx:
+            ctx.invoke(gen, **params)
+    except ShiftbenchError as exc:
+        return {"index": row["index"], "error": str(exc), "bad_input": exc.exit_code == 2}
+    return {"index": row["index"], "error": "", "bad_input": False}
+
+
+def gen_on_ray(params: dict[str, Any], shards_dir: Path, run: Path, scale: dict[str, Any]) -> None:
+    """Generate one source's variants as `scale["shards"]` Ray tasks, then merge into `run`."""
+    try:
+        import ray
+        import ray.data
+    except ImportError:
+        raise InputError("scale.runner ray needs Ray Data: pip install 'shiftbench[ray]'") from None
+
+    count = int(scale["shards"])
+    started = not ray.is_initialized()
+    if started:
+        # the workers see the caches and offline settings of this process
+        passed = {
+            k: v for k, v in os.environ.items()
+            if k.startswith(ENV_PREFIXES) and not any(s in k for s in ("TOKEN", "KEY"))
+        }  # fmt: skip
+        ray.init(
+            address=scale["ray_address"], include_dashboard=False, log_to_driver=False,
+            runtime_env={"env_vars": passed},
+        )  # fmt: skip
+    try:
+        _map_shards(ray, params, shards_dir, run, scale, count)
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def _map_shards(
+    ray: Any, params: dict[str, Any], shards_dir: Path, run: Path, scale: dict[str, Any],
+    count: int,
+) -> None:  # fmt: skip
+    from shiftbench.gen.merge import merge_shards
+
+    # shard folders are scratch: the generation cache is what a re-run resumes from
+    if shards_dir.exists():
+        shutil.rmtree(shards_dir)
+    parts = [shards_dir / f"part-{i}-of-{count}" for i in range(count)]
+    rows = [
+        {"index": i, "count": count, "output": str(part), "params": params}
+        for i, part in enumerate(parts)
+    ]
+    outcomes = (
+        ray.data.from_items(rows, override_num_blocks=count)
+        .map(
+            gen_shard,
+            num_cpus=scale["cpus_per_shard"],
+            num_gpus=scale["gpus_per_shard"] or None,
+            concurrency=count,
+        )
+        .take_all()
+    )
+    failed = sorted((o for o in outcomes if o["error"]), key=lambda o: o["index"])
+    if failed:
+        kind = InputError if all(o["bad_input"] for o in failed) else RuntimeFault
+        raise kind(f"shard {failed[0]['index']}/{count}: {failed[0]['error']}")
+    merged = shards_dir / "merged"
+    if merged.exists():
+        shutil.rmtree(merged)
+    names = merge_shards(parts, merged)
+    if run.exists():
+        shutil.rmtree(run)
+    merged.replace(run)
+    click.echo(f"merged {count} Ray shards into {run}: {', '.join(names)}")
