@@ -6,6 +6,7 @@ reach it through HF_ENDPOINT in subprocesses, as a user's shell would.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -479,3 +480,50 @@ def test_card_of_a_run_over_two_subsets(scripted, invoke, shared_data, tmp_path)
         assert load_dataset(str(run), name, split="test").num_rows == 5
     text = (run / "README.md").read_text(encoding="utf-8")
     assert "import mteb" not in text  # one mteb task per subset is beyond a snippet
+
+
+def test_run_publishes_each_source_of_a_spec(scripted, invoke, shared_data, hub, tmp_path):
+    """`shiftbench run` with a release: one repository per source, tagged, loadable at the
+    version, with the spec in the repository and its card; a re-run publishes nothing."""
+    from test_run import stsb_spec
+
+    spec = stsb_spec(
+        tmp_path, shared_data, "release:\n  repo: shiftbench-test/run\n  version: 1.0.0\n"
+    )
+    assert invoke("run", spec, "-q", "--until", "card").exit_code == 0
+    env = {**hub_env(hub, tmp_path), "PYTHONPATH": str(Path(__file__).parent)}
+    # the spec names the tests' scripted generator, registered here as the fixture does
+    code = (
+        "import sys; from shiftbench.gen.backends import BACKENDS; "
+        "BACKENDS['scripted'] = 'scripted_backend:ScriptedBackend'; "
+        "from shiftbench.cli import main; sys.argv[0] = 'shiftbench'; main()"
+    )
+    for attempt in (1, 2):
+        done = subprocess.run(
+            [sys.executable, "-c", code, "run", str(spec), "-q"],
+            env=env, capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        state = "running" if attempt == 1 else "finished earlier, skipped"
+        assert f"[publish] STSBenchmark: {state}" in done.stdout
+        assert f"[publish] sample: {state}" in done.stdout
+        assert "[card] sample: finished earlier, skipped" in done.stdout
+    spec_bytes = spec.read_bytes()
+    for folder in ("STSBenchmark", "sample"):
+        repo = f"shiftbench-test/run-{folder}"
+        files = hub.repos[repo].commits[hub.repos[repo].tags["v1.0.0"]].files
+        assert files["shiftbench-spec.yaml"] == spec_bytes
+        assert hashlib.sha256(spec_bytes).hexdigest() in files["README.md"].decode()
+        run = tmp_path / "out" / folder / "run"
+        local = read_rows(run / "paraphrase-s1" / "test.jsonl")
+        loaded = python(
+            env,
+            f"""
+            import json
+            from datasets import load_dataset
+            ds = load_dataset({repo!r}, "paraphrase-s1", revision="v1.0.0", split="test")
+            print(json.dumps(ds.to_list()))
+            """,
+        )
+        assert loaded.returncode == 0, loaded.stderr
+        assert json.loads(loaded.stdout.splitlines()[-1]) == local
