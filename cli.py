@@ -212,7 +212,9 @@ def cli() -> None:
     judge-calibrate and compare help pick a judge and a generator; human-eval gathers
     and summarises human ratings; card writes a run folder's dataset card, publish
     releases it to the Hugging Face Hub as a frozen version and verify checks a published
-    version; evaluate scores sentence encoders on the original and every variant.
+    version; evaluate scores sentence encoders on the original and every variant, and
+    report combines several datasets' results. run makes a whole release from one spec
+    file (init writes a starter spec); merge joins the run folders of a sharded gen.
     """
 
 
@@ -600,7 +602,7 @@ def validate(
     judge_modes: tuple[str, ...],
     quiet: bool,
 ) -> None:
-    """Run the automatic error checks on run folders written by gen.
+    """Run the automatic error checks on RUNS, run folders written by gen.
 
     Every transformed row is checked for empty, identical, ellipsis-only and JSON-fragment
     outputs, reasoning and prefix leaks, the wrong language, runaway length, truncation and
@@ -805,7 +807,7 @@ def human_eval_report(batch: Path, threshold: float, weights: str) -> None:
     help="Folder to write comparison.json and comparison.md into.",
 )
 def compare(runs: tuple[Path, ...], kind: str, output: Path | None) -> None:
-    """Compare validated runs of one source made by different generators.
+    """Compare RUNS: validated runs of one source made by different generators.
 
     Prints, per generator and transform, the error rate, edit distance and measure means;
     then the generators x judges matrix of mean scores with 95% bootstrap intervals, and
@@ -998,7 +1000,7 @@ def publish(
     dry_run: bool,
     quiet: bool,
 ) -> None:
-    """Release a run folder to the Hugging Face Hub as the frozen version vX.Y.Z.
+    """Release the run folder RUN to the Hugging Face Hub as the frozen version vX.Y.Z.
 
     Checks the folder (metadata, data files, every config loading with its card), then
     uploads the folder, its card and a release manifest (every file's sha256) in one
@@ -1025,7 +1027,7 @@ def publish(
 )
 @quiet_option
 def verify(release: str, load: bool, quiet: bool) -> None:
-    """Download a published version (ORG/NAME@vX.Y.Z) and check it against its manifest.
+    """Download a published RELEASE (ORG/NAME@vX.Y.Z) and check it against its manifest.
 
     Every file's size and sha256 must match shiftbench-release.json, no file may be
     missing or extra, and every config must load with its recorded row counts. Exit 1
@@ -1051,7 +1053,7 @@ def verify(release: str, load: bool, quiet: bool) -> None:
     help="The run folder to write (must not exist).",
 )
 def merge(shards: tuple[Path, ...], output: Path) -> None:
-    """Put the run folders of a sharded gen run (--shard I/N) together into one.
+    """Put SHARDS, the run folders of a sharded gen (--shard I/N), together into one.
 
     The result is byte for byte the folder one machine would have written.
     """
@@ -1232,7 +1234,7 @@ def report(results: tuple[Path, ...], output: Path, plots: bool) -> None:
 @quiet_option
 @click.pass_context
 def run(ctx: click.Context, spec_file: Path, until: str | None, dry_run: bool, quiet: bool) -> None:
-    """Make a release from one spec file: gen, validate, human-eval, card, publish.
+    """Make a release from one SPEC file: gen, validate, human-eval, card, publish.
 
     Every stage runs with the spec's settings into one folder per source under the
     spec's output (run/, human-eval/, state.json). A re-run skips every stage that
@@ -1256,7 +1258,7 @@ def run(ctx: click.Context, spec_file: Path, until: str | None, dry_run: bool, q
 )
 @click.option("--force", is_flag=True, help="Replace SPEC when it exists.")
 def init(spec_file: Path, force: bool) -> None:
-    """Write a commented starter spec for 'shiftbench run' (default: shiftbench.yaml).
+    """Write SPEC, a commented starter spec for 'shiftbench run' (default: shiftbench.yaml).
 
     It lists every key with its default and help; as written, it rewrites the packaged
     sample with the default embedded generator.

@@ -31,3 +31,27 @@ def test_version_and_short_help(invoke):
     result = invoke("gen", "-h")
     assert result.exit_code == 0
     assert "Usage: shiftbench gen [OPTIONS] SOURCE" in result.stdout
+
+
+def test_the_readme_cli_reference_is_every_commands_help():
+    """README.md's CLI reference is what --help prints (regenerate it with
+    `python -m shiftbench.clidoc --write README.md`)."""
+    from pathlib import Path
+
+    from shiftbench.clidoc import reference, section
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    assert section(readme) == reference()
+    for name, _ in all_commands(cli):
+        assert f"<code>{name}</code>" in readme, name
+
+
+def test_every_command_has_help_for_its_arguments_and_a_usage_line(invoke):
+    for name, command in all_commands(cli):
+        result = invoke(*name.split()[1:], "--help")
+        assert result.exit_code == 0, name
+        assert result.stdout.startswith(f"Usage: {name} "), name
+        for param in command.params:
+            if isinstance(param, click.Argument):
+                metavar = (param.metavar or param.name or "").upper()
+                assert metavar.split()[0].strip("[].") in (command.help or ""), (name, metavar)
