@@ -386,3 +386,18 @@ def test_ray_runner_maps_gen_over_shards_on_a_local_ray_instance(invoke, tmp_pat
         assert invoke(*args, "--max-new-tokens", "32", "-o", single, "-q").exit_code == 0
     for name in ("shiftbench.json", "original/test.jsonl", "paraphrase-s3/test.jsonl", "README.md"):
         assert (run / name).read_bytes() == (single / name).read_bytes(), name
+
+
+def test_until_publish_needs_a_release_repo(invoke, tmp_path):
+    spec = write_spec(
+        tmp_path, "output: o\nsources: [{name: sample}]\ntransforms: [paraphrase]\nseeds: [1]\n"
+    )
+    result = invoke("run", spec, "--until", "publish")
+    assert (result.exit_code, result.stderr) == (
+        2, "Error: --until publish: the spec names no release.repo to publish to\n")  # fmt: skip
+    assert not (tmp_path / "o").exists()
+    result = invoke("run", spec, "--until", "judge")
+    assert result.exit_code == 2
+    assert (
+        "'judge' is not one of 'gen', 'validate', 'human-eval', 'card', 'publish'" in result.stderr
+    )
