@@ -50,7 +50,8 @@ class Section:
 
 SOURCE_FIELDS = (
     Field("name", STR, required=True,
-          help="An MTEB task name, a local folder in Hub layout (with task_type), or 'sample'."),
+          help="An MTEB task name, 'sample', or a local folder in Hub layout (with "
+          "task_type; a relative path such as ./my-sts is read from the spec's folder)."),
     Field("folder", STR,
           help="Sub-folder of the output for this source. Default: the source's name."),
     Field("task_type", STR, "gen"),
