@@ -282,7 +282,7 @@ def run_publish(ctx: click.Context, spec: Spec, unit: Unit, quiet: bool) -> None
     ctx.invoke(
         publish, run=unit.run, repo=repo_for(spec, unit), version=r["version"],
         human_eval_dirs=_human_dirs(unit), license_id=r["license"], private=r["private"],
-        dry_run=False, quiet=quiet,
+        dry_run=False, quiet=False,  # what was published, and how to load it, always shows
     )  # fmt: skip
 
 

@@ -508,6 +508,8 @@ def test_run_publishes_each_source_of_a_spec(scripted, invoke, shared_data, hub,
         assert f"[publish] STSBenchmark: {state}" in done.stdout
         assert f"[publish] sample: {state}" in done.stdout
         assert "[card] sample: finished earlier, skipped" in done.stdout
+        published = "published shiftbench-test/run-sample@v1.0.0 (commit "
+        assert (published in done.stdout) == (attempt == 1)
     spec_bytes = spec.read_bytes()
     for folder in ("STSBenchmark", "sample"):
         repo = f"shiftbench-test/run-{folder}"
