@@ -301,6 +301,10 @@ def execute(ctx: click.Context, spec: Spec, until: str | None, quiet: bool) -> N
 
     ctx.meta[SHARED_ENGINES] = {}
     chosen = stages_for(spec, until)
+    if "publish" in chosen:
+        from shiftbench.cards.publish import require_token
+
+        require_token()  # before hours of generation, not after
     todo = units(spec)
     for stage in chosen:
         gate: list[str] = []

@@ -402,3 +402,24 @@ def test_until_publish_needs_a_release_repo(invoke, tmp_path):
     assert (
         "'judge' is not one of 'gen', 'validate', 'human-eval', 'card', 'publish'" in result.stderr
     )
+
+
+def test_a_release_without_a_token_stops_before_any_work(invoke, tmp_path, monkeypatch):
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(tmp_path / "no-token"))
+    spec = write_spec(
+        tmp_path,
+        """
+        output: o
+        sources: [{name: sample}]
+        transforms: [paraphrase]
+        seeds: [1]
+        release: {repo: my-org/x, version: 1.0.0}
+        """,
+    )
+    result = invoke("run", spec)
+    message = "no Hugging Face token: set HF_TOKEN or log in with 'hf auth login' first"
+    assert (result.exit_code, result.stderr) == (2, f"Error: {message}\n")
+    assert not (tmp_path / "o").exists()
+    assert invoke("run", spec, "--until", "card", "--dry-run").exit_code == 0
