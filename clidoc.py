@@ -45,21 +45,25 @@ def _block(path: str, text: str) -> str:
     return f"{summary}\n\n```\n{text.rstrip()}\n```\n\n</details>\n"
 
 
-def section(readme: str) -> str:
-    """The part of the README between the markers."""
+def _split(readme: str) -> tuple[str, str, str]:
+    """What comes before the reference, the reference, and what comes after it."""
     if START not in readme or END not in readme:
         raise SystemExit(f"README has no {START} ... {END} section")
-    return readme.split(START, 1)[1].split(END, 1)[0].strip("\n") + "\n"
+    head, rest = readme.split(START, 1)
+    body, tail = rest.split(END, 1)
+    return head, body, tail
+
+
+def section(readme: str) -> str:
+    """The part of the README between the markers."""
+    return _split(readme)[1].strip("\n") + "\n"
 
 
 def main(argv: list[str]) -> None:
     text = reference()
     if argv[:1] == ["--write"] and len(argv) == 2:
         path = Path(argv[1])
-        readme = path.read_text(encoding="utf-8")
-        section(readme)
-        head, rest = readme.split(START, 1)
-        tail = rest.split(END, 1)[1]
+        head, _, tail = _split(path.read_text(encoding="utf-8"))
         path.write_text(f"{head}{START}\n{text}{END}{tail}", encoding="utf-8")
         return
     sys.stdout.write(text)

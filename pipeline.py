@@ -28,6 +28,7 @@ import click
 from shiftbench import __version__
 from shiftbench.errors import InputError, RuntimeFault, ShiftbenchError
 from shiftbench.runfolder import SPEC_FILE as SPEC_COPY
+from shiftbench.sources import folder_digest
 from shiftbench.spec import STAGES, Spec, folder_name
 
 STATE_FILE = "state.json"
@@ -40,7 +41,6 @@ SHARDS_DIR = "shards"  # the Ray runner's shard run folders, merged into run/
 class Unit:
     """One source of the spec and its folders."""
 
-    index: int
     source: dict[str, Any]
     root: Path
 
@@ -74,7 +74,7 @@ class Unit:
 
 def units(spec: Spec) -> list[Unit]:
     out = Path(spec.values["output"])
-    return [Unit(i, s, out / folder_name(s)) for i, s in enumerate(spec.sources)]
+    return [Unit(s, out / folder_name(s)) for s in spec.sources]
 
 
 def stages_for(spec: Spec, until: str | None) -> list[str]:
@@ -120,15 +120,6 @@ def data_digest(run: Path) -> str:
         if top in ("README.md", SPEC_COPY) or top.startswith(("validation", ".")):
             continue
         digest.update(str(rel).encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
-    return digest.hexdigest()
-
-
-def folder_digest(folder: Path) -> str:
-    digest = hashlib.sha256()
-    if folder.is_dir():
-        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-            rel = str(path.relative_to(folder))
-            digest.update(rel.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
     return digest.hexdigest()
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -216,14 +216,14 @@ class Spec:
     path: Path
     text: str
     values: dict[str, Any]
-    sources: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def sources(self) -> list[dict[str, Any]]:
+        return list(self.values["sources"])
 
     @property
     def sha256(self) -> str:
         return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
-
-    def section(self, name: str) -> dict[str, Any]:
-        return dict(self.values[name])
 
 
 class _Lines:
@@ -313,7 +313,7 @@ def read_spec(path: Path) -> Spec:
                 raise fail(at, "must be a mapping")
             values[section.key] = _check_mapping(given, at, section.fields, set(), fail, base)
     _check_choices(values, fail)
-    spec = Spec(path, text, values, values["sources"])
+    spec = Spec(path, text, values)
     _check_folders(spec, fail)
     return spec
 
@@ -420,14 +420,12 @@ def _check_choices(
         raise fail(("transforms",), "names no transform")
     if not values["seeds"]:
         raise fail(("seeds",), "names no seed")
-    from shiftbench.gen.backends import BACKENDS
+    from shiftbench.gen.backends import backend_target
 
-    backend = values["generator"]["backend"]
-    if backend not in BACKENDS:
-        from shiftbench.sources import suggest
-
-        raise fail(("generator", "backend"), f"unknown backend {backend!r}; available: "
-                   f"{', '.join(BACKENDS)}{suggest(backend, list(BACKENDS))}")  # fmt: skip
+    try:
+        backend_target(values["generator"]["backend"])
+    except InputError as exc:
+        raise fail(("generator", "backend"), str(exc)) from None
     scale = values["scale"]
     if scale["runner"] not in ("local", "ray"):
         raise fail(("scale", "runner"), "must be local or ray")
@@ -435,7 +433,9 @@ def _check_choices(
         raise fail(("scale", "shards"), "must be 1 or more")
     if scale["cpus_per_shard"] < 0 or scale["gpus_per_shard"] < 0:
         raise fail(("scale",), "cpus_per_shard and gpus_per_shard cannot be negative")
-    if values["validate"]["langid"] not in ("lingua", "langdetect"):
+    from shiftbench.validate.langid import IDENTIFIERS
+
+    if values["validate"]["langid"] not in IDENTIFIERS:
         raise fail(("validate", "langid"), "must be lingua or langdetect")
     release = values["release"]
     if release["repo"] is not None:

@@ -93,9 +93,7 @@ def _map_shards(
     if failed:
         kind = InputError if all(o["bad_input"] for o in failed) else RuntimeFault
         raise kind(f"shard {failed[0]['index']}/{count}: {failed[0]['error']}")
-    merged = shards_dir / "merged"
-    if merged.exists():
-        shutil.rmtree(merged)
+    merged = shards_dir / "merged"  # shards_dir was emptied above
     names = merge_shards(parts, merged)
     if run.exists():
         shutil.rmtree(run)

@@ -21,16 +21,20 @@ BACKENDS: dict[str, str] = {
 DEFAULT_BACKEND = "embedded"
 
 
-def get_backend(name: str, model: str | None = None, **options: object) -> Backend:
-    """Build the backend registered as `name` for `model` (its default model when None)."""
+def backend_target(name: str) -> str:
+    """The `module:Class` registered as `name`; an InputError naming the choices if none."""
     try:
-        target = BACKENDS[name]
+        return BACKENDS[name]
     except KeyError:
         raise InputError(
             f"unknown backend {name!r}; available: {', '.join(BACKENDS)}"
             f"{suggest(name, list(BACKENDS))}"
         ) from None
-    module_name, class_name = target.split(":")
+
+
+def get_backend(name: str, model: str | None = None, **options: object) -> Backend:
+    """Build the backend registered as `name` for `model` (its default model when None)."""
+    module_name, class_name = backend_target(name).split(":")
     cls = getattr(importlib.import_module(module_name), class_name)
     backend: Backend = cls(model=model, **options)
     return backend
@@ -44,5 +48,6 @@ __all__ = [
     "OnDone",
     "Request",
     "Sampling",
+    "backend_target",
     "get_backend",
 ]
