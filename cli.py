@@ -229,7 +229,9 @@ def cli() -> None:
     default=("paraphrase",),
     show_default=True,
     metavar="NAME[,NAME...]",
-    help="Transformations to apply, comma-separated or repeated; 'all' for all eight.",
+    help="Transformations to apply, comma-separated or repeated; 'all' for all eight. "
+    "Controls: synonym-swap-1..3, antonym-swap, word-jumble-1..3 (rules, no LLM) and "
+    "negation (LLM); 'controls' for all of them.",
 )
 @click.option(
     "--seed",
@@ -385,6 +387,20 @@ def cli() -> None:
     help="Exit with 1 when a larger share of the rows written failed the checks (the run "
     "folder is written all the same).",
 )
+@click.option(
+    "--control-pos",
+    default="verb,adjective",
+    show_default=True,
+    metavar="POS[,POS...]",
+    help="Parts of speech the synonym and antonym swaps may change: verb, adjective, adverb, noun.",
+)
+@click.option(
+    "--wordnet-dir",
+    default=None,
+    metavar="DIR",
+    help="WordNet 3.0 dict folder for the synonym and antonym swaps (e.g. Debian's "
+    "/usr/share/wordnet). Default: $SHIFTBENCH_WORDNET_DIR, NLTK's data, /usr/share/wordnet.",
+)
 @click.option("--overwrite", is_flag=True, help="Replace configs that already exist.")
 @quiet_option
 def gen(
@@ -416,6 +432,8 @@ def gen(
     no_cache: bool,
     shard: str | None,
     max_failure_rate: float,
+    control_pos: str,
+    wordnet_dir: str | None,
     overwrite: bool,
     quiet: bool,
 ) -> None:
@@ -429,6 +447,14 @@ def gen(
     from shiftbench.gen.backends import Sampling, get_backend
     from shiftbench.gen.backends.vllm_backend import parse_engine_args
     from shiftbench.gen.cache import GenerationCache, default_cache_dir
+    from shiftbench.gen.controls import (
+        ANTONYM,
+        JUMBLE,
+        SYNONYM,
+        RuleVariant,
+        load_lexicon,
+        parse_parts_of_speech,
+    )
     from shiftbench.gen.generate import failure_share, run_gen
     from shiftbench.gen.languages import get_language, parse_pool
     from shiftbench.gen.rewrite import Variant
@@ -445,8 +471,15 @@ def gen(
         resolved = with_language(resolved, get_language(source_language))
     pool = parse_pool(languages)
     sampling = Sampling(temperature, top_p, max_new_tokens)
-    variants = [
-        Variant(
+    chosen = expand_transforms(transforms)
+    parts_of_speech = parse_parts_of_speech(control_pos)
+    lexicon = None
+    if wordnet_dir is not None or any(t.rule in (SYNONYM, ANTONYM) for t in chosen):
+        lexicon = load_lexicon(wordnet_dir, parts_of_speech)
+    variants: list[Variant | RuleVariant] = [
+        RuleVariant(t, seed, lexicon if t.rule != JUMBLE else None)
+        if t.rule
+        else Variant(
             t,
             load_prompts(t, prompt_file, prompt_variant),
             seed,
@@ -455,7 +488,7 @@ def gen(
             prompt_variant,
             max_attempts,
         )
-        for t in expand_transforms(transforms)
+        for t in chosen
         for seed in parse_seeds(seeds)
     ]
     settings = dict(
@@ -470,9 +503,9 @@ def gen(
     shared = click.get_current_context().meta.get(SHARED_ENGINES)
     key = json.dumps([backend, model, {k: str(v) for k, v in settings.items()}])
     engine = shared.get(key) if shared is not None else None
-    if engine is None:
+    if engine is None and not all(isinstance(v, RuleVariant) for v in variants):
         engine = get_backend(backend, model, **settings)
-        engine.load()
+        engine.load()  # rule-based controls alone need no generator
         if shared is not None:
             shared[key] = engine
     target = output or Path("runs") / resolved.name

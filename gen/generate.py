@@ -8,6 +8,7 @@ from typing import Any
 from shiftbench.errors import InputError
 from shiftbench.gen.backends import Backend
 from shiftbench.gen.cache import GenerationCache
+from shiftbench.gen.controls import RuleVariant
 from shiftbench.gen.languages import Language, get_language
 from shiftbench.gen.rewrite import OK, RowResult, Variant, needs_source_language, rewrite_texts
 from shiftbench.gen.transforms import PIVOT, SOURCE
@@ -38,8 +39,8 @@ def source_meta(source: Source) -> dict[str, Any]:
 
 def run_gen(
     source: Source,
-    variants: list[Variant],
-    backend: Backend,
+    variants: list[Variant | RuleVariant],
+    backend: Backend | None,
     output: Path,
     *,
     cache: GenerationCache,
@@ -52,7 +53,8 @@ def run_gen(
 
     Everything that can be checked is checked before the first model call, so bad input
     writes nothing. With `shard` (index, count), only rows whose row_id % count == index are
-    made; `shiftbench merge` puts the shards together. Returns the configs written.
+    made; `shiftbench merge` puts the shards together. `backend` may be None when every
+    variant is a rule-based control. Returns the configs written.
     """
     if source.task_type not in (*TABULAR_TYPES, *RANKING_TYPES):
         raise InputError(
@@ -64,16 +66,11 @@ def run_gen(
         _check_text_columns(source, subset, {s: splits[s] for s in source.splits})
     languages = {subset: subset_language(source, subset) for subset in source.subsets}
     for variant in variants:
-        missing = [s for s, lang in languages.items() if lang is None]
-        if missing and needs_source_language(variant.transform):
-            raise InputError(
-                f"{variant.transform.name} needs the source language of "
-                f"{source.name}[{missing[0]}]; name it with --source-language"
-            )
+        _check_languages(source, variant, languages)
     recorded = {**source_meta(source), "row_limit": limit}
     top = {"shard": {"index": shard[0], "count": shard[1]}} if shard else {}
     meta = check_target(output, recorded, top.get("shard"))
-    described = backend.describe()
+    described = backend.describe() if backend is not None else {}
     todo = _configs_to_make(source, variants, described, meta, output, overwrite)
     configs = []
     for subset, splits in data.items():
@@ -81,9 +78,15 @@ def run_gen(
         if meta is None or original not in meta["configs"]:
             configs.append(_original_config(source, subset, splits))
         rewritten = {s: splits[s] for s in source.splits}
+        texts = [r[f] for rows in rewritten.values() for r in rows for f in source.text_fields]
         for variant in (v for sub, v in todo if sub == subset):
+            if isinstance(variant, RuleVariant):
+                ruled = variant.apply(texts)
+                configs.append(_rule_config(source, subset, rewritten, variant, ruled))
+                continue
+            assert backend is not None, "an LLM variant needs a backend"
             done = rewrite_texts(
-                [r[f] for rows in rewritten.values() for r in rows for f in source.text_fields],
+                texts,
                 variant,
                 backend,
                 cache,
@@ -98,14 +101,38 @@ def run_gen(
     return configs
 
 
+def _check_languages(
+    source: Source, variant: Variant | RuleVariant, languages: dict[str, Language | None]
+) -> None:
+    """Refuse a variant that cannot be made for the source's languages."""
+    transform = variant.transform
+    if isinstance(variant, RuleVariant):
+        if variant.lexicon is None:
+            return  # the jumble works on any language that spaces its words
+        other = {s: lang for s, lang in languages.items() if lang and lang.code != "en"}
+        if other:
+            subset, lang = next(iter(other.items()))
+            raise InputError(
+                f"{transform.name} looks words up in the English WordNet; "
+                f"{source.name}[{subset}] is in {lang.name}"
+            )
+        return
+    missing = [s for s, lang in languages.items() if lang is None]
+    if missing and needs_source_language(transform):
+        raise InputError(
+            f"{transform.name} needs the source language of "
+            f"{source.name}[{missing[0]}]; name it with --source-language"
+        )
+
+
 def _configs_to_make(
     source: Source,
-    variants: list[Variant],
+    variants: list[Variant | RuleVariant],
     described: dict[str, Any],
     meta: dict[str, Any] | None,
     output: Path,
     overwrite: bool,
-) -> list[tuple[str, Variant]]:
+) -> list[tuple[str, Variant | RuleVariant]]:
     """(subset, variant) pairs still to generate.
 
     A config already in the folder with the same settings is complete and is skipped, so
@@ -129,9 +156,12 @@ def _configs_to_make(
 
 
 def failure_share(configs: list[ConfigData]) -> tuple[int, int]:
-    """(failed rows, transformed rows) over the variant configs given."""
+    """(failed rows, transformed rows) over the generated configs given (a rule-based
+    control's not-applicable rows are no failure)."""
     failed = total = 0
     for config in configs:
+        if "rule" in config.meta:
+            continue
         for counts in config.meta.get("status_counts", {}).values():
             total += sum(counts.values())
             failed += sum(n for status, n in counts.items() if status != OK)
@@ -199,17 +229,19 @@ def _variant_config(
     pivot = any(step.language == PIVOT for step in variant.transform.steps)
     out: dict[str, list[dict[str, Any]]] = {}
     counts: dict[str, dict[str, int]] = {}
+    control = variant.transform.control
     for split, rows in splits.items():
-        out[split] = [_variant_row(row, fields, done, pivot) for row in rows]
+        out[split] = [_variant_row(row, fields, done, pivot, control) for row in rows]
         counts[split] = tally_status(out[split])
     used = [done[r[f]] for rows in splits.values() for r in rows for f in fields]
     source_language = subset_language(source, subset)
     meta = {
-        "kind": "transform",
+        "kind": "control" if control else "transform",
         "subset": subset,
         "settings_sha256": variant.settings_sha256(described),
         "transform": variant.transform.name,
         "transform_version": variant.transform.version,
+        **({"meaning": variant.transform.meaning} if control else {}),
         "axis": variant.transform.axis,
         "calls": variant.transform.calls,
         "seed": variant.seed,
@@ -246,12 +278,14 @@ def _variant_row(
     fields: tuple[str, ...],
     done: dict[str, RowResult],
     pivot: bool,
+    control: bool = False,
 ) -> dict[str, Any]:
     """The row with its fields rewritten, its originals kept, and one status for the row.
 
     A failed field stays empty rather than falling back to the original text, and the row's
     status names the first failure. `language_<field>` is the language the field is now
-    in; back-translation adds `pivot_<field>`.
+    in; back-translation adds `pivot_<field>`. A control's row also has `status_<field>`,
+    since the probes use each field on its own.
     """
     new = dict(row)
     statuses, attempts, reasons = [], [], []
@@ -262,6 +296,8 @@ def _variant_row(
         new[f"language_{field}"] = result.languages[-1] if result.languages else ""
         if pivot:
             new[f"pivot_{field}"] = result.languages[0] if result.languages else ""
+        if control:
+            new[f"status_{field}"] = result.status
         statuses.append(result.status)
         attempts.append(result.attempt)
         reasons.append(result.finish_reason)
@@ -269,3 +305,45 @@ def _variant_row(
     new["attempt"] = max(attempts)
     new["finish_reason"] = "length" if "length" in reasons else "stop"
     return new
+
+
+def _rule_config(
+    source: Source,
+    subset: str,
+    splits: dict[str, list[dict[str, Any]]],
+    variant: RuleVariant,
+    done: dict[str, RowResult],
+) -> ConfigData:
+    """A rule-based control's config: each field perturbed, kept beside its original, with
+    its own status and the row's (the first field's failure, if any)."""
+    fields = source.text_fields
+    out: dict[str, list[dict[str, Any]]] = {}
+    counts: dict[str, dict[str, int]] = {}
+    for split, rows in splits.items():
+        out[split] = []
+        for row in rows:
+            new = dict(row)
+            for field in fields:
+                new[field] = done[row[field]].text
+                new[f"original_{field}"] = row[field]
+                new[f"status_{field}"] = done[row[field]].status
+            new["status"] = next(
+                (new[f"status_{f}"] for f in fields if new[f"status_{f}"] != OK), OK
+            )
+            out[split].append(new)
+        counts[split] = tally_status(out[split])
+    transform = variant.transform
+    meta = {
+        "kind": "control",
+        "subset": subset,
+        "settings_sha256": variant.settings_sha256(),
+        "transform": transform.name,
+        "transform_version": transform.version,
+        "meaning": transform.meaning,
+        "axis": None,
+        "rule": transform.description,
+        **variant.settings(),
+        "rows": {s: len(r) for s, r in out.items()},
+        "status_counts": counts,
+    }
+    return ConfigData(config_name(variant.base_name, subset, source.multi_subset), meta, out)

@@ -3,6 +3,10 @@
 A transform is one or two calls (steps). Each step has a prompt template with `{text}`
 (the step's input) and `{language}` (the language the step writes in), a rule for which
 language that is, and a token budget that grows with the input.
+
+Controls are registered beside them: perturbations whose effect on meaning is known in
+advance (`meaning`: preserved or changed), made by a rule (gen/controls.py, no calls) or,
+for negation, by one call. They belong to no robustness axis.
 """
 
 from __future__ import annotations
@@ -19,6 +23,10 @@ from shiftbench.sources import suggest
 SOURCE = "source"  # the text's own language
 TARGET = "target"  # the run's target language (translation, cross-translation)
 PIVOT = "pivot"  # a pivot language, drawn per text (first half of back-translation)
+
+# What a control does to meaning.
+PRESERVED = "preserved"
+CHANGED = "changed"
 
 # Which draw picks the non-source language of a transform.
 PER_DATASET = "per-dataset"  # one language per (dataset, subset, seed)
@@ -64,12 +72,16 @@ class Transform:
     """One LLM transformation of the HTEB/PTEB protocols."""
 
     name: str
-    axis: str
+    axis: str | None  # None for controls
     description: str
     steps: tuple[Step, ...]
     draw: str | None = None  # how its non-source language is drawn, if it has one
     max_new_tokens: int = 512  # the cap on every step's budget
     version: int = 1  # bump when behaviour changes, so cached rows are not reused
+    meaning: str = PRESERVED
+    control: bool = False  # a control: its configs are probes, never part of an axis
+    rule: str | None = None  # a rule-based control's rule (gen/controls.py); no steps
+    count: int = 1  # how many words (pairs, for the jumble) a rule changes
 
     @property
     def calls(self) -> int:
@@ -139,6 +151,41 @@ TRANSFORMS: dict[str, Transform] = {
         ),
     ]
 }
+
+
+def _rule_control(name: str, rule: str, count: int, meaning: str, description: str) -> Transform:
+    return Transform(name, None, description, (), meaning=meaning, control=True, rule=rule,
+                     count=count)  # fmt: skip
+
+
+CONTROLS: dict[str, Transform] = {
+    t.name: t
+    for t in [
+        *(
+            _rule_control(f"synonym-swap-{n}", "synonym", n, PRESERVED,
+                          f"{n} content word{'s' * (n > 1)} replaced by WordNet synonyms")
+            for n in (1, 2, 3)
+        ),
+        _rule_control("antonym-swap", "antonym", 1, CHANGED,
+                      "one content word replaced by a WordNet antonym"),
+        *(
+            _rule_control(f"word-jumble-{n}", "jumble", n, CHANGED,
+                          f"{n} random pair{'s' * (n > 1)} of words swapped")
+            for n in (1, 2, 3)
+        ),
+        Transform(
+            "negation",
+            None,
+            "the main clause negated (one LLM call)",
+            (Step("negation.txt", SOURCE, SAME_LENGTH),),
+            meaning=CHANGED,
+            control=True,
+        ),
+    ]
+}  # fmt: skip
+REGISTERED = {**TRANSFORMS, **CONTROLS}
+GROUPS = {"all": list(TRANSFORMS), "controls": list(CONTROLS)}
+
 PROMPT_VARIANTS = {
     "paraphrase": ("paraphrase.txt", "paraphrase-2.txt", "paraphrase-3.txt", "paraphrase-4.txt")
 }
@@ -161,21 +208,21 @@ class Prompt:
 
 def get_transform(name: str) -> Transform:
     try:
-        return TRANSFORMS[name]
+        return REGISTERED[name]
     except KeyError:
         raise InputError(
-            f"unknown transform {name!r}; available: {', '.join(TRANSFORMS)}"
-            f"{suggest(name, list(TRANSFORMS))}"
+            f"unknown transform {name!r}; available: {', '.join(REGISTERED)} (groups: "
+            f"{', '.join(GROUPS)}){suggest(name, [*REGISTERED, *GROUPS])}"
         ) from None
 
 
 def expand_transforms(names: tuple[str, ...]) -> list[Transform]:
     """Transforms by name (each entry may be comma-separated), in order, without repeats;
-    "all" stands for every one."""
+    "all" stands for the eight LLM transformations, "controls" for every control."""
     chosen: list[str] = []
     for entry in names:
         for name in (part.strip() for part in entry.split(",")):
-            chosen += list(TRANSFORMS) if name == "all" else [name]
+            chosen += GROUPS.get(name, [name])
     return [get_transform(name) for name in dict.fromkeys(chosen)]
 
 
@@ -183,6 +230,8 @@ def load_prompts(
     transform: Transform, override: str | None = None, variant: int = 1
 ) -> tuple[Prompt, ...]:
     """One prompt per step: packaged (variant `variant`), or a user's template file."""
+    if transform.rule is not None:
+        return ()
     if override is not None:
         if transform.calls != 1:
             raise InputError(
