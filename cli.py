@@ -213,7 +213,8 @@ def cli() -> None:
     and summarises human ratings; card writes a run folder's dataset card, publish
     releases it to the Hugging Face Hub as a frozen version and verify checks a published
     version; evaluate scores sentence encoders on the original and every variant, and
-    report combines several datasets' results. run makes a whole release from one spec
+    report combines several datasets' results; probe runs task-free alignment probes on
+    a run folder's controls. run makes a whole release from one spec
     file (init writes a starter spec); merge joins the run folders of a sharded gen.
     """
 
@@ -1161,7 +1162,8 @@ def evaluate(
     ndcg_at_10, Reranking map_at_1000, Summarization cosine_spearman). For each variant,
     only rows whose status is ok are scored, and the original is scored again on those
     same rows, so the delta compares like with like; an EvalRank probe (MRR, Hits@1/3 of
-    each original among all originals) comes with it. Classification trains on the
+    each original among all originals) comes with it. Control configs are left to
+    'shiftbench probe'. Classification trains on the
     original train split, and ranking tasks search the original corpus, for every config.
 
     The results folder holds results.json (everything), one mteb-style file per model
@@ -1189,6 +1191,13 @@ def evaluate(
 
     collection = collect(target, factory, data_dir)
     require_supported(collection)
+    controls = [c.name for c in collection.configs if c.meta["kind"] == "control"]
+    if controls:
+        more = ", ..." if len(controls) > 3 else ""
+        click.echo(
+            f"{len(controls)} control configs ({', '.join(controls[:3])}{more}) are left to "
+            "'shiftbench probe'"
+        )
     # Every model loads before any is scored, so a bad name stops the run at once.
     encoders = [
         Encoder(
@@ -1218,6 +1227,149 @@ def evaluate(
     if any(s["transforms"] for s in summary["models"].values()):
         click.echo(plain_table(*axis_rows(summary)))
         click.echo("")
+    click.echo(f"results: {folder}")
+
+
+@cli.command(context_settings=CONTEXT)
+@click.argument("target")
+@click.option(
+    "--model",
+    "-m",
+    "models",
+    multiple=True,
+    required=True,
+    help="sentence-transformers model: Hub name or local path; repeatable.",
+)
+@click.option(
+    "--epsilon",
+    "epsilons",
+    default="0,0.05,0.1,0.2",
+    show_default=True,
+    metavar="E[,E...]",
+    help="Margins: a probe passes an anchor when its similarity gap exceeds E.",
+)
+@click.option(
+    "--paraphrases",
+    default="gold",
+    show_default=True,
+    metavar="gold|CONFIG",
+    help="Where anchors get their paraphrase: gold pairs of the dataset (PairClassification "
+    "label 1, STS score at or above --min-score), or an LLM transform config of the run "
+    "folder (e.g. paraphrase-s1).",
+)
+@click.option(
+    "--min-score",
+    type=float,
+    default=None,
+    help="STS gold pairs: the lowest score that counts as a paraphrase. Default: 80% of "
+    "the way up the score range (4.0 on 0-5).",
+)
+@click.option(
+    "--seed",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Seed of the random partners.",
+)
+@click.option(
+    "--batch-size",
+    type=click.IntRange(min=1),
+    default=32,
+    show_default=True,
+    help="Texts per encoder batch.",
+)
+@click.option("--device", default=None, help="torch device (cpu, cuda, mps). Default: auto.")
+@click.option(
+    "--precision",
+    type=click.Choice(["float32", "float16", "bfloat16"]),
+    default="float32",
+    show_default=True,
+    help="Dtype the encoder's weights are loaded in.",
+)
+@click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Keep embeddings on disk here (shared with evaluate).",
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Results folder. Default: shiftbench-results/<target>-probes.",
+)
+@click.option(
+    "--plots/--no-plots",
+    default=True,
+    show_default=True,
+    help="Write one histogram PNG per similarity measure.",
+)
+@quiet_option
+def probe(
+    target: str,
+    models: tuple[str, ...],
+    epsilons: str,
+    paraphrases: str,
+    min_score: float | None,
+    seed: int,
+    batch_size: int,
+    device: str | None,
+    precision: str,
+    cache_dir: Path | None,
+    output: Path | None,
+    plots: bool,
+    quiet: bool,
+) -> None:
+    """Task-free alignment probes of encoders on TARGET, a run folder (or a release
+    ORG/NAME@vX.Y.Z) that holds control configs ('shiftbench gen SOURCE -t controls').
+
+    Anchors are original texts that have a paraphrase; each gets a random partner from the
+    same dataset. Per encoder, with cosine similarity and with 1 - normalised Euclidean
+    distance: distinction (paraphrase closer than the random partner by more than each
+    epsilon), synonym robustness (mean similarity to synonym-swap-n, times 1 - the mean
+    random-pair similarity) and sensitivity to antonym-swap, word-jumble-n and negation
+    (paraphrase closer than the control by more than each epsilon). Writes probes.json,
+    probes.md, probe-rows.jsonl and plots/probes-<measure>.png.
+    """
+    from shiftbench.evaluate.encoders import Encoder
+    from shiftbench.evaluate.probes import (
+        MEASURES,
+        ProbeSettings,
+        gather,
+        parse_epsilons,
+        plain,
+        probe_document,
+        score,
+        summarise,
+        write_probe_outputs,
+    )
+    from shiftbench.evaluate.run import RELEASE, collect_release, collect_run_folder
+    from shiftbench.runfolder import is_run_folder
+
+    settings = ProbeSettings(parse_epsilons(epsilons), seed, paraphrases, min_score)
+    if is_run_folder(Path(target)):
+        collection = collect_run_folder(Path(target))
+    elif RELEASE.match(target) and not Path(target).exists():
+        collection = collect_release(target)
+    else:
+        raise InputError(f"{target} is neither a run folder nor a release ORG/NAME@vX.Y.Z")
+    anchors = gather(collection, settings)
+    encoders = [
+        Encoder(name, batch_size=batch_size, device=device, precision=precision,
+                cache_dir=cache_dir, progress=not quiet)
+        for name in dict.fromkeys(models)
+    ]  # fmt: skip
+    folder = output or Path("shiftbench-results") / f"{collection.label}-probes"
+    values = [(enc, {m: score(enc, anchors, m) for m in MEASURES}) for enc in encoders]
+    figures = [
+        (enc, {m: summarise(v, settings.epsilons) for m, v in by_measure.items()})
+        for enc, by_measure in values
+    ]
+    document = probe_document(collection, settings, anchors, figures)
+    write_probe_outputs(folder, document, anchors, values, plots)
+    click.echo(plain(document))
+    click.echo("")
     click.echo(f"results: {folder}")
 
 

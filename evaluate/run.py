@@ -173,6 +173,8 @@ def score_collection(collection: Collection, encoder: Encoder) -> list[dict[str,
     context_splits = collection.source.get("context_splits", [])
     records = []
     for config in collection.configs:
+        if config.meta["kind"] == "control":
+            continue  # probes, not robustness variants: `shiftbench probe` scores them
         base = originals.get(config.meta["subset"])
         context = {s: base.splits[s] for s in context_splits if base and s in base.splits}
         for split, rows in config.splits.items():
