@@ -207,15 +207,16 @@ def _fail(message: str, code: int) -> None:
 def cli() -> None:
     """shiftbench: how much of an encoder's score survives when its benchmark is rewritten.
 
-    gen writes seeded, LLM-transformed variants of an MTEB dataset into a run folder;
-    validate checks every variant (and scores it with encoders and LLM judges on request);
-    judge-calibrate and compare help pick a judge and a generator; human-eval gathers
-    and summarises human ratings; card writes a run folder's dataset card, publish
-    releases it to the Hugging Face Hub as a frozen version and verify checks a published
-    version; evaluate scores sentence encoders on the original and every variant, and
-    report combines several datasets' results; probe runs task-free alignment probes on
-    a run folder's controls. run makes a whole release from one spec
-    file (init writes a starter spec); merge joins the run folders of a sharded gen.
+    gen writes seeded, LLM-transformed variants of an MTEB dataset into a run folder (and
+    rule-based controls whose effect on meaning is known); validate checks every variant
+    (and scores it with encoders and LLM judges on request); judge-calibrate and compare
+    help pick a judge and a generator; human-eval gathers and summarises human ratings;
+    card writes a run folder's dataset card, publish releases it to the Hugging Face Hub
+    as a frozen version and verify checks a published version; evaluate scores sentence
+    encoders on the original and every variant, report combines several datasets'
+    results, and probe runs task-free alignment probes on the controls. run makes a whole
+    release from one spec file (init writes a starter spec); merge joins the run folders
+    of a sharded gen.
     """
 
 

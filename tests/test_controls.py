@@ -1,0 +1,351 @@
+"""Rule-based controls and the negation control: the rules, determinism, bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import ENCODER, read_rows
+
+from shiftbench.gen.controls import (
+    FUNCTION_VERBS,
+    PARTS_OF_SPEECH,
+    TOKEN,
+    WORD,
+    inflect,
+    match_case,
+)
+from shiftbench.gen.transforms import CONTROLS
+
+RULES = [name for name, t in CONTROLS.items() if t.rule]
+# openai at a port nothing listens on: a rule-only run must never reach for a generator
+NO_GENERATOR = ["-b", "openai", "--base-url", "http://127.0.0.1:9/v1"]
+
+
+def _gen(runner: CliRunner, *args) -> str:
+    from shiftbench.cli import cli
+
+    result = runner.invoke(cli, ["gen", *map(str, args)], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def _mrpc(shared_data: Path) -> list:
+    return [shared_data / "MRPC", "--task-type", "PairClassification", "--source-language", "en"]
+
+
+@pytest.fixture(scope="module")
+def mrpc_controls(tmp_path_factory, shared_data, wordnet_dir) -> Path:
+    """Every rule-based control of MRPC's test split (1724 pairs), seed 1."""
+    out = tmp_path_factory.mktemp("controls") / "mrpc"
+    rules = ",".join(RULES)
+    _gen(CliRunner(), *_mrpc(shared_data), "-t", rules, "-s", "1", "--wordnet-dir",
+         wordnet_dir, *NO_GENERATOR, "-q", "-o", out)  # fmt: skip
+    return out
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*.*"))}
+
+
+@pytest.mark.parametrize("dataset", ["MRPC", "STSBenchmark"])
+def test_controls_are_byte_identical_across_runs(
+    dataset, shared_data, wordnet_dir, tmp_path, mrpc_controls
+):
+    """The whole test split, every rule: a second run in a fresh process state writes the
+    same bytes (data, shiftbench.json, card); no generator is loaded or contacted."""
+    if dataset == "MRPC":
+        args, first = _mrpc(shared_data), mrpc_controls
+    else:
+        args = ["STSBenchmark", "--data-dir", shared_data / "STSBenchmark"]
+        first = tmp_path / "first"
+        _gen(CliRunner(), *args, "-t", ",".join(RULES), "-s", "1", "--wordnet-dir",
+             wordnet_dir, *NO_GENERATOR, "-q", "-o", first)  # fmt: skip
+    from shiftbench.gen.controls import _tags
+
+    _tags.cache_clear()
+    again = tmp_path / "again"
+    out = _gen(CliRunner(), *args, "-t", ",".join(RULES), "-s", "1", "--wordnet-dir",
+               wordnet_dir, *NO_GENERATOR, "-q", "-o", again)  # fmt: skip
+    assert out.startswith("wrote original, synonym-swap-1-s1, synonym-swap-2-s1, ")
+    assert _files(first) == _files(again)
+    meta = json.loads((again / "shiftbench.json").read_text(encoding="utf-8"))
+    rows = 1724 if dataset == "MRPC" else 1379
+    for name in RULES:
+        config = meta["configs"][f"{name}-s1"]
+        assert config["kind"] == "control"
+        assert config["meaning"] == CONTROLS[name].meaning
+        assert config["axis"] is None
+        assert sum(config["status_counts"]["test"].values()) == rows
+        assert "model" not in config and "backend" not in config
+        if name.startswith("word-jumble"):
+            assert "lexicon" not in config
+        else:
+            lexicon = config["lexicon"]
+            assert lexicon["wordnet"]["version"] == "3.0"
+            assert len(lexicon["wordnet"]["sha256"]) == 64
+            assert lexicon["parts_of_speech"] == ["verb", "adjective"]
+    # most rows offer a verb or adjective with a synonym in both sentences
+    counts = meta["configs"]["synonym-swap-1-s1"]["status_counts"]["test"]
+    assert counts["ok"] > 0.7 * rows
+
+
+def test_another_seed_gives_other_outputs(shared_data, wordnet_dir, tmp_path, mrpc_controls):
+    out = tmp_path / "s2"
+    _gen(CliRunner(), *_mrpc(shared_data), "-t", "synonym-swap-1,word-jumble-1", "-s", "2",
+         "--limit", "200", "--wordnet-dir", wordnet_dir, "-q", "-o", out)  # fmt: skip
+    for name in ("synonym-swap-1", "word-jumble-1"):
+        seed1 = read_rows(mrpc_controls / f"{name}-s1" / "test.jsonl")[:200]
+        seed2 = read_rows(out / f"{name}-s2" / "test.jsonl")
+        both = [(a, b) for a, b in zip(seed1, seed2, strict=True) if a["status"] == "ok"]
+        assert sum(a["sentence1"] != b["sentence1"] for a, b in both) > len(both) // 4
+
+
+def _tagged(text: str) -> list[tuple[str, str]]:
+    from shiftbench.gen.controls import _tags
+
+    tokens = TOKEN.findall(text)
+    return list(zip(tokens, _tags(tuple(tokens)), strict=True))
+
+
+def _case(word: str) -> str:
+    return "upper" if len(word) > 1 and word.isupper() else "title" if word[0].isupper() else "lower"
+
+
+@pytest.mark.parametrize("name", ["synonym-swap-1", "synonym-swap-2", "synonym-swap-3"])
+def test_synonym_swap_keeps_part_of_speech_inflection_and_case(name, mrpc_controls, wordnet_dir):
+    """Exactly n words change (besides a/an before them); each is a verb or adjective, and
+    its replacement is a WordNet synonym of its lemma in the same part of speech, in the
+    same inflection (walked -> strolled) and the same case."""
+    from shiftbench.gen.wordnet import open_wordnet
+
+    wn = open_wordnet(str(wordnet_dir)).reader
+    count = CONTROLS[name].count
+    checked = 0
+    for row in read_rows(mrpc_controls / f"{name}-s1" / "test.jsonl"):
+        for field in ("sentence1", "sentence2"):
+            if row[f"status_{field}"] != "ok":
+                assert row[field] == ""  # never a copy of the original
+                assert row[f"status_{field}"] == "not-applicable"
+                continue
+            before = _tagged(row[f"original_{field}"])
+            after = TOKEN.findall(row[field])
+            assert len(before) == len(after)
+            changed = [
+                i for i, ((a, _), b) in enumerate(zip(before, after, strict=True))
+                if a != b and a.lower() not in ("a", "an")
+            ]  # fmt: skip
+            assert len(changed) == count, (row[f"original_{field}"], row[field])
+            for i in changed:
+                word, tag = before[i]
+                new = after[i]
+                pos = next(p for p in ("verb", "adjective") if tag in PARTS_OF_SPEECH[p][1])
+                letter = PARTS_OF_SPEECH[pos][0]
+                assert word.lower() not in FUNCTION_VERBS
+                lemma = wn.morphy(word.lower(), letter)
+                forms = {
+                    (inflect(n.name(), tag) or "").lower()
+                    for s in wn.synsets(lemma, pos=letter)
+                    for n in s.lemmas()
+                }
+                assert new.lower() in forms and new.lower() != word.lower()
+                assert _case(new) == _case(word)
+                checked += 1
+        assert row["status"] == next(
+            (row[f"status_{f}"] for f in ("sentence1", "sentence2") if row[f"status_{f}"] != "ok"),
+            "ok",
+        )
+    assert checked > 500
+
+
+def test_antonym_swap_uses_a_wordnet_antonym(mrpc_controls, wordnet_dir):
+    from shiftbench.gen.wordnet import open_wordnet
+
+    wn = open_wordnet(str(wordnet_dir)).reader
+    checked = 0
+    for row in read_rows(mrpc_controls / "antonym-swap-s1" / "test.jsonl"):
+        if row["status_sentence1"] != "ok":
+            continue
+        before = _tagged(row["original_sentence1"])
+        after = TOKEN.findall(row["sentence1"])
+        changed = [i for i, ((a, _), b) in enumerate(zip(before, after, strict=True))
+                   if a != b and a.lower() not in ("a", "an")]  # fmt: skip
+        assert len(changed) == 1
+        word, tag = before[changed[0]]
+        letter = "v" if tag.startswith("VB") else "a"
+        lemma = wn.morphy(word.lower(), letter)
+        antonyms = {
+            (inflect(a.name(), tag) or "").lower()
+            for s in wn.synsets(lemma, pos=letter)
+            for n in s.lemmas()
+            if n.name().lower() == lemma
+            for a in n.antonyms()
+        }
+        assert after[changed[0]].lower() in antonyms
+        checked += 1
+    assert checked > 300
+
+
+@pytest.mark.parametrize("pairs", [1, 2, 3])
+def test_word_jumble_is_a_permutation_of_the_words(pairs, mrpc_controls):
+    """The same words, each pair swapped exactly once: 2n words move, and punctuation and
+    spacing stay where they were."""
+    jumbled = 0
+    for row in read_rows(mrpc_controls / f"word-jumble-{pairs}-s1" / "test.jsonl"):
+        for field in ("sentence1", "sentence2"):
+            original, made = row[f"original_{field}"], row[field]
+            if row[f"status_{field}"] != "ok":
+                assert made == ""
+                continue
+            a, b = WORD.findall(original), WORD.findall(made)
+            assert sorted(a) == sorted(b)
+            assert WORD.sub("", original) == WORD.sub("", made)
+            assert sum(x != y for x, y in zip(a, b, strict=True)) == 2 * pairs
+            jumbled += 1
+    assert jumbled > 3000
+
+
+def test_rules_on_known_sentences(tmp_path, wordnet_dir):
+    """Exact outputs and not-applicable rows, from a local STS folder."""
+    folder = tmp_path / "tiny"
+    (folder / "data").mkdir(parents=True)
+    rows = [
+        {"sentence1": "Large dogs bark loudly.", "sentence2": "Yes.", "score": 1.0},
+        {"sentence1": "The museum is closed on Mondays.", "sentence2": "go go go", "score": 2.0},
+        {"sentence1": "One two", "sentence2": "", "score": 3.0},
+    ]
+    (folder / "data" / "test.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8"
+    )
+    (folder / "README.md").write_text(
+        "---\nconfigs:\n- config_name: default\n  data_files:\n  - split: test\n"
+        "    path: data/test.jsonl\n---\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "run"
+    _gen(CliRunner(), folder, "--task-type", "STS", "-t", ",".join(RULES), "-s", "1",
+         "--wordnet-dir", wordnet_dir, *NO_GENERATOR, "-q", "-o", out)  # fmt: skip
+
+    def field(name, i, f="sentence1"):
+        row = read_rows(out / f"{name}-s1" / "test.jsonl")[i]
+        return row[f], row[f"status_{f}"]
+
+    assert field("synonym-swap-1", 0) == ("Big dogs bark loudly.", "ok")  # case kept
+    assert field("antonym-swap", 0) == ("Small dogs bark loudly.", "ok")
+    assert field("antonym-swap", 1) == ("The museum is opened on Mondays.", "ok")  # VBN kept
+    assert field("synonym-swap-1", 0, "sentence2") == ("", "not-applicable")
+    assert field("synonym-swap-2", 0) == ("", "not-applicable")  # one eligible word only
+    assert field("word-jumble-1", 1, "sentence2") == ("", "not-applicable")  # no two differ
+    assert field("word-jumble-1", 2) == ("two One", "ok")
+    assert field("word-jumble-2", 2) == ("", "not-applicable")  # two words, one pair
+    assert field("word-jumble-1", 2, "sentence2") == ("", "empty-input")
+
+
+def test_case_and_inflection_helpers():
+    assert match_case("Walked", "strolled") == "Strolled"
+    assert match_case("NASA", "space") == "SPACE"
+    assert match_case("walked", "Strolled") == "strolled"
+    assert inflect("stroll", "VBD") == "strolled"
+    assert inflect("big", "JJR") == "bigger"
+    assert inflect("mend", "VBZ") == "mends"
+
+
+def _fails(invoke, tmp_path, *args) -> str:
+    out = tmp_path / "out"
+    result = invoke("gen", *args, "-o", out)
+    assert result.exit_code == 2, result.output
+    assert not out.exists()
+    (line,) = result.stderr.strip().splitlines()
+    return line
+
+
+def test_bad_control_input_is_one_line_and_exit_2(invoke, tmp_path, shared_data, wordnet_dir):
+    assert _fails(invoke, tmp_path, "sample", "-t", "synonym-swap-1", "--control-pos",
+                  "verb,colour") == (
+        "Error: --control-pos takes parts of speech from verb, adjective, adverb, noun, "
+        "not 'colour'"
+    )  # fmt: skip
+    assert _fails(invoke, tmp_path, "sample", "-t", "antonym-swap", "--wordnet-dir",
+                  tmp_path) == (
+        f"Error: WordNet folder {tmp_path} holds no WordNet database (no index.noun); it "
+        "should be a WordNet 3.0 dict folder such as /usr/share/wordnet"
+    )  # fmt: skip
+    assert _fails(invoke, tmp_path, "sample", "-t", "antonym-swop") == (
+        "Error: unknown transform 'antonym-swop'; available: paraphrase, backtranslation, "
+        "style-change, expansion, summarisation, summarised-expansion, translation, "
+        "cross-translation, synonym-swap-1, synonym-swap-2, synonym-swap-3, antonym-swap, "
+        "word-jumble-1, word-jumble-2, word-jumble-3, negation (groups: all, controls); did "
+        "you mean antonym-swap, synonym-swap-3, synonym-swap-2?"
+    )
+    multilingual = ["STSBenchmarkMultilingualSTS", "--data-dir",
+                    shared_data / "STSBenchmarkMultilingualSTS", "--subset", "de"]  # fmt: skip
+    assert _fails(invoke, tmp_path, *multilingual, "-t", "synonym-swap-1", "--wordnet-dir",
+                  wordnet_dir, *NO_GENERATOR) == (
+        "Error: synonym-swap-1 looks words up in the English WordNet; "
+        "STSBenchmarkMultilingualSTS[de] is in German"
+    )  # fmt: skip
+
+
+def test_no_wordnet_anywhere_says_how_to_get_one(invoke, tmp_path, monkeypatch):
+    from shiftbench.gen import wordnet
+
+    monkeypatch.delenv(wordnet.WORDNET_ENV, raising=False)
+    monkeypatch.setattr(wordnet, "SYSTEM_FOLDERS", ())
+    monkeypatch.setattr(wordnet, "_nltk_installed", lambda: None)
+    wordnet._open.cache_clear()
+    try:
+        line = _fails(invoke, tmp_path, "sample", "-t", "synonym-swap-1")
+    finally:
+        wordnet._open.cache_clear()
+    assert line == (
+        "Error: WordNet is not installed: run python -m nltk.downloader wordnet, or point "
+        "--wordnet-dir (or $SHIFTBENCH_WORDNET_DIR) at a WordNet 3.0 dict folder such as "
+        "Debian's /usr/share/wordnet (apt install wordnet-base)"
+    )
+
+
+def test_word_jumble_needs_no_wordnet(invoke, tmp_path, monkeypatch):
+    from shiftbench.gen import wordnet
+
+    monkeypatch.setattr(wordnet, "_open", None)  # any use would fail
+    result = invoke("gen", "sample", "-t", "word-jumble-1", *NO_GENERATOR, "-o", tmp_path / "r")
+    assert result.exit_code == 0, result.output
+
+
+def test_negation_is_an_llm_control(invoke, tmp_path, scripted):
+    """negation goes through the backend with its own prompt; an output equal to its
+    input fails the identical check and is asked for again."""
+    scripted.script["A woman is watering the tomato plants in her garden."] = [
+        "A woman is watering the tomato plants in her garden.",
+        "A woman is not watering the tomato plants in her garden.",
+    ]
+    out = tmp_path / "run"
+    result = invoke("gen", "sample", "-t", "negation", "-b", "scripted", "--limit", "2", "-q",
+                    "-o", out)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    meta = json.loads((out / "shiftbench.json").read_text(encoding="utf-8"))
+    config = meta["configs"]["negation-s1337"]
+    assert (config["kind"], config["meaning"], config["axis"]) == ("control", "changed", None)
+    assert config["prompts"][0]["origin"] == "shiftbench:negation.txt"
+    assert all(p.startswith("Negate the main statement") for p in scripted.prompts)
+    first = read_rows(out / "negation-s1337" / "test.jsonl")[0]
+    assert first["sentence1"] == "A woman is not watering the tomato plants in her garden."
+    assert (first["status_sentence1"], first["attempt"]) == ("ok", 2)
+
+
+def test_evaluate_leaves_controls_to_probe(invoke, tmp_path, scripted):
+    run = tmp_path / "run"
+    result = invoke("gen", "sample", "-t", "paraphrase,word-jumble-1", "-b", "scripted", "-q",
+                    "-o", run)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "results"
+    result = invoke("evaluate", run, "-m", ENCODER, "-q", "--no-plots", "-o", out)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[0] == (
+        "1 control configs (word-jumble-1-s1337) are left to 'shiftbench probe'"
+    )
+    doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    configs = [r["config"] for r in doc["models"][0]["results"]]
+    assert configs == ["original", "paraphrase-s1337"]
