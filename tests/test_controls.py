@@ -111,7 +111,9 @@ def _tagged(text: str) -> list[tuple[str, str]]:
 
 
 def _case(word: str) -> str:
-    return "upper" if len(word) > 1 and word.isupper() else "title" if word[0].isupper() else "lower"
+    return (
+        "upper" if len(word) > 1 and word.isupper() else "title" if word[0].isupper() else "lower"
+    )
 
 
 @pytest.mark.parametrize("name", ["synonym-swap-1", "synonym-swap-2", "synonym-swap-3"])
