@@ -239,11 +239,15 @@ def _prose(
         rows = " + ".join(f"{n} {s}" for s, n in info.get("rows", {}).items())
         status = ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "-"
         targets = ", ".join(info.get("target_languages") or []) or "-"
+        axis = info.get("axis") or "-"
+        if info.get("kind") == "control":
+            axis = f"control (meaning {info.get('meaning')})"
         out.append(
-            f"| `{name}` | {info.get('transform', '-')} | {info.get('axis', '-')} | "
+            f"| `{name}` | {info.get('transform', '-')} | {axis} | "
             f"{info.get('seed', '-')} | {targets} | {rows} | {status} |"
         )
     out += _generation(configs)
+    out += _controls(configs)
     out += spec
     out += _validation(configs, validation)
     out += _human(human)
@@ -259,8 +263,8 @@ def _generation(configs: dict[str, Any]) -> list[str]:
     groups: dict[str, list[str]] = {}
     details: dict[str, dict[str, Any]] = {}
     for name, info in configs.items():
-        if info.get("kind") != "transform":
-            continue
+        if info.get("kind") not in ("transform", "control") or "rule" in info:
+            continue  # the original, and the controls made by rules (see _controls)
         key = json.dumps(
             [info.get(k) for k in ("model", "backend", "sampling", "prompts", "max_attempts")],
             sort_keys=True,
@@ -268,6 +272,8 @@ def _generation(configs: dict[str, Any]) -> list[str]:
         groups.setdefault(key, []).append(name)
         details[key] = info
     if not groups:
+        if any("rule" in info for info in configs.values()):
+            return [*out, "No config of this dataset was made by an LLM."]
         return [*out, "No config of this dataset was generated: it holds the source only."]
     for key, names in groups.items():
         info = details[key]
@@ -295,6 +301,36 @@ def _generation(configs: dict[str, Any]) -> list[str]:
             ]
         out.append("")
     out.append(f"The full provenance of every config is in `{META_FILE}`.")
+    return out
+
+
+def _controls(configs: dict[str, Any]) -> list[str]:
+    """The rule-based controls: what each rule does and what its outputs depend on."""
+    ruled = {name: info for name, info in configs.items() if "rule" in info}
+    if not any(info.get("kind") == "control" for info in configs.values()):
+        return []
+    out = [
+        "",
+        "## Controls",
+        "",
+        "Configs of kind `control` are perturbations whose effect on meaning is known in "
+        "advance (ALIGN-SIM's criteria): they belong to no robustness axis and are meant for "
+        "`shiftbench probe`, which checks that an encoder stays close when the meaning is "
+        "preserved and moves away when it is changed. Every row has a `status_<field>` per "
+        "field; a field a rule found nothing to change in is `not-applicable` and left empty.",
+        "",
+    ]
+    for name, info in ruled.items():
+        lexicon = info.get("lexicon")
+        line = f"- `{name}`: {info['rule']} (meaning {info.get('meaning')})"
+        if lexicon:
+            wordnet = lexicon.get("wordnet", {})
+            line += (
+                f"; WordNet {wordnet.get('version')} (sha256 `{wordnet.get('sha256', '')[:16]}…`), "
+                f"{lexicon.get('tagger')}, {lexicon.get('inflection')}; parts of speech: "
+                f"{', '.join(lexicon.get('parts_of_speech', []))}"
+            )
+        out.append(line)
     return out
 
 

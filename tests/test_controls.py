@@ -351,3 +351,11 @@ def test_evaluate_leaves_controls_to_probe(invoke, tmp_path, scripted):
     doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
     configs = [r["config"] for r in doc["models"][0]["results"]]
     assert configs == ["original", "paraphrase-s1337"]
+    # the card names the control as one, with its rule
+    assert invoke("card", run).exit_code == 0
+    card = (run / "README.md").read_text(encoding="utf-8")
+    assert (
+        "| `word-jumble-1-s1337` | word-jumble-1 | control (meaning changed) | 1337 | - | "
+        "42 test | ok 42 |"
+    ) in card
+    assert "- `word-jumble-1-s1337`: 1 random pair of words swapped (meaning changed)" in card
