@@ -159,6 +159,47 @@ def make_judges(
     return made
 
 
+def encoder_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The encoders to score and how they run (shared by evaluate and probe)."""
+    options = [
+        click.option(
+            "--model",
+            "-m",
+            "models",
+            multiple=True,
+            required=True,
+            help="sentence-transformers model: Hub name or local path; repeatable.",
+        ),
+        click.option(
+            "--batch-size",
+            type=click.IntRange(min=1),
+            default=32,
+            show_default=True,
+            help="Texts per encoder batch.",
+        ),
+        click.option(
+            "--device", default=None, help="torch device (cpu, cuda, mps). Default: auto."
+        ),
+        click.option(
+            "--precision",
+            type=click.Choice(["float32", "float16", "bfloat16"]),
+            default="float32",
+            show_default=True,
+            help="Dtype the encoder's weights are loaded in.",
+        ),
+        click.option(
+            "--cache-dir",
+            type=click.Path(file_okay=False, path_type=Path),
+            default=None,
+            help="Keep embeddings on disk here, keyed by model, revision, precision and "
+            "text, so later runs encode only texts never seen before.",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
 plots_option = click.option(
     "--plots/--no-plots",
     default=True,
@@ -1101,36 +1142,7 @@ def merge(shards: tuple[Path, ...], output: Path) -> None:
 @cli.command(context_settings=CONTEXT)
 @click.argument("target")
 @source_options
-@click.option(
-    "--model",
-    "-m",
-    "models",
-    multiple=True,
-    required=True,
-    help="sentence-transformers model: Hub name or local path; repeatable.",
-)
-@click.option(
-    "--batch-size",
-    type=click.IntRange(min=1),
-    default=32,
-    show_default=True,
-    help="Texts per encoder batch.",
-)
-@click.option("--device", default=None, help="torch device (cpu, cuda, mps). Default: auto.")
-@click.option(
-    "--precision",
-    type=click.Choice(["float32", "float16", "bfloat16"]),
-    default="float32",
-    show_default=True,
-    help="Dtype the encoder's weights are loaded in.",
-)
-@click.option(
-    "--cache-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Keep embeddings on disk here, keyed by model, revision, precision and text, so "
-    "later runs encode only texts never seen before.",
-)
+@encoder_options
 @click.option(
     "--output",
     "-o",
@@ -1233,14 +1245,7 @@ def evaluate(
 
 @cli.command(context_settings=CONTEXT)
 @click.argument("target")
-@click.option(
-    "--model",
-    "-m",
-    "models",
-    multiple=True,
-    required=True,
-    help="sentence-transformers model: Hub name or local path; repeatable.",
-)
+@encoder_options
 @click.option(
     "--epsilon",
     "epsilons",
@@ -1271,27 +1276,6 @@ def evaluate(
     default=0,
     show_default=True,
     help="Seed of the random partners.",
-)
-@click.option(
-    "--batch-size",
-    type=click.IntRange(min=1),
-    default=32,
-    show_default=True,
-    help="Texts per encoder batch.",
-)
-@click.option("--device", default=None, help="torch device (cpu, cuda, mps). Default: auto.")
-@click.option(
-    "--precision",
-    type=click.Choice(["float32", "float16", "bfloat16"]),
-    default="float32",
-    show_default=True,
-    help="Dtype the encoder's weights are loaded in.",
-)
-@click.option(
-    "--cache-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Keep embeddings on disk here (shared with evaluate).",
 )
 @click.option(
     "--output",

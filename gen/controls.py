@@ -16,7 +16,7 @@ import random
 import re
 import warnings
 from dataclasses import dataclass
-from functools import cache
+from functools import lru_cache
 from importlib.metadata import version
 from typing import Any
 
@@ -112,11 +112,12 @@ class RuleVariant:
     def apply(self, texts: list[str]) -> dict[str, RowResult]:
         """Each unique text's outcome: the perturbed text and `ok`, or `not-applicable`."""
         results = {}
+        settings = self.settings()
         for text in dict.fromkeys(texts):
             if not text.strip():
                 results[text] = RowResult("", EMPTY_INPUT, 0, "")
                 continue
-            made = self._perturb(text, _row_rng(self.settings(), text))
+            made = self._perturb(text, _row_rng(settings, text))
             results[text] = RowResult(made or "", OK if made else NOT_APPLICABLE, 1, "")
         return results
 
@@ -187,6 +188,7 @@ def article_for(word: str) -> str:
     return "an" if word[:1].lower() in "aeiou" else "a"
 
 
+@lru_cache(maxsize=1 << 16)
 def replacements(word: str, tag: str, lexicon: Lexicon, relation: str) -> tuple[str, ...]:
     """The forms `word` (tagged `tag`) may become: the synonyms (or antonyms) of its lemma
     in the first WordNet sense that has any, in the word's inflection and case."""
@@ -244,7 +246,7 @@ def match_case(model: str, word: str) -> str:
     return word.lower()
 
 
-@cache
+@lru_cache(maxsize=1 << 14)
 def _tags(tokens: tuple[str, ...]) -> tuple[str, ...]:
     """Penn Treebank tags from TextBlob's pattern tagger (its English lexicon ships with
     the package, so nothing is downloaded), one per token."""

@@ -330,6 +330,7 @@ def _rule_config(
             new["status"] = next(
                 (new[f"status_{f}"] for f in fields if new[f"status_{f}"] != OK), OK
             )
+            new["attempt"] = 1  # a rule is applied once; kept for the row contract
             out[split].append(new)
         counts[split] = tally_status(out[split])
     transform = variant.transform

@@ -457,6 +457,33 @@ def test_mteb_evaluates_a_published_config(stsb_run, hub, invoke, tmp_path):
     assert [r["scores"] for r in by_name] == [r["scores"] for r in doc["models"][0]["results"]]
 
 
+def test_probe_scores_a_published_version_with_controls(
+    stsb_run, shared_data, hub, invoke, tmp_path
+):
+    """Controls travel with a release: the card names them, and `shiftbench probe
+    ORG/NAME@vX.Y.Z` downloads the version and gives the figures of the local folder."""
+    args = ["gen", "STSBenchmark", "--data-dir", shared_data / "STSBenchmark", "--limit", "20"]
+    done = invoke(*args, "-q", "-t", "word-jumble-1,word-jumble-2", "-s", "1", "-o", stsb_run)
+    assert done.exit_code == 0, done.output
+    env = hub_env(hub, tmp_path)
+    done = shiftbench(env, "publish", stsb_run, "--repo", REPO, "--version", "1.0.0")
+    assert done.returncode == 0, done.stderr
+    card = hub.repos[REPO].commits[tags(hub)["v1.0.0"]].files["README.md"].decode()
+    assert "| `word-jumble-2-s1` | word-jumble-2 | control (meaning changed) |" in card
+
+    local = tmp_path / "local"
+    assert invoke("probe", stsb_run, "-m", MODEL, "-q", "--no-plots", "-o", local).exit_code == 0
+    remote = tmp_path / "remote"
+    done = shiftbench(env, "probe", f"{REPO}@v1.0.0", "-m", MODEL, "-q", "--no-plots", "-o",
+                      remote)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    first = json.loads((local / "probes.json").read_text(encoding="utf-8"))
+    second = json.loads((remote / "probes.json").read_text(encoding="utf-8"))
+    assert second["target"] == f"{REPO.split('/')[-1]}@v1.0.0"
+    assert second["anchors"] == first["anchors"] > 0
+    assert second["models"][0]["measures"] == first["models"][0]["measures"]
+
+
 def test_card_of_a_run_over_two_subsets(scripted, invoke, shared_data, tmp_path):
     """Languages are those of the subsets the run used; every config of both subsets loads."""
     from datasets import load_dataset

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import ENCODER, read_rows
+from test_cli_errors import write_folder
 
 from shiftbench.gen.controls import (
     FUNCTION_VERBS,
@@ -211,21 +212,12 @@ def test_word_jumble_is_a_permutation_of_the_words(pairs, mrpc_controls):
 
 def test_rules_on_known_sentences(tmp_path, wordnet_dir):
     """Exact outputs and not-applicable rows, from a local STS folder."""
-    folder = tmp_path / "tiny"
-    (folder / "data").mkdir(parents=True)
     rows = [
         {"sentence1": "Large dogs bark loudly.", "sentence2": "Yes.", "score": 1.0},
         {"sentence1": "The museum is closed on Mondays.", "sentence2": "go go go", "score": 2.0},
         {"sentence1": "One two", "sentence2": "", "score": 3.0},
     ]
-    (folder / "data" / "test.jsonl").write_text(
-        "".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8"
-    )
-    (folder / "README.md").write_text(
-        "---\nconfigs:\n- config_name: default\n  data_files:\n  - split: test\n"
-        "    path: data/test.jsonl\n---\n",
-        encoding="utf-8",
-    )
+    folder = write_folder(tmp_path / "tiny", rows)
     out = tmp_path / "run"
     _gen(CliRunner(), folder, "--task-type", "STS", "-t", ",".join(RULES), "-s", "1",
          "--wordnet-dir", wordnet_dir, *NO_GENERATOR, "-q", "-o", out)  # fmt: skip
@@ -359,3 +351,21 @@ def test_evaluate_leaves_controls_to_probe(invoke, tmp_path, scripted):
         "42 test | ok 42 |"
     ) in card
     assert "- `word-jumble-1-s1337`: 1 random pair of words swapped (meaning changed)" in card
+
+
+def test_sharded_controls_merge_into_the_unsharded_folder(shared_data, wordnet_dir, tmp_path):
+    """Each text's choices depend on the text alone, so shards merge into the folder one
+    process writes, byte for byte."""
+    args = [*_mrpc(shared_data), "--limit", "100", "-t", ",".join(RULES), "-s", "3",
+            "--wordnet-dir", wordnet_dir, *NO_GENERATOR, "-q"]  # fmt: skip
+    _gen(CliRunner(), *args, "-o", tmp_path / "whole")
+    for i in (0, 1):
+        _gen(CliRunner(), *args, "--shard", f"{i}/2", "-o", tmp_path / f"part{i}")
+    from shiftbench.cli import cli
+
+    result = CliRunner().invoke(
+        cli, ["merge", str(tmp_path / "part0"), str(tmp_path / "part1"), "-o",
+              str(tmp_path / "merged")], catch_exceptions=False,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert _files(tmp_path / "merged") == _files(tmp_path / "whole")
