@@ -369,3 +369,25 @@ def test_sharded_controls_merge_into_the_unsharded_folder(shared_data, wordnet_d
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert _files(tmp_path / "merged") == _files(tmp_path / "whole")
+
+
+def test_a_spec_makes_rule_controls_without_a_generator(invoke, tmp_path, wordnet_dir):
+    """`shiftbench run` takes controls from the spec (with control_pos and wordnet_dir);
+    the plan counts no generator calls for them, and gen never contacts the generator."""
+    spec = tmp_path / "controls.yaml"
+    spec.write_text(
+        "output: out\nsources: [{name: sample}]\n"
+        "transforms: [word-jumble-2, synonym-swap-1]\nseeds: [5]\n"
+        f"control_pos: adjective\nwordnet_dir: {wordnet_dir}\n"
+        "generator: {backend: openai, base_url: 'http://127.0.0.1:9/v1'}\n",
+        encoding="utf-8",
+    )
+    plan = invoke("run", spec, "--dry-run")
+    assert plan.exit_code == 0, plan.output
+    row = next(line for line in plan.stdout.splitlines() if line.startswith("sample "))
+    assert row.split()[:4] == ["sample", "42", "84", "0"]
+    done = invoke("run", spec, "--until", "gen", "-q")
+    assert done.exit_code == 0, done.output
+    meta = json.loads((tmp_path / "out/sample/run/shiftbench.json").read_text(encoding="utf-8"))
+    assert list(meta["configs"]) == ["original", "word-jumble-2-s5", "synonym-swap-1-s5"]
+    assert meta["configs"]["synonym-swap-1-s5"]["lexicon"]["parts_of_speech"] == ["adjective"]
