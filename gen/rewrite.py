@@ -13,7 +13,7 @@ from shiftbench.gen.backends import Backend, Generation, OnDone, Request, Sampli
 from shiftbench.gen.cache import GenerationCache, row_key
 from shiftbench.gen.languages import DEFAULT_POOL, LANGUAGES, Language, draw
 from shiftbench.gen.transforms import PER_DATASET, PER_TEXT, PIVOT, SOURCE, Prompt, Transform
-from shiftbench.validate.checks import GEN_CHECKS, first_failure
+from shiftbench.validate.checks import first_failure, gen_checks
 
 OK = "ok"
 EMPTY_OUTPUT = "empty"
@@ -50,7 +50,7 @@ class Variant:
             seed=self.seed,
             pool=[lang.code for lang in self.pool],
             max_attempts=self.max_attempts,
-            checks=list(GEN_CHECKS),
+            checks=list(gen_checks(self.transform.name)),
         )
 
     def step_languages(
@@ -99,13 +99,17 @@ def rewrite_texts(
 ) -> dict[str, RowResult]:
     """Transform each unique text once; identical texts share one result.
 
-    A chain of calls whose output fails an automatic check (validate.checks.GEN_CHECKS:
-    empty, identical to the input, a reasoning or prefix leak, runaway length) runs again
+    A chain of calls whose output fails an automatic check (validate.checks.gen_checks:
+    empty, identical to the input, a reasoning or prefix leak, runaway length; for
+    negation, no change in the number of negation cues) runs again
     with the next attempt's seeds (when sampling; greedy decoding would only repeat
     itself), up to `variant.max_attempts`. The last output stays, with the check's name as
     its status: it is never replaced by the input.
     """
     model = backend.describe()["model"]
+    name = variant.transform.name
+    checks = gen_checks(name)
+    language = source_language.code if source_language else None
     results = {t: RowResult("", EMPTY_INPUT, 0, "") for t in texts if not t.strip()}
     pending = [t for t in dict.fromkeys(texts) if t.strip()]
     plans = {t: variant.step_languages(t, source_language, dataset_id) for t in pending}
@@ -132,7 +136,7 @@ def rewrite_texts(
         for text in pending:
             codes = tuple(lang.code if lang else "" for lang in plans[text])
             output = current.get(text, "")
-            status = first_failure(text, output, variant.transform.name, GEN_CHECKS) or OK
+            status = first_failure(text, output, name, checks, language) or OK
             results[text] = RowResult(output, status, attempt, reasons[text], codes)
         pending = [t for t in pending if results[t].status != OK]
         if not pending:

@@ -117,3 +117,20 @@ def test_user_markers_extend_the_packaged_ones(tmp_path):
         assert CHECKS["prefix-leak"](Case("A cat.", "Summary: cat.", "paraphrase")) is True
     finally:
         use_markers(None)
+
+
+def test_a_negation_must_change_the_negation_cues():
+    from shiftbench.validate.checks import first_failure, gen_checks
+
+    names = gen_checks("negation")
+    assert names[-1] == "not-negated" and "not-negated" not in gen_checks("paraphrase")
+    source = "The museum is open on Mondays."
+    assert first_failure(source, "The museum isn't open on Mondays.", "negation", names) is None
+    assert first_failure(source, "The museum is never open.", "negation", names) is None
+    assert first_failure("It is not late.", "It is late.", "negation", names) is None
+    assert (
+        first_failure(source, "On Mondays the museum is open.", "negation", names) == "not-negated"
+    )
+    # languages other than English are not judged by English cues
+    assert first_failure("Es ist spät.", "Es ist nicht spät.", "negation", names, "de") is None
+    assert first_failure("Es ist spät.", "Es ist sehr spät.", "negation", names, "de") is None

@@ -310,23 +310,27 @@ def test_word_jumble_needs_no_wordnet(invoke, tmp_path, monkeypatch):
 
 def test_negation_is_an_llm_control(invoke, tmp_path, scripted):
     """negation goes through the backend with its own prompt; an output equal to its
-    input fails the identical check and is asked for again."""
+    input, or one that neither adds nor removes a negation, is asked for again."""
     scripted.script["A woman is watering the tomato plants in her garden."] = [
         "A woman is watering the tomato plants in her garden.",
         "A woman is not watering the tomato plants in her garden.",
     ]
     out = tmp_path / "run"
     result = invoke("gen", "sample", "-t", "negation", "-b", "scripted", "--limit", "2", "-q",
-                    "-o", out)  # fmt: skip
+                    "--max-failure-rate", "1", "-o", out)  # fmt: skip
     assert result.exit_code == 0, result.output
     meta = json.loads((out / "shiftbench.json").read_text(encoding="utf-8"))
     config = meta["configs"]["negation-s1337"]
     assert (config["kind"], config["meaning"], config["axis"]) == ("control", "changed", None)
     assert config["prompts"][0]["origin"] == "shiftbench:negation.txt"
     assert all(p.startswith("Negate the main statement") for p in scripted.prompts)
-    first = read_rows(out / "negation-s1337" / "test.jsonl")[0]
+    first, second = read_rows(out / "negation-s1337" / "test.jsonl")
     assert first["sentence1"] == "A woman is not watering the tomato plants in her garden."
     assert (first["status_sentence1"], first["attempt"]) == ("ok", 2)
+    # a reply with as many negation cues as its input was reworded, not negated: asked
+    # for again up to --max-attempts, then kept with that status
+    assert second["sentence1"] == "REWRITTEN The train to Lyon left twenty minutes late."
+    assert (second["status_sentence1"], second["attempt"]) == ("not-negated", 3)
 
 
 def test_evaluate_leaves_controls_to_probe(invoke, tmp_path, scripted):

@@ -154,13 +154,41 @@ CHECKS: dict[str, Check] = {
 }
 GEN_CHECKS = ("empty", "identical", "reasoning-leak", "prefix-leak", "runaway")
 
+# English negation cues; a negation must change how many a text has.
+_NEGATION_CUES = re.compile(
+    r"\b(?:not|no|never|none|nobody|nothing|neither|nor|nowhere|without|cannot)\b|n['\u2019]t\b",
+    re.IGNORECASE,
+)
+
+
+def not_negated(case: Case) -> bool:
+    """A negation control's output (English, or a language not known) with as many
+    negation cues as its input: most likely reworded rather than negated."""
+    if case.transform != "negation" or case.language not in (None, "en"):
+        return False
+    if not case.output.strip():
+        return False  # that is `empty`
+    return len(_NEGATION_CUES.findall(case.output)) == len(_NEGATION_CUES.findall(case.source))
+
+
+# Checks of one transform's outputs only, run by gen but not listed by validate.
+TRANSFORM_CHECKS: dict[str, dict[str, Check]] = {"negation": {"not-negated": not_negated}}
+
+
+def gen_checks(transform: str) -> tuple[str, ...]:
+    """The checks gen runs on a transform's outputs (and retries on)."""
+    return GEN_CHECKS + tuple(TRANSFORM_CHECKS.get(transform, {}))
+
 
 def failures(case: Case, names: tuple[str, ...] | None = None) -> list[str]:
     """Every check in `names` (default: all) that the output fails, in registry order."""
     return [name for name in (names or tuple(CHECKS)) if CHECKS[name](case)]
 
 
-def first_failure(source: str, output: str, transform: str, names: tuple[str, ...]) -> str | None:
+def first_failure(
+    source: str, output: str, transform: str, names: tuple[str, ...], language: str | None = None
+) -> str | None:
     """The name of the first check in `names` that the output fails, or None."""
-    case = Case(source, output, transform)
-    return next((name for name in names if CHECKS[name](case)), None)
+    case = Case(source, output, transform, language)
+    found = {**CHECKS, **TRANSFORM_CHECKS.get(transform, {})}
+    return next((name for name in names if found[name](case)), None)
