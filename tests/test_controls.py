@@ -326,7 +326,9 @@ def test_negation_is_an_llm_control(invoke, tmp_path, scripted):
     assert all(p.startswith("Negate the main statement") for p in scripted.prompts)
     first, second = read_rows(out / "negation-s1337" / "test.jsonl")
     assert first["sentence1"] == "A woman is not watering the tomato plants in her garden."
-    assert (first["status_sentence1"], first["attempt"]) == ("ok", 2)
+    assert first["status_sentence1"] == "ok"
+    sent = [t for call in scripted.calls for t in call]
+    assert sent.count(first["original_sentence1"]) == 2  # the identical reply, then the fix
     # a reply with as many negation cues as its input was reworded, not negated: asked
     # for again up to --max-attempts, then kept with that status
     assert second["sentence1"] == "REWRITTEN The train to Lyon left twenty minutes late."
