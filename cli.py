@@ -1174,9 +1174,10 @@ def evaluate(
     PairClassification max_ap, Classification accuracy, Clustering v_measure, Retrieval
     ndcg_at_10, Reranking map_at_1000, Summarization cosine_spearman). For each variant,
     only rows whose status is ok are scored, and the original is scored again on those
-    same rows, so the delta compares like with like; an EvalRank probe (MRR, Hits@1/3 of
-    each original among all originals) comes with it. Control configs are left to
-    'shiftbench probe'. Classification trains on the
+    same rows, so the delta compares like with like. STS configs also get EvalRank (MRR,
+    Hits@1/3 of the gold top-quartile pairs among every sentence of the split), and each
+    variant self-retrieval (MRR, Hits@1/3 of each rewrite's own original among all
+    originals). Control configs are left to 'shiftbench probe'. Classification trains on the
     original train split, and ranking tasks search the original corpus, for every config.
 
     The results folder holds results.json (everything), one mteb-style file per model
@@ -1367,22 +1368,51 @@ def probe(
     required=True,
     help="Folder for summary.json, report.md and plots/.",
 )
+@click.option(
+    "--baseline",
+    default=None,
+    metavar="MODEL",
+    help="Test every other model against this one (PTEB's comparison), per transformation.",
+)
+@click.option(
+    "--split-half-draws",
+    "draws",
+    type=click.IntRange(min=100),
+    default=1000,
+    show_default=True,
+    help="Random dataset splits for the split-half reliability.",
+)
+@click.option(
+    "--seed",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Seed of the split-half splits and the baseline test's bootstrap.",
+)
 @plots_option
-def report(results: tuple[Path, ...], output: Path, plots: bool) -> None:
+def report(
+    results: tuple[Path, ...], output: Path, baseline: str | None, draws: int, seed: int,
+    plots: bool,
+) -> None:  # fmt: skip
     """Combine evaluate results folders (several datasets) into one robustness report.
 
     Each RESULTS is a folder evaluate wrote (or its results.json). Figures are averaged
-    over datasets and subsets; the statistics treat each dataset subset as one unit:
-    Wilcoxon signed-rank test of the deltas (exact when possible), Hodges-Lehmann shift
-    with a 95% interval, Holm across transformations, Kendall's tau between the models'
-    original and transformed rankings, and split-half reliability of the axis profiles.
+    over seeds, then a dataset's subsets, then datasets; every delta carries its 95%
+    paired bootstrap interval when evaluate computed one, and models whose total-delta
+    intervals overlap share a rank. The statistics take one observation per dataset, as
+    HTEB does: Wilcoxon signed-rank test of the deltas, Hodges-Lehmann shift with a 95%
+    interval, Holm across transformations; HTEB's median absolute difference; Kendall's
+    tau between the models' original and transformed rankings per dataset (mean ± SD);
+    split-half reliability per axis; prompt sensitivity; and with --baseline PTEB's test
+    of every model against the baseline.
     """
-    from shiftbench.evaluate.report import axis_rows, plain_table
+    from shiftbench.evaluate.report import ReportSettings, text_report
     from shiftbench.evaluate.run import read_results, write_outputs
 
     documents = [read_results(path) for path in results]
-    summary = write_outputs(output, documents, per_config=False, plots=plots)
-    click.echo(plain_table(*axis_rows(summary)))
+    settings = ReportSettings(baseline=baseline, split_half_draws=draws, seed=seed)
+    summary = write_outputs(output, documents, per_config=False, plots=plots, settings=settings)
+    click.echo(text_report(summary))
     click.echo("")
     click.echo(f"report: {output}")
 

@@ -1,68 +1,99 @@
-"""A label-free robustness probe in the EvalRank style.
+"""EvalRank (Wang et al., 2022, "Just Rank"): sentence embeddings judged by how highly
+they rank a human-rated similar sentence among every sentence of the dataset.
 
-Each ok row of a variant gives positive pairs: every transformed text with the original
-text it was made from. The transformed text is the query; the candidates are all unique
-original texts of the same fields in the split (its own original among them), ranked by
-cosine similarity. An encoder that sees through the rewrite puts the original
-first. Reported: mean reciprocal rank of the original, and the share of queries with
-the original at rank 1 (Hits@1) and within the top 3 (Hits@3). A candidate ranks ahead
-only with a strictly higher similarity, so ties favour the original.
+Positives are the STS pairs whose gold score is in the top quarter of the split's pairs
+(at or above the 75th percentile of its scores), each pair in both directions. The
+background is every distinct sentence of the split. For a positive (x, y), every
+background sentence other than x is ranked by its similarity to x; the positive's rank is
+one plus the number of sentences strictly more similar to x than y is. Reported: the mean
+reciprocal rank and Hits@1/3, with the cosine and with EvalRank's l2 similarity
+1 / (1 + |e_x - e_y|) (a ranking by the Euclidean distance).
+
+On a variant, the positives are the rows the original's gold picks, with the variant's
+texts, and the background is the variant's sentences: the rewrite changes both the pairs
+and what they compete against, as a new dataset would.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from shiftbench.evaluate.tasks import Scoring
-
-CHUNK = 2048
+TOP_QUANTILE = 0.75
+CHUNK = 1024
 
 
-def text_pairs(
-    rows: list[dict[str, Any]], originals: dict[Any, dict[str, Any]], fields: list[str]
-) -> list[tuple[str, str]]:
-    """(transformed, original) for every text field of every row, lists element-wise."""
-    pairs: list[tuple[str, str]] = []
-    for row in rows:
-        base = originals[row["row_id"]]
-        for field in fields:
-            new, old = row[field], base[field]
-            if isinstance(new, list):
-                pairs.extend((str(a), str(b)) for a, b in zip(new, old, strict=False))
-            else:
-                pairs.append((str(new), str(old)))
-    return pairs
+def top_quarter(rows: Sequence[dict[str, Any]]) -> set[Any]:
+    """The row ids of the pairs whose gold score is at or above the 75th percentile."""
+    if not rows:
+        return set()
+    scores = np.asarray([float(r["score"]) for r in rows])
+    threshold = float(np.quantile(scores, TOP_QUANTILE))
+    return {r["row_id"] for r, s in zip(rows, scores, strict=True) if s >= threshold}
 
 
 def evalrank(
-    scoring: Scoring, pairs: list[tuple[str, str]], background: list[str]
-) -> dict[str, float]:
-    """MRR and Hits@1/3 of each pair's original among `background` (unique originals)."""
-    if not pairs:
+    embed: Callable[[list[str]], Any],
+    rows: Sequence[dict[str, Any]],
+    fields: Sequence[str],
+    positives: set[Any],
+) -> dict[str, Any]:
+    """EvalRank's MRR and Hits@1/3 (cosine and l2) of the positive rows among `rows`."""
+    first, second = fields
+    background = list(dict.fromkeys(str(r[f]) for r in rows for f in (first, second)))
+    index = {t: i for i, t in enumerate(background)}
+    queries: list[tuple[int, int]] = []
+    for r in rows:
+        if r["row_id"] not in positives:
+            continue
+        a, b = index[str(r[first])], index[str(r[second])]
+        if a != b:  # a pair of one sentence twice has no partner to find
+            queries += [(a, b), (b, a)]
+    if not queries:
         return {"pairs": 0}
-    role = "query" if scoring.source["task_type"] in ("Retrieval", "Reranking") else None
-    candidates = list(dict.fromkeys(background))
-    position = {t: i for i, t in enumerate(candidates)}
-    c = _unit(scoring.embed(candidates, role=role))
-    q = _unit(scoring.embed([p[0] for p in pairs], role=role))
-    own = np.asarray([position[p[1]] for p in pairs])
-    ranks = np.empty(len(pairs), dtype=np.int64)
-    for start in range(0, len(pairs), CHUNK):
-        sims = q[start : start + CHUNK] @ c.T
-        mine = sims[np.arange(sims.shape[0]), own[start : start + CHUNK]]
-        ranks[start : start + CHUNK] = 1 + (sims > mine[:, None]).sum(axis=1)
-    return {
-        "pairs": len(pairs),
-        "mrr": float(np.mean(1.0 / ranks)),
-        "hits_at_1": float(np.mean(ranks <= 1)),
-        "hits_at_3": float(np.mean(ranks <= 3)),
-    }
+    vectors = np.asarray(embed(background), dtype=np.float64)
+    out: dict[str, Any] = {"pairs": len(queries), "background": len(background)}
+    for name, similarity in (("cosine", _cosine), ("l2", _negative_distance)):
+        ranks = _ranks(vectors, queries, similarity)
+        out[name] = {
+            "mrr": float(np.mean(1.0 / ranks)),
+            "hits_at_1": float(np.mean(ranks <= 1)),
+            "hits_at_3": float(np.mean(ranks <= 3)),
+        }
+    return out
 
 
-def _unit(vectors: np.ndarray) -> np.ndarray:
-    v = vectors.astype(np.float64)
-    norms = np.linalg.norm(v, axis=1, keepdims=True)
-    return v / np.where(norms == 0, 1.0, norms)
+def _ranks(
+    vectors: np.ndarray,
+    queries: list[tuple[int, int]],
+    similarity: Callable[[np.ndarray, np.ndarray], np.ndarray],
+) -> np.ndarray:
+    anchor = np.asarray([q[0] for q in queries])
+    partner = np.asarray([q[1] for q in queries])
+    ranks = np.empty(len(queries), dtype=np.int64)
+    for start in range(0, len(queries), CHUNK):
+        stop = start + CHUNK
+        rows = np.arange(anchor[start:stop].size)
+        sims = similarity(vectors[anchor[start:stop]], vectors)
+        own = sims[rows, partner[start:stop]]
+        sims[rows, anchor[start:stop]] = -np.inf  # the anchor is not its own candidate
+        ranks[start:stop] = 1 + (sims > own[:, None]).sum(axis=1)
+    return ranks
+
+
+def _cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    def unit(v: np.ndarray) -> np.ndarray:
+        norms = np.linalg.norm(v, axis=1, keepdims=True)
+        return v / np.where(norms == 0, 1.0, norms)
+
+    return unit(a) @ unit(b).T
+
+
+def _negative_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    # 1 / (1 + d) orders candidates as -d does. cdist takes each difference directly
+    # rather than expanding |a|² + |b|² - 2ab, which loses near-ties to rounding.
+    from scipy.spatial.distance import cdist
+
+    return -cdist(a, b)

@@ -1,22 +1,26 @@
 """From scored records to robustness figures: the axis aggregation, statistics and tables.
 
-The unit of every figure is one dataset subset scored by one model (a "unit"). Within a
-unit, each config's main score is averaged over its scored splits; a transformation's score
-is the mean over its seeds; an axis's score is the mean over its transformations; the total
-is the unweighted mean of the axes (the original excluded), as the HTEB protocol
-aggregates. Across units (several datasets, or the subsets of a multilingual one) each
-figure is the plain mean over units.
+Records come per (model, config, split). Within a dataset subset, a config's main score is
+averaged over its scored splits and a transformation's over its seeds. Each prompt variant
+of a transformation (`paraphrase-p2`) is a transformation row of its own; the axes and the
+total use the default prompt only. A dataset's figure is the mean over its subsets, and
+every figure across datasets is the mean over datasets: an axis's score is the mean over
+its transformations (Lexical/Stylistic, Length, Language), the total the unweighted mean
+of the axes, the original excluded, as HTEB aggregates.
 
-Every variant figure comes in two forms: its score, and its paired delta (the variant's
-score minus the original's on the same rows). The statistics test the deltas.
+Every variant figure comes as a score and as a paired delta (the variant's score minus the
+original's on the same rows). The statistics follow HTEB and PTEB with one dataset as the
+unit of observation (seeds and subsets averaged first); each is defined where it is
+computed.
 """
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from statistics import fmean, median
+from statistics import fmean, median, stdev
 from typing import Any
 
 import numpy as np
@@ -24,10 +28,13 @@ import numpy as np
 from shiftbench.stats import hodges_lehmann, holm, wilcoxon_signed_rank
 
 AXES = ("Lexical/Stylistic", "Length", "Language")
+TOTAL = "total"
 PROBE = ("mrr", "hits_at_1", "hits_at_3")
 ALL_MODELS = "(all models)"
-SPLIT_HALF_DRAWS = 200
-SPLIT_HALF_SEED = 0
+SPLIT_HALF_DRAWS = 1000
+SEED = 0
+HL_BOOTSTRAP = 1000  # PTEB's percentile bootstrap of the Hodges-Lehmann shift
+PROMPT_IN_NAME = re.compile(r"-p(\d+)-s[^-.]+(?:\.|$)")
 
 
 @dataclass
@@ -40,7 +47,8 @@ class Pair:
 
 @dataclass
 class Unit:
-    """One model on one dataset subset: the original's score and each transformation's."""
+    """One model on one dataset (or one subset of it): the original's score and each
+    transformation's, keyed by transformation name (`paraphrase`, `paraphrase-p2`)."""
 
     model: str
     dataset: str
@@ -50,13 +58,24 @@ class Unit:
     transforms: dict[str, Pair] = field(default_factory=dict)
     axis_of: dict[str, str] = field(default_factory=dict)
     seeds: dict[str, int] = field(default_factory=dict)
-    # the EvalRank probe per transformation: mrr, hits_at_1, hits_at_3 (means over seeds)
+    # per transformation, seed -> its figure (averaged over splits, and subsets)
+    per_seed: dict[str, dict[Any, Pair]] = field(default_factory=dict)
+    # per transformation: its prompt variant (1 is the default prompt)
+    prompt_of: dict[str, int] = field(default_factory=dict)
+    # per transformation: the bootstrap deltas (the same item draws in every config, so
+    # they average over seeds, splits, subsets and datasets and stay paired across models)
+    replicates: dict[str, np.ndarray] = field(default_factory=dict)
+    # per transformation: self-retrieval (mrr, hits_at_1, hits_at_3) and EvalRank figures
     probe: dict[str, dict[str, float]] = field(default_factory=dict)
+    evalrank: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    def default_prompt(self) -> list[str]:
+        return [t for t in self.transforms if self.prompt_of.get(t, 1) == 1]
 
     def axes(self) -> dict[str, Pair]:
         by_axis: dict[str, list[Pair]] = defaultdict(list)
-        for name, pair in self.transforms.items():
-            by_axis[self.axis_of[name]].append(pair)
+        for name in self.default_prompt():
+            by_axis[self.axis_of[name]].append(self.transforms[name])
         return {
             axis: Pair(fmean(p.score for p in pairs), fmean(p.delta for p in pairs))
             for axis in AXES
@@ -69,6 +88,22 @@ class Unit:
             return None
         return Pair(fmean(p.score for p in axes.values()), fmean(p.delta for p in axes.values()))
 
+    def axis_replicates(self) -> dict[str, np.ndarray]:
+        """The bootstrap deltas of each axis and of the total, where every transformation
+        behind them has some."""
+        by_axis: dict[str, list[np.ndarray]] = defaultdict(list)
+        complete: dict[str, bool] = defaultdict(lambda: True)
+        for name in self.default_prompt():
+            axis = self.axis_of[name]
+            if name in self.replicates:
+                by_axis[axis].append(self.replicates[name])
+            else:
+                complete[axis] = False
+        out = {a: np.mean(r, axis=0) for a, r in by_axis.items() if complete[a]}
+        if out and len(out) == len({self.axis_of[t] for t in self.default_prompt()}):
+            out[TOTAL] = np.mean([out[a] for a in AXES if a in out], axis=0)
+        return out
+
 
 def dataset_labels(documents: Sequence[dict[str, Any]]) -> list[str]:
     """Each document's dataset name: the source's, or with the results' own label when
@@ -78,6 +113,22 @@ def dataset_labels(documents: Sequence[dict[str, Any]]) -> list[str]:
         n if names.count(n) == 1 else f"{n} ({d['target']})"
         for n, d in zip(names, documents, strict=True)
     ]
+
+
+def prompt_variant(record: dict[str, Any]) -> int:
+    """A record's prompt variant (1 is the default prompt): its own field, or read from
+    the config name (`paraphrase-p2-s1`) of results written before records carried it."""
+    variant = record.get("prompt_variant")
+    if variant is None:
+        found = PROMPT_IN_NAME.search(record["config"])
+        variant = int(found.group(1)) if found else 1
+    return int(variant)
+
+
+def transform_name(record: dict[str, Any]) -> str:
+    """`paraphrase` for the default prompt, `paraphrase-p2` for prompt variant 2."""
+    variant = prompt_variant(record)
+    return record["transform"] if variant == 1 else f"{record['transform']}-p{variant}"
 
 
 def units(documents: Sequence[dict[str, Any]]) -> list[Unit]:
@@ -95,94 +146,211 @@ def units(documents: Sequence[dict[str, Any]]) -> list[Unit]:
     return out
 
 
+def _replicates(records: list[dict[str, Any]]) -> np.ndarray | None:
+    arrays = [r.get("delta_replicates") for r in records]
+    if not arrays or any(not a for a in arrays) or len({len(a) for a in arrays}) != 1:
+        return None
+    return np.mean(np.asarray(arrays, dtype=np.float64), axis=0)
+
+
 def _unit(model: str, dataset: str, subset: str, task_type: str, records: list[dict]) -> Unit:
     unit = Unit(model, dataset, subset, task_type)
     originals = [r["main_score"] for r in records if r["kind"] == "original"]
     unit.original = fmean(originals) if originals else None
-    # transform -> seed -> the records of that config (one per split)
+    # transformation -> seed -> the records of that config (one per split)
     variants: dict[str, dict[Any, list[dict]]] = defaultdict(lambda: defaultdict(list))
     for r in records:
-        if r["kind"] != "original" and r["delta"] is not None:
-            variants[r["transform"]][r["seed"]].append(r)
-            unit.axis_of[r["transform"]] = r["axis"]
+        if r["kind"] == "transform" and r["delta"] is not None:
+            name = transform_name(r)
+            variants[name][r["seed"]].append(r)
+            unit.axis_of[name] = r["axis"]
+            unit.prompt_of[name] = prompt_variant(r)
     for name, seeds in variants.items():
-        per_seed = [
-            Pair(fmean(r["main_score"] for r in rs), fmean(r["delta"] for r in rs))
-            for rs in seeds.values()
-        ]
+        per_seed = {
+            seed: Pair(fmean(r["main_score"] for r in rs), fmean(r["delta"] for r in rs))
+            for seed, rs in seeds.items()
+        }
+        unit.per_seed[name] = per_seed
         unit.transforms[name] = Pair(
-            fmean(p.score for p in per_seed), fmean(p.delta for p in per_seed)
+            fmean(p.score for p in per_seed.values()), fmean(p.delta for p in per_seed.values())
         )
         unit.seeds[name] = len(per_seed)
-        probes = [
-            r["evalrank"]
-            for rs in seeds.values()
-            for r in rs
-            if (r.get("evalrank") or {}).get("pairs")
-        ]
-        if probes:
-            unit.probe[name] = {k: fmean(p[k] for p in probes) for k in PROBE}
+        replicates = _replicates([r for rs in seeds.values() for r in rs])
+        if replicates is not None:
+            unit.replicates[name] = replicates
+        flat = [r for rs in seeds.values() for r in rs]
+        retrieval = [r["self_retrieval"] for r in flat if (r.get("self_retrieval") or {}).get("pairs")]
+        if retrieval:
+            unit.probe[name] = {k: fmean(p[k] for p in retrieval) for k in PROBE}
+        ranked = [r["evalrank"] for r in flat if (r.get("evalrank") or {}).get("pairs")]
+        if ranked:
+            unit.evalrank[name] = _evalrank_figures(ranked)
     return unit
 
 
-def _mean_pairs(pairs: Sequence[Pair]) -> dict[str, float] | None:
-    if not pairs:
-        return None
-    return {"score": fmean(p.score for p in pairs), "delta": fmean(p.delta for p in pairs)}
-
-
-def _mean_probe(probes: list[dict[str, float]]) -> dict[str, Any]:
-    if not probes:
-        return {}
-    return {"evalrank": {k: fmean(p[k] for p in probes) for k in PROBE}}
-
-
-def model_summary(all_units: list[Unit]) -> dict[str, dict[str, Any]]:
-    """Per model: the original, each transformation, each axis and the total, averaged
-    over the units that have them."""
-    out: dict[str, dict[str, Any]] = {}
-    for model in dict.fromkeys(u.model for u in all_units):
-        mine = [u for u in all_units if u.model == model]
-        transforms = dict.fromkeys(t for u in mine for t in u.transforms)
-        axis_of = {t: a for u in mine for t, a in u.axis_of.items()}
-        originals = [u.original for u in mine if u.original is not None]
-        totals = [t for u in mine if (t := u.total()) is not None]
-        out[model] = {
-            "units": len(mine),
-            "original": fmean(originals) if originals else None,
-            "transforms": {
-                t: {
-                    "axis": axis_of[t],
-                    **(_mean_pairs([u.transforms[t] for u in mine if t in u.transforms]) or {}),
-                    **_mean_probe([u.probe[t] for u in mine if t in u.probe]),
-                }
-                for t in transforms
-            },
-            "axes": {
-                axis: pairs
-                for axis in AXES
-                if (pairs := _mean_pairs([u.axes()[axis] for u in mine if axis in u.axes()]))
-            },
-            "total": _mean_pairs(totals),
-        }
+def _evalrank_figures(records: list[dict[str, Any]]) -> dict[str, float]:
+    """EvalRank's cosine MRR and Hits@1/3 of a variant, and its MRR delta against the
+    original on the same rows, averaged over the variant's records."""
+    out = {k: fmean(r["cosine"][k] for r in records) for k in PROBE}
+    paired = [r["original_same_rows"]["cosine"]["mrr"] for r in records if r.get("original_same_rows")]
+    if len(paired) == len(records):
+        out["delta_mrr"] = out["mrr"] - fmean(paired)
     return out
 
 
-def transform_tests(all_units: list[Unit], level: float = 0.95) -> list[dict[str, Any]]:
-    """Per model and transformation, over units: the Wilcoxon signed-rank test of the
+def _mean_pair(pairs: Sequence[Pair]) -> Pair:
+    return Pair(fmean(p.score for p in pairs), fmean(p.delta for p in pairs))
+
+
+def dataset_units(all_units: list[Unit]) -> list[Unit]:
+    """One unit per (model, dataset): its subsets averaged (a multilingual dataset counts
+    once, as HTEB counts it), figure by figure over the subsets that have it."""
+    groups: dict[tuple[str, str], list[Unit]] = defaultdict(list)
+    for u in all_units:
+        groups[(u.model, u.dataset)].append(u)
+    out = []
+    for (model, dataset), parts in groups.items():
+        if len(parts) == 1:
+            out.append(parts[0])
+            continue
+        merged = Unit(model, dataset, f"{len(parts)} subsets", parts[0].task_type)
+        originals = [u.original for u in parts if u.original is not None]
+        merged.original = fmean(originals) if originals else None
+        for name in dict.fromkeys(t for u in parts for t in u.transforms):
+            having = [u for u in parts if name in u.transforms]
+            merged.transforms[name] = _mean_pair([u.transforms[name] for u in having])
+            merged.axis_of[name] = having[0].axis_of[name]
+            merged.prompt_of[name] = having[0].prompt_of.get(name, 1)
+            merged.seeds[name] = max(u.seeds[name] for u in having)
+            seeds = dict.fromkeys(s for u in having for s in u.per_seed[name])
+            merged.per_seed[name] = {
+                s: _mean_pair([u.per_seed[name][s] for u in having if s in u.per_seed[name]])
+                for s in seeds
+            }
+            if all(name in u.replicates for u in having):
+                merged.replicates[name] = np.mean([u.replicates[name] for u in having], axis=0)
+            for attr in ("probe", "evalrank"):
+                figures = [getattr(u, attr)[name] for u in having if name in getattr(u, attr)]
+                if figures:
+                    keys = set.intersection(*(set(f) for f in figures))
+                    getattr(merged, attr)[name] = {k: fmean(f[k] for f in figures) for k in keys}
+        out.append(merged)
+    return out
+
+
+def _interval(replicates: np.ndarray | None) -> list[float] | None:
+    """The 95% percentile interval of bootstrap replicates."""
+    if replicates is None:
+        return None
+    low, high = np.quantile(replicates, [0.025, 0.975])
+    return [float(low), float(high)]
+
+
+def _mean_replicates(arrays: list[np.ndarray | None]) -> np.ndarray | None:
+    if not arrays or any(a is None for a in arrays):
+        return None
+    return np.mean(np.asarray(arrays), axis=0)
+
+
+def _figure(pairs: Sequence[Pair], replicates: list[np.ndarray | None]) -> dict[str, Any]:
+    """A mean score and delta over datasets, with the delta's 95% interval when every
+    dataset has bootstrap replicates."""
+    mean = _mean_pair(pairs)
+    return {"score": mean.score, "delta": mean.delta, "ci95": _interval(_mean_replicates(replicates))}
+
+
+def model_summary(datasets: list[Unit]) -> dict[str, dict[str, Any]]:
+    """Per model: the original, each transformation, each axis and the total, averaged
+    over the datasets that have them, each delta with its 95% interval."""
+    out: dict[str, dict[str, Any]] = {}
+    for model in dict.fromkeys(u.model for u in datasets):
+        mine = [u for u in datasets if u.model == model]
+        names = dict.fromkeys(t for u in mine for t in u.transforms)
+        originals = [u.original for u in mine if u.original is not None]
+        transforms = {}
+        for t in names:
+            having = [u for u in mine if t in u.transforms]
+            row: dict[str, Any] = {
+                "axis": having[0].axis_of[t],
+                "prompt_variant": having[0].prompt_of.get(t, 1),
+                **_figure([u.transforms[t] for u in having], [u.replicates.get(t) for u in having]),
+            }
+            for attr, key in (("probe", "self_retrieval"), ("evalrank", "evalrank")):
+                figures = [getattr(u, attr)[t] for u in having if t in getattr(u, attr)]
+                if figures:
+                    keys = set.intersection(*(set(f) for f in figures))
+                    row[key] = {k: fmean(f[k] for f in figures) for k in sorted(keys)}
+            transforms[t] = row
+        axes = {}
+        for axis in AXES:
+            having = [u for u in mine if axis in u.axes()]
+            if having:
+                axes[axis] = _figure(
+                    [u.axes()[axis] for u in having],
+                    [u.axis_replicates().get(axis) for u in having],
+                )
+        totals = [u for u in mine if u.total() is not None]
+        out[model] = {
+            "datasets": len(mine),
+            "original": fmean(originals) if originals else None,
+            "transforms": transforms,
+            "axes": axes,
+            "total": _figure(
+                [t for u in totals if (t := u.total()) is not None],
+                [u.axis_replicates().get(TOTAL) for u in totals],
+            )
+            if totals
+            else None,
+        }
+    _rank_intervals(out)
+    return out
+
+
+def _rank_intervals(summary: dict[str, dict[str, Any]]) -> None:
+    """Give each model's axis and total deltas a rank interval: a model ranks ahead of
+    another only when its whole 95% interval lies above the other's, so models whose
+    intervals overlap share ranks (rank 1 = the smallest drop)."""
+    for axis in (None, *AXES):
+        holders = {
+            m: (s["total"] if axis is None else s["axes"].get(axis)) for m, s in summary.items()
+        }
+        ranked = {m: f for m, f in holders.items() if f and f.get("ci95")}
+        if len(ranked) < 2:
+            continue
+        for m, f in ranked.items():
+            low, high = f["ci95"]
+            above = sum(1 for o, g in ranked.items() if o != m and g["ci95"][0] > high)
+            below = sum(1 for o, g in ranked.items() if o != m and g["ci95"][1] < low)
+            f["rank"] = [1 + above, len(ranked) - below]
+
+
+def _observations(datasets: list[Unit], model: str, name: str) -> list[float]:
+    """The deltas of `name`, one per dataset: the model's, or for ALL_MODELS the mean
+    over the models that have it (HTEB's dataset-level observation)."""
+    if model != ALL_MODELS:
+        return [u.transforms[name].delta for u in datasets if u.model == model and name in u.transforms]
+    by_dataset: dict[str, list[float]] = defaultdict(list)
+    for u in datasets:
+        if name in u.transforms:
+            by_dataset[u.dataset].append(u.transforms[name].delta)
+    return [fmean(v) for v in by_dataset.values()]
+
+
+def transform_tests(datasets: list[Unit], level: float = 0.95) -> list[dict[str, Any]]:
+    """Per model and transformation, over datasets: the Wilcoxon signed-rank test of the
     paired deltas, their Hodges-Lehmann shift with its confidence interval, and Holm's
     adjustment across the model's transformations. With several models, the same again
-    over every (model, unit) pair, as model "(all models)"."""
+    as "(all models)" on one delta per dataset, the mean over the models (HTEB)."""
     rows: list[dict[str, Any]] = []
-    models = list(dict.fromkeys(u.model for u in all_units))
-    groups = [(m, [u for u in all_units if u.model == m]) for m in models]
+    models = list(dict.fromkeys(u.model for u in datasets))
+    groups = [(m, [u for u in datasets if u.model == m]) for m in models]
     if len(models) > 1:
-        groups.append((ALL_MODELS, all_units))
+        groups.append((ALL_MODELS, datasets))
     for model, mine in groups:
         names = list(dict.fromkeys(t for u in mine for t in u.transforms))
         first = len(rows)
         for name in names:
-            deltas = [u.transforms[name].delta for u in mine if name in u.transforms]
+            deltas = _observations(datasets, model, name)
             statistic, p, method = wilcoxon_signed_rank(deltas)
             shift, low, high, achieved = hodges_lehmann(deltas, level)
             axis = next(u.axis_of[name] for u in mine if name in u.axis_of)
@@ -208,9 +376,95 @@ def transform_tests(all_units: list[Unit], level: float = 0.95) -> list[dict[str
     return rows
 
 
+def median_absolute_differences(datasets: list[Unit]) -> list[dict[str, Any]]:
+    """HTEB's |Δ̃|: per dataset and transformation, the delta averaged over models; its
+    absolute value's median over datasets per transformation, and per axis over every
+    (dataset, transformation) of the axis (default prompts only)."""
+    by_cell: dict[tuple[str, str], list[float]] = defaultdict(list)
+    axis_of: dict[str, str] = {}
+    prompt_of: dict[str, int] = {}
+    for u in datasets:
+        for name, pair in u.transforms.items():
+            by_cell[(u.dataset, name)].append(pair.delta)
+            axis_of[name] = u.axis_of[name]
+            prompt_of[name] = u.prompt_of.get(name, 1)
+    cells = {key: abs(fmean(v)) for key, v in by_cell.items()}
+    rows = []
+    for name in dict.fromkeys(n for _, n in cells):
+        values = [v for (_, n), v in cells.items() if n == name]
+        rows.append({"of": name, "kind": "transform", "n": len(values), "median_abs_delta": median(values)})
+    for axis in AXES:
+        values = [
+            v for (_, n), v in cells.items() if axis_of[n] == axis and prompt_of[n] == 1
+        ]
+        if values:
+            rows.append({"of": axis, "kind": "axis", "n": len(values), "median_abs_delta": median(values)})
+    return rows
+
+
+def _columns(datasets: list[Unit]) -> list[tuple[str, str]]:
+    names = dict.fromkeys(t for u in datasets for t in u.transforms)
+    axes = [a for a in AXES if any(a in u.axes() for u in datasets)]
+    return [*((n, "transform") for n in names), *((a, "axis") for a in axes), (TOTAL, "total")]
+
+
+def _score_of(u: Unit, of: str, kind: str) -> float | None:
+    if kind == "transform":
+        return u.transforms[of].score if of in u.transforms else None
+    if kind == "axis":
+        pair = u.axes().get(of)
+        return pair.score if pair else None
+    total = u.total()
+    return total.score if total else None
+
+
+def kendall_per_dataset(datasets: list[Unit]) -> list[dict[str, Any]]:
+    """HTEB's ranking stability: per dataset, Kendall's tau-b between the models' scores on
+    the original and on a transformation (or an axis, or the total); the mean and sample
+    SD of those taus over datasets. Datasets where a side is constant (tau undefined) or
+    fewer than two models have both scores are left out and counted."""
+    from scipy.stats import kendalltau
+
+    by_dataset: dict[str, list[Unit]] = defaultdict(list)
+    for u in datasets:
+        by_dataset[u.dataset].append(u)
+    rows = []
+    for of, kind in _columns(datasets):
+        taus: dict[str, float] = {}
+        skipped = 0
+        for dataset, members in by_dataset.items():
+            pairs = [
+                (u.original, s) for u in members
+                if u.original is not None and (s := _score_of(u, of, kind)) is not None
+            ]  # fmt: skip
+            if len(pairs) < 2:
+                continue
+            tau = kendalltau([p[0] for p in pairs], [p[1] for p in pairs])[0]
+            if np.isfinite(tau):
+                taus[dataset] = float(tau)
+            else:
+                skipped += 1
+        if not taus and not skipped:
+            continue
+        values = list(taus.values())
+        rows.append(
+            {
+                "of": of,
+                "kind": kind,
+                "datasets": len(values),
+                "undefined": skipped,
+                "mean_tau": fmean(values) if values else None,
+                "sd_tau": stdev(values) if len(values) > 1 else None,
+                "per_dataset": taus,
+            }
+        )
+    return rows
+
+
 def ranking_agreement(summary: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """Kendall's tau-b between the models' ranking on the original and on each
-    transformation and axis (scores averaged over units). Needs two models or more."""
+    """Pooled Kendall's tau-b: between the models' ranking on the original and on each
+    transformation and axis, with every score first averaged over datasets (not HTEB's
+    per-dataset figure; kept as a summary of the overall ranking). Two models or more."""
     from scipy.stats import kendalltau
 
     models = [m for m, s in summary.items() if s["original"] is not None]
@@ -237,91 +491,254 @@ def ranking_agreement(summary: dict[str, dict[str, Any]]) -> list[dict[str, Any]
     return out
 
 
+def _halves(
+    by_type: dict[str, list[str]], rng: np.random.Generator
+) -> tuple[set[str], set[str]]:
+    """A task-stratified random split of the datasets into two halves: each task type's
+    datasets are shuffled and halved; an odd one out goes to the halves in turn."""
+    half_a: set[str] = set()
+    every: set[str] = set()
+    leftover = []
+    for group in by_type.values():
+        order = [group[i] for i in rng.permutation(len(group))]
+        half_a.update(order[: len(order) // 2])
+        every.update(order)
+        if len(order) % 2:
+            leftover.append(order[-1])
+    start = int(rng.integers(2))
+    half_a.update(k for i, k in enumerate(leftover) if (i + start) % 2 == 0)
+    return half_a, every - half_a
+
+
 def split_half_reliability(
-    all_units: list[Unit], draws: int = SPLIT_HALF_DRAWS, seed: int = SPLIT_HALF_SEED
+    datasets: list[Unit], draws: int = SPLIT_HALF_DRAWS, seed: int = SEED, on: str = "score"
 ) -> dict[str, Any] | None:
-    """How stable the per-axis profiles are: the units of each task type are split at
-    random into two halves; each half gives every (model, axis) its mean delta, and the
-    two halves' profiles are correlated (Spearman). The median over `draws` splits.
-    None with fewer than two units per model."""
+    """HTEB's split-half reliability of the per-axis profiles, per axis: the datasets are
+    split at random into two task-stratified halves; in each half every model gets its
+    mean axis figure (`on` = "score", HTEB's; or "delta"); Spearman's rho across models
+    between the halves; the median and the 2.5/97.5 percentiles over `draws` seeded
+    splits, and the Spearman-Brown full-length value of the median, 2ρ/(1+ρ). A draw
+    counts for an axis when at least three models have the axis in both halves and
+    neither half's figures are all equal. None with fewer than two datasets or three
+    models."""
     from scipy.stats import spearmanr
 
-    keys = sorted({(u.dataset, u.subset, u.task_type) for u in all_units})
-    if len(keys) < 2:
+    models = list(dict.fromkeys(u.model for u in datasets))
+    names = sorted({u.dataset for u in datasets})
+    if len(names) < 2 or len(models) < 3:
         return None
-    by_type: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
-    for key in keys:
-        by_type[key[2]].append(key)
-    models = list(dict.fromkeys(u.model for u in all_units))
-    table = {(u.model, u.dataset, u.subset, u.task_type): u.axes() for u in all_units}
+    by_type: dict[str, list[str]] = defaultdict(list)
+    for name in names:
+        by_type[next(u.task_type for u in datasets if u.dataset == name)].append(name)
+    figure = {
+        (u.model, u.dataset): {a: getattr(p, on) for a, p in u.axes().items()} for u in datasets
+    }
     rng = np.random.default_rng(seed)
-    values = []
+    values: dict[str, list[float]] = defaultdict(list)
     for _ in range(draws):
-        half_a: set[tuple[str, str, str]] = set()
-        leftover = []
-        for group in by_type.values():
-            order = [group[i] for i in rng.permutation(len(group))]
-            half_a.update(order[: len(order) // 2])
-            if len(order) % 2:
-                leftover.append(order[-1])
-        # odd units go to the halves alternately, starting at random
-        start = int(rng.integers(2))
-        half_a.update(k for i, k in enumerate(leftover) if (i + start) % 2 == 0)
-        half_b = set(keys) - half_a
-        if not half_a or not half_b:
-            continue
-        a_profile, b_profile = [], []
-        for model in models:
-            for axis in AXES:
-                a = [
-                    table[(model, *k)][axis].delta
-                    for k in half_a
-                    if axis in table.get((model, *k), {})
-                ]
-                b = [
-                    table[(model, *k)][axis].delta
-                    for k in half_b
-                    if axis in table.get((model, *k), {})
-                ]
+        half_a, half_b = _halves(by_type, rng)
+        for axis in AXES:
+            a_side, b_side = [], []
+            for model in models:
+                a = [figure[(model, d)][axis] for d in half_a if axis in figure.get((model, d), {})]
+                b = [figure[(model, d)][axis] for d in half_b if axis in figure.get((model, d), {})]
                 if a and b:
-                    a_profile.append(fmean(a))
-                    b_profile.append(fmean(b))
-        if len(a_profile) >= 3 and len(set(a_profile)) > 1 and len(set(b_profile)) > 1:
-            values.append(float(spearmanr(a_profile, b_profile)[0]))
+                    a_side.append(fmean(a))
+                    b_side.append(fmean(b))
+            if len(a_side) >= 3 and len(set(a_side)) > 1 and len(set(b_side)) > 1:
+                values[axis].append(float(spearmanr(a_side, b_side)[0]))
     if not values:
         return None
-    return {"median_spearman": median(values), "draws": len(values), "units": len(keys)}
+    out: dict[str, Any] = {"on": on, "draws": draws, "datasets": len(names), "models": len(models)}
+    out["axes"] = {}
+    for axis in AXES:
+        if axis not in values:
+            continue
+        rhos = np.asarray(values[axis])
+        mid = float(np.median(rhos))
+        low, high = np.quantile(rhos, [0.025, 0.975])
+        out["axes"][axis] = {
+            "median": mid,
+            "low": float(low),
+            "high": float(high),
+            "spearman_brown": 2 * mid / (1 + mid) if mid > -1 else None,
+            "draws": int(rhos.size),
+        }
+    return out
 
 
-def summarise(documents: list[dict[str, Any]]) -> dict[str, Any]:
+def _hl_bootstrap(d: np.ndarray, rng: np.random.Generator) -> tuple[float, float]:
+    """PTEB's interval of the Hodges-Lehmann shift: the 2.5/97.5 percentiles of the shift
+    over HL_BOOTSTRAP resamples of the differences."""
+    shifts = []
+    for _ in range(HL_BOOTSTRAP):
+        sample = d[rng.integers(0, d.size, size=d.size)]
+        i, j = np.triu_indices(sample.size)
+        shifts.append(float(np.median((sample[i] + sample[j]) / 2.0)))
+    low, high = np.quantile(shifts, [0.025, 0.975])
+    return float(low), float(high)
+
+
+def baseline_tests(
+    datasets: list[Unit], baseline: str, seed: int = SEED
+) -> list[dict[str, Any]]:
+    """PTEB's comparison of each model with a baseline model, per transformation (and the
+    original): the differences baseline minus model of the transformed scores (negative
+    favours the model), tested two ways as PTEB reports them. "pooled": one observation
+    per (dataset, seed), Wilcoxon signed-rank, Hodges-Lehmann shift with a percentile
+    bootstrap interval. "run-averaged": one per dataset (seeds averaged first), Wilcoxon
+    (exact when it can be), Hodges-Lehmann shift with its distribution-free interval.
+    Holm's adjustment runs across the models, per transformation and way."""
+    mine = {u.dataset: u for u in datasets if u.model == baseline}
+    others = [m for m in dict.fromkeys(u.model for u in datasets) if m != baseline]
+    names = ["original", *dict.fromkeys(t for u in mine.values() for t in u.transforms)]
+    rng = np.random.default_rng(seed)
+    rows: list[dict[str, Any]] = []
+    for name in names:
+        for way in ("pooled", "run-averaged"):
+            first = len(rows)
+            for model in others:
+                diffs = _baseline_differences(datasets, mine, model, name, way)
+                if len(diffs) < 2:
+                    continue
+                d = np.asarray(diffs)
+                statistic, p, method = wilcoxon_signed_rank(d)
+                shift, low, high, level = hodges_lehmann(d)
+                if way == "pooled":
+                    low, high = _hl_bootstrap(d, rng)
+                    level = 0.95
+                rows.append(
+                    {
+                        "transform": name, "way": way, "baseline": baseline, "model": model,
+                        "n": int(d.size), "hodges_lehmann": shift, "ci_low": low,
+                        "ci_high": high, "ci_level": level, "wilcoxon_statistic": statistic,
+                        "p": p, "p_method": method,
+                    }
+                )  # fmt: skip
+            adjusted = holm([r["p"] for r in rows[first:]])
+            for r, p_holm in zip(rows[first:], adjusted, strict=True):
+                r["p_holm"] = p_holm
+    return rows
+
+
+def _baseline_differences(
+    datasets: list[Unit], mine: dict[str, Unit], model: str, name: str, way: str
+) -> list[float]:
+    diffs = []
+    for u in datasets:
+        base = mine.get(u.dataset)
+        if u.model != model or base is None:
+            continue
+        if name == "original":
+            if u.original is not None and base.original is not None:
+                diffs.append(base.original - u.original)
+        elif name in u.per_seed and name in base.per_seed:
+            seeds = [s for s in base.per_seed[name] if s in u.per_seed[name]]
+            if not seeds:
+                continue
+            gaps = [base.per_seed[name][s].score - u.per_seed[name][s].score for s in seeds]
+            diffs.extend(gaps) if way == "pooled" else diffs.append(fmean(gaps))
+    return diffs
+
+
+def prompt_sensitivity(datasets: list[Unit]) -> list[dict[str, Any]]:
+    """Per model and transformation with more than one prompt variant: each variant's
+    delta (mean over datasets) and its spread over seeds (per seed, the mean delta over
+    datasets; then the sample SD, min and max of those)."""
+    rows = []
+    for model in dict.fromkeys(u.model for u in datasets):
+        mine = [u for u in datasets if u.model == model]
+        names = dict.fromkeys(t for u in mine for t in u.transforms)
+        base_of = {n: re.sub(r"-p\d+$", "", n) for n in names}
+        for base in dict.fromkeys(base_of.values()):
+            variants = [n for n in names if base_of[n] == base]
+            if len(variants) < 2:
+                continue
+            for name in variants:
+                having = [u for u in mine if name in u.transforms]
+                seeds = dict.fromkeys(s for u in having for s in u.per_seed[name])
+                per_seed = [
+                    fmean(u.per_seed[name][s].delta for u in having if s in u.per_seed[name])
+                    for s in seeds
+                ]
+                rows.append(
+                    {
+                        "model": model,
+                        "transform": base,
+                        "variant": name,
+                        "prompt_variant": having[0].prompt_of.get(name, 1),
+                        "delta": fmean(u.transforms[name].delta for u in having),
+                        "seeds": len(per_seed),
+                        "seed_sd": stdev(per_seed) if len(per_seed) > 1 else None,
+                        "seed_min": min(per_seed),
+                        "seed_max": max(per_seed),
+                    }
+                )
+    return rows
+
+
+@dataclass
+class ReportSettings:
+    """What a report computes beyond the defaults."""
+
+    baseline: str | None = None
+    split_half_draws: int = SPLIT_HALF_DRAWS
+    seed: int = SEED
+
+
+def summarise(
+    documents: list[dict[str, Any]], settings: ReportSettings | None = None
+) -> dict[str, Any]:
     """Everything the report shows, as data (it is also written as summary.json)."""
-    all_units = units(documents)
-    summary = model_summary(all_units)
+    settings = settings or ReportSettings()
+    subset_units = units(documents)
+    datasets = dataset_units(subset_units)
+    summary = model_summary(datasets)
+    models = list(summary)
+    if settings.baseline is not None and settings.baseline not in models:
+        from shiftbench.errors import InputError
+
+        raise InputError(
+            f"--baseline {settings.baseline} is not among the models: {', '.join(models)}"
+        )
     return {
         "datasets": dataset_labels(documents),
-        "units": [
-            {
-                "model": u.model,
-                "dataset": u.dataset,
-                "subset": u.subset,
-                "task_type": u.task_type,
-                "original": u.original,
-                "transforms": {
-                    t: {
-                        "axis": u.axis_of[t],
-                        "seeds": u.seeds[t],
-                        **vars(p),
-                        **({"evalrank": u.probe[t]} if t in u.probe else {}),
-                    }
-                    for t, p in u.transforms.items()
-                },
-            }
-            for u in all_units
-        ],
+        "units": [_unit_record(u) for u in subset_units],
         "models": summary,
-        "tests": transform_tests(all_units),
+        "tests": transform_tests(datasets),
+        "baseline_tests": baseline_tests(datasets, settings.baseline, settings.seed)
+        if settings.baseline
+        else [],
+        "median_abs_delta": median_absolute_differences(datasets),
+        "kendall_per_dataset": kendall_per_dataset(datasets),
         "kendall": ranking_agreement(summary),
-        "split_half": split_half_reliability(all_units),
+        "split_half": split_half_reliability(datasets, settings.split_half_draws, settings.seed),
+        "split_half_delta": split_half_reliability(
+            datasets, settings.split_half_draws, settings.seed, on="delta"
+        ),
+        "prompt_sensitivity": prompt_sensitivity(datasets),
+    }
+
+
+def _unit_record(u: Unit) -> dict[str, Any]:
+    return {
+        "model": u.model,
+        "dataset": u.dataset,
+        "subset": u.subset,
+        "task_type": u.task_type,
+        "original": u.original,
+        "transforms": {
+            t: {
+                "axis": u.axis_of[t],
+                "prompt_variant": u.prompt_of.get(t, 1),
+                "seeds": u.seeds[t],
+                **vars(p),
+                "ci95": _interval(u.replicates.get(t)),
+                **({"self_retrieval": u.probe[t]} if t in u.probe else {}),
+                **({"evalrank": u.evalrank[t]} if t in u.evalrank else {}),
+            }
+            for t, p in u.transforms.items()
+        },
     }
 
 
@@ -334,24 +751,200 @@ def _num(value: float | None, signed: bool = False) -> str:
     return f"{value:+.4f}" if signed else f"{value:.4f}"
 
 
+def _delta(figure: dict[str, Any] | None) -> str:
+    """`-0.0123 [-0.0200, -0.0050]`: a delta with its 95% interval when it has one."""
+    if not figure:
+        return ""
+    text = _num(figure.get("delta"), True)
+    if figure.get("ci95"):
+        low, high = figure["ci95"]
+        text += f" [{low:+.4f}, {high:+.4f}]"
+    return text
+
+
+def _rank(figure: dict[str, Any] | None) -> str:
+    if not figure or "rank" not in figure:
+        return ""
+    low, high = figure["rank"]
+    return str(low) if low == high else f"{low}-{high}"
+
+
+@dataclass
+class Table:
+    """One table of the report: a title, a sentence saying what it shows, and the rows."""
+
+    title: str
+    note: str
+    header: list[str]
+    rows: list[list[str]]
+    left: int = 1
+
+
 def axis_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
-    """The axis table: per model, the original, each axis (score and delta), the total."""
+    """The axis table: per model, the original, each axis (score, delta with its 95%
+    interval), the total, and the rank interval of the total delta when there is one."""
     models = summary["models"]
     axes = [a for a in AXES if any(a in s["axes"] for s in models.values())]
+    ranked = any(_rank(s["total"]) for s in models.values())
     header = ["model", "original"]
     for axis in axes:
         header += [axis, "delta"]
-    header += ["total", "delta"]
+    header += ["total", "delta"] + (["rank"] if ranked else [])
     rows = []
     for model, s in models.items():
         row = [model, _num(s["original"])]
         for axis in axes:
             pair = s["axes"].get(axis)
-            row += [_num(pair and pair["score"]), _num(pair and pair["delta"], True)]
+            row += [_num(pair and pair["score"]), _delta(pair)]
         total = s["total"]
-        row += [_num(total and total["score"]), _num(total and total["delta"], True)]
+        row += [_num(total and total["score"]), _delta(total)] + ([_rank(total)] if ranked else [])
         rows.append(row)
     return header, rows
+
+
+def report_tables(summary: dict[str, Any]) -> list[Table]:
+    """Every table of the report after the axis table, in order; empty ones left out."""
+    tables = [_transform_table(summary), _prompt_table(summary), _tests_table(summary)]
+    tables += [_baseline_table(summary), _mad_table(summary), _kendall_table(summary)]
+    tables += [_split_half_table(summary, "split_half"), _split_half_table(summary, "split_half_delta")]
+    return [t for t in tables if t.rows]
+
+
+def _transform_table(summary: dict[str, Any]) -> Table:
+    rows = []
+    for m, s in summary["models"].items():
+        for t, v in s["transforms"].items():
+            er = v.get("evalrank", {})
+            sr = v.get("self_retrieval", {})
+            rows.append(
+                [m, t, v["axis"], _num(v.get("score")), _delta(v), _num(er.get("mrr")),
+                 _num(er.get("delta_mrr"), True), _num(sr.get("mrr")), _num(sr.get("hits_at_1"))]
+            )  # fmt: skip
+    return Table(
+        "Transformations",
+        "Mean over seeds, subsets and datasets; delta = variant minus the original on the "
+        "same rows, with its 95% paired bootstrap interval. EvalRank (STS sources): MRR "
+        "of each gold top-quartile pair's partner against every sentence of the split "
+        "(cosine), and its change against the original on the same rows. Self-retrieval: "
+        "MRR and Hits@1 of each rewrite's own original among all originals of its split.",
+        ["model", "transform", "axis", "score", "delta [95% CI]", "EvalRank MRR",
+         "EvalRank ΔMRR", "self-retrieval MRR", "Hits@1"],
+        rows,
+        left=3,
+    )  # fmt: skip
+
+
+def _prompt_table(summary: dict[str, Any]) -> Table:
+    rows = [
+        [r["model"], r["transform"], r["variant"], str(r["seeds"]), _num(r["delta"], True),
+         _num(r["seed_sd"]), f"{r['seed_min']:+.4f} .. {r['seed_max']:+.4f}"]
+        for r in summary.get("prompt_sensitivity", [])
+    ]  # fmt: skip
+    return Table(
+        "Prompt sensitivity",
+        "Each prompt variant of a transformation as its own row: its delta (mean over "
+        "datasets) and its spread over seeds (per seed the mean delta over datasets; SD "
+        "and range). Axes and totals use the default prompt only.",
+        ["model", "transform", "variant", "seeds", "delta", "SD over seeds", "seed range"],
+        rows,
+        left=3,
+    )
+
+
+def _tests_table(summary: dict[str, Any]) -> Table:
+    rows = [
+        [t["model"], t["transform"], str(t["n"]), _num(t["hodges_lehmann"], True),
+         f"[{t['ci_low']:+.4f}, {t['ci_high']:+.4f}]", f"{t['ci_level']:.3f}",
+         f"{t['wilcoxon_statistic']:g}", f"{t['p']:.4g}", f"{t['p_holm']:.4g}"]
+        for t in summary["tests"]
+        if t["n"] >= 2
+    ]  # fmt: skip
+    return Table(
+        "Tests over datasets",
+        "One observation per dataset (seeds and subsets averaged; '(all models)': the mean "
+        "over models per dataset, as HTEB): Wilcoxon signed-rank test of the deltas (exact "
+        "when it can be), Hodges-Lehmann shift with its distribution-free interval and the "
+        "level it reaches, Holm across each group's transformations.",
+        ["model", "transform", "n", "HL shift", "CI", "level", "W", "p", "p (Holm)"],
+        rows,
+        left=2,
+    )
+
+
+def _baseline_table(summary: dict[str, Any]) -> Table:
+    rows = [
+        [t["transform"], t["way"], t["model"], str(t["n"]), _num(t["hodges_lehmann"], True),
+         f"[{t['ci_low']:+.4f}, {t['ci_high']:+.4f}]", f"{t['p']:.4g}", f"{t['p_holm']:.4g}"]
+        for t in summary.get("baseline_tests", [])
+    ]  # fmt: skip
+    baseline = next((t["baseline"] for t in summary.get("baseline_tests", [])), "")
+    return Table(
+        f"Models against the baseline {baseline}",
+        "PTEB's test: differences baseline minus model of the transformed scores (negative "
+        "favours the model). pooled: one per (dataset, seed), HL interval by percentile "
+        "bootstrap (1000); run-averaged: one per dataset, distribution-free HL interval. "
+        "Wilcoxon signed-rank p, Holm across models.",
+        ["transform", "way", "model", "n", "HL shift", "CI", "p", "p (Holm)"],
+        rows,
+        left=3,
+    )
+
+
+def _mad_table(summary: dict[str, Any]) -> Table:
+    rows = [
+        [r["of"], r["kind"], str(r["n"]), _num(r["median_abs_delta"])]
+        for r in summary.get("median_abs_delta", [])
+    ]
+    return Table(
+        "Median absolute difference",
+        "HTEB's |Δ̃|: per dataset and transformation the delta averaged over models; the "
+        "median of its absolute value over datasets (per axis: over every dataset and "
+        "transformation of the axis).",
+        ["of", "kind", "n", "median |delta|"],
+        rows,
+        left=2,
+    )
+
+
+def _kendall_table(summary: dict[str, Any]) -> Table:
+    pooled = {k["of"]: k for k in summary.get("kendall", [])}
+    rows = []
+    for k in summary.get("kendall_per_dataset", []):
+        sd = f" ± {k['sd_tau']:.3f}" if k["sd_tau"] is not None else ""
+        mean = f"{k['mean_tau']:+.3f}{sd}" if k["mean_tau"] is not None else ""
+        rows.append(
+            [k["of"], k["kind"], str(k["datasets"]), mean, str(k["undefined"]),
+             f"{pooled[k['of']]['tau']:+.3f}" if k["of"] in pooled else ""]
+        )  # fmt: skip
+    return Table(
+        "Ranking stability (Kendall's tau)",
+        "HTEB's: per dataset, tau-b between the models' original and transformed scores; "
+        "mean ± sample SD over datasets (undefined: datasets where a side is constant). "
+        "pooled: one tau on scores averaged over datasets first.",
+        ["of", "kind", "datasets", "mean tau ± SD", "undefined", "pooled tau"],
+        rows,
+        left=2,
+    )
+
+
+def _split_half_table(summary: dict[str, Any], key: str) -> Table:
+    half = summary.get(key)
+    rows = []
+    if half:
+        for axis, v in half["axes"].items():
+            rows.append(
+                [axis, f"{v['median']:+.3f}", f"[{v['low']:+.3f}, {v['high']:+.3f}]",
+                 _num(v["spearman_brown"], True), f"{v['draws']}/{half['draws']}"]
+            )  # fmt: skip
+    what = "axis scores (HTEB's)" if key == "split_half" else "axis deltas"
+    return Table(
+        f"Split-half reliability, {what}",
+        "Per axis: Spearman's rho across models between two task-stratified random halves "
+        "of the datasets (each model's mean over a half); median and 95% range over the "
+        "seeded splits, and the Spearman-Brown full-length value of the median.",
+        ["axis", "median rho", "95% range", "Spearman-Brown", "draws"],
+        rows,
+    )
 
 
 def plain_table(header: list[str], rows: list[list[str]]) -> str:
@@ -375,80 +968,43 @@ def markdown_table(header: list[str], rows: list[list[str]], left: int = 1) -> s
     )
 
 
+def text_report(summary: dict[str, Any]) -> str:
+    """The report for a terminal: the axis table, then every statistics table."""
+    parts = [plain_table(*axis_rows(summary))]
+    for table in report_tables(summary):
+        parts += ["", f"{table.title}:", plain_table(table.header, table.rows)]
+    return "\n".join(parts)
+
+
 def markdown_report(documents: list[dict[str, Any]], summary: dict[str, Any]) -> str:
-    """The Markdown report: the axis table, every config's figures, the statistics."""
+    """The Markdown report: the axis table, the statistics, every config's figures."""
     parts = ["# Robustness report", ""]
     parts.append(f"Datasets: {', '.join(summary['datasets'])}.")
     parts += ["", "## Scores by axis", ""]
     parts.append(
-        "Mean over seeds, then over the transformations of an axis; total = unweighted mean "
-        "of the axes. delta = variant minus the original on the same rows."
+        "Mean over seeds, then over the transformations of an axis (default prompts); total "
+        "= unweighted mean of the axes; every figure the mean over datasets. delta = variant "
+        "minus the original on the same rows, with its 95% paired bootstrap interval; rank: "
+        "models whose total-delta intervals overlap share ranks."
     )
     parts += ["", markdown_table(*axis_rows(summary)), ""]
-    parts += ["## Transformations", ""]
-    header = ["model", "transform", "axis", "score", "delta", "EvalRank MRR", "Hits@1", "Hits@3"]
-    rows = [
-        [
-            m, t, v["axis"], _num(v.get("score")), _num(v.get("delta"), True),
-            *(_num(v.get("evalrank", {}).get(k)) for k in PROBE),
-        ]
-        for m, s in summary["models"].items()
-        for t, v in s["transforms"].items()
-    ]  # fmt: skip
-    parts += [markdown_table(header, rows, left=3), ""]
-    parts += [
-        "EvalRank: each transformed text ranks all original texts of its split by cosine "
-        "similarity; MRR and Hits@k of its own original (no labels needed).",
-        "",
-    ]
+    for table in report_tables(summary):
+        parts += [f"## {table.title}", "", table.note, ""]
+        parts += [markdown_table(table.header, table.rows, left=table.left), ""]
+    if not any(t["n"] >= 2 for t in summary["tests"]):
+        parts += ["The tests need two datasets or more; this report has one.", ""]
+    if not summary.get("split_half"):
+        parts += ["Split-half reliability needs two datasets or more and three models.", ""]
     for doc, label in zip(documents, summary["datasets"], strict=True):
         parts += [f"## {label}: {doc['task_type']}, {doc['main_score']}", ""]
         header = ["model", "config", "split", "rows", "score", "original (same rows)", "delta"]
         rows = [
             [
                 entry["model"]["id"], r["config"], r["split"], str(r["rows"]),
-                _num(r["main_score"]), _num(r["original_same_rows"]), _num(r["delta"], True),
+                _num(r["main_score"]), _num(r["original_same_rows"]), _delta(r),
             ]
             for entry in doc["models"]
             for r in entry["results"]
         ]  # fmt: skip
         parts += [markdown_table(header, rows, left=3), ""]
-    parts += ["## Statistics", ""]
-    parts.append(
-        "Over units (dataset subsets; '(all models)' pools every model and unit): Wilcoxon "
-        "signed-rank test of the deltas (exact when it can be), Hodges-Lehmann shift with its "
-        "confidence interval, Holm-adjusted p across each group's transformations."
-    )
-    tests = [t for t in summary["tests"] if t["n"] >= 2]
-    if not tests:
-        parts += ["", "The tests need two dataset subsets or more; this report has one.", ""]
-    header = ["model", "transform", "n", "HL shift", "CI", "level", "W", "p", "p (Holm)"]
-    rows = [
-        [
-            t["model"], t["transform"], str(t["n"]), _num(t["hodges_lehmann"], True),
-            f"[{t['ci_low']:+.4f}, {t['ci_high']:+.4f}]", f"{t['ci_level']:.3f}",
-            f"{t['wilcoxon_statistic']:g}", f"{t['p']:.4g}", f"{t['p_holm']:.4g}",
-        ]
-        for t in tests
-    ]  # fmt: skip
-    if rows:
-        parts += ["", markdown_table(header, rows, left=2), ""]
-    if summary["kendall"]:
-        parts += ["Kendall's tau between the models' rankings on the original and on:", ""]
-        rows = [
-            [k["of"], str(k["models"]), f"{k['tau']:+.3f}", f"{k['p']:.4g}"]
-            for k in summary["kendall"]
-        ]
-        parts += [markdown_table(["of", "models", "tau", "p"], rows), ""]
-        if len(summary["models"]) == 2:
-            parts += ["(With two models, tau is +1 or -1: the pair keeps or swaps its order.)", ""]
-    half = summary["split_half"]
-    if half:
-        parts.append(
-            f"Split-half reliability of the per-axis profiles: median Spearman "
-            f"{half['median_spearman']:.3f} over {half['draws']} task-stratified splits of "
-            f"{half['units']} units."
-        )
-    else:
-        parts.append("Split-half reliability needs two units or more.")
     return "\n".join(parts).rstrip() + "\n"

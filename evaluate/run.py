@@ -8,7 +8,7 @@ import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shiftbench import __version__
 from shiftbench.errors import InputError
@@ -16,6 +16,9 @@ from shiftbench.evaluate.encoders import Encoder
 from shiftbench.evaluate.tasks import EVALUATORS, Scoring, evaluator, train_split
 from shiftbench.runfolder import config_name, is_run_folder, read_meta
 from shiftbench.sources import Source
+
+if TYPE_CHECKING:
+    from shiftbench.evaluate.report import ReportSettings
 
 
 @dataclass
@@ -183,14 +186,16 @@ def score_collection(collection: Collection, encoder: Encoder) -> list[dict[str,
             started = time.perf_counter()
             prior = _prior(collection, originals, config.meta["subset"], split)
             record = _score_rows(collection, encoder, config, split, rows, context, prior)
+            base_rows = base.splits.get(split, []) if base is not None else rows
             if config.meta["kind"] != "original" and base is not None:
-                by_id = {r["row_id"]: r for r in base.splits.get(split, [])}
+                by_id = {r["row_id"]: r for r in base_rows}
                 same = [by_id[r["row_id"]] for r in rows if r.get("status", "ok") == "ok"]
                 paired = _metrics(collection, encoder, same, context, split, prior)
                 main = collection.source["main_score"]
                 record["original_same_rows"] = paired[main]
                 record["delta"] = record["main_score"] - paired[main]
-                record["evalrank"] = _evalrank(collection, encoder, rows, by_id, split)
+                record["self_retrieval"] = _self_retrieval(collection, encoder, rows, by_id, split)
+            record["evalrank"] = _evalrank(collection, encoder, rows, base_rows, split)
             record["evaluation_time"] = round(time.perf_counter() - started, 3)
             records.append(record)
     return records
@@ -215,21 +220,46 @@ def _prior(
     return [[r["labels"] for r in originals[sub].splits[s]] for s, sub in before]
 
 
-def _evalrank(
+def _self_retrieval(
     collection: Collection,
     encoder: Encoder,
     rows: list[dict[str, Any]],
     by_id: dict[Any, dict[str, Any]],
     split: str,
 ) -> dict[str, float]:
-    from shiftbench.evaluate.evalrank import evalrank, text_pairs
+    from shiftbench.evaluate.self_retrieval import self_retrieval, text_pairs
 
     fields = list(collection.source["text_fields"])
     ok = [r for r in rows if r.get("status", "ok") == "ok"]
     pairs = text_pairs(ok, by_id, fields)
     background = [t for _, t in text_pairs(list(by_id.values()), by_id, fields)]
     scoring = Scoring(collection.source, encoder, ok, {}, split)
-    return evalrank(scoring, pairs, background)
+    return self_retrieval(scoring, pairs, background)
+
+
+def _evalrank(
+    collection: Collection,
+    encoder: Encoder,
+    rows: list[dict[str, Any]],
+    original_rows: list[dict[str, Any]],
+    split: str,
+) -> dict[str, Any] | None:
+    """EvalRank on an STS config's usable rows, the positives picked by the original's
+    gold; for a variant also on the original's same rows, for a paired comparison."""
+    from shiftbench.evaluate.evalrank import evalrank, top_quarter
+
+    if collection.source["task_type"] != "STS":
+        return None
+    fields = list(collection.source["text_fields"])
+    positives = top_quarter(original_rows)
+    ok = [r for r in rows if r.get("status", "ok") == "ok"]
+    scoring = Scoring(collection.source, encoder, ok, {}, split)
+    figures = evalrank(scoring.embed, ok, fields, positives)
+    if rows is not original_rows:
+        ids = {r["row_id"] for r in ok}
+        same = [r for r in original_rows if r["row_id"] in ids]
+        figures["original_same_rows"] = evalrank(scoring.embed, same, fields, positives)
+    return figures
 
 
 def _score_rows(
@@ -252,12 +282,14 @@ def _score_rows(
         "transform": meta.get("transform"),
         "axis": meta.get("axis"),
         "seed": meta.get("seed"),
+        "prompt_variant": meta.get("prompt_variant", 1) if meta["kind"] != "original" else None,
         "rows": len(usable),
         "rows_total": len(rows),
         "scores": dict(metrics),
         "main_score": metrics[collection.source["main_score"]],
         "original_same_rows": None,
         "delta": None,
+        "self_retrieval": None,
         "evalrank": None,
     }
 
@@ -359,13 +391,18 @@ def mteb_layout(document: dict[str, Any]) -> dict[Path, dict[str, Any]]:
 
 
 def write_outputs(
-    folder: Path, documents: list[dict[str, Any]], *, per_config: bool, plots: bool
+    folder: Path,
+    documents: list[dict[str, Any]],
+    *,
+    per_config: bool,
+    plots: bool,
+    settings: ReportSettings | None = None,
 ) -> dict[str, Any]:
     """Write a results folder: results.json (evaluate only), the mteb-layout files,
     summary.json, report.md and the plots. Returns the summary."""
     from shiftbench.evaluate.report import markdown_report, summarise
 
-    summary = summarise(documents)
+    summary = summarise(documents, settings)
     if per_config:
         write_json(folder / "results.json", documents[0])
         for path, content in mteb_layout(documents[0]).items():

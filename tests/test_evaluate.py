@@ -483,10 +483,10 @@ def test_summarization_scores_as_mteb(shared_data, invoke, tmp_path):
     assert len(ours["scores"]) == 6
 
 
-def test_evalrank_ranks_each_original_among_all_originals():
+def test_self_retrieval_ranks_each_original_among_all_originals():
     """Hand-made vectors: a' is nearest its original, b' is nearer C than B, c' is
     nearest to A then B then C (its original third)."""
-    from shiftbench.evaluate.evalrank import evalrank, text_pairs
+    from shiftbench.evaluate.self_retrieval import self_retrieval, text_pairs
     from shiftbench.evaluate.tasks import Scoring
 
     vectors = {
@@ -506,13 +506,81 @@ def test_evalrank_ranks_each_original_among_all_originals():
     pairs = text_pairs(variant, originals, ["sentence1"])
     assert pairs == [("a'", "A"), ("b'", "B"), ("c'", "C")]
     source = {"task_type": "STS", "name": "hand"}
-    probe = evalrank(Scoring(source, Fixed(), variant), pairs, ["A", "B", "C", "A"])
+    probe = self_retrieval(Scoring(source, Fixed(), variant), pairs, ["A", "B", "C", "A"])
     assert probe == {
         "pairs": 3,
         "mrr": pytest.approx((1 + 1 / 2 + 1 / 3) / 3),
         "hits_at_1": pytest.approx(1 / 3),
         "hits_at_3": 1.0,
     }
+
+
+def test_evalrank_by_hand():
+    """Top quarter of four gold scores (0, 0.5, 1, 5: at or above 2.0) is row 0 only; its
+    pair ranks both ways among the other seven sentences. Cosine: A->B is beaten by C
+    (rank 2), B->A by C, G and H (rank 4). l2: C is far away (|A-C| = 8.06), so A->B is
+    first and B->A is beaten by G (0.283) and H (0.142) only (rank 3)."""
+    from shiftbench.evaluate.evalrank import evalrank, top_quarter
+
+    vectors = {
+        "A": [1.0, 0.0], "B": [0.8, 0.6], "C": [9.0, 1.0], "D": [0.0, 1.0],
+        "E": [-1.0, 0.0], "F": [0.0, -1.0], "G": [0.6, 0.8], "H": [0.7071, 0.7071],
+    }  # fmt: skip
+    rows = [
+        {"row_id": i, "sentence1": a, "sentence2": b, "score": s}
+        for i, (a, b, s) in enumerate([("A", "B", 5.0), ("C", "D", 1.0), ("E", "F", 0.5),
+                                       ("G", "H", 0.0)])
+    ]  # fmt: skip
+    assert top_quarter(rows) == {0}
+    figures = evalrank(
+        lambda texts: np.asarray([vectors[t] for t in texts]),
+        rows,
+        ["sentence1", "sentence2"],
+        top_quarter(rows),
+    )
+    assert figures["pairs"] == 2 and figures["background"] == 8
+    assert figures["cosine"] == pytest.approx(
+        {"mrr": (1 / 2 + 1 / 4) / 2, "hits_at_1": 0.0, "hits_at_3": 0.5}
+    )
+    assert figures["l2"] == pytest.approx({"mrr": (1 + 1 / 3) / 2, "hits_at_1": 0.5, "hits_at_3": 1.0})
+
+
+def test_evalrank_on_stsbenchmark_equals_an_independent_computation(
+    shared_data, invoke, tmp_path
+):
+    """EvalRank of all-MiniLM-L6-v2 on STSBenchmark's test split, recomputed with
+    sentence-transformers and a plain loop over pairs."""
+    from sentence_transformers import SentenceTransformer
+
+    out = tmp_path / "results"
+    folder = shared_data / "STSBenchmark"
+    result = invoke("evaluate", "STSBenchmark", "--data-dir", folder, "-m", MODEL, "-o", out)
+    assert result.exit_code == 0, result.output
+    record = json.loads((out / "results.json").read_text(encoding="utf-8"))["models"][0][
+        "results"
+    ][0]
+    rows = datasets.load_dataset(str(folder), split="test").to_list()
+    threshold = np.percentile([r["score"] for r in rows], 75)
+    sentences = sorted({r[f] for r in rows for f in ("sentence1", "sentence2")})
+    model = SentenceTransformer(Encoder(MODEL).path)
+    emb = dict(zip(sentences, model.encode(sentences, convert_to_numpy=True), strict=True))
+    matrix = np.asarray([emb[t] for t in sentences], dtype=np.float64)
+    unit = matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
+    ranks = []
+    for r in rows:
+        if r["score"] < threshold or r["sentence1"] == r["sentence2"]:
+            continue
+        for x, y in ((r["sentence1"], r["sentence2"]), (r["sentence2"], r["sentence1"])):
+            sims = unit @ (emb[x] / np.linalg.norm(emb[x]))
+            own = float(np.dot(emb[x], emb[y]) / np.linalg.norm(emb[x]) / np.linalg.norm(emb[y]))
+            others = [s for t, s in zip(sentences, sims, strict=True) if t != x]
+            ranks.append(1 + sum(s > own + 1e-9 for s in others))
+    ranks = np.asarray(ranks)
+    figures = record["evalrank"]
+    assert figures["pairs"] == len(ranks) > 600
+    assert figures["background"] == len(sentences)
+    assert figures["cosine"]["mrr"] == pytest.approx(np.mean(1 / ranks), abs=2e-3)
+    assert figures["cosine"]["hits_at_1"] == pytest.approx(np.mean(ranks == 1), abs=2e-3)
 
 
 def test_embedding_store_on_disk_serves_a_later_run(invoke, tmp_path, monkeypatch):
@@ -614,7 +682,8 @@ def test_retrieval_run_rewrites_queries_and_scores_against_the_source_corpus(
     assert (original["rows"], variant["rows"]) == (120, 120)
     assert variant["original_same_rows"] == original["main_score"]
     assert variant["delta"] == variant["main_score"] - original["main_score"] != 0
-    assert variant["evalrank"]["pairs"] == 120
+    assert variant["self_retrieval"]["pairs"] == 120
+    assert variant["evalrank"] is None  # EvalRank needs STS gold
     # the original's 120 queries against the whole corpus, as evaluate scores the source
     from shiftbench.evaluate.retrieval import judgements, rank, retrieval_metrics
 

@@ -1,0 +1,387 @@
+"""The report's figures and statistics, each checked against an independent computation
+(scipy, numpy, or a hand-worked case) and against signal-free synthetic results."""
+
+from __future__ import annotations
+
+import re
+import statistics
+
+import numpy as np
+import pytest
+from scipy import stats as scipy_stats
+
+from shiftbench.evaluate.report import (
+    ALL_MODELS,
+    ReportSettings,
+    _halves,
+    dataset_units,
+    split_half_reliability,
+    summarise,
+    text_report,
+    units,
+)
+from shiftbench.stats import hodges_lehmann
+
+AXIS = {
+    "paraphrase": "Lexical/Stylistic",
+    "backtranslation": "Lexical/Stylistic",
+    "summarisation": "Length",
+    "expansion": "Length",
+    "translation": "Language",
+}
+CONFIG = re.compile(r"^(?P<t>[a-z-]+?)(?:-p(?P<p>\d+))?-s(?P<s>\d+)$")
+
+
+def record(config, score, delta=None, subset="default", replicates=None):
+    """A results record as evaluate writes it, for `original` or `<transform>[-pN]-s<seed>`."""
+    if config == "original":
+        return {
+            "config": config, "kind": "original", "subset": subset, "split": "test",
+            "transform": None, "axis": None, "seed": None, "prompt_variant": None, "rows": 10,
+            "main_score": score, "original_same_rows": None, "delta": None,
+        }  # fmt: skip
+    m = CONFIG.match(config)
+    assert m, config
+    return {
+        "config": config, "kind": "transform", "subset": subset, "split": "test",
+        "transform": m["t"], "axis": AXIS[m["t"]], "seed": int(m["s"]),
+        "prompt_variant": int(m["p"] or 1), "rows": 10, "main_score": score,
+        "original_same_rows": score - delta, "delta": delta,
+        **({"delta_replicates": list(replicates)} if replicates is not None else {}),
+    }  # fmt: skip
+
+
+def document(dataset, per_model, task_type="STS"):
+    return {
+        "target": dataset,
+        "source": {"name": dataset},
+        "task_type": task_type,
+        "main_score": "cosine_spearman",
+        "models": [{"model": {"id": m}, "results": rs} for m, rs in per_model.items()],
+    }
+
+
+def simple_documents(scores):
+    """scores[dataset][model] = (original, {config: transformed score}); delta is
+    transformed minus original."""
+    docs = []
+    for dataset, models in scores.items():
+        per_model = {}
+        for model, (original, variants) in models.items():
+            per_model[model] = [record("original", original)] + [
+                record(c, s, s - original) for c, s in variants.items()
+            ]
+        docs.append(document(dataset, per_model))
+    return docs
+
+
+# --- prompt variants --------------------------------------------------------------------
+
+
+def test_prompt_variants_are_rows_of_their_own_and_stay_out_of_the_axes():
+    docs = [
+        document(
+            "d",
+            {"m": [
+                record("original", 0.80),
+                record("paraphrase-s1", 0.70, -0.10), record("paraphrase-s2", 0.74, -0.06),
+                record("paraphrase-p2-s1", 0.50, -0.30), record("paraphrase-p2-s2", 0.56, -0.24),
+                record("summarisation-s1", 0.60, -0.20),
+            ]},
+        )
+    ]  # fmt: skip
+    summary = summarise(docs)
+    model = summary["models"]["m"]
+    assert set(model["transforms"]) == {"paraphrase", "paraphrase-p2", "summarisation"}
+    assert model["transforms"]["paraphrase"]["delta"] == pytest.approx(-0.08)
+    assert model["transforms"]["paraphrase-p2"]["delta"] == pytest.approx(-0.27)
+    # the axis and the total see the default prompt only
+    assert model["axes"]["Lexical/Stylistic"]["delta"] == pytest.approx(-0.08)
+    assert model["total"]["delta"] == pytest.approx((-0.08 - 0.20) / 2)
+    rows = {r["variant"]: r for r in summary["prompt_sensitivity"]}
+    assert set(rows) == {"paraphrase", "paraphrase-p2"}
+    assert rows["paraphrase-p2"]["delta"] == pytest.approx(-0.27)
+    assert rows["paraphrase-p2"]["seed_sd"] == pytest.approx(statistics.stdev([-0.30, -0.24]))
+    assert rows["paraphrase"]["seed_sd"] == pytest.approx(statistics.stdev([-0.10, -0.06]))
+    text = text_report(summary)
+    assert "Prompt sensitivity:" in text and "paraphrase-p2" in text
+
+
+def test_prompt_variant_read_from_config_names_of_older_results():
+    old = record("paraphrase-p3-s7", 0.5, -0.1)
+    del old["prompt_variant"]
+    doc = document("d", {"m": [record("original", 0.6), old, record("paraphrase-s7", 0.55, -0.05)]})
+    (unit,) = units([doc])
+    assert unit.transforms["paraphrase-p3"].delta == pytest.approx(-0.1)
+    assert unit.axes()["Lexical/Stylistic"].delta == pytest.approx(-0.05)
+
+
+# --- dataset-level units ----------------------------------------------------------------
+
+
+def multilingual_documents(rng):
+    """Two models; seven monolingual datasets and one with three subsets."""
+    docs = []
+    for d in range(8):
+        subsets = ["de", "en", "fr"] if d == 7 else ["default"]
+        per_model = {}
+        for m in range(2):
+            rs = []
+            for subset in subsets:
+                base = 0.7 + 0.05 * m
+                rs.append(record("original", base, subset=subset))
+                for t, shift in (("paraphrase", -0.02), ("summarisation", -0.06 * (m + 1))):
+                    delta = float(rng.normal(shift, 0.01))
+                    rs.append(record(f"{t}-s1", base + delta, delta, subset=subset))
+            per_model[f"m{m}"] = rs
+        docs.append(document(f"d{d}", per_model))
+    return docs
+
+
+def test_tests_take_one_observation_per_dataset():
+    """A multilingual dataset's subsets are averaged into one observation, and the pooled
+    test averages the models within a dataset (HTEB), so n is the number of datasets."""
+    docs = multilingual_documents(np.random.default_rng(11))
+    summary = summarise(docs)
+    rows = {(r["model"], r["transform"]): r for r in summary["tests"]}
+    per_dataset = {}  # (model, dataset, transform) -> mean delta over subsets
+    for doc in docs:
+        for entry in doc["models"]:
+            for t in ("paraphrase", "summarisation"):
+                deltas = [r["delta"] for r in entry["results"] if r["transform"] == t]
+                per_dataset[(entry["model"]["id"], doc["target"], t)] = np.mean(deltas)
+    for t in ("paraphrase", "summarisation"):
+        for model in ("m0", "m1"):
+            deltas = [per_dataset[(model, f"d{d}", t)] for d in range(8)]
+            row = rows[(model, t)]
+            assert row["n"] == 8
+            assert row["p"] == pytest.approx(scipy_stats.wilcoxon(deltas, method="exact").pvalue)
+        pooled = [
+            (per_dataset[("m0", f"d{d}", t)] + per_dataset[("m1", f"d{d}", t)]) / 2
+            for d in range(8)
+        ]
+        row = rows[(ALL_MODELS, t)]
+        assert row["n"] == 8
+        assert row["p"] == pytest.approx(scipy_stats.wilcoxon(pooled, method="exact").pvalue)
+        assert row["hodges_lehmann"] == pytest.approx(hodges_lehmann(pooled)[0])
+
+
+def test_figures_are_means_over_datasets_not_subsets():
+    docs = simple_documents({"a": {"m": (0.8, {"paraphrase-s1": 0.6})}})
+    docs.append(
+        document(
+            "b",
+            {"m": [record("original", 0.4, subset=s) for s in ("x", "y", "z")]
+             + [record("paraphrase-s1", 0.3, -0.1, subset=s) for s in ("x", "y", "z")]},
+        )
+    )  # fmt: skip
+    model = summarise(docs)["models"]["m"]
+    assert model["original"] == pytest.approx((0.8 + 0.4) / 2)
+    assert model["transforms"]["paraphrase"]["delta"] == pytest.approx((-0.2 - 0.1) / 2)
+    assert model["datasets"] == 2
+
+
+# --- Kendall's tau ------------------------------------------------------------------------
+
+
+def test_kendall_tau_per_dataset_mean_and_sd():
+    scores = {
+        "d1": {"a": (0.9, {"paraphrase-s1": 0.7}), "b": (0.8, {"paraphrase-s1": 0.75}),
+               "c": (0.6, {"paraphrase-s1": 0.5})},
+        "d2": {"a": (0.5, {"paraphrase-s1": 0.2}), "b": (0.6, {"paraphrase-s1": 0.4}),
+               "c": (0.7, {"paraphrase-s1": 0.3})},
+        "d3": {"a": (0.3, {"paraphrase-s1": 0.3}), "b": (0.4, {"paraphrase-s1": 0.4}),
+               "c": (0.5, {"paraphrase-s1": 0.5})},
+    }  # fmt: skip
+    summary = summarise(simple_documents(scores))
+    taus = [
+        scipy_stats.kendalltau(
+            [scores[d][m][0] for m in "abc"], [scores[d][m][1]["paraphrase-s1"] for m in "abc"]
+        ).statistic
+        for d in ("d1", "d2", "d3")
+    ]
+    rows = {k["of"]: k for k in summary["kendall_per_dataset"]}
+    assert rows["paraphrase"]["datasets"] == 3
+    assert rows["paraphrase"]["mean_tau"] == pytest.approx(np.mean(taus))
+    assert rows["paraphrase"]["sd_tau"] == pytest.approx(np.std(taus, ddof=1))
+    # axis and total: the same single transformation here
+    assert rows["Lexical/Stylistic"]["mean_tau"] == pytest.approx(np.mean(taus))
+    assert rows["total"]["mean_tau"] == pytest.approx(np.mean(taus))
+    # the pooled tau is one tau on dataset-averaged scores, a different figure
+    pooled = {k["of"]: k for k in summary["kendall"]}["paraphrase"]["tau"]
+    means = [
+        (np.mean([scores[d][m][0] for d in scores]),
+         np.mean([scores[d][m][1]["paraphrase-s1"] for d in scores]))
+        for m in "abc"
+    ]  # fmt: skip
+    expected = scipy_stats.kendalltau([x[0] for x in means], [x[1] for x in means]).statistic
+    assert pooled == pytest.approx(expected)
+    assert "Ranking stability (Kendall's tau):" in text_report(summary)
+
+
+# --- split-half reliability ---------------------------------------------------------------
+
+
+def axis_documents(rng, models, datasets, signal):
+    """Every (model, dataset) has one transformation per axis; the axes differ by a large
+    constant, and a model's own effect is `signal` times a fixed per-model value."""
+    effect = rng.normal(0, 1, models)
+    docs = []
+    for d in range(datasets):
+        per_model = {}
+        for m in range(models):
+            rs = [record("original", 0.7)]
+            for t, offset in (("paraphrase", -0.02), ("summarisation", -0.1), ("translation", -0.4)):
+                delta = offset + signal * 0.05 * effect[m] + float(rng.normal(0, 0.05))
+                rs.append(record(f"{t}-s1", 0.7 + delta, delta))
+            per_model[f"m{m}"] = rs
+        docs.append(document(f"d{d}", per_model, task_type=("STS", "Clustering")[d % 2]))
+    return docs
+
+
+def test_split_half_is_near_zero_without_model_signal():
+    """Signal-free results: the models' axis figures are noise around axis-wide offsets.
+    Pooling every (model, axis) into one correlation reads the offsets as reliability;
+    the per-axis figure must not. One synthetic result set's median still wanders with
+    its own noise, so five are drawn: each stays small, and their mean is near 0."""
+    medians = []
+    for seed in range(5):
+        docs = axis_documents(np.random.default_rng(seed), models=30, datasets=24, signal=0.0)
+        half = split_half_reliability(dataset_units(units(docs)), draws=300)
+        assert set(half["axes"]) == {"Lexical/Stylistic", "Length", "Language"}
+        for v in half["axes"].values():
+            assert abs(v["median"]) < 0.35
+            assert v["low"] < 0 < v["high"]
+            assert v["draws"] == 300
+            medians.append(v["median"])
+    assert abs(np.mean(medians)) < 0.1
+    strong = split_half_reliability(
+        dataset_units(units(axis_documents(np.random.default_rng(5), 8, 24, signal=20.0))),
+        draws=200,
+    )
+    for v in strong["axes"].values():
+        assert v["median"] > 0.9
+        assert v["spearman_brown"] == pytest.approx(2 * v["median"] / (1 + v["median"]))
+
+
+def test_split_half_draw_is_spearman_of_half_means():
+    """One draw by hand: the halves are task-stratified, and the draw's rho is scipy's
+    Spearman of each model's mean over the half."""
+    docs = axis_documents(np.random.default_rng(9), models=5, datasets=7, signal=1.0)
+    datasets = dataset_units(units(docs))
+    by_type = {"STS": ["d0", "d2", "d4", "d6"], "Clustering": ["d1", "d3", "d5"]}
+    a, b = _halves(by_type, np.random.default_rng(0))
+    assert a | b == {f"d{i}" for i in range(7)} and not a & b
+    assert len(a & set(by_type["STS"])) == 2 and abs(len(a) - len(b)) == 1
+    scores = {(u.model, u.dataset): u.axes()["Length"].score for u in datasets}
+    models = [f"m{m}" for m in range(5)]
+    side = [[np.mean([scores[(m, d)] for d in half]) for m in models] for half in (a, b)]
+    expected = scipy_stats.spearmanr(*side).statistic
+    one = split_half_reliability(datasets, draws=1, seed=0)
+    assert one["axes"]["Length"]["median"] == pytest.approx(expected)
+
+
+def test_split_half_needs_three_models_and_two_datasets():
+    docs = axis_documents(np.random.default_rng(1), models=2, datasets=6, signal=1.0)
+    assert split_half_reliability(dataset_units(units(docs))) is None
+    docs = axis_documents(np.random.default_rng(1), models=4, datasets=1, signal=1.0)
+    assert split_half_reliability(dataset_units(units(docs))) is None
+
+
+# --- median absolute difference -----------------------------------------------------------
+
+
+def test_median_absolute_difference_per_transformation_and_axis():
+    scores = {
+        f"d{d}": {
+            m: (0.8, {"paraphrase-s1": 0.8 + p, "backtranslation-s1": 0.8 + b})
+            for m, (p, b) in zip(("x", "y"), cells, strict=True)
+        }
+        for d, cells in enumerate(
+            [((-0.1, 0.02), (-0.3, 0.04)), ((0.05, -0.01), (0.15, -0.03)), ((-0.4, 0.0), (0.0, 0.1))]
+        )
+    }
+    rows = {r["of"]: r for r in summarise(simple_documents(scores))["median_abs_delta"]}
+    paraphrase = [abs((-0.1 - 0.3) / 2), abs((0.05 + 0.15) / 2), abs((-0.4 + 0.0) / 2)]
+    back = [abs((0.02 + 0.04) / 2), abs((-0.01 - 0.03) / 2), abs((0.0 + 0.1) / 2)]
+    assert rows["paraphrase"]["median_abs_delta"] == pytest.approx(np.median(paraphrase))
+    assert rows["backtranslation"]["median_abs_delta"] == pytest.approx(np.median(back))
+    axis = rows["Lexical/Stylistic"]
+    assert axis["n"] == 6 and axis["median_abs_delta"] == pytest.approx(np.median(paraphrase + back))
+
+
+# --- PTEB's test against a baseline -------------------------------------------------------
+
+
+def test_baseline_test_pooled_over_dataset_seed_pairs_and_run_averaged():
+    rng = np.random.default_rng(21)
+    scores = {}
+    for d in range(9):
+        scores[f"d{d}"] = {
+            m: (0.8, {f"paraphrase-s{s}": float(0.7 + bonus + rng.normal(0, 0.02))
+                      for s in range(1337, 1343)})
+            for m, bonus in (("base", 0.0), ("good", 0.03), ("same", 0.0))
+        }  # fmt: skip
+    summary = summarise(simple_documents(scores), ReportSettings(baseline="base"))
+    rows = {(r["transform"], r["way"], r["model"]): r for r in summary["baseline_tests"]}
+    for model in ("good", "same"):
+        pooled = [
+            scores[d]["base"][1][c] - scores[d][model][1][c]
+            for d in scores
+            for c in scores[d]["base"][1]
+        ]
+        row = rows[("paraphrase", "pooled", model)]
+        assert row["n"] == 54
+        assert row["p"] == pytest.approx(scipy_stats.wilcoxon(pooled, method="approx").pvalue)
+        assert row["hodges_lehmann"] == pytest.approx(hodges_lehmann(pooled)[0])
+        assert row["ci_low"] < row["hodges_lehmann"] < row["ci_high"]
+        averaged = [
+            np.mean([scores[d]["base"][1][c] - scores[d][model][1][c] for c in scores[d]["base"][1]])
+            for d in scores
+        ]
+        row = rows[("paraphrase", "run-averaged", model)]
+        assert row["n"] == 9
+        assert row["p"] == pytest.approx(scipy_stats.wilcoxon(averaged, method="exact").pvalue)
+    assert rows[("paraphrase", "pooled", "good")]["hodges_lehmann"] < -0.02
+    assert rows[("paraphrase", "run-averaged", "good")]["p_holm"] < 0.05
+    assert rows[("paraphrase", "run-averaged", "same")]["p_holm"] > 0.05
+    with pytest.raises(Exception, match="--baseline nobody is not among the models: base, good, same"):
+        summarise(simple_documents(scores), ReportSettings(baseline="nobody"))
+
+
+# --- intervals on every delta -------------------------------------------------------------
+
+
+def test_delta_intervals_average_paired_replicates_and_rank_models():
+    """Replicates drawn on the same items average over seeds and datasets; the interval is
+    their 2.5/97.5 percentiles; models whose intervals overlap share ranks."""
+    rng = np.random.default_rng(3)
+    reps = {
+        (m, d, s): rng.normal(shift, 0.01, 1000)
+        for m, shift in (("a", -0.01), ("b", -0.012), ("c", -0.2))
+        for d in ("d0", "d1")
+        for s in (1, 2)
+    }
+    docs = []
+    for d in ("d0", "d1"):
+        per_model = {}
+        for m in "abc":
+            per_model[m] = [record("original", 0.8)] + [
+                record(f"paraphrase-s{s}", 0.8 + reps[(m, d, s)].mean(), reps[(m, d, s)].mean(),
+                       replicates=reps[(m, d, s)])
+                for s in (1, 2)
+            ]  # fmt: skip
+        docs.append(document(d, per_model))
+    summary = summarise(docs)
+    for m in "abc":
+        joint = np.mean([reps[(m, d, s)] for d in ("d0", "d1") for s in (1, 2)], axis=0)
+        expected = list(np.quantile(joint, [0.025, 0.975]))
+        figure = summary["models"][m]
+        assert figure["transforms"]["paraphrase"]["ci95"] == pytest.approx(expected)
+        assert figure["total"]["ci95"] == pytest.approx(expected)
+    assert summary["models"]["a"]["total"]["rank"] == [1, 2]
+    assert summary["models"]["b"]["total"]["rank"] == [1, 2]
+    assert summary["models"]["c"]["total"]["rank"] == [3, 3]
+    text = text_report(summary)
+    low, high = summary["models"]["c"]["total"]["ci95"]
+    assert f"[{low:+.4f}, {high:+.4f}]" in text
