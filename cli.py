@@ -1150,6 +1150,23 @@ def merge(shards: tuple[Path, ...], output: Path) -> None:
     default=None,
     help="Results folder. Default: shiftbench-results/<target>.",
 )
+@click.option(
+    "--faithful",
+    default=None,
+    metavar="CRITERION",
+    help="Also score each transformation on the rows certified as meaning-preserving: "
+    "judge>=4 (validate's LLM judges, 0-5), quality>=4, paraplue>0, a validation measure "
+    "key with >=, >, <= or <, or human[>=3] (human-eval ratings of kept raters). A row "
+    "counts when every text field passes. Run folders only.",
+)
+@click.option(
+    "--human-eval",
+    "human_dirs",
+    multiple=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Human-eval batch folder with imported ratings, for --faithful human; repeatable. "
+    "Default: the run's sibling human-eval/ folder (the layout 'shiftbench run' writes).",
+)
 @plots_option
 @quiet_option
 def evaluate(
@@ -1164,6 +1181,8 @@ def evaluate(
     precision: str,
     cache_dir: Path | None,
     output: Path | None,
+    faithful: str | None,
+    human_dirs: tuple[Path, ...],
     plots: bool,
     quiet: bool,
 ) -> None:
@@ -1205,6 +1224,7 @@ def evaluate(
 
     collection = collect(target, factory, data_dir)
     require_supported(collection)
+    certified = _certified_rows(target, collection, faithful, human_dirs)
     controls = [c.name for c in collection.configs if c.meta["kind"] == "control"]
     if controls:
         more = ", ..." if len(controls) > 3 else ""
@@ -1227,7 +1247,7 @@ def evaluate(
     folder = output or default_output(collection.label)
     per_model = []
     for number, encoder in enumerate(encoders, start=1):
-        records = score_collection(collection, encoder)
+        records = score_collection(collection, encoder, certified)
         per_model.append((encoder, records))
         click.echo(format_table(encoder.spec, collection.source["main_score"], records))
         click.echo("")
@@ -1242,6 +1262,27 @@ def evaluate(
         click.echo(plain_table(*axis_rows(summary)))
         click.echo("")
     click.echo(f"results: {folder}")
+
+
+def _certified_rows(
+    target: str, collection: Any, faithful: str | None, human_dirs: tuple[Path, ...]
+) -> Any:
+    """The rows --faithful certifies, checked before any model loads."""
+    from shiftbench.evaluate.faithful import CertifiedRows, certified, parse_faithful
+    from shiftbench.runfolder import is_run_folder
+
+    if faithful is None:
+        if human_dirs:
+            raise InputError("--human-eval goes with --faithful human")
+        return None
+    criterion = parse_faithful(faithful)
+    if not is_run_folder(Path(target)):
+        raise InputError(f"--faithful needs a run folder; {target} is not one")
+    if human_dirs and not criterion.human:
+        raise InputError("--human-eval goes with --faithful human")
+    fields = list(collection.source["text_fields"])
+    rows = certified(Path(target), criterion, fields, human_dirs)
+    return CertifiedRows(criterion.text, rows)
 
 
 @cli.command(context_settings=CONTEXT)

@@ -68,6 +68,9 @@ class Unit:
     # per transformation: self-retrieval (mrr, hits_at_1, hits_at_3) and EvalRank figures
     probe: dict[str, dict[str, float]] = field(default_factory=dict)
     evalrank: dict[str, dict[str, float]] = field(default_factory=dict)
+    # per transformation: the delta on the rows certified as faithful (`evaluate
+    # --faithful`), with the criterion and the number of rows behind it
+    faithful: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def default_prompt(self) -> list[str]:
         return [t for t in self.transforms if self.prompt_of.get(t, 1) == 1]
@@ -147,7 +150,7 @@ def units(documents: Sequence[dict[str, Any]]) -> list[Unit]:
 
 
 def _replicates(records: list[dict[str, Any]]) -> np.ndarray | None:
-    arrays = [r.get("delta_replicates") for r in records]
+    arrays: list[list[float]] = [r.get("delta_replicates") or [] for r in records]
     if not arrays or any(not a for a in arrays) or len({len(a) for a in arrays}) != 1:
         return None
     return np.mean(np.asarray(arrays, dtype=np.float64), axis=0)
@@ -179,20 +182,46 @@ def _unit(model: str, dataset: str, subset: str, task_type: str, records: list[d
         if replicates is not None:
             unit.replicates[name] = replicates
         flat = [r for rs in seeds.values() for r in rs]
-        retrieval = [r["self_retrieval"] for r in flat if (r.get("self_retrieval") or {}).get("pairs")]
+        retrieval = [
+            r["self_retrieval"] for r in flat if (r.get("self_retrieval") or {}).get("pairs")
+        ]
         if retrieval:
             unit.probe[name] = {k: fmean(p[k] for p in retrieval) for k in PROBE}
         ranked = [r["evalrank"] for r in flat if (r.get("evalrank") or {}).get("pairs")]
         if ranked:
             unit.evalrank[name] = _evalrank_figures(ranked)
+        certified = [r["faithful"] for r in flat if r.get("faithful")]
+        if certified:
+            unit.faithful[name] = _faithful_figures(certified, seeds)
     return unit
+
+
+def _faithful_figures(
+    records: list[dict[str, Any]], seeds: dict[Any, list[dict[str, Any]]]
+) -> dict[str, Any]:
+    """The delta on certified rows, averaged as the full delta is (splits, then seeds);
+    None when some config had too few certified rows to score."""
+    per_seed: list[float] = []
+    for rs in seeds.values():
+        figures = [r.get("faithful") or {} for r in rs]
+        if any(f.get("delta") is None for f in figures):
+            per_seed = []
+            break
+        per_seed.append(fmean(f["delta"] for f in figures))
+    return {
+        "criterion": records[0]["criterion"],
+        "rows": sum(r["rows"] for r in records),
+        "delta": fmean(per_seed) if per_seed else None,
+    }
 
 
 def _evalrank_figures(records: list[dict[str, Any]]) -> dict[str, float]:
     """EvalRank's cosine MRR and Hits@1/3 of a variant, and its MRR delta against the
     original on the same rows, averaged over the variant's records."""
     out = {k: fmean(r["cosine"][k] for r in records) for k in PROBE}
-    paired = [r["original_same_rows"]["cosine"]["mrr"] for r in records if r.get("original_same_rows")]
+    paired = [
+        r["original_same_rows"]["cosine"]["mrr"] for r in records if r.get("original_same_rows")
+    ]
     if len(paired) == len(records):
         out["delta_mrr"] = out["mrr"] - fmean(paired)
     return out
@@ -234,8 +263,22 @@ def dataset_units(all_units: list[Unit]) -> list[Unit]:
                 if figures:
                     keys = set.intersection(*(set(f) for f in figures))
                     getattr(merged, attr)[name] = {k: fmean(f[k] for f in figures) for k in keys}
+            certified = [u.faithful[name] for u in having if name in u.faithful]
+            if certified:
+                merged.faithful[name] = _merge_faithful(certified, len(having))
         out.append(merged)
     return out
+
+
+def _merge_faithful(figures: list[dict[str, Any]], expected: int) -> dict[str, Any]:
+    """Certified-row figures of several subsets or datasets: rows added, deltas averaged
+    (None unless every one of the `expected` parts has one)."""
+    deltas = [f["delta"] for f in figures if f["delta"] is not None]
+    return {
+        "criterion": figures[0]["criterion"],
+        "rows": sum(f["rows"] for f in figures),
+        "delta": fmean(deltas) if len(deltas) == expected else None,
+    }
 
 
 def _interval(replicates: np.ndarray | None) -> list[float] | None:
@@ -256,7 +299,11 @@ def _figure(pairs: Sequence[Pair], replicates: list[np.ndarray | None]) -> dict[
     """A mean score and delta over datasets, with the delta's 95% interval when every
     dataset has bootstrap replicates."""
     mean = _mean_pair(pairs)
-    return {"score": mean.score, "delta": mean.delta, "ci95": _interval(_mean_replicates(replicates))}
+    return {
+        "score": mean.score,
+        "delta": mean.delta,
+        "ci95": _interval(_mean_replicates(replicates)),
+    }
 
 
 def model_summary(datasets: list[Unit]) -> dict[str, dict[str, Any]]:
@@ -280,6 +327,9 @@ def model_summary(datasets: list[Unit]) -> dict[str, dict[str, Any]]:
                 if figures:
                     keys = set.intersection(*(set(f) for f in figures))
                     row[key] = {k: fmean(f[k] for f in figures) for k in sorted(keys)}
+            certified = [u.faithful[t] for u in having if t in u.faithful]
+            if certified:
+                row["faithful"] = _merge_faithful(certified, len(having))
             transforms[t] = row
         axes = {}
         for axis in AXES:
@@ -296,7 +346,7 @@ def model_summary(datasets: list[Unit]) -> dict[str, dict[str, Any]]:
             "transforms": transforms,
             "axes": axes,
             "total": _figure(
-                [t for u in totals if (t := u.total()) is not None],
+                [p for u in totals if (p := u.total()) is not None],
                 [u.axis_replicates().get(TOTAL) for u in totals],
             )
             if totals
@@ -328,7 +378,9 @@ def _observations(datasets: list[Unit], model: str, name: str) -> list[float]:
     """The deltas of `name`, one per dataset: the model's, or for ALL_MODELS the mean
     over the models that have it (HTEB's dataset-level observation)."""
     if model != ALL_MODELS:
-        return [u.transforms[name].delta for u in datasets if u.model == model and name in u.transforms]
+        return [
+            u.transforms[name].delta for u in datasets if u.model == model and name in u.transforms
+        ]
     by_dataset: dict[str, list[float]] = defaultdict(list)
     for u in datasets:
         if name in u.transforms:
@@ -392,13 +444,15 @@ def median_absolute_differences(datasets: list[Unit]) -> list[dict[str, Any]]:
     rows = []
     for name in dict.fromkeys(n for _, n in cells):
         values = [v for (_, n), v in cells.items() if n == name]
-        rows.append({"of": name, "kind": "transform", "n": len(values), "median_abs_delta": median(values)})
+        rows.append(
+            {"of": name, "kind": "transform", "n": len(values), "median_abs_delta": median(values)}
+        )
     for axis in AXES:
-        values = [
-            v for (_, n), v in cells.items() if axis_of[n] == axis and prompt_of[n] == 1
-        ]
+        values = [v for (_, n), v in cells.items() if axis_of[n] == axis and prompt_of[n] == 1]
         if values:
-            rows.append({"of": axis, "kind": "axis", "n": len(values), "median_abs_delta": median(values)})
+            rows.append(
+                {"of": axis, "kind": "axis", "n": len(values), "median_abs_delta": median(values)}
+            )
     return rows
 
 
@@ -491,9 +545,7 @@ def ranking_agreement(summary: dict[str, dict[str, Any]]) -> list[dict[str, Any]
     return out
 
 
-def _halves(
-    by_type: dict[str, list[str]], rng: np.random.Generator
-) -> tuple[set[str], set[str]]:
+def _halves(by_type: dict[str, list[str]], rng: np.random.Generator) -> tuple[set[str], set[str]]:
     """A task-stratified random split of the datasets into two halves: each task type's
     datasets are shuffled and halved; an odd one out goes to the halves in turn."""
     half_a: set[str] = set()
@@ -517,7 +569,7 @@ def split_half_reliability(
     split at random into two task-stratified halves; in each half every model gets its
     mean axis figure (`on` = "score", HTEB's; or "delta"); Spearman's rho across models
     between the halves; the median and the 2.5/97.5 percentiles over `draws` seeded
-    splits, and the Spearman-Brown full-length value of the median, 2ρ/(1+ρ). A draw
+    splits, and the Spearman-Brown full-length value of the median, 2r/(1+r). A draw
     counts for an axis when at least three models have the axis in both halves and
     neither half's figures are all equal. None with fewer than two datasets or three
     models."""
@@ -579,9 +631,7 @@ def _hl_bootstrap(d: np.ndarray, rng: np.random.Generator) -> tuple[float, float
     return float(low), float(high)
 
 
-def baseline_tests(
-    datasets: list[Unit], baseline: str, seed: int = SEED
-) -> list[dict[str, Any]]:
+def baseline_tests(datasets: list[Unit], baseline: str, seed: int = SEED) -> list[dict[str, Any]]:
     """PTEB's comparison of each model with a baseline model, per transformation (and the
     original): the differences baseline minus model of the transformed scores (negative
     favours the model), tested two ways as PTEB reports them. "pooled": one observation
@@ -736,6 +786,7 @@ def _unit_record(u: Unit) -> dict[str, Any]:
                 "ci95": _interval(u.replicates.get(t)),
                 **({"self_retrieval": u.probe[t]} if t in u.probe else {}),
                 **({"evalrank": u.evalrank[t]} if t in u.evalrank else {}),
+                **({"faithful": u.faithful[t]} if t in u.faithful else {}),
             }
             for t, p in u.transforms.items()
         },
@@ -804,9 +855,13 @@ def axis_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
 
 def report_tables(summary: dict[str, Any]) -> list[Table]:
     """Every table of the report after the axis table, in order; empty ones left out."""
-    tables = [_transform_table(summary), _prompt_table(summary), _tests_table(summary)]
+    tables = [_transform_table(summary), _faithful_table(summary), _prompt_table(summary)]
+    tables += [_tests_table(summary)]
     tables += [_baseline_table(summary), _mad_table(summary), _kendall_table(summary)]
-    tables += [_split_half_table(summary, "split_half"), _split_half_table(summary, "split_half_delta")]
+    tables += [
+        _split_half_table(summary, "split_half"),
+        _split_half_table(summary, "split_half_delta"),
+    ]
     return [t for t in tables if t.rows]
 
 
@@ -829,6 +884,27 @@ def _transform_table(summary: dict[str, Any]) -> Table:
         "MRR and Hits@1 of each rewrite's own original among all originals of its split.",
         ["model", "transform", "axis", "score", "delta [95% CI]", "EvalRank MRR",
          "EvalRank ΔMRR", "self-retrieval MRR", "Hits@1"],
+        rows,
+        left=3,
+    )  # fmt: skip
+
+
+def _faithful_table(summary: dict[str, Any]) -> Table:
+    rows = [
+        [m, t, v["faithful"]["criterion"], _delta(v), str(v["faithful"]["rows"]),
+         _num(v["faithful"]["delta"], True)]
+        for m, s in summary["models"].items()
+        for t, v in s["transforms"].items()
+        if "faithful" in v
+    ]  # fmt: skip
+    return Table(
+        "Faithful rewrites only",
+        "Each transformation scored again on the rows whose every rewritten text passes "
+        "the criterion (evaluate --faithful), against the original on the same rows, "
+        "beside the delta on all usable rows: a drop that shrinks here came from rewrites "
+        "that lost the meaning, one that stays is the encoder's.",
+        ["model", "transform", "criterion", "delta (all rows)", "certified rows",
+         "delta (certified)"],
         rows,
         left=3,
     )  # fmt: skip

@@ -18,6 +18,7 @@ from shiftbench.runfolder import config_name, is_run_folder, read_meta
 from shiftbench.sources import Source
 
 if TYPE_CHECKING:
+    from shiftbench.evaluate.faithful import CertifiedRows
     from shiftbench.evaluate.report import ReportSettings
 
 
@@ -169,8 +170,11 @@ def require_supported(collection: Collection) -> None:
                 )
 
 
-def score_collection(collection: Collection, encoder: Encoder) -> list[dict[str, Any]]:
-    """One record per (config, split): mteb's metrics, and for variants the paired delta."""
+def score_collection(
+    collection: Collection, encoder: Encoder, faithful: CertifiedRows | None = None
+) -> list[dict[str, Any]]:
+    """One record per (config, split): mteb's metrics, and for variants the paired delta;
+    with `faithful`, each transformation also on its certified rows alone."""
     require_supported(collection)
     originals = {c.meta["subset"]: c for c in collection.configs if c.meta["kind"] == "original"}
     context_splits = collection.source.get("context_splits", [])
@@ -195,6 +199,16 @@ def score_collection(collection: Collection, encoder: Encoder) -> list[dict[str,
                 record["original_same_rows"] = paired[main]
                 record["delta"] = record["main_score"] - paired[main]
                 record["self_retrieval"] = _self_retrieval(collection, encoder, rows, by_id, split)
+                if faithful is not None and config.meta["kind"] == "transform":
+                    keep = faithful.rows.get(config.name, set())
+                    chosen = [
+                        r for r in rows
+                        if r.get("status", "ok") == "ok" and (split, r["row_id"]) in keep
+                    ]  # fmt: skip
+                    record["faithful"] = _faithful_figures(
+                        collection, encoder, chosen, by_id, context, split, prior,
+                        faithful.criterion,
+                    )  # fmt: skip
             record["evalrank"] = _evalrank(collection, encoder, rows, base_rows, split)
             record["evaluation_time"] = round(time.perf_counter() - started, 3)
             records.append(record)
@@ -218,6 +232,29 @@ def _prior(
         return []
     before = order[: order.index((split, subset))]
     return [[r["labels"] for r in originals[sub].splits[s]] for s, sub in before]
+
+
+def _faithful_figures(
+    collection: Collection,
+    encoder: Encoder,
+    chosen: list[dict[str, Any]],
+    by_id: dict[Any, dict[str, Any]],
+    context: dict[str, list[dict[str, Any]]],
+    split: str,
+    prior: list[list[Any]],
+    criterion: str,
+) -> dict[str, Any]:
+    """The variant and the original scored on the certified rows alone, and the delta."""
+    out: dict[str, Any] = {"criterion": criterion, "rows": len(chosen)}
+    main = collection.source["main_score"]
+    try:
+        ours = _metrics(collection, encoder, chosen, context, split, prior)[main]
+        same = [by_id[r["row_id"]] for r in chosen]
+        theirs = _metrics(collection, encoder, same, context, split, prior)[main]
+    except (ValueError, ZeroDivisionError) as exc:  # too few rows for the metric
+        return {**out, "main_score": None, "original_same_rows": None, "delta": None,
+                "note": str(exc)}  # fmt: skip
+    return {**out, "main_score": ours, "original_same_rows": theirs, "delta": ours - theirs}
 
 
 def _self_retrieval(

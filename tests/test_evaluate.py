@@ -542,12 +542,12 @@ def test_evalrank_by_hand():
     assert figures["cosine"] == pytest.approx(
         {"mrr": (1 / 2 + 1 / 4) / 2, "hits_at_1": 0.0, "hits_at_3": 0.5}
     )
-    assert figures["l2"] == pytest.approx({"mrr": (1 + 1 / 3) / 2, "hits_at_1": 0.5, "hits_at_3": 1.0})
+    assert figures["l2"] == pytest.approx(
+        {"mrr": (1 + 1 / 3) / 2, "hits_at_1": 0.5, "hits_at_3": 1.0}
+    )
 
 
-def test_evalrank_on_stsbenchmark_equals_an_independent_computation(
-    shared_data, invoke, tmp_path
-):
+def test_evalrank_on_stsbenchmark_equals_an_independent_computation(shared_data, invoke, tmp_path):
     """EvalRank of all-MiniLM-L6-v2 on STSBenchmark's test split, recomputed with
     sentence-transformers and a plain loop over pairs."""
     from sentence_transformers import SentenceTransformer
@@ -556,9 +556,9 @@ def test_evalrank_on_stsbenchmark_equals_an_independent_computation(
     folder = shared_data / "STSBenchmark"
     result = invoke("evaluate", "STSBenchmark", "--data-dir", folder, "-m", MODEL, "-o", out)
     assert result.exit_code == 0, result.output
-    record = json.loads((out / "results.json").read_text(encoding="utf-8"))["models"][0][
-        "results"
-    ][0]
+    record = json.loads((out / "results.json").read_text(encoding="utf-8"))["models"][0]["results"][
+        0
+    ]
     rows = datasets.load_dataset(str(folder), split="test").to_list()
     threshold = np.percentile([r["score"] for r in rows], 75)
     sentences = sorted({r[f] for r in rows for f in ("sentence1", "sentence2")})
@@ -566,21 +566,24 @@ def test_evalrank_on_stsbenchmark_equals_an_independent_computation(
     emb = dict(zip(sentences, model.encode(sentences, convert_to_numpy=True), strict=True))
     matrix = np.asarray([emb[t] for t in sentences], dtype=np.float64)
     unit = matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
+    where = {t: i for i, t in enumerate(sentences)}
     ranks = []
     for r in rows:
         if r["score"] < threshold or r["sentence1"] == r["sentence2"]:
             continue
         for x, y in ((r["sentence1"], r["sentence2"]), (r["sentence2"], r["sentence1"])):
-            sims = unit @ (emb[x] / np.linalg.norm(emb[x]))
-            own = float(np.dot(emb[x], emb[y]) / np.linalg.norm(emb[x]) / np.linalg.norm(emb[y]))
-            others = [s for t, s in zip(sentences, sims, strict=True) if t != x]
-            ranks.append(1 + sum(s > own + 1e-9 for s in others))
+            sims = unit @ unit[where[x]]
+            own = sims[where[y]]
+            ranks.append(
+                1 + sum(1 for t, s in zip(sentences, sims, strict=True) if t != x and s > own)
+            )
     ranks = np.asarray(ranks)
     figures = record["evalrank"]
     assert figures["pairs"] == len(ranks) > 600
     assert figures["background"] == len(sentences)
-    assert figures["cosine"]["mrr"] == pytest.approx(np.mean(1 / ranks), abs=2e-3)
-    assert figures["cosine"]["hits_at_1"] == pytest.approx(np.mean(ranks == 1), abs=2e-3)
+    assert figures["cosine"]["mrr"] == pytest.approx(np.mean(1 / ranks), abs=1e-9)
+    assert figures["cosine"]["hits_at_1"] == pytest.approx(np.mean(ranks == 1), abs=1e-9)
+    assert figures["cosine"]["hits_at_3"] == pytest.approx(np.mean(ranks <= 3), abs=1e-9)
 
 
 def test_embedding_store_on_disk_serves_a_later_run(invoke, tmp_path, monkeypatch):
@@ -782,3 +785,73 @@ def test_a_fault_in_a_later_model_keeps_the_finished_ones(
     doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
     assert [m["model"]["id"] for m in doc["models"]] == [MODEL]
     assert (out / "report.md").is_file()
+
+
+def test_faithful_rows_scored_beside_all_rows(scripted_run, judgebot, invoke, tmp_path):
+    """validate's judge rates every rewrite; --faithful judge>=4.4 scores the variant and
+    the original again on the rows both of whose rewrites the judge rates 4.4 or more."""
+    from judge_backend import similarity
+
+    done = invoke("validate", scripted_run, "--judge", "judgebot", "-q")
+    assert done.exit_code == 0, done.output
+    out = tmp_path / "results"
+    result = invoke(
+        "evaluate", scripted_run, "-m", MODEL, "--faithful", "judge>=4.4", "-o", out, "--no-plots"
+    )
+    assert result.exit_code == 0, result.output
+    _, variant = json.loads((out / "results.json").read_text(encoding="utf-8"))["models"][0][
+        "results"
+    ]
+    rows = [
+        r
+        for r in read_rows(scripted_run / "paraphrase-s1337" / "test.jsonl")
+        if r["status"] == "ok"
+        and all(similarity(r[f"original_{f}"], r[f]) >= 4.4 for f in ("sentence1", "sentence2"))
+    ]
+    assert 5 < len(rows) < 41
+    encoder = Encoder(MODEL)
+
+    def spearman(first, second):
+        return sts_metrics(
+            encoder.embed([r[first] for r in rows]),
+            encoder.embed([r[second] for r in rows]),
+            [r["score"] for r in rows],
+            (0.0, 5.0),
+        )["cosine_spearman"]
+
+    figures = variant["faithful"]
+    assert figures["criterion"] == "judge>=4.4" and figures["rows"] == len(rows)
+    assert figures["main_score"] == pytest.approx(spearman("sentence1", "sentence2"), abs=1e-9)
+    assert figures["original_same_rows"] == pytest.approx(
+        spearman("original_sentence1", "original_sentence2"), abs=1e-9
+    )
+    assert figures["delta"] == pytest.approx(figures["main_score"] - figures["original_same_rows"])
+    assert variant["rows"] == 41  # the full figure is still on every usable row
+
+    shown = invoke("report", out, "-o", tmp_path / "combined", "--no-plots")
+    assert shown.exit_code == 0, shown.output
+    (line,) = [x for x in shown.stdout.splitlines() if x.startswith(MODEL) and "judge>=4.4" in x]
+    assert line.split()[-2:] == [str(len(rows)), f"{figures['delta']:+.4f}"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--faithful", "judge=>4"], "Error: --faithful 'judge=>4': use NAME>=VALUE (judge, "
+         "quality, paraplue or a measure key) or human[>=VALUE]"),
+        (["--faithful", "judge>=high"], "Error: --faithful 'judge>=high': 'high' is not a number"),
+        (["--faithful", "human<3"], "Error: --faithful 'human<3': human takes >= only (human or "
+         "human>=VALUE)"),
+        (["--faithful", "judge>=4"], "Error: --faithful judge>=4: {run} has not been validated "
+         "(run 'shiftbench validate' with --judge or --paraplue first)"),
+        (["--faithful", "human"], "Error: --faithful human: name the human-eval batch folder(s) "
+         "with --human-eval"),
+        (["--human-eval", "x"], "Error: --human-eval goes with --faithful human"),
+    ],
+)  # fmt: skip
+def test_faithful_bad_input(scripted_run, invoke, tmp_path, args, message):
+    out = tmp_path / "results"
+    result = invoke("evaluate", scripted_run, "-m", MODEL, "-o", out, *args)
+    assert result.exit_code == 2
+    assert result.stderr.strip() == message.format(run=scripted_run)
+    assert not out.exists()

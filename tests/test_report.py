@@ -231,7 +231,11 @@ def axis_documents(rng, models, datasets, signal):
         per_model = {}
         for m in range(models):
             rs = [record("original", 0.7)]
-            for t, offset in (("paraphrase", -0.02), ("summarisation", -0.1), ("translation", -0.4)):
+            for t, offset in (
+                ("paraphrase", -0.02),
+                ("summarisation", -0.1),
+                ("translation", -0.4),
+            ):
                 delta = offset + signal * 0.05 * effect[m] + float(rng.normal(0, 0.05))
                 rs.append(record(f"{t}-s1", 0.7 + delta, delta))
             per_model[f"m{m}"] = rs
@@ -298,7 +302,11 @@ def test_median_absolute_difference_per_transformation_and_axis():
             for m, (p, b) in zip(("x", "y"), cells, strict=True)
         }
         for d, cells in enumerate(
-            [((-0.1, 0.02), (-0.3, 0.04)), ((0.05, -0.01), (0.15, -0.03)), ((-0.4, 0.0), (0.0, 0.1))]
+            [
+                ((-0.1, 0.02), (-0.3, 0.04)),
+                ((0.05, -0.01), (0.15, -0.03)),
+                ((-0.4, 0.0), (0.0, 0.1)),
+            ]
         )
     }
     rows = {r["of"]: r for r in summarise(simple_documents(scores))["median_abs_delta"]}
@@ -307,7 +315,9 @@ def test_median_absolute_difference_per_transformation_and_axis():
     assert rows["paraphrase"]["median_abs_delta"] == pytest.approx(np.median(paraphrase))
     assert rows["backtranslation"]["median_abs_delta"] == pytest.approx(np.median(back))
     axis = rows["Lexical/Stylistic"]
-    assert axis["n"] == 6 and axis["median_abs_delta"] == pytest.approx(np.median(paraphrase + back))
+    assert axis["n"] == 6 and axis["median_abs_delta"] == pytest.approx(
+        np.median(paraphrase + back)
+    )
 
 
 # --- PTEB's test against a baseline -------------------------------------------------------
@@ -336,7 +346,9 @@ def test_baseline_test_pooled_over_dataset_seed_pairs_and_run_averaged():
         assert row["hodges_lehmann"] == pytest.approx(hodges_lehmann(pooled)[0])
         assert row["ci_low"] < row["hodges_lehmann"] < row["ci_high"]
         averaged = [
-            np.mean([scores[d]["base"][1][c] - scores[d][model][1][c] for c in scores[d]["base"][1]])
+            np.mean(
+                [scores[d]["base"][1][c] - scores[d][model][1][c] for c in scores[d]["base"][1]]
+            )
             for d in scores
         ]
         row = rows[("paraphrase", "run-averaged", model)]
@@ -345,7 +357,9 @@ def test_baseline_test_pooled_over_dataset_seed_pairs_and_run_averaged():
     assert rows[("paraphrase", "pooled", "good")]["hodges_lehmann"] < -0.02
     assert rows[("paraphrase", "run-averaged", "good")]["p_holm"] < 0.05
     assert rows[("paraphrase", "run-averaged", "same")]["p_holm"] > 0.05
-    with pytest.raises(Exception, match="--baseline nobody is not among the models: base, good, same"):
+    with pytest.raises(
+        Exception, match="--baseline nobody is not among the models: base, good, same"
+    ):
         summarise(simple_documents(scores), ReportSettings(baseline="nobody"))
 
 
