@@ -14,7 +14,7 @@ from shiftbench import __version__
 from shiftbench.errors import InputError
 from shiftbench.evaluate.encoders import Encoder
 from shiftbench.evaluate.tasks import EVALUATORS, Scoring, evaluator, train_split
-from shiftbench.runfolder import config_name, is_run_folder, read_meta
+from shiftbench.runfolder import OK, config_name, is_run_folder, read_meta, usable
 from shiftbench.sources import Source
 
 
@@ -176,6 +176,7 @@ def score_collection(collection: Collection, encoder: Encoder) -> list[dict[str,
         if config.meta["kind"] == "control":
             continue  # probes, not robustness variants: `shiftbench probe` scores them
         base = originals.get(config.meta["subset"])
+        transform = config.meta.get("transform")
         context = {s: base.splits[s] for s in context_splits if base and s in base.splits}
         for split, rows in config.splits.items():
             if split in context_splits and split not in collection.source.get("splits", []):
@@ -185,12 +186,12 @@ def score_collection(collection: Collection, encoder: Encoder) -> list[dict[str,
             record = _score_rows(collection, encoder, config, split, rows, context, prior)
             if config.meta["kind"] != "original" and base is not None:
                 by_id = {r["row_id"]: r for r in base.splits.get(split, [])}
-                same = [by_id[r["row_id"]] for r in rows if r.get("status", "ok") == "ok"]
+                same = [by_id[r["row_id"]] for r in rows if usable(r.get("status", OK), transform)]
                 paired = _metrics(collection, encoder, same, context, split, prior)
                 main = collection.source["main_score"]
                 record["original_same_rows"] = paired[main]
                 record["delta"] = record["main_score"] - paired[main]
-                record["evalrank"] = _evalrank(collection, encoder, rows, by_id, split)
+                record["evalrank"] = _evalrank(collection, encoder, rows, by_id, split, transform)
             record["evaluation_time"] = round(time.perf_counter() - started, 3)
             records.append(record)
     return records
@@ -221,11 +222,12 @@ def _evalrank(
     rows: list[dict[str, Any]],
     by_id: dict[Any, dict[str, Any]],
     split: str,
+    transform: str | None,
 ) -> dict[str, float]:
     from shiftbench.evaluate.evalrank import evalrank, text_pairs
 
     fields = list(collection.source["text_fields"])
-    ok = [r for r in rows if r.get("status", "ok") == "ok"]
+    ok = [r for r in rows if usable(r.get("status", OK), transform)]
     pairs = text_pairs(ok, by_id, fields)
     background = [t for _, t in text_pairs(list(by_id.values()), by_id, fields)]
     scoring = Scoring(collection.source, encoder, ok, {}, split)
@@ -241,8 +243,8 @@ def _score_rows(
     context: dict[str, list[dict[str, Any]]],
     prior: list[list[Any]],
 ) -> dict[str, Any]:
-    usable = [r for r in rows if r.get("status", "ok") == "ok"]
-    metrics = _metrics(collection, encoder, usable, context, split, prior)
+    kept = [r for r in rows if usable(r.get("status", OK), config.meta.get("transform"))]
+    metrics = _metrics(collection, encoder, kept, context, split, prior)
     meta = config.meta
     return {
         "config": config.name,
@@ -252,7 +254,7 @@ def _score_rows(
         "transform": meta.get("transform"),
         "axis": meta.get("axis"),
         "seed": meta.get("seed"),
-        "rows": len(usable),
+        "rows": len(kept),
         "rows_total": len(rows),
         "scores": dict(metrics),
         "main_score": metrics[collection.source["main_score"]],
