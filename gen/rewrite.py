@@ -301,12 +301,12 @@ def call_backend(
 
     for attempt in range(1, BACKEND_TRIES + 1):
         todo = [i for i in range(len(requests)) if i not in done]
+
+        def report(j: int, gen: Generation, todo: list[int] = todo) -> None:
+            keep_once(todo[j], gen)
+
         try:
-            made = backend.generate(
-                [requests[i] for i in todo],
-                sampling,
-                lambda j, gen, todo=todo: keep_once(todo[j], gen),
-            )
+            made = backend.generate([requests[i] for i in todo], sampling, report)
             for j, gen in enumerate(made):  # for backends that do not report as they go
                 keep_once(todo[j], gen)
             return

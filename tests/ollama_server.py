@@ -139,7 +139,7 @@ class OllamaStub:
                     words = words[-num_ctx:]
                 prompt = " ".join(words)
                 asked = body["messages"][-1]["content"].rsplit("\n\n", 1)[-1]
-                answer = stub.replies.get(asked, "ECHO " + asked).split()
+                answer = stub.replies.get(asked.strip(), "ECHO " + asked).split()
                 if thinking and body.get("think") is not False:
                     answer = ["<think>", "let", "me", "think", "</think>", *answer]
                 limit = options.get("num_predict", -1)

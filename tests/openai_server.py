@@ -3,8 +3,9 @@
 It answers GET /v1/models and POST /v1/chat/completions as the OpenAI API does (the same
 JSON shapes and status codes), replying "ECHO <last paragraph of the prompt>" (or the reply
 `replies` scripts for that paragraph), cut at `max_tokens` words with finish_reason
-"length" as a server cuts at its token budget, and records every request. `faults` is a list consumed one per completion request: "500", "429",
-"reset" (close the connection without answering), "malformed" (a 200 with a broken body).
+"length" as a server cuts at its token budget, and records every request. `faults` is a
+list consumed one per completion request: "500", "429", "reset" (close the connection
+without answering), "malformed" (a 200 with a broken body).
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ class OpenAIStub:
                 else:
                     prompt = body["messages"][-1]["content"]
                     asked = prompt.rsplit("\n\n", 1)[-1]
-                    words = stub.replies.get(asked, "ECHO " + asked).split(" ")
+                    words = stub.replies.get(asked.strip(), "ECHO " + asked).split(" ")
                     limit = body.get("max_tokens")
                     reason = "stop"
                     if limit is not None and len(words) > limit:

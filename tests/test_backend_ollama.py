@@ -196,7 +196,7 @@ def test_done_reason_length_is_asked_again_with_a_larger_num_predict(stub, invok
         return [
             c["options"]["num_predict"]
             for c in stub.chats
-            if c["messages"][0]["content"].rsplit("\n\n", 1)[-1] == text
+            if c["messages"][0]["content"].rsplit("\n\n", 1)[-1].strip() == text
         ]
 
     first, second = (160 + 8 * len(t.split()) for t in (long, endless))

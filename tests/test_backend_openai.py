@@ -130,7 +130,7 @@ def sent_budgets(stub, text):
     return [
         (b["max_tokens"], b["seed"])
         for b in stub.requests
-        if b["messages"][0]["content"].rsplit("\n\n", 1)[-1] == text
+        if b["messages"][0]["content"].rsplit("\n\n", 1)[-1].strip() == text
     ]
 
 
@@ -159,8 +159,8 @@ def test_max_new_tokens_above_the_transform_cap_reaches_the_server(stub, invoke,
     text = _sample_rows()[0]["sentence1"]
     stub.replies = {text: " ".join(["more"] * 5000)}
     out = tmp_path / "run"
-    result = invoke(*gen_args(stub, out, "--limit", "1", "-t", "paraphrase", "--temperature",
-                              "0", "--max-new-tokens", "3000", "--max-failure-rate", "1"))  # fmt: skip
+    args = ("--limit", "1", "--temperature", "0", "--max-new-tokens", "3000")
+    result = invoke(*gen_args(stub, out, *args, "--max-failure-rate", "1"))
     assert result.exit_code == 0, result.output
     assert [n for n, _ in sent_budgets(stub, text)] == [88, 176, 352, 704, 1408, 2816, 3000]
     (row,) = read_rows(out / "paraphrase-s1337" / "test.jsonl")

@@ -282,7 +282,7 @@ def test_gen_refuses_summarization(invoke, tmp_path):
     [
         ("0", "Invalid value for '--max-new-tokens': 0 is not in the range x>=1."),
         ("-5", "Invalid value for '--max-new-tokens': -5 is not in the range x>=1."),
-        ("lots", "Invalid value for '--max-new-tokens': 'lots' is not a valid integer."),
+        ("lots", "Invalid value for '--max-new-tokens': 'lots' is not a valid integer range."),
     ],
 )
 def test_bad_max_new_tokens(invoke, tmp_path, value, message):
