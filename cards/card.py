@@ -266,7 +266,9 @@ def _identical(configs: dict[str, Any]) -> list[str]:
     kept = {n: i for n, i in configs.items() if i.get("transform") in IDENTITY_KEPT}
     if not kept:
         return []
-    same = sum(c.get(IDENTICAL, 0) for i in kept.values() for c in i.get("status_counts", {}).values())
+    same = sum(
+        c.get(IDENTICAL, 0) for i in kept.values() for c in i.get("status_counts", {}).values()
+    )
     total = sum(sum(i.get("rows", {}).values()) for i in kept.values())
     return [
         "",

@@ -288,7 +288,8 @@ def probe_document(
 
 def _paraphrase_rule(source: dict[str, Any], settings: ProbeSettings) -> str:
     if settings.paraphrases != GOLD:
-        return f"config {settings.paraphrases} (rows with status ok, or identical for a back-translation)"
+        kept = "ok, or identical for a back-translation"
+        return f"config {settings.paraphrases} (rows with status {kept})"
     if source["task_type"] == "PairClassification":
         return "gold pairs with label 1"
     return f"gold pairs scored {gold_threshold(source, settings.min_score):g} or more"

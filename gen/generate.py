@@ -248,8 +248,7 @@ def _variant_config(
     control = variant.transform.control
     for split, rows in splits.items():
         out[split] = [
-            _variant_row(row, fields, done, variant.transform.name, pivot, control)
-            for row in rows
+            _variant_row(row, fields, done, variant.transform.name, pivot, control) for row in rows
         ]
         counts[split] = tally_status(out[split])
     used = [done[r[f]] for rows in splits.values() for r in rows for f in fields]

@@ -92,8 +92,9 @@ def _rng(*parts: object) -> random.Random:
 
 
 def candidates(folder: Path) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
-    """Every rewritten text that is scored (status ok, or identical for a back-translation), grouped by stratum: the transform, and for
-    outputs in another language than their original, the output's language as well."""
+    """Every rewritten text that evaluate scores (status ok, or identical for a
+    back-translation), grouped by stratum: the transform, and for outputs in another
+    language than their original, the output's language as well."""
     meta = read_meta(folder)
     fields = meta["source"]["text_fields"]
     strata: dict[str, list[dict[str, Any]]] = defaultdict(list)

@@ -375,9 +375,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         "back-translation equal to its input is no error: it is kept and scored, and counted "
         "under identical (kept).",
         "",
-        "| config | rows | total | "
-        + " | ".join(checks)
-        + " | identical (kept) | edit distance |",
+        "| config | rows | total | " + " | ".join(checks) + " | identical (kept) | edit distance |",
         "|---|---:|---:|" + "---:|" * len(checks) + "---:|---:|",
     ]
     for name, c in report["configs"].items():
