@@ -29,7 +29,7 @@ from shiftbench.errors import InputError
 from shiftbench.evaluate.encoders import Encoder
 from shiftbench.evaluate.run import Collection, ConfigView, write_json
 from shiftbench.gen.transforms import CHANGED, CONTROLS, PRESERVED
-from shiftbench.runfolder import usable
+from shiftbench.runfolder import IDENTITY_KEPT, usable
 
 MEASURES = {"cosine": "cosine similarity", "ned": "1 - normalised Euclidean distance"}
 GOLD = "gold"
@@ -288,7 +288,7 @@ def probe_document(
 
 def _paraphrase_rule(source: dict[str, Any], settings: ProbeSettings) -> str:
     if settings.paraphrases != GOLD:
-        kept = "ok, or identical for a back-translation"
+        kept = "ok or identical" if settings.paraphrases.startswith(IDENTITY_KEPT) else "ok"
         return f"config {settings.paraphrases} (rows with status {kept})"
     if source["task_type"] == "PairClassification":
         return "gold pairs with label 1"
