@@ -347,7 +347,11 @@ def cli() -> None:
     "--max-new-tokens",
     type=click.IntRange(min=1),
     default=None,
-    help="Cap on every output's token budget. Default: the transform's own cap.",
+    help="The cap: most tokens one call may produce. Default: the transform's own cap "
+    "(1024 for expansion and summarised-expansion, 512 for the rest). A value replaces it, "
+    "lower or higher. Each call's first budget grows with its input, up to the cap; an "
+    "output cut at its budget is asked for again with twice the budget, up to the cap, "
+    "and is kept as truncated if still cut there.",
 )
 @click.option(
     "--max-attempts",
@@ -355,7 +359,8 @@ def cli() -> None:
     default=3,
     show_default=True,
     help="Tries for a text whose output fails the automatic checks (empty, identical to "
-    "the input, reasoning or prefix leak, runaway length), when sampling.",
+    "the input except for back-translation, reasoning or prefix leak, runaway length) "
+    "or is still cut at the token cap, when sampling.",
 )
 @click.option(
     "--base-url",
@@ -506,6 +511,11 @@ def gen(
 
     if engine_args and backend != "vllm":
         raise InputError("--engine-arg applies to the vllm backend only")
+    if max_new_tokens is not None and backend in ("ollama", "vllm") and max_new_tokens >= num_ctx:
+        raise InputError(
+            f"--max-new-tokens {max_new_tokens} leaves no room for the prompt in the "
+            f"{backend} backend's context of {num_ctx} tokens; raise --num-ctx"
+        )
     vllm_args = parse_engine_args(engine_args)
     resolved = resolve_source(
         source, task_type=task_type, data_dir=data_dir, subsets=subsets, splits=splits

@@ -375,7 +375,7 @@ def plan(spec: Spec, until: str | None) -> str:
             for t in transforms:
                 prompts = load_prompts(t, v["prompt_file"], v["prompt_variant"])
                 for step, prompt in zip(t.steps, prompts, strict=True):
-                    limit = min(t.max_new_tokens, cap) if cap else t.max_new_tokens
+                    limit = cap or t.max_new_tokens
                     for text in unique:
                         calls += seeds
                         prompt_tokens += seeds * (len(prompt.render(text, "English")) //

@@ -22,6 +22,12 @@ from shiftbench import __version__
 from shiftbench.errors import InputError
 
 META_FILE = "shiftbench.json"
+OK = "ok"
+# An output equal to its input. For back-translation that is a result (HTEB's near-identity
+# baseline): kept, scored, counted on its own. For every other transform it is a failure.
+IDENTICAL = "identical"
+IDENTITY_KEPT = ("backtranslation",)
+TRUNCATED = "truncated"  # still cut at the token cap after the larger budgets
 SPEC_FILE = "shiftbench-spec.yaml"  # the `shiftbench run` spec that made the folder, verbatim
 FORMAT_VERSION = 1
 
@@ -38,6 +44,12 @@ class ConfigData:
     name: str
     meta: dict[str, Any]
     splits: dict[str, list[dict[str, Any]]]
+
+
+def usable(status: str | None, transform: str | None) -> bool:
+    """Whether a transformed row (or field) with this status is scored: `ok`, and
+    `identical` for a transform whose unchanged output is a result (IDENTITY_KEPT)."""
+    return status == OK or (status == IDENTICAL and transform in IDENTITY_KEPT)
 
 
 def tally_status(rows: list[dict[str, Any]]) -> dict[str, int]:
@@ -200,7 +212,8 @@ def render_card(meta: dict[str, Any]) -> str:
         f"LLM-transformed variants of the {source['task_type']} dataset `{where}`, made with "
         f"shiftbench {meta['shiftbench_version']}. The fields rewritten are "
         f"{', '.join(f'`{f}`' for f in source['text_fields'])}; every transformed row keeps "
-        "its original text beside the new one, with a `status` (`ok` or a reason code).",
+        "its original text beside the new one, with a `status`: `ok`, `identical` (a "
+        "back-translation that came back unchanged: kept and scored) or a reason code.",
         "",
         "| config | transform | axis | seed | rows | status |",
         "|---|---|---|---|---|---|",

@@ -20,7 +20,7 @@ from shiftbench.errors import InputError
 from shiftbench.gen.languages import get_language
 from shiftbench.human_eval.batches import BATCH_FILE, ITEMS_FILE
 from shiftbench.human_eval.report import REPORT_JSON as HUMAN_JSON
-from shiftbench.runfolder import META_FILE, SPEC_FILE, card_configs
+from shiftbench.runfolder import IDENTICAL, IDENTITY_KEPT, META_FILE, SPEC_FILE, card_configs
 from shiftbench.validate.report import REPORT_JSON as VALIDATION_JSON
 
 # The Hub's task categories for mteb task types.
@@ -223,9 +223,11 @@ def _prose(
         f"The config `original` holds the source rows as they are. Every other config is one "
         f"transformation with one seed: the fields {fields} are rewritten, every other column "
         "is kept, the source text stays beside the new one as `original_<field>`, and each "
-        "row has a `status` (`ok`, or the reason the output was rejected) and the `attempt` "
-        "that produced it. A rejected row keeps its empty or failed output; it is never "
-        'filled with the source text, so select `status == "ok"` before scoring.',
+        "row has a `status` (`ok`, `identical` for a back-translation that came back "
+        "unchanged, or the reason the output was rejected) and the `attempt` that produced "
+        "it. A rejected row keeps its empty or failed output; it is never filled with the "
+        'source text, so select `status == "ok"` (and, for back-translation, `"identical"`) '
+        "before scoring.",
         "",
         "## Configs",
         "",
@@ -246,6 +248,7 @@ def _prose(
             f"| `{name}` | {info.get('transform', '-')} | {axis} | "
             f"{info.get('seed', '-')} | {targets} | {rows} | {status} |"
         )
+    out += _identical(configs)
     out += _generation(configs)
     out += _controls(configs)
     out += spec
@@ -256,6 +259,24 @@ def _prose(
     out += _citation(source)
     out += _limitations(human, license_id or source.get("license"))
     return out
+
+
+def _identical(configs: dict[str, Any]) -> list[str]:
+    """The sentence on unchanged back-translations, with their count."""
+    kept = {n: i for n, i in configs.items() if i.get("transform") in IDENTITY_KEPT}
+    if not kept:
+        return []
+    same = sum(
+        c.get(IDENTICAL, 0) for i in kept.values() for c in i.get("status_counts", {}).values()
+    )
+    total = sum(sum(i.get("rows", {}).values()) for i in kept.values())
+    return [
+        "",
+        "A back-translation identical to its input is a result, not a failure: back-translation "
+        "is the near-identity baseline of the HTEB protocol, so these rows are kept with the "
+        f"status `identical` and scored like `ok` rows ({same} of {total} back-translated rows "
+        "here).",
+    ]
 
 
 def _generation(configs: dict[str, Any]) -> list[str]:
@@ -453,6 +474,13 @@ def _loading(configs: dict[str, Any], repo: str | None, tag: str | None) -> list
     return out
 
 
+def _kept_rows(meta: dict[str, Any], name: str) -> str:
+    """The mteb snippet's filter: the statuses evaluate scores for this config."""
+    if meta["configs"][name].get("transform") in IDENTITY_KEPT:
+        return 'row["status"] in ("ok", "identical")'
+    return 'row["status"] == "ok"'
+
+
 def _evaluating(meta: dict[str, Any], repo: str | None, tag: str | None) -> list[str]:
     source = meta["source"]
     # A config in the source's own language(s), so the task's eval_langs are the source's.
@@ -535,7 +563,7 @@ def _evaluating(meta: dict[str, Any], repo: str | None, tag: str | None) -> list
         "    )",
         "",
         "    def dataset_transform(self, num_proc=None):",
-        '        self.dataset = self.dataset.filter(lambda row: row["status"] == "ok")',
+        f"        self.dataset = self.dataset.filter(lambda row: {_kept_rows(meta, name)})",
         "",
         "",
         'model = mteb.get_model("sentence-transformers/all-MiniLM-L6-v2")',

@@ -29,11 +29,11 @@ from shiftbench.errors import InputError
 from shiftbench.evaluate.encoders import Encoder
 from shiftbench.evaluate.run import Collection, ConfigView, write_json
 from shiftbench.gen.transforms import CHANGED, CONTROLS, PRESERVED
+from shiftbench.runfolder import IDENTITY_KEPT, usable
 
 MEASURES = {"cosine": "cosine similarity", "ned": "1 - normalised Euclidean distance"}
 GOLD = "gold"
 STS_TOP_SHARE = 0.8  # STS pairs scored in the top fifth of the scale count as paraphrases
-OK = "ok"
 
 
 @dataclass
@@ -98,7 +98,7 @@ def gather(collection: Collection, settings: ProbeSettings) -> list[Anchor]:
                 for row in config.splits.get(split, []):
                     anchor = by_id.get(row["row_id"])
                     status = row.get(f"status_{field_name}", row.get("status"))
-                    if anchor is not None and status == OK:
+                    if anchor is not None and usable(status, config.meta["transform"]):
                         name = config.meta["transform"]
                         anchor.controls.setdefault(name, []).append(row[field_name])
     if not anchors:
@@ -127,7 +127,7 @@ def _paraphrase_pairs(
         return [
             (r["row_id"], r[f"original_{fields[0]}"], r[fields[0]])
             for r in config.splits.get(split, [])
-            if r.get("status") == OK and r[fields[0]].strip()
+            if usable(r.get("status"), config.meta.get("transform")) and r[fields[0]].strip()
         ]
     task_type = source["task_type"]
     if task_type == "PairClassification":
@@ -288,7 +288,8 @@ def probe_document(
 
 def _paraphrase_rule(source: dict[str, Any], settings: ProbeSettings) -> str:
     if settings.paraphrases != GOLD:
-        return f"config {settings.paraphrases} (rows with status ok)"
+        kept = "ok or identical" if settings.paraphrases.startswith(IDENTITY_KEPT) else "ok"
+        return f"config {settings.paraphrases} (rows with status {kept})"
     if source["task_type"] == "PairClassification":
         return "gold pairs with label 1"
     return f"gold pairs scored {gold_threshold(source, settings.min_score):g} or more"

@@ -14,7 +14,7 @@ from shiftbench import __version__
 from shiftbench.errors import InputError
 from shiftbench.evaluate.encoders import Encoder
 from shiftbench.evaluate.tasks import EVALUATORS, Scoring, evaluator, train_split
-from shiftbench.runfolder import config_name, is_run_folder, read_meta
+from shiftbench.runfolder import OK, config_name, is_run_folder, read_meta, usable
 from shiftbench.sources import Source
 
 if TYPE_CHECKING:
@@ -183,6 +183,7 @@ def score_collection(
         if config.meta["kind"] == "control":
             continue  # probes, not robustness variants: `shiftbench probe` scores them
         base = originals.get(config.meta["subset"])
+        transform = config.meta.get("transform")
         context = {s: base.splits[s] for s in context_splits if base and s in base.splits}
         for split, rows in config.splits.items():
             if split in context_splits and split not in collection.source.get("splits", []):
@@ -193,23 +194,25 @@ def score_collection(
             base_rows = base.splits.get(split, []) if base is not None else rows
             if config.meta["kind"] != "original" and base is not None:
                 by_id = {r["row_id"]: r for r in base_rows}
-                same = [by_id[r["row_id"]] for r in rows if r.get("status", "ok") == "ok"]
+                same = [by_id[r["row_id"]] for r in rows if usable(r.get("status", OK), transform)]
                 paired = _metrics(collection, encoder, same, context, split, prior)
                 main = collection.source["main_score"]
                 record["original_same_rows"] = paired[main]
                 record["delta"] = record["main_score"] - paired[main]
-                record["self_retrieval"] = _self_retrieval(collection, encoder, rows, by_id, split)
+                record["self_retrieval"] = _self_retrieval(
+                    collection, encoder, rows, by_id, split, transform
+                )
                 if faithful is not None and config.meta["kind"] == "transform":
                     keep = faithful.rows.get(config.name, set())
                     chosen = [
                         r for r in rows
-                        if r.get("status", "ok") == "ok" and (split, r["row_id"]) in keep
+                        if usable(r.get("status", OK), transform) and (split, r["row_id"]) in keep
                     ]  # fmt: skip
                     record["faithful"] = _faithful_figures(
                         collection, encoder, chosen, by_id, context, split, prior,
                         faithful.criterion,
                     )  # fmt: skip
-            record["evalrank"] = _evalrank(collection, encoder, rows, base_rows, split)
+            record["evalrank"] = _evalrank(collection, encoder, rows, base_rows, split, transform)
             record["evaluation_time"] = round(time.perf_counter() - started, 3)
             records.append(record)
     return records
@@ -263,11 +266,12 @@ def _self_retrieval(
     rows: list[dict[str, Any]],
     by_id: dict[Any, dict[str, Any]],
     split: str,
+    transform: str | None,
 ) -> dict[str, float]:
     from shiftbench.evaluate.self_retrieval import self_retrieval, text_pairs
 
     fields = list(collection.source["text_fields"])
-    ok = [r for r in rows if r.get("status", "ok") == "ok"]
+    ok = [r for r in rows if usable(r.get("status", OK), transform)]
     pairs = text_pairs(ok, by_id, fields)
     background = [t for _, t in text_pairs(list(by_id.values()), by_id, fields)]
     scoring = Scoring(collection.source, encoder, ok, {}, split)
@@ -280,6 +284,7 @@ def _evalrank(
     rows: list[dict[str, Any]],
     original_rows: list[dict[str, Any]],
     split: str,
+    transform: str | None,
 ) -> dict[str, Any] | None:
     """EvalRank on an STS config's usable rows, the positives picked by the original's
     gold; for a variant also on the original's same rows, for a paired comparison."""
@@ -289,7 +294,7 @@ def _evalrank(
         return None
     fields = list(collection.source["text_fields"])
     positives = top_quarter(original_rows)
-    ok = [r for r in rows if r.get("status", "ok") == "ok"]
+    ok = [r for r in rows if usable(r.get("status", OK), transform)]
     scoring = Scoring(collection.source, encoder, ok, {}, split)
     figures = evalrank(scoring.embed, ok, fields, positives)
     if rows is not original_rows:
@@ -308,8 +313,8 @@ def _score_rows(
     context: dict[str, list[dict[str, Any]]],
     prior: list[list[Any]],
 ) -> dict[str, Any]:
-    usable = [r for r in rows if r.get("status", "ok") == "ok"]
-    metrics = _metrics(collection, encoder, usable, context, split, prior)
+    kept = [r for r in rows if usable(r.get("status", OK), config.meta.get("transform"))]
+    metrics = _metrics(collection, encoder, kept, context, split, prior)
     meta = config.meta
     return {
         "config": config.name,
@@ -320,7 +325,7 @@ def _score_rows(
         "axis": meta.get("axis"),
         "seed": meta.get("seed"),
         "prompt_variant": meta.get("prompt_variant", 1) if meta["kind"] != "original" else None,
-        "rows": len(usable),
+        "rows": len(kept),
         "rows_total": len(rows),
         "scores": dict(metrics),
         "main_score": metrics[collection.source["main_score"]],

@@ -22,9 +22,10 @@ from typing import Any
 
 from shiftbench.errors import InputError
 from shiftbench.gen.cache import row_key
-from shiftbench.gen.rewrite import EMPTY_INPUT, OK, RowResult
+from shiftbench.gen.rewrite import EMPTY_INPUT, RowResult
 from shiftbench.gen.transforms import Transform
 from shiftbench.gen.wordnet import WordNet, open_wordnet
+from shiftbench.runfolder import OK
 
 NOT_APPLICABLE = "not-applicable"
 SYNONYM, ANTONYM, JUMBLE = "synonym", "antonym", "jumble"

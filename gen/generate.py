@@ -10,9 +10,24 @@ from shiftbench.gen.backends import Backend
 from shiftbench.gen.cache import GenerationCache
 from shiftbench.gen.controls import RuleVariant
 from shiftbench.gen.languages import Language, get_language
-from shiftbench.gen.rewrite import OK, RowResult, Variant, needs_source_language, rewrite_texts
+from shiftbench.gen.rewrite import (
+    BUDGET_GROWTH,
+    RowResult,
+    Variant,
+    needs_source_language,
+    rewrite_texts,
+)
 from shiftbench.gen.transforms import PIVOT, SOURCE
-from shiftbench.runfolder import ConfigData, check_target, config_name, tally_status, write_run
+from shiftbench.runfolder import (
+    IDENTICAL,
+    OK,
+    ConfigData,
+    check_target,
+    config_name,
+    tally_status,
+    usable,
+    write_run,
+)
 from shiftbench.sources import RANKING_TYPES, TABULAR_TYPES, Source
 
 
@@ -157,14 +172,15 @@ def _configs_to_make(
 
 def failure_share(configs: list[ConfigData]) -> tuple[int, int]:
     """(failed rows, transformed rows) over the generated configs given (a rule-based
-    control's not-applicable rows are no failure)."""
+    control's not-applicable rows are no failure, nor is a kept identical back-translation)."""
     failed = total = 0
     for config in configs:
         if "rule" in config.meta:
             continue
+        transform = config.meta.get("transform")
         for counts in config.meta.get("status_counts", {}).values():
             total += sum(counts.values())
-            failed += sum(n for status, n in counts.items() if status != OK)
+            failed += sum(n for status, n in counts.items() if not usable(status, transform))
     return failed, total
 
 
@@ -231,7 +247,9 @@ def _variant_config(
     counts: dict[str, dict[str, int]] = {}
     control = variant.transform.control
     for split, rows in splits.items():
-        out[split] = [_variant_row(row, fields, done, pivot, control) for row in rows]
+        out[split] = [
+            _variant_row(row, fields, done, variant.transform.name, pivot, control) for row in rows
+        ]
         counts[split] = tally_status(out[split])
     used = [done[r[f]] for rows in splits.values() for r in rows for f in fields]
     source_language = subset_language(source, subset)
@@ -250,7 +268,8 @@ def _variant_config(
             {"origin": p.origin, "sha256": p.sha256, "text": p.text} for p in variant.prompts
         ],
         "token_budgets": [step.budget.describe() for step in variant.transform.steps],
-        "max_new_tokens": variant.transform.max_new_tokens,
+        "max_new_tokens": variant.cap,
+        "budget_growth": BUDGET_GROWTH,
         **described,
         "sampling": variant.sampling.as_dict(),
         "max_attempts": variant.max_attempts,
@@ -277,13 +296,15 @@ def _variant_row(
     row: dict[str, Any],
     fields: tuple[str, ...],
     done: dict[str, RowResult],
+    transform: str,
     pivot: bool,
     control: bool = False,
 ) -> dict[str, Any]:
     """The row with its fields rewritten, its originals kept, and one status for the row.
 
     A failed field stays empty rather than falling back to the original text, and the row's
-    status names the first failure. `language_<field>` is the language the field is now
+    status names the first failure; a row with none is `identical` when a field is a kept
+    unchanged back-translation, else `ok`. `language_<field>` is the language the field is now
     in; back-translation adds `pivot_<field>`. A control's row also has `status_<field>`,
     since the probes use each field on its own.
     """
@@ -301,7 +322,8 @@ def _variant_row(
         statuses.append(result.status)
         attempts.append(result.attempt)
         reasons.append(result.finish_reason)
-    new["status"] = next((s for s in statuses if s != OK), OK)
+    failed = next((s for s in statuses if not usable(s, transform)), None)
+    new["status"] = failed or (IDENTICAL if IDENTICAL in statuses else OK)
     new["attempt"] = max(attempts)
     new["finish_reason"] = "length" if "length" in reasons else "stop"
     return new

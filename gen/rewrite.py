@@ -13,13 +13,15 @@ from shiftbench.gen.backends import Backend, Generation, OnDone, Request, Sampli
 from shiftbench.gen.cache import GenerationCache, row_key
 from shiftbench.gen.languages import DEFAULT_POOL, LANGUAGES, Language, draw
 from shiftbench.gen.transforms import PER_DATASET, PER_TEXT, PIVOT, SOURCE, Prompt, Transform
-from shiftbench.validate.checks import first_failure, gen_checks
+from shiftbench.runfolder import IDENTICAL, IDENTITY_KEPT, OK, TRUNCATED, usable
+from shiftbench.validate.checks import Case, first_failure, gen_checks, identical
 
-OK = "ok"
 EMPTY_OUTPUT = "empty"
 EMPTY_INPUT = "empty-input"
 BACKEND_TRIES = 3
 UNKNOWN_LANGUAGE = "the same language as the text"
+LENGTH = "length"  # the finish reason of an output cut at its token budget
+BUDGET_GROWTH = 2  # a cut call is asked again with this many times its budget, up to the cap
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,12 @@ class Variant:
     pool: tuple[Language, ...] = tuple(LANGUAGES[c] for c in DEFAULT_POOL)
     prompt_variant: int = 1
     max_attempts: int = 3
+
+    @property
+    def cap(self) -> int:
+        """The most tokens one call may produce: --max-new-tokens when given (below or
+        above the transform's own cap), else the transform's cap."""
+        return self.sampling.max_new_tokens or self.transform.max_new_tokens
 
     @property
     def base_name(self) -> str:
@@ -51,6 +59,7 @@ class Variant:
             pool=[lang.code for lang in self.pool],
             max_attempts=self.max_attempts,
             checks=list(gen_checks(self.transform.name)),
+            budget_growth=BUDGET_GROWTH,
         )
 
     def step_languages(
@@ -99,12 +108,14 @@ def rewrite_texts(
 ) -> dict[str, RowResult]:
     """Transform each unique text once; identical texts share one result.
 
-    A chain of calls whose output fails an automatic check (validate.checks.gen_checks:
-    empty, identical to the input, a reasoning or prefix leak, runaway length; for
-    negation, no change in the number of negation cues) runs again
+    A call cut at its token budget is asked again with a larger budget (see _run_step). A
+    chain of calls still cut at the cap is `truncated`; one whose output fails an
+    automatic check (validate.checks.gen_checks: empty, identical to the input except for
+    back-translation, a reasoning or prefix leak, runaway length; for negation, no change
+    in the number of negation cues) has the check's name as its status. Either runs again
     with the next attempt's seeds (when sampling; greedy decoding would only repeat
-    itself), up to `variant.max_attempts`. The last output stays, with the check's name as
-    its status: it is never replaced by the input.
+    itself), up to `variant.max_attempts`. The last output stays: it is never replaced by
+    the input. A back-translation equal to its input is kept as `identical`, not retried.
     """
     model = backend.describe()["model"]
     name = variant.transform.name
@@ -118,32 +129,45 @@ def rewrite_texts(
     progress = progress_bar(len(pending) * calls, variant.base_name, quiet)
     for attempt in range(1, attempts + 1):
         current = {t: t for t in pending}
-        reasons: dict[str, str] = {}
+        cut: set[str] = set()
         for step in range(calls):
-            keys = {
-                t: call_key(current[t], variant, model, step, plans[t][step], attempt)
-                for t in current
-            }
-            made = _generate_missing(keys, current, variant, step, plans, backend, cache, progress)
+            made = _run_step(current, variant, model, step, plans, attempt, backend, cache,
+                             progress)  # fmt: skip
             for text in list(current):
-                gen = made[keys[text]]
-                reasons[text] = gen.finish_reason
-                if gen.text.strip():
-                    current[text] = gen.text
+                if made[text].finish_reason == LENGTH:
+                    cut.add(text)
+                if made[text].text.strip():
+                    current[text] = made[text].text
                 else:
                     del current[text]
                     progress.update(calls - step - 1)
         for text in pending:
             codes = tuple(lang.code if lang else "" for lang in plans[text])
             output = current.get(text, "")
-            status = first_failure(text, output, name, checks, language) or OK
-            results[text] = RowResult(output, status, attempt, reasons[text], codes)
-        pending = [t for t in pending if results[t].status != OK]
+            status = _status(text, output, text in cut, name, checks, language)
+            reason = LENGTH if text in cut else "stop"
+            results[text] = RowResult(output, status, attempt, reason, codes)
+        pending = [t for t in pending if not usable(results[t].status, name)]
         if not pending:
             break
         progress.total += len(pending) * calls if attempt < attempts else 0
     progress.close()
     return results
+
+
+def _status(
+    text: str, output: str, cut: bool, transform: str, checks: tuple[str, ...], language: str | None
+) -> str:
+    """A chain's status: `truncated` when a call was still cut at the cap, else the first
+    check it fails, else `identical` (IDENTITY_KEPT transforms only) or `ok`."""
+    if cut:
+        return TRUNCATED
+    failed = first_failure(text, output, transform, checks, language)
+    if failed is not None:
+        return failed
+    if transform in IDENTITY_KEPT and identical(Case(text, output, transform)):
+        return IDENTICAL
+    return OK
 
 
 def call_key(
@@ -153,8 +177,13 @@ def call_key(
     step: int,
     lang: Language | None,
     attempt: int,
+    budget: int | None = None,
 ) -> str:
-    """Everything one call's output depends on (DESIGN.md, "Determinism"), and nothing else."""
+    """Everything one call's output depends on (DESIGN.md, "Determinism"), and nothing else.
+
+    `budget` is given for a call asked again with a larger budget only: the first budget
+    follows from the text, the transform and the sampling settings already in the key.
+    """
     return row_key(
         text=text,
         transform=variant.transform.name,
@@ -166,11 +195,60 @@ def call_key(
         seed=variant.seed,
         language=lang.code if lang else None,
         attempt=attempt,
+        **({"max_new_tokens": budget} if budget is not None else {}),
     )
 
 
+@dataclass(frozen=True)
+class Call:
+    """One call to make: its cache key, its seed and its token budget."""
+
+    key: str
+    seed: int
+    budget: int
+
+
+def _run_step(
+    current: dict[str, str],
+    variant: Variant,
+    model: dict[str, Any],
+    step: int,
+    plans: dict[str, tuple[Language | None, ...]],
+    attempt: int,
+    backend: Backend,
+    cache: GenerationCache,
+    progress: Any,
+) -> dict[str, Generation]:
+    """Each text's output of call `step`, its input being `current[text]`.
+
+    An output cut at its budget (finish reason `length`) is asked for again with
+    BUDGET_GROWTH times the budget, never more than the cap, and the same seed, until it
+    ends by itself or its budget is the cap. The budgets depend on the input only, so the
+    retries are as deterministic as the first call.
+    """
+    budget = variant.transform.steps[step].budget
+    calls = {}
+    for text, given in current.items():
+        key = call_key(given, variant, model, step, plans[text][step], attempt)
+        calls[text] = Call(key, int(key[:15], 16), budget.tokens(given, variant.cap))
+    outputs: dict[str, Generation] = {}
+    while calls:
+        made = _generate_missing(calls, current, variant, step, plans, backend, cache, progress)
+        again = {}
+        for text, call in calls.items():
+            outputs[text] = made[call.key]
+            if outputs[text].finish_reason == LENGTH and call.budget < variant.cap:
+                tokens = min(variant.cap, call.budget * BUDGET_GROWTH)
+                lang = plans[text][step]
+                key = call_key(current[text], variant, model, step, lang, attempt, tokens)
+                again[text] = Call(key, call.seed, tokens)
+        progress.total += len(again)
+        calls = again
+    return outputs
+
+
 def _generate_missing(
-    keys: dict[str, str],
+    calls: dict[str, Call],
     inputs: dict[str, str],
     variant: Variant,
     step: int,
@@ -179,27 +257,23 @@ def _generate_missing(
     cache: GenerationCache,
     progress: Any,
 ) -> dict[str, Generation]:
-    """Outputs for every key: cached ones, then the rest generated chunk by chunk.
+    """Outputs for every call: cached ones, then the rest generated chunk by chunk.
 
     Each result is committed to the cache the moment it arrives, so a crash loses only
     the requests in flight. Texts that share a key are sent once.
     """
-    outputs = cache.get_many(list(dict.fromkeys(keys.values())))
-    todo = list({k: t for t, k in keys.items() if k not in outputs}.items())
-    texts_per_key = Counter(keys.values())
+    outputs = cache.get_many(list(dict.fromkeys(c.key for c in calls.values())))
+    todo = list({c.key: t for t, c in calls.items() if c.key not in outputs}.items())
+    texts_per_key = Counter(c.key for c in calls.values())
     progress.update(sum(n for k, n in texts_per_key.items() if k in outputs))
     prompt = variant.prompts[step]
-    budget = variant.transform.steps[step].budget
-    cap = variant.transform.max_new_tokens
-    if variant.sampling.max_new_tokens:
-        cap = min(cap, variant.sampling.max_new_tokens)
     for start in range(0, len(todo), backend.chunk_size):
         chunk = todo[start : start + backend.chunk_size]
         requests = []
-        for key, text in chunk:
+        for _, text in chunk:
             lang = plans[text][step]
             rendered = prompt.render(inputs[text], lang.name if lang else UNKNOWN_LANGUAGE)
-            requests.append(Request(rendered, int(key[:15], 16), budget.tokens(inputs[text], cap)))
+            requests.append(Request(rendered, calls[text].seed, calls[text].budget))
 
         def keep(index: int, gen: Generation, chunk: list[tuple[str, str]] = chunk) -> None:
             key = chunk[index][0]
@@ -227,12 +301,12 @@ def call_backend(
 
     for attempt in range(1, BACKEND_TRIES + 1):
         todo = [i for i in range(len(requests)) if i not in done]
+
+        def report(j: int, gen: Generation, todo: list[int] = todo) -> None:
+            keep_once(todo[j], gen)
+
         try:
-            made = backend.generate(
-                [requests[i] for i in todo],
-                sampling,
-                lambda j, gen, todo=todo: keep_once(todo[j], gen),
-            )
+            made = backend.generate([requests[i] for i in todo], sampling, report)
             for j, gen in enumerate(made):  # for backends that do not report as they go
                 keep_once(todo[j], gen)
             return

@@ -24,7 +24,7 @@ from typing import Any
 
 from shiftbench import __version__
 from shiftbench.errors import InputError
-from shiftbench.runfolder import read_meta
+from shiftbench.runfolder import read_meta, usable
 
 ITEMS_FILE = "items.jsonl"
 BATCH_FILE = "batch.json"
@@ -92,8 +92,9 @@ def _rng(*parts: object) -> random.Random:
 
 
 def candidates(folder: Path) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
-    """Every rewritten text of status ok, grouped by stratum: the transform, and for
-    outputs in another language than their original, the output's language as well."""
+    """Every rewritten text that evaluate scores (status ok, or identical for a
+    back-translation), grouped by stratum: the transform, and for outputs in another
+    language than their original, the output's language as well."""
     meta = read_meta(folder)
     fields = meta["source"]["text_fields"]
     strata: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -105,7 +106,7 @@ def candidates(folder: Path) -> tuple[dict[str, Any], dict[str, list[dict[str, A
             with open(path, encoding="utf-8") as fh:
                 for line in fh:
                     row = json.loads(line)
-                    if row.get("status") != "ok":
+                    if not usable(row.get("status"), config.get("transform")):
                         continue
                     for field in fields:
                         output = row.get(field)

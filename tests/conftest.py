@@ -79,6 +79,9 @@ def scripted(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(ScriptedBackend, "fail_from_call", None)
     monkeypatch.setattr(ScriptedBackend, "fail_once_after", None)
     monkeypatch.setattr(ScriptedBackend, "empty_for", set())
+    monkeypatch.setattr(ScriptedBackend, "length_for", set())
+    monkeypatch.setattr(ScriptedBackend, "budgets", [])
+    monkeypatch.setattr(ScriptedBackend, "seeds", [])
     monkeypatch.setattr(ScriptedBackend, "script", {})
     monkeypatch.setattr(rewrite.time, "sleep", lambda s: None)
     return ScriptedBackend
@@ -129,3 +132,26 @@ def static_encoder(tmp_path_factory):
     folder = tmp_path_factory.mktemp("encoders") / "static-minilm"
     SentenceTransformer(modules=[static], device="cpu").save(str(folder))
     return folder
+
+
+@pytest.fixture
+def status_run(scripted, invoke, tmp_path: Path) -> Path:
+    """The sample back-translated by the scripted backend, greedily: rows 0 and 1 come back
+    unchanged in both fields, row 2's sentence1 is cut at every token budget, and every
+    other text comes back rewritten."""
+    rows = read_rows(Path(__file__).parents[1] / "sample" / "data" / "test.jsonl")
+    script: dict[str, list[str]] = {}
+    for i in (0, 1):
+        for field in ("sentence1", "sentence2"):
+            pivot = f"PIVOT {i} {field}"
+            script[rows[i][field]] = [pivot]
+            script[pivot] = [rows[i][field]]
+    scripted.script = script
+    scripted.length_for = {rows[2]["sentence1"]}
+    out = tmp_path / "backtranslated"
+    result = invoke(
+        "gen", "sample", "-t", "backtranslation", "-b", "scripted", "--temperature", "0",
+        "--max-failure-rate", "1", "-q", "-o", out,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    return out

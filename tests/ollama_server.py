@@ -5,7 +5,8 @@ Endpoints and shapes follow Ollama's API: GET /api/version and /api/tags; POST /
 by default and as one JSON object with "stream": false, the last object carrying done,
 done_reason ("stop" or "length"), prompt_eval_count and eval_count. Tokens are words here.
 
-The model answers "ECHO <last paragraph of the prompt>", cut at num_predict words. A prompt
+The model answers "ECHO <last paragraph of the prompt>" (or the reply `replies` scripts for
+that paragraph), cut at num_predict words. A prompt
 longer than num_ctx words is truncated to its last num_ctx words, as Ollama does, and
 prompt_eval_count says so. `faults` is consumed one per chat request: "500", "reset",
 "malformed". A model with the "thinking" capability leaks a <think> block unless asked
@@ -27,6 +28,7 @@ class OllamaStub:
         self.models = models or {"stub:latest": ["completion"]}
         self.faults: list[str] = []
         self.chats: list[dict[str, Any]] = []
+        self.replies: dict[str, str] = {}  # last paragraph of a prompt -> its reply
         # first-token log-probabilities served when a chat asks for logprobs
         self.top_logprobs: dict[str, float] = {"Yes": -0.2, "No": -1.8, " yes": -3.1, "Maybe": -4}
         self.lock = threading.Lock()
@@ -136,7 +138,8 @@ class OllamaStub:
                 if len(words) > num_ctx:
                     words = words[-num_ctx:]
                 prompt = " ".join(words)
-                answer = ("ECHO " + body["messages"][-1]["content"].rsplit("\n\n", 1)[-1]).split()
+                asked = body["messages"][-1]["content"].rsplit("\n\n", 1)[-1]
+                answer = stub.replies.get(asked.strip(), "ECHO " + asked).split()
                 if thinking and body.get("think") is not False:
                     answer = ["<think>", "let", "me", "think", "</think>", *answer]
                 limit = options.get("num_predict", -1)

@@ -1,9 +1,11 @@
 """A local OpenAI-compatible chat server for tests, with faults injected on demand.
 
 It answers GET /v1/models and POST /v1/chat/completions as the OpenAI API does (the same
-JSON shapes and status codes), replying "ECHO <last paragraph of the prompt>", and records
-every request. `faults` is a list consumed one per completion request: "500", "429",
-"reset" (close the connection without answering), "malformed" (a 200 with a broken body).
+JSON shapes and status codes), replying "ECHO <last paragraph of the prompt>" (or the reply
+`replies` scripts for that paragraph), cut at `max_tokens` words with finish_reason
+"length" as a server cuts at its token budget, and records every request. `faults` is a
+list consumed one per completion request: "500", "429", "reset" (close the connection
+without answering), "malformed" (a 200 with a broken body).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ class OpenAIStub:
         self.faults: list[str] = []
         self.delay = 0.0  # seconds each completion takes
         self.requests: list[dict[str, Any]] = []
+        self.replies: dict[str, str] = {}  # last paragraph of a prompt -> its reply
         self.headers: list[dict[str, str]] = []
         self.lock = threading.Lock()
         stub = self
@@ -66,7 +69,13 @@ class OpenAIStub:
                     self._send(404, {"error": {"message": f"model {body.get('model')} not found"}})
                 else:
                     prompt = body["messages"][-1]["content"]
-                    text = "ECHO " + prompt.rsplit("\n\n", 1)[-1]
+                    asked = prompt.rsplit("\n\n", 1)[-1]
+                    words = stub.replies.get(asked.strip(), "ECHO " + asked).split(" ")
+                    limit = body.get("max_tokens")
+                    reason = "stop"
+                    if limit is not None and len(words) > limit:
+                        words, reason = words[:limit], "length"
+                    text = " ".join(words)
                     self._send(
                         200,
                         {
@@ -76,7 +85,7 @@ class OpenAIStub:
                             "choices": [
                                 {
                                     "index": 0,
-                                    "finish_reason": "stop",
+                                    "finish_reason": reason,
                                     "message": {"role": "assistant", "content": text},
                                 }
                             ],

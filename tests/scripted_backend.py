@@ -1,7 +1,8 @@
 """A backend for engine tests whose answers are known in advance.
 
-It echoes the input text with a marker, can answer empty for chosen texts, and can fail
-from its n-th call on, so crash and retry behaviour can be asserted exactly.
+It echoes the input text with a marker, can answer empty for chosen texts, can report
+every answer to chosen texts as cut at its token budget (finish reason "length"), and can
+fail from its n-th call on, so crash and retry behaviour can be asserted exactly.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ class ScriptedBackend:
     # report this many results of the next call, then fail that call once
     fail_once_after: ClassVar[int | None] = None
     empty_for: ClassVar[set[str]] = set()
+    length_for: ClassVar[set[str]] = set()  # inputs whose every answer is cut at its budget
+    budgets: ClassVar[list[tuple[str, int | None]]] = []  # (input, token budget) per request
+    seeds: ClassVar[list[tuple[str, int]]] = []  # (input, seed) per request
     script: ClassVar[dict[str, list[str]]] = {}  # input -> replies, one per call, in order
 
     def __init__(self, model: str | None = None, **_: Any) -> None:
@@ -37,14 +41,21 @@ class ScriptedBackend:
         texts = [r.prompt.rsplit("\n\n", 1)[-1].strip() for r in requests]
         ScriptedBackend.calls.append(texts)
         ScriptedBackend.prompts.extend(r.prompt for r in requests)
+        ScriptedBackend.budgets.extend(
+            (t, r.max_new_tokens) for t, r in zip(texts, requests, strict=True)
+        )
+        ScriptedBackend.seeds.extend((t, r.seed) for t, r in zip(texts, requests, strict=True))
         if self.fail_from_call is not None and len(self.calls) >= self.fail_from_call:
             raise ConnectionError("scripted failure")
         if self.fail_once_after is not None:
             for i, text in enumerate(texts[: self.fail_once_after]):
-                on_done(i, Generation(self._reply(text), "stop"))
+                on_done(i, Generation(self._reply(text), self._finish(text)))
             ScriptedBackend.fail_once_after = None
             raise ConnectionError("scripted failure mid-call")
-        return [Generation(self._reply(t), "stop") for t in texts]
+        return [Generation(self._reply(t), self._finish(t)) for t in texts]
+
+    def _finish(self, text: str) -> str:
+        return "length" if text in self.length_for else "stop"
 
     def _reply(self, text: str) -> str:
         if self.script.get(text):

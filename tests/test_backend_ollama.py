@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
+from pathlib import Path
 
 import ollama
 import pytest
@@ -92,9 +93,10 @@ def test_reasoning_models_are_told_not_to_think_and_leaks_are_removed(stub, invo
 
 def test_token_budget_and_truncated_prompts_are_reported(stub, invoke, tmp_path):
     out = tmp_path / "run"
-    assert gen(invoke, stub, out, "--max-new-tokens", "3").exit_code == 0
+    result = gen(invoke, stub, out, "--max-new-tokens", "3", "--max-failure-rate", "1")
+    assert result.exit_code == 0, result.output
     rows = read_rows(out / "paraphrase-s1337" / "test.jsonl")
-    assert {r["finish_reason"] for r in rows} == {"length"}
+    assert {(r["finish_reason"], r["status"]) for r in rows} == {("length", "truncated")}
     assert all(len(r["sentence1"].split()) == 3 for r in rows)
 
     folder = tmp_path / "long"
@@ -118,6 +120,8 @@ def test_token_budget_and_truncated_prompts_are_reported(stub, invoke, tmp_path)
         "stub",
         "--num-ctx",
         "256",
+        "--max-failure-rate",
+        "1",
         "-q",
         "-o",
         tmp_path / "run2",
@@ -178,3 +182,26 @@ def test_paraplue_reads_the_servers_top_logprobs(stub):
     stub.top_logprobs = {"Yes": -0.01, "Maybe": -5.0}  # "No" is not among the alternatives
     scored = scorer.score([Item("x y z", "x y")], GenerationCache(None))
     assert scored == [(None, None, "answer not among the top log-probabilities")]
+
+
+def test_done_reason_length_is_asked_again_with_a_larger_num_predict(stub, invoke, tmp_path):
+    sample = read_rows(Path(__file__).parents[1] / "sample" / "data" / "test.jsonl")
+    long, endless = sample[0]["sentence1"], sample[1]["sentence1"]
+    stub.replies = {long: " ".join(["word"] * 300), endless: " ".join(["more"] * 5000)}
+    out = tmp_path / "run"
+    args = ("-t", "expansion", "--temperature", "0", "--max-failure-rate", "1")
+    assert gen(invoke, stub, out, *args).exit_code == 0
+
+    def asked(text):
+        return [
+            c["options"]["num_predict"]
+            for c in stub.chats
+            if c["messages"][0]["content"].rsplit("\n\n", 1)[-1].strip() == text
+        ]
+
+    first, second = (160 + 8 * len(t.split()) for t in (long, endless))
+    assert asked(long) == [first, 2 * first]
+    assert asked(endless) == [second, 2 * second, 4 * second, 1024]
+    rows = read_rows(out / "expansion-s1337" / "test.jsonl")
+    assert (rows[0]["status"], rows[0]["sentence1"]) == ("ok", stub.replies[long])
+    assert (rows[1]["status"], rows[1]["finish_reason"]) == ("truncated", "length")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
+from pathlib import Path
 
 import pytest
 from conftest import read_rows
@@ -122,3 +123,49 @@ def test_api_key_is_sent_and_never_written(stub, invoke, tmp_path, monkeypatch):
             assert secret not in path.read_text(encoding="utf-8")
     meta = json.loads((out / "shiftbench.json").read_text(encoding="utf-8"))
     assert meta["configs"]["paraphrase-s1337"]["backend"]["base_url"] == stub.url
+
+
+def sent_budgets(stub, text):
+    """(max_tokens, seed) of every request the server got for `text`, in order."""
+    return [
+        (b["max_tokens"], b["seed"])
+        for b in stub.requests
+        if b["messages"][0]["content"].rsplit("\n\n", 1)[-1].strip() == text
+    ]
+
+
+def test_a_reply_cut_at_max_tokens_is_asked_again_with_more(stub, invoke, tmp_path):
+    texts = [r["sentence1"] for r in _sample_rows()]
+    long, endless = texts[0], texts[1]
+    stub.replies = {long: " ".join(["word"] * 300), endless: " ".join(["more"] * 5000)}
+    out = tmp_path / "run"
+    result = invoke(*gen_args(stub, out, "-t", "expansion", "--temperature", "0",
+                              "--max-failure-rate", "1"))  # fmt: skip
+    assert result.exit_code == 0, result.output
+    first = 160 + 8 * len(long.split())
+    assert [n for n, _ in sent_budgets(stub, long)] == [first, 2 * first]
+    assert len({seed for _, seed in sent_budgets(stub, long)}) == 1  # the same answer, longer
+    rows = read_rows(out / "expansion-s1337" / "test.jsonl")
+    assert (rows[0]["status"], rows[0]["finish_reason"]) == ("ok", "stop")
+    assert rows[0]["sentence1"] == stub.replies[long]
+    # still cut at the cap (1024 for expansion): kept, marked truncated
+    second = 160 + 8 * len(endless.split())
+    assert [n for n, _ in sent_budgets(stub, endless)] == [second, 2 * second, 4 * second, 1024]
+    assert (rows[1]["status"], rows[1]["finish_reason"]) == ("truncated", "length")
+    assert len(rows[1]["sentence1"].split()) == 1024
+
+
+def test_max_new_tokens_above_the_transform_cap_reaches_the_server(stub, invoke, tmp_path):
+    text = _sample_rows()[0]["sentence1"]
+    stub.replies = {text: " ".join(["more"] * 5000)}
+    out = tmp_path / "run"
+    args = ("--limit", "1", "--temperature", "0", "--max-new-tokens", "3000")
+    result = invoke(*gen_args(stub, out, *args, "--max-failure-rate", "1"))
+    assert result.exit_code == 0, result.output
+    assert [n for n, _ in sent_budgets(stub, text)] == [88, 176, 352, 704, 1408, 2816, 3000]
+    (row,) = read_rows(out / "paraphrase-s1337" / "test.jsonl")
+    assert (row["status"], len(row["sentence1"].split())) == ("truncated", 3000)
+
+
+def _sample_rows():
+    return read_rows(Path(__file__).parents[1] / "sample" / "data" / "test.jsonl")

@@ -556,3 +556,19 @@ def test_run_publishes_each_source_of_a_spec(scripted, invoke, shared_data, hub,
         )
         assert loaded.returncode == 0, loaded.stderr
         assert json.loads(loaded.stdout.splitlines()[-1]) == local
+
+
+def test_card_counts_identical_back_translations_as_kept_and_scored(status_run, invoke):
+    result = invoke("card", status_run)
+    assert result.exit_code == 0, result.output
+    text = (status_run / "README.md").read_text(encoding="utf-8")
+    assert (
+        "| `backtranslation-s1337` | backtranslation | Lexical/Stylistic | 1337 | - | 42 test | "
+        "identical 2, ok 39, truncated 1 |"
+    ) in text
+    assert (
+        "A back-translation identical to its input is a result, not a failure: "
+        "back-translation is the near-identity baseline of the HTEB protocol, so these rows "
+        "are kept with the status `identical` and scored like `ok` rows (2 of 42 "
+        "back-translated rows here)."
+    ) in " ".join(text.split())

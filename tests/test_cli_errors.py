@@ -275,3 +275,30 @@ def test_gen_refuses_summarization(invoke, tmp_path):
         "Classification, Clustering, Retrieval, Reranking",
         out,
     )
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("0", "Invalid value for '--max-new-tokens': 0 is not in the range x>=1."),
+        ("-5", "Invalid value for '--max-new-tokens': -5 is not in the range x>=1."),
+        ("lots", "Invalid value for '--max-new-tokens': 'lots' is not a valid integer range."),
+    ],
+)
+def test_bad_max_new_tokens(invoke, tmp_path, value, message):
+    out = tmp_path / "run"
+    result = invoke("gen", "sample", "-b", "scripted", "--max-new-tokens", value, "-o", out)
+    assert_refused(result, message, out)
+
+
+@pytest.mark.parametrize("backend", ["ollama", "vllm"])
+def test_max_new_tokens_must_leave_room_for_the_prompt(invoke, tmp_path, backend):
+    out = tmp_path / "run"
+    args = ["gen", "sample", "-b", backend, "-m", "m", "--num-ctx", "4096", "-o", out]
+    result = invoke(*args, "--max-new-tokens", "4096")
+    assert_refused(
+        result,
+        f"--max-new-tokens 4096 leaves no room for the prompt in the {backend} backend's "
+        "context of 4096 tokens; raise --num-ctx",
+        out,
+    )

@@ -855,3 +855,29 @@ def test_faithful_bad_input(scripted_run, invoke, tmp_path, args, message):
     assert result.exit_code == 2
     assert result.stderr.strip() == message.format(run=scripted_run)
     assert not out.exists()
+
+
+def test_identical_back_translations_are_scored_and_truncated_rows_are_not(
+    status_run, invoke, tmp_path
+):
+    rows = read_rows(status_run / "backtranslation-s1337" / "test.jsonl")
+    assert [r["status"] for r in rows[:3]] == ["identical", "identical", "truncated"]
+    out = tmp_path / "results"
+    result = invoke("evaluate", status_run, "-m", MODEL, "-o", out)
+    assert result.exit_code == 0, result.output
+    doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    _, variant = doc["models"][0]["results"]
+    assert (variant["config"], variant["rows"], variant["rows_total"]) == (
+        "backtranslation-s1337",
+        41,
+        42,
+    )
+    scored = [r for r in rows if r["status"] != "truncated"]
+    encoder = Encoder(MODEL)
+    expected = sts_metrics(
+        encoder.embed([r["sentence1"] for r in scored]),
+        encoder.embed([r["sentence2"] for r in scored]),
+        [r["score"] for r in scored],
+        (0.0, 5.0),
+    )
+    assert variant["main_score"] == pytest.approx(expected["cosine_spearman"], abs=1e-9)

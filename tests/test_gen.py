@@ -326,3 +326,105 @@ def test_too_many_failed_rows_exit_1_but_keep_the_run(scripted, invoke, tmp_path
     assert {r["status"] for r in read_rows(out / "paraphrase-s1337" / "test.jsonl")} == {"empty"}
     result = invoke(*args, "--max-failure-rate", "1", "-s", "2")
     assert result.exit_code == 0, result.output
+
+
+def test_an_unchanged_back_translation_is_kept_but_an_unchanged_paraphrase_fails(
+    scripted, invoke, tmp_path
+):
+    (row,) = read_rows(Path(__file__).parents[1] / "sample" / "data" / "test.jsonl")[:1]
+    a, b = row["sentence1"], row["sentence2"]
+    scripted.script = {
+        # the paraphrase gives each text back three times over
+        a: [a, a, a, *["Una mujer riega las tomateras."] * 3],
+        b: [b, b, b, *["Una mujer riega tomateras."] * 3],
+        # the back-translation's way back lands on the input again, every time
+        "Una mujer riega las tomateras.": [a] * 3,
+        "Una mujer riega tomateras.": [b] * 3,
+    }
+    out = tmp_path / "run"
+    result = invoke(
+        "gen", "sample", "--limit", "1", "-t", "paraphrase,backtranslation", "-b", "scripted",
+        "-q", "-o", out, "--max-failure-rate", "0.4",
+    )  # fmt: skip
+    # only the paraphrase counts as failed: 1 of 2 rows
+    assert result.exit_code == 1
+    assert result.stderr.startswith("Error: 1 of 2 rows (50%) failed the checks")
+
+    (para,) = read_rows(out / "paraphrase-s1337" / "test.jsonl")
+    assert (para["status"], para["attempt"], para["sentence1"]) == ("identical", 3, a)
+    (back,) = read_rows(out / "backtranslation-s1337" / "test.jsonl")
+    assert (back["status"], back["attempt"]) == ("identical", 1)
+    assert (back["sentence1"], back["sentence2"]) == (a, b)
+    sent = [t for call in scripted.calls for t in call]
+    assert sent.count("Una mujer riega las tomateras.") == 1  # not asked again
+    configs = json.loads((out / "shiftbench.json").read_text(encoding="utf-8"))["configs"]
+    assert configs["backtranslation-s1337"]["status_counts"] == {"test": {"identical": 1}}
+    assert configs["paraphrase-s1337"]["status_counts"] == {"test": {"identical": 1}}
+
+
+def test_a_row_identical_in_one_field_and_failed_in_another_is_a_failure(
+    scripted, invoke, tmp_path
+):
+    (row,) = read_rows(Path(__file__).parents[1] / "sample" / "data" / "test.jsonl")[:1]
+    a, b = row["sentence1"], row["sentence2"]
+    scripted.script = {a: ["Una mujer riega las tomateras."], "Una mujer riega las tomateras.": [a]}
+    scripted.empty_for = {b}
+    out = tmp_path / "run"
+    args = ["gen", "sample", "--limit", "1", "-t", "backtranslation", "-b", "scripted", "-q"]
+    assert invoke(*args, "-o", out, "--max-failure-rate", "1").exit_code == 0
+    (back,) = read_rows(out / "backtranslation-s1337" / "test.jsonl")
+    assert (back["status"], back["sentence1"], back["sentence2"]) == ("empty", a, "")
+
+
+def test_an_output_cut_at_its_budget_is_asked_again_with_twice_the_budget(
+    scripted, invoke, tmp_path
+):
+    rows = read_rows(Path(__file__).parents[1] / "sample" / "data" / "test.jsonl")[:2]
+    a = rows[0]["sentence1"]
+    first = 48 + max(4 * len(a.split()), len(a) // 2)
+    scripted.length_for = {a}
+    out = tmp_path / "run"
+    args = ["gen", "sample", "--limit", "2", "-b", "scripted", "--temperature", "0", "-q"]
+    result = invoke(*args, "-o", out, "--max-failure-rate", "1")
+    assert result.exit_code == 0, result.output
+    asked = [n for text, n in scripted.budgets if text == a]
+    assert first == 88
+    assert asked == [88, 176, 352, 512]  # doubled until the cap
+    top, other = read_rows(out / "paraphrase-s1337" / "test.jsonl")
+    assert (top["status"], top["finish_reason"], top["attempt"]) == ("truncated", "length", 1)
+    assert top["sentence1"] == f"REWRITTEN {a}"  # kept, never the original
+    assert (other["status"], other["finish_reason"]) == ("ok", "stop")
+    meta = json.loads((out / "shiftbench.json").read_text(encoding="utf-8"))
+    config = meta["configs"]["paraphrase-s1337"]
+    assert config["status_counts"] == {"test": {"ok": 1, "truncated": 1}}
+    assert (config["max_new_tokens"], config["budget_growth"]) == (512, 2)
+    # Same seed on every budget of a call: a longer budget lets the same answer finish.
+    seeds = [s for s in scripted.seeds if s[0] == a]
+    assert len({seed for _, seed in seeds}) == 1
+
+
+def test_max_new_tokens_above_the_default_cap_reaches_the_backend(scripted, invoke, tmp_path):
+    a = read_rows(Path(__file__).parents[1] / "sample" / "data" / "test.jsonl")[0]["sentence1"]
+    scripted.length_for = {a}
+    out = tmp_path / "run"
+    result = invoke(
+        "gen", "sample", "--limit", "1", "-b", "scripted", "--temperature", "0",
+        "--max-new-tokens", "2000", "--max-failure-rate", "1", "-q", "-o", out,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    asked = [n for text, n in scripted.budgets if text == a]
+    assert asked == [88, 176, 352, 704, 1408, 2000]
+    config = json.loads((out / "shiftbench.json").read_text(encoding="utf-8"))["configs"]
+    assert config["paraphrase-s1337"]["max_new_tokens"] == 2000
+
+
+def test_the_embedded_model_cut_at_the_cap_is_truncated(invoke, tmp_path):
+    out = tmp_path / "run"
+    result = invoke(
+        "gen", "sample", "--limit", "1", "--temperature", "0", "--max-new-tokens", "2",
+        "--max-failure-rate", "1", "-q", "--no-cache", "-o", out,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    (row,) = read_rows(out / "paraphrase-s1337" / "test.jsonl")
+    assert (row["status"], row["finish_reason"]) == ("truncated", "length")
+    assert 0 < len(row["sentence1"].split()) <= 2

@@ -208,3 +208,36 @@ def test_short_english_is_not_flagged_when_english_is_expected(name):
     assert identifier.detect(texts, ["en", "en", "es"]) == ["en", "de", "it"]
     if name == "lingua":
         assert identifier.detect(texts[:1]) == ["is"]
+
+
+def test_identical_back_translations_are_counted_apart_from_errors(status_run, invoke):
+    assert invoke("validate", status_run).exit_code == 0
+    report = json.loads((status_run / "validation.json").read_text(encoding="utf-8"))
+    back = report["configs"]["backtranslation-s1337"]
+    assert (back["identical_rows"], back["identical_rate"]) == (2, round(2 / 42, 4))
+    assert back["error_counts"]["identical"] == 0
+    assert back["error_counts"]["truncated"] == 1  # the row cut at its budget
+    assert back["failed_rows"] == 1
+    rows = read_rows(status_run / "validation" / "backtranslation-s1337.jsonl")
+    assert [(r["identical"], r["failed"]) for r in rows[:3]] == [
+        (True, []),
+        (True, []),
+        (False, ["truncated"]),
+    ]
+    text = (status_run / "validation.md").read_text(encoding="utf-8")
+    assert "| backtranslation-s1337 | 42 | 2.4% |" in text
+    assert "| 4.8% | " in text  # the identical (kept) column
+
+
+def test_identical_paraphrases_are_still_errors(scripted, invoke, tmp_path):
+    scripted.script = {SAMPLE[0]["sentence1"]: [SAMPLE[0]["sentence1"]]}
+    out = tmp_path / "run"
+    args = ["gen", "sample", "--limit", "2", "--temperature", "0", "-b", "scripted", "-q"]
+    assert invoke(*args, "-o", out, "--max-failure-rate", "1").exit_code == 0
+    assert invoke("validate", out).exit_code == 0
+    report = json.loads((out / "validation.json").read_text(encoding="utf-8"))
+    para = report["configs"]["paraphrase-s1337"]
+    assert (para["error_counts"]["identical"], para["failed_rows"]) == (1, 1)
+    assert "identical_rows" not in para
+    text = (out / "validation.md").read_text(encoding="utf-8")
+    assert "| - | " in text  # no kept identical rows for a paraphrase

@@ -17,6 +17,8 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
+from shiftbench.runfolder import IDENTITY_KEPT
+
 LONGER_BY_DESIGN = ("expansion", "summarised-expansion")
 SUMMARIES = ("summarisation",)
 TRANSLATIONS = ("translation", "cross-translation")
@@ -176,8 +178,11 @@ TRANSFORM_CHECKS: dict[str, dict[str, Check]] = {"negation": {"not-negated": not
 
 
 def gen_checks(transform: str) -> tuple[str, ...]:
-    """The checks gen runs on a transform's outputs (and retries on)."""
-    return GEN_CHECKS + tuple(TRANSFORM_CHECKS.get(transform, {}))
+    """The checks gen runs on a transform's outputs (and retries on). An unchanged output
+    of a transform in IDENTITY_KEPT is a result, not a failure."""
+    kept = ("identical",) if transform in IDENTITY_KEPT else ()
+    own = tuple(c for c in GEN_CHECKS if c not in kept)
+    return own + tuple(TRANSFORM_CHECKS.get(transform, {}))
 
 
 def failures(case: Case, names: tuple[str, ...] | None = None) -> list[str]:

@@ -74,7 +74,8 @@ def ask(
     bar = progress_bar(len(todo), label, quiet or not todo, "pair")
     for start in range(0, len(todo), backend.chunk_size):
         chunk = todo[start : start + backend.chunk_size]
-        made = backend.answer_logprobs([p for _, p in chunk], answers)
+        scorer: Any = backend  # require_logprobs checked it has answer_logprobs
+        made = scorer.answer_logprobs([p for _, p in chunk], answers)
         fresh = {k: a for (k, _), a in zip(chunk, made, strict=True)}
         cache.put_many({k: Generation(json.dumps(a), "logprobs") for k, a in fresh.items()})
         found.update(fresh)

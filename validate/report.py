@@ -29,7 +29,7 @@ from rapidfuzz.distance import Levenshtein
 from shiftbench import __version__
 from shiftbench.errors import InputError
 from shiftbench.gen.cache import GenerationCache
-from shiftbench.runfolder import read_meta
+from shiftbench.runfolder import IDENTITY_KEPT, read_meta
 from shiftbench.validate.checks import CHECKS, Case, failures
 from shiftbench.validate.judge import Item, instruction
 from shiftbench.validate.langid import EXPECTED_SHARE, MIN_LETTERS, LanguageID
@@ -262,8 +262,11 @@ def _validate_config(
     counts: Counter[str] = Counter()
     languages: Counter[str] = Counter()
     distances = []
+    kept_identity = transform in IDENTITY_KEPT
+    identical_rows = 0
     for row in rows:
         failed: set[str] = set()
+        unchanged = False
         row_detected, row_distance = {}, {}
         for field in fields:
             original = str(row.get(f"original_{field}") or "")
@@ -278,6 +281,9 @@ def _validate_config(
                 row.get("finish_reason"),
             )
             field_failed = failures(case)
+            if kept_identity and "identical" in field_failed:
+                field_failed.remove("identical")  # a result here, counted on its own
+                unchanged = True
             failed.update(field_failed)
             row_detected[field] = found
             row_distance[field] = round(edit_distance(original, output), 4)
@@ -297,11 +303,13 @@ def _validate_config(
                         }
                     )
         counts.update(failed)
+        identical_rows += unchanged
         distances.append(sum(row_distance.values()) / len(row_distance))
         row["_result"] = {
             "split": row["_split"],
             "row_id": row.get("row_id"),
             "failed": [c for c in CHECKS if c in failed],
+            **({"identical": unchanged} if kept_identity else {}),
             "edit_distance": row_distance,
             "detected_language": row_detected,
         }
@@ -318,6 +326,12 @@ def _validate_config(
         "error_rates": {c: round(counts[c] / n, 4) for c in CHECKS},
         "failed_rows": failed_rows,
         "total_error_rate": round(failed_rows / n, 4),
+        # rows with a field equal to its input, where that is a result (back-translation)
+        **(
+            {"identical_rows": identical_rows, "identical_rate": round(identical_rows / n, 4)}
+            if kept_identity
+            else {}
+        ),
         "mean_edit_distance": round(sum(distances) / n, 4),
         "detected_languages": dict(sorted(languages.items(), key=lambda kv: (-kv[1], kv[0]))),
         "examples": {c: shown[c] for c in CHECKS if shown[c]},
@@ -357,15 +371,18 @@ def render_markdown(report: dict[str, Any]) -> str:
         f"fewer than {lid['min_letters']} letters are undetermined; the language an output "
         f"should be in is kept while its confidence is at least "
         f"{lid.get('expected_share', 0):.0%} of the top one's). A row counts as failed "
-        "when any of its text fields fails a check; the total counts each row once.",
+        "when any of its text fields fails a check; the total counts each row once. A "
+        "back-translation equal to its input is no error: it is kept and scored, and counted "
+        "under identical (kept).",
         "",
-        "| config | rows | total | " + " | ".join(checks) + " | edit distance |",
-        "|---|---:|---:|" + "---:|" * len(checks) + "---:|",
+        "| config | rows | total | " + " | ".join(checks) + " | identical (kept) | edit distance |",
+        "|---|---:|---:|" + "---:|" * len(checks) + "---:|---:|",
     ]
     for name, c in report["configs"].items():
         rates = " | ".join(_percent(c["error_rates"][k]) for k in checks)
+        kept = _percent(c["identical_rate"]) if "identical_rate" in c else "-"
         lines.append(
-            f"| {name} | {c['rows']} | {_percent(c['total_error_rate'])} | {rates} | "
+            f"| {name} | {c['rows']} | {_percent(c['total_error_rate'])} | {rates} | {kept} | "
             f"{c['mean_edit_distance']:.3f} |"
         )
     measured = [

@@ -17,7 +17,8 @@ T = TypeVar("T")
 class Sampling:
     """Sampling settings; temperature 0 means greedy decoding.
 
-    `max_new_tokens` caps every request's own budget; None leaves the transform's cap.
+    `max_new_tokens` is the cap on every request's own budget: it replaces the transform's
+    cap, lower or higher; None keeps the transform's cap.
     """
 
     temperature: float = 0.7
