@@ -10,9 +10,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from shiftbench import __version__
 from shiftbench.errors import InputError
 from shiftbench.evaluate.encoders import Encoder
+from shiftbench.evaluate.resample import (
+    RESAMPLES,
+    SEED,
+    Replicate,
+    counts,
+    draws,
+    paired_delta,
+    record_fields,
+)
 from shiftbench.evaluate.tasks import EVALUATORS, Scoring, evaluator, train_split
 from shiftbench.runfolder import config_name, is_run_folder, read_meta
 from shiftbench.sources import Source
@@ -166,11 +177,19 @@ def require_supported(collection: Collection) -> None:
                 )
 
 
-def score_collection(collection: Collection, encoder: Encoder) -> list[dict[str, Any]]:
-    """One record per (config, split): mteb's metrics, and for variants the paired delta."""
+def score_collection(
+    collection: Collection,
+    encoder: Encoder,
+    *,
+    resamples: int = RESAMPLES,
+    resample_seed: int = SEED,
+) -> list[dict[str, Any]]:
+    """One record per (config, split): mteb's metrics, and for variants the paired delta
+    with its paired-bootstrap 95% interval (`resamples` draws, 0 for none)."""
     require_supported(collection)
     originals = {c.meta["subset"]: c for c in collection.configs if c.meta["kind"] == "original"}
     context_splits = collection.source.get("context_splits", [])
+    drawn: dict[tuple[str, str], np.ndarray] = {}
     records = []
     for config in collection.configs:
         if config.meta["kind"] == "control":
@@ -182,15 +201,29 @@ def score_collection(collection: Collection, encoder: Encoder) -> list[dict[str,
                 continue  # kept as it is for the evaluation of the others (Classification's train)
             started = time.perf_counter()
             prior = _prior(collection, originals, config.meta["subset"], split)
-            record = _score_rows(collection, encoder, config, split, rows, context, prior)
+            record, replicate = _score_rows(
+                collection, encoder, config, split, rows, context, prior
+            )
+            replicates = None
             if config.meta["kind"] != "original" and base is not None:
                 by_id = {r["row_id"]: r for r in base.splits.get(split, [])}
                 same = [by_id[r["row_id"]] for r in rows if r.get("status", "ok") == "ok"]
-                paired = _metrics(collection, encoder, same, context, split, prior)
+                paired, paired_replicate = _metrics(
+                    collection, encoder, same, context, split, prior
+                )
                 main = collection.source["main_score"]
                 record["original_same_rows"] = paired[main]
                 record["delta"] = record["main_score"] - paired[main]
                 record["evalrank"] = _evalrank(collection, encoder, rows, by_id, split)
+                if resamples and replicate is not None and paired_replicate is not None:
+                    key = (config.meta["subset"], split)
+                    if key not in drawn:  # once per split: every variant and model shares them
+                        n = len(base.splits[split])
+                        drawn[key] = counts(draws(n, resamples, resample_seed), n)
+                    position = {r["row_id"]: i for i, r in enumerate(base.splits[split])}
+                    usable = [position[r["row_id"]] for r in same]
+                    replicates = paired_delta(drawn[key], usable, replicate, paired_replicate)
+            record.update(record_fields(replicates))
             record["evaluation_time"] = round(time.perf_counter() - started, 3)
             records.append(record)
     return records
@@ -240,9 +273,9 @@ def _score_rows(
     rows: list[dict[str, Any]],
     context: dict[str, list[dict[str, Any]]],
     prior: list[list[Any]],
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], Replicate | None]:
     usable = [r for r in rows if r.get("status", "ok") == "ok"]
-    metrics = _metrics(collection, encoder, usable, context, split, prior)
+    metrics, replicate = _metrics(collection, encoder, usable, context, split, prior)
     meta = config.meta
     return {
         "config": config.name,
@@ -259,7 +292,7 @@ def _score_rows(
         "original_same_rows": None,
         "delta": None,
         "evalrank": None,
-    }
+    }, replicate
 
 
 def _metrics(
@@ -269,9 +302,11 @@ def _metrics(
     context: dict[str, list[dict[str, Any]]],
     split: str,
     prior: list[list[Any]] | None = None,
-) -> Any:
+) -> tuple[Any, Replicate | None]:
+    """The metrics of `rows`, and the main score of any weighted draw of them."""
     score = evaluator(collection.source["task_type"])
-    return score(Scoring(collection.source, encoder, rows, context, split, prior or []))
+    scoring = Scoring(collection.source, encoder, rows, context, split, prior or [])
+    return score(scoring), scoring.replicate
 
 
 def results_document(
@@ -349,7 +384,8 @@ def mteb_layout(document: dict[str, Any]) -> dict[Path, dict[str, Any]]:
                     "model": model,
                     "per_split": {
                         r["split"]: {
-                            k: r[k] for k in ("rows", "rows_total", "original_same_rows", "delta")
+                            k: r.get(k)
+                            for k in ("rows", "rows_total", "original_same_rows", "delta", "ci95")
                         }
                         for r in records
                     },
@@ -382,8 +418,9 @@ def write_outputs(
 
 
 def format_table(model: str, main_score: str, records: list[dict[str, Any]]) -> str:
-    """A plain-text table: one line per config and split, with the paired delta."""
-    header = ["config", "split", "rows", main_score, "original (same rows)", "delta"]
+    """A plain-text table: one line per config and split, with the paired delta and its
+    95% interval."""
+    header = ["config", "split", "rows", main_score, "original (same rows)", "delta [lo, hi]"]
     lines = [
         [
             r["config"],
@@ -391,7 +428,7 @@ def format_table(model: str, main_score: str, records: list[dict[str, Any]]) -> 
             str(r["rows"]),
             f"{r['main_score']:.5f}",
             "" if r["original_same_rows"] is None else f"{r['original_same_rows']:.5f}",
-            "" if r["delta"] is None else f"{r['delta']:+.5f}",
+            _delta_text(r),
         ]
         for r in records
     ]
@@ -406,6 +443,16 @@ def format_table(model: str, main_score: str, records: list[dict[str, Any]]) -> 
 
     rule = "  ".join("-" * w for w in widths)
     return "\n".join([f"model: {model}", fmt(header), rule, *map(fmt, lines)])
+
+
+def _delta_text(record: dict[str, Any]) -> str:
+    if record["delta"] is None:
+        return ""
+    interval = record.get("ci95")
+    if not interval:
+        return f"{record['delta']:+.5f}"
+    low, high = interval
+    return f"{record['delta']:+.5f} [{low:+.5f}, {high:+.5f}]"
 
 
 def read_results(path: Path) -> dict[str, Any]:
