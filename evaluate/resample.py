@@ -12,7 +12,7 @@ drawn multiset with its repeats written out.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -20,6 +20,7 @@ import numpy as np
 RESAMPLES = 1000
 SEED = 0
 LEVEL = 0.95
+BLOCK = 1 << 21  # drawn items held in memory at once
 
 # weights (resamples x items) -> one main score per resample (NaN where undefined)
 Replicate = Callable[[np.ndarray], np.ndarray]
@@ -165,16 +166,35 @@ def per_multiset(weights: np.ndarray, score: Callable[[np.ndarray], float]) -> n
     return out
 
 
+def count_blocks(items: int, resamples: int = RESAMPLES, seed: int = SEED) -> Iterator[np.ndarray]:
+    """The draws' counts, a block of consecutive draws at a time: the very numbers of
+    `draws(items, resamples, seed)` (a generator's stream read in order is the same in
+    pieces), made afresh from the seed whenever needed so that no split holds all of its
+    draws in memory."""
+    rng = np.random.default_rng(seed)
+    step = max(1, BLOCK // max(1, items))
+    for start in range(0, resamples, step):
+        size = min(step, resamples - start)
+        yield counts(rng.integers(0, items, size=(size, items)), items)
+
+
 def paired_delta(
-    drawn_counts: np.ndarray,
+    items: int,
     positions: Sequence[int],
     variant: Replicate,
     original: Replicate,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
 ) -> np.ndarray:
-    """delta_b = variant - original on each draw's usable items. `positions[j]` is the
-    original-split index of the j-th usable row, the order both sides were scored in."""
-    weights = drawn_counts[:, np.asarray(positions, dtype=np.int64)]
-    return np.asarray(variant(weights) - original(weights), dtype=np.float64)
+    """delta_b = variant - original on each draw's usable items, for the draws over the
+    original split's `items` rows. `positions[j]` is the original-split index of the j-th
+    usable row, the order both sides were scored in."""
+    columns = np.asarray(positions, dtype=np.int64)
+    parts = [
+        variant(block[:, columns]) - original(block[:, columns])
+        for block in count_blocks(items, resamples, seed)
+    ]
+    return np.asarray(np.concatenate(parts), dtype=np.float64)
 
 
 def record_fields(replicates: np.ndarray | None) -> dict[str, Any]:

@@ -10,20 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from shiftbench import __version__
 from shiftbench.errors import InputError
 from shiftbench.evaluate.encoders import Encoder
-from shiftbench.evaluate.resample import (
-    RESAMPLES,
-    SEED,
-    Replicate,
-    counts,
-    draws,
-    paired_delta,
-    record_fields,
-)
+from shiftbench.evaluate.resample import RESAMPLES, SEED, Replicate, paired_delta, record_fields
 from shiftbench.evaluate.tasks import EVALUATORS, Scoring, evaluator, train_split
 from shiftbench.runfolder import config_name, is_run_folder, read_meta
 from shiftbench.sources import Source
@@ -189,7 +179,6 @@ def score_collection(
     require_supported(collection)
     originals = {c.meta["subset"]: c for c in collection.configs if c.meta["kind"] == "original"}
     context_splits = collection.source.get("context_splits", [])
-    drawn: dict[tuple[str, str], np.ndarray] = {}
     records = []
     for config in collection.configs:
         if config.meta["kind"] == "control":
@@ -216,13 +205,14 @@ def score_collection(
                 record["delta"] = record["main_score"] - paired[main]
                 record["evalrank"] = _evalrank(collection, encoder, rows, by_id, split)
                 if resamples and replicate is not None and paired_replicate is not None:
-                    key = (config.meta["subset"], split)
-                    if key not in drawn:  # once per split: every variant and model shares them
-                        n = len(base.splits[split])
-                        drawn[key] = counts(draws(n, resamples, resample_seed), n)
-                    position = {r["row_id"]: i for i, r in enumerate(base.splits[split])}
+                    # the draws depend on the original split and the seed alone, so every
+                    # variant and model of the split gets the same ones
+                    items = base.splits[split]
+                    position = {r["row_id"]: i for i, r in enumerate(items)}
                     usable = [position[r["row_id"]] for r in same]
-                    replicates = paired_delta(drawn[key], usable, replicate, paired_replicate)
+                    replicates = paired_delta(
+                        len(items), usable, replicate, paired_replicate, resamples, resample_seed
+                    )
             record.update(record_fields(replicates))
             record["evaluation_time"] = round(time.perf_counter() - started, 3)
             records.append(record)

@@ -19,12 +19,17 @@ from shiftbench.evaluate.resample import (
 )
 
 
-def test_draws_are_numpys_seeded_integers_counted_per_item():
+def test_draws_are_numpys_seeded_integers_counted_per_item(monkeypatch):
+    from shiftbench.evaluate import resample
+
     drawn = draws(7, 1000, 5)
     assert (drawn == np.random.default_rng(5).integers(0, 7, size=(1000, 7))).all()
     tally = counts(drawn, 7)
     assert tally.shape == (1000, 7) and (tally.sum(axis=1) == 7).all()
     assert [list(np.bincount(d, minlength=7)) for d in drawn[:3]] == tally[:3].tolist()
+    monkeypatch.setattr(resample, "BLOCK", 7 * 64)  # blocks of 64 draws: the same numbers
+    blocks = list(resample.count_blocks(7, 1000, 5))
+    assert len(blocks) == 16 and (np.concatenate(blocks) == tally).all()
 
 
 def test_weighted_correlations_equal_scipy_on_the_multiset():
