@@ -31,6 +31,8 @@ import numpy as np
 
 from shiftbench.evaluate.resample import (
     Replicate,
+    cell_counts,
+    tallied,
     v_measure_of_tables,
     weighted_mean,
     weighted_v_measure,
@@ -155,14 +157,14 @@ def rounds_replicate(
     for row_of, truth, assigned in fitted:
         _, t = np.unique(truth, return_inverse=True)
         _, a = np.unique(assigned, return_inverse=True)
-        shape = (t.max() + 1, a.max() + 1)
-        cell = np.zeros((rows, shape[0] * shape[1]))
-        np.add.at(cell, (row_of, t * shape[1] + a), 1.0)
-        tables.append((cell, shape))
+        shape = (int(t.max()) + 1, int(a.max()) + 1)
+        tables.append((cell_counts(row_of, t * shape[1] + a, rows, shape), shape))
 
     def replicate(weights: np.ndarray) -> np.ndarray:
-        w = weights.astype(np.float64)
-        per_round = [v_measure_of_tables((w @ cell).reshape(-1, *shape)) for cell, shape in tables]
+        per_round = [
+            v_measure_of_tables(tallied(weights, table).reshape(-1, *shape))
+            for table, shape in tables
+        ]
         return np.asarray(np.mean(per_round, axis=0), dtype=np.float64)
 
     return replicate

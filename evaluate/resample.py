@@ -124,10 +124,22 @@ def weighted_v_measure(weights: np.ndarray, truth: np.ndarray, assigned: np.ndar
     """V-measure of the drawn items against their fixed cluster assignment."""
     _, t = np.unique(truth, return_inverse=True)
     _, a = np.unique(assigned, return_inverse=True)
-    cells = t.max(initial=0) + 1, a.max(initial=0) + 1
-    onehot = np.zeros((truth.size, cells[0] * cells[1]))
-    onehot[np.arange(truth.size), t * cells[1] + a] = 1.0
-    return v_measure_of_tables((weights @ onehot).reshape(-1, *cells))
+    cells = (int(t.max(initial=0)) + 1, int(a.max(initial=0)) + 1)
+    table = cell_counts(np.arange(truth.size), t * cells[1] + a, truth.size, cells)
+    return v_measure_of_tables(tallied(weights, table).reshape(-1, *cells))
+
+
+def cell_counts(rows: np.ndarray, cell: np.ndarray, items: int, cells: tuple[int, int]) -> Any:
+    """A sparse (items x label-cluster cells) count of which item falls in which cell."""
+    from scipy.sparse import csr_matrix
+
+    ones = np.ones(len(rows))
+    return csr_matrix((ones, (rows, cell)), shape=(items, cells[0] * cells[1]))
+
+
+def tallied(weights: np.ndarray, table: Any) -> np.ndarray:
+    """The weighted contingency counts of each draw (draws x cells)."""
+    return np.asarray((table.T @ weights.astype(np.float64).T).T)
 
 
 def v_measure_of_tables(tables: np.ndarray) -> np.ndarray:

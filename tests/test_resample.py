@@ -75,3 +75,46 @@ def test_weighted_mean_leaves_out_unscored_items_and_interval_is_the_percentiles
     replicates = np.array([np.nan, *np.arange(100.0)])
     assert interval(replicates) == pytest.approx(np.percentile(np.arange(100.0), [2.5, 97.5]))
     assert interval(np.array([np.nan])) is None
+
+
+class _Points:
+    """An encoder whose embedding of a text is the point it names ("x,y")."""
+
+    def prompt(self, *args):
+        return None
+
+    def embed(self, texts, prompt=None):
+        return np.asarray([[float(v) for v in t.split(",")] for t in texts], dtype=np.float32)
+
+
+def _clustered(protocol):
+    from shiftbench.evaluate.clustering import evaluate
+    from shiftbench.evaluate.tasks import Scoring
+
+    rng = np.random.default_rng(6)
+    centres = {"a": (0, 0), "b": (3, 0), "c": (0, 3)}
+    rows = []
+    for i in range(90):
+        label = "abc"[i % 3]
+        x, y = np.asarray(centres[label]) + rng.normal(scale=1.2, size=2)
+        rows.append({"sentences": f"{x:.3f},{y:.3f}", "labels": label})
+    source = {"name": "points", "task_type": "Clustering", "main_score": "v_measure",
+              "text_fields": ["sentences"], "protocol": protocol}  # fmt: skip
+    scoring = Scoring(source, _Points(), rows)
+    return evaluate(scoring), scoring.replicate, rows
+
+
+BOOTSTRAP = {"clustering": "bootstrap", "max_fraction": None, "max_documents": None,
+             "cluster_size": 60, "n_clusters": 4, "batch_size": 32, "max_depth": None,
+             "seed": 42}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "protocol", [{"clustering": "legacy"}, BOOTSTRAP], ids=["legacy one set", "bootstrap"]
+)
+def test_clustering_draws_keep_the_fitted_clusters(protocol):
+    """The draw that takes every document once gives the score itself (the clusters are
+    the fitted ones), and a draw of documents twice each gives it again."""
+    metrics, replicate, rows = _clustered(protocol)
+    draws_ = np.vstack([np.ones(len(rows)), np.full(len(rows), 2.0)])
+    assert replicate(draws_) == pytest.approx([metrics["v_measure"]] * 2, abs=1e-12)
