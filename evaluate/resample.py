@@ -88,7 +88,7 @@ def weighted_ranks(weights: np.ndarray, values: np.ndarray) -> np.ndarray:
     group = np.cumsum(start) - 1
     firsts = np.flatnonzero(start)
     lasts = np.r_[firsts[1:], ordered.size] - 1
-    running = np.cumsum(weights[:, order].astype(np.float64), axis=1)
+    running = np.cumsum(weights[:, order], axis=1)  # whole counts: exact in any dtype
     below = np.where(firsts > 0, running[:, np.maximum(firsts - 1, 0)], 0.0)
     size = running[:, lasts] - below
     ranks = np.empty(weights.shape, dtype=np.float64)
