@@ -1177,6 +1177,21 @@ def merge(shards: tuple[Path, ...], output: Path) -> None:
     help="Human-eval batch folder with imported ratings, for --faithful human; repeatable. "
     "Default: the run's sibling human-eval/ folder (the layout 'shiftbench run' writes).",
 )
+@click.option(
+    "--resamples",
+    type=int,
+    default=1000,
+    show_default=True,
+    help="Paired-bootstrap draws for each delta's 95% interval (at least 1000; 0 for no "
+    "intervals).",
+)
+@click.option(
+    "--resample-seed",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Seed of the bootstrap draws, made once per split and shared by every variant and model.",
+)
 @plots_option
 @quiet_option
 def evaluate(
@@ -1193,6 +1208,8 @@ def evaluate(
     output: Path | None,
     faithful: str | None,
     human_dirs: tuple[Path, ...],
+    resamples: int,
+    resample_seed: int,
     plots: bool,
     quiet: bool,
 ) -> None:
@@ -1203,11 +1220,13 @@ def evaluate(
     PairClassification max_ap, Classification accuracy, Clustering v_measure, Retrieval
     ndcg_at_10, Reranking map_at_1000, Summarization cosine_spearman). For each variant,
     only rows whose status is ok are scored, and the original is scored again on those
-    same rows, so the delta compares like with like. STS configs also get EvalRank (MRR,
-    Hits@1/3 of the gold top-quartile pairs among every sentence of the split), and each
-    variant self-retrieval (MRR, Hits@1/3 of each rewrite's own original among all
-    originals). Control configs are left to 'shiftbench probe'. Classification trains on the
-    original train split, and ranking tasks search the original corpus, for every config.
+    same rows, so the delta compares like with like, with a 95% interval from a paired
+    bootstrap over the items (the same draws for every variant and model of a split). STS
+    configs also get EvalRank (MRR, Hits@1/3 of the gold top-quartile pairs among every
+    sentence of the split), and each variant self-retrieval (MRR, Hits@1/3 of each
+    rewrite's own original among all originals). Control configs are left to 'shiftbench
+    probe'. Classification trains on the original train split, and ranking tasks search
+    the original corpus, for every config.
 
     The results folder holds results.json (everything), one mteb-style file per model
     and config (<model>/<revision>/<config>.json), summary.json and report.md (the axis
@@ -1226,6 +1245,9 @@ def evaluate(
         write_outputs,
     )
     from shiftbench.sources import resolve_source
+
+    if resamples < 0 or 0 < resamples < 1000:
+        raise InputError(f"--resamples must be 0 (no intervals) or at least 1000, not {resamples}")
 
     def factory(spec: str) -> Any:
         return resolve_source(
@@ -1257,7 +1279,13 @@ def evaluate(
     folder = output or default_output(collection.label)
     per_model = []
     for number, encoder in enumerate(encoders, start=1):
-        records = score_collection(collection, encoder, certified)
+        records = score_collection(
+            collection,
+            encoder,
+            faithful=certified,
+            resamples=resamples,
+            resample_seed=resample_seed,
+        )
         per_model.append((encoder, records))
         click.echo(format_table(encoder.spec, collection.source["main_score"], records))
         click.echo("")

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from shiftbench.errors import InputError
+from shiftbench.evaluate.resample import Replicate, per_multiset, weighted_mean
 from shiftbench.evaluate.tasks import train_split
 
 if TYPE_CHECKING:
@@ -97,11 +98,29 @@ def evaluate(scoring: Scoring) -> dict[str, float]:
     train_vectors = dict(zip(union, scoring.embed([train[i][field] for i in union]), strict=True))
     test = scoring.embed([r[field] for r in rows])
     truth = [r["label"] for r in rows]
-    per_round = []
+    per_round, predictions = [], []
     for picked in rounds:
         model = LogisticRegression(max_iter=100, random_state=protocol["seed"])
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             model.fit(np.stack([train_vectors[i] for i in picked]), [labels[i] for i in picked])
-        per_round.append(round_metrics(truth, model.predict(test)))
+        predictions.append(model.predict(test))
+        per_round.append(round_metrics(truth, predictions[-1]))
+    scoring.replicate = replicate_of(truth, predictions, scoring.main_score)
     return {k: float(np.mean([m[k] for m in per_round])) for k in per_round[0]}
+
+
+def replicate_of(truth: list[Any], predictions: list[np.ndarray], main: str) -> Replicate:
+    """The main score of each weighted draw of the test items: for accuracy, the drawn
+    items' mean correctness over the rounds; any other metric recomputed per round on
+    each drawn multiset from the stored predictions, then averaged over the rounds."""
+    gold = np.asarray(truth)
+    if main == "accuracy":
+        correct = np.mean([np.asarray(p) == gold for p in predictions], axis=0)
+        return lambda weights: weighted_mean(weights, correct.astype(np.float64))
+
+    def score(idx: np.ndarray) -> float:
+        rounds = [round_metrics(list(gold[idx]), p[idx]) for p in predictions]
+        return float(np.mean([r.get(main, np.nan) for r in rounds]))
+
+    return lambda weights: per_multiset(weights, score)

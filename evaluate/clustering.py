@@ -16,6 +16,10 @@ averaged over every draw of every level. The draws come from one `random.Random(
 that mteb shares across a task's subsets in order; shiftbench replays the draws of the
 subsets before the one scored, so each subset gets the draws mteb gives it, and a
 variant gets the same draws as its original.
+
+For a delta's bootstrap interval (evaluate/resample.py) the clusterings stay as fitted:
+a draw reweights the items (sets, or the documents of a single set) and the V-measure is
+recomputed from the weighted counts, with no clustering run again.
 """
 
 from __future__ import annotations
@@ -24,6 +28,15 @@ import random
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from shiftbench.evaluate.resample import (
+    Replicate,
+    cell_counts,
+    tallied,
+    v_measure_of_tables,
+    weighted_mean,
+    weighted_v_measure,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -36,7 +49,7 @@ BATCH = 500
 
 def cluster_sets(rows: list[dict[str, Any]], field: str) -> list[tuple[list[str], list[Any]]]:
     """(texts, labels) of each set to cluster."""
-    if rows and isinstance(rows[0][field], list):
+    if sets_per_row(rows, field):
         return [(list(r[field]), list(r["labels"])) for r in rows]
     return [([r[field] for r in rows], [r["labels"] for r in rows])]
 
@@ -44,16 +57,24 @@ def cluster_sets(rows: list[dict[str, Any]], field: str) -> list[tuple[list[str]
 def v_measure_of_set(
     embed: Callable[[list[str]], Any], texts: list[str], labels: list[Any]
 ) -> float:
+    return cluster_set(embed, texts, labels)[0]
+
+
+def cluster_set(
+    embed: Callable[[list[str]], Any], texts: list[str], labels: list[Any]
+) -> tuple[float, np.ndarray | None]:
+    """The V-measure of one set and the cluster each text was put in (None when the set
+    has one label, which any clustering gets right, as mteb counts it)."""
     from sklearn.cluster import MiniBatchKMeans
     from sklearn.metrics import v_measure_score
 
-    if len(set(labels)) <= 1:  # one label: any clustering is perfect, as mteb counts it
-        return 1.0
+    if len(set(labels)) <= 1:
+        return 1.0, None
     model = MiniBatchKMeans(
         n_clusters=len(set(labels)), batch_size=BATCH, n_init="auto", random_state=SEED
     )
     model.fit(embed(texts))
-    return float(v_measure_score(labels, model.labels_))
+    return float(v_measure_score(labels, model.labels_)), np.asarray(model.labels_)
 
 
 def _levels(labels: list[Any]) -> list[list[Any]]:
@@ -102,6 +123,7 @@ def bootstrap(scoring: Scoring, field: str, protocol: dict[str, Any]) -> dict[st
     vectors = np.asarray(scoring.embed([rows[i][field] for i in picked]))
     nested = _levels([rows[i]["labels"] for i in picked])
     scores: dict[str, list[float]] = {"v_measure": [], "ami": []}
+    fitted: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     for level, draws in enumerate(rounds):
         model = MiniBatchKMeans(
             n_clusters=len(set(level_labels[level])),
@@ -113,13 +135,39 @@ def bootstrap(scoring: Scoring, field: str, protocol: dict[str, Any]) -> dict[st
         for indices in draws:
             truth = np.asarray([nested[i][level] for i in indices])
             assigned = model.fit_predict(vectors[indices])
+            fitted.append((np.asarray(picked)[indices], truth, assigned))
             scores["v_measure"].append(float(v_measure_score(truth, assigned)))
             scores["ami"].append(float(adjusted_mutual_info_score(truth, assigned)))
     out: dict[str, float] = {}
     for metric, values in scores.items():
         out[metric] = float(np.mean(values))
         out[f"{metric}_std"] = float(np.std(values))
+    if scoring.main_score == "v_measure":
+        scoring.replicate = rounds_replicate(fitted, len(rows))
     return out
+
+
+def rounds_replicate(
+    fitted: list[tuple[np.ndarray, np.ndarray, np.ndarray]], rows: int
+) -> Replicate:
+    """Bootstrap protocol: each round's clustering stays as fitted; in a draw, each
+    document of a round counts as many times as its row was drawn, and the round
+    V-measures are averaged as in the full score."""
+    tables = []
+    for row_of, truth, assigned in fitted:
+        _, t = np.unique(truth, return_inverse=True)
+        _, a = np.unique(assigned, return_inverse=True)
+        shape = (int(t.max()) + 1, int(a.max()) + 1)
+        tables.append((cell_counts(row_of, t * shape[1] + a, rows, shape), shape))
+
+    def replicate(weights: np.ndarray) -> np.ndarray:
+        per_round = [
+            v_measure_of_tables(tallied(weights, table).reshape(-1, *shape))
+            for table, shape in tables
+        ]
+        return np.asarray(np.mean(per_round, axis=0), dtype=np.float64)
+
+    return replicate
 
 
 def evaluate(scoring: Scoring) -> dict[str, float]:
@@ -128,8 +176,33 @@ def evaluate(scoring: Scoring) -> dict[str, float]:
     protocol = scoring.source.get("protocol") or {}
     if protocol.get("clustering") == "bootstrap":
         return bootstrap(scoring, field, protocol)
-    scores = [
-        v_measure_of_set(scoring.embed, texts, labels)
-        for texts, labels in cluster_sets(scoring.rows, field)
-    ]
+    sets = cluster_sets(scoring.rows, field)
+    fitted = [cluster_set(scoring.embed, texts, labels) for texts, labels in sets]
+    scores = [score for score, _ in fitted]
+    if scoring.main_score == "v_measure":
+        scoring.replicate = legacy_replicate(sets, fitted, sets_per_row(scoring.rows, field))
     return {"v_measure": float(np.mean(scores)), "v_measure_std": float(np.std(scores))}
+
+
+def sets_per_row(rows: list[dict[str, Any]], field: str) -> bool:
+    """Whether each row holds a set of its own (lists), as in mteb's original layout."""
+    return bool(rows) and isinstance(rows[0][field], list)
+
+
+def legacy_replicate(
+    sets: list[tuple[list[str], list[Any]]],
+    fitted: list[tuple[float, np.ndarray | None]],
+    one_set_per_row: bool,
+) -> Replicate:
+    """Legacy protocol. Rows that are sets of their own are the items: a draw's score is
+    the mean V-measure of its drawn sets. Rows of one text each form a single set, whose
+    documents are the items: the clustering stays as fitted on the whole set, and a draw's
+    score is the V-measure of its drawn documents against their fitted clusters."""
+    if one_set_per_row:
+        per_set = np.asarray([score for score, _ in fitted], dtype=np.float64)
+        return lambda weights: weighted_mean(weights, per_set)
+    ((_, labels),), ((_, assigned),) = sets, fitted
+    truth = np.asarray([str(label) for label in labels])
+    if assigned is None:  # one label: every draw is perfect
+        return lambda weights: np.where(weights.sum(axis=1) > 0, 1.0, np.nan)
+    return lambda weights: weighted_v_measure(weights, truth, assigned)

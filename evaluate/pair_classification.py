@@ -3,15 +3,26 @@
 Each pair gets five scores: the model's own similarity, cosine similarity, Manhattan and
 Euclidean distance (lower is more similar) and the dot product. For each, the best
 accuracy and the best F1 (with its precision and recall) over all thresholds, and the
-average precision; `max_*` is the best of the five. A threshold only ever falls between two
+average precision; `max_*` is the best of the five. The scores are computed in float32, as
+mteb computes them (evaluate/similarity.py). A threshold only ever falls between two
 different scores, so tied pairs are never split and row order cannot change a figure.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from shiftbench.evaluate.resample import Replicate, per_multiset, weighted_average_precision
+from shiftbench.evaluate.similarity import (
+    paired_cosine,
+    paired_dot,
+    paired_euclidean,
+    paired_manhattan,
+    paired_own,
+    widened,
+)
 
 if TYPE_CHECKING:
     from shiftbench.evaluate.tasks import Scoring
@@ -20,25 +31,16 @@ METRICS = ("accuracy", "f1", "precision", "recall", "ap")
 
 
 def pair_scores(
-    a: np.ndarray, b: np.ndarray, similarity: str
+    a: np.ndarray, b: np.ndarray, similarity: str, model: Any = None
 ) -> dict[str, tuple[np.ndarray, bool]]:
-    """Per scoring function: the pair scores and whether higher means more similar."""
-    from sklearn.metrics.pairwise import (
-        paired_cosine_distances,
-        paired_euclidean_distances,
-        paired_manhattan_distances,
-    )
-
-    cosine = 1 - paired_cosine_distances(a, b)
-    euclidean = paired_euclidean_distances(a, b)
-    dot = np.einsum("ij,ij->i", a, b)
-    own = {"dot": dot, "euclidean": -euclidean, "manhattan": -paired_manhattan_distances(a, b)}
+    """Per scoring function: the pair scores (float32, as mteb computes them, widened
+    exactly) and whether higher means more similar."""
     return {
-        "similarity": (own.get(similarity, cosine), True),
-        "cosine": (cosine, True),
-        "manhattan": (paired_manhattan_distances(a, b), False),
-        "euclidean": (euclidean, False),
-        "dot": (dot, True),
+        "similarity": (widened(paired_own(a, b, similarity, model)), True),
+        "cosine": (widened(paired_cosine(a, b)), True),
+        "manhattan": (widened(paired_manhattan(a, b)), False),
+        "euclidean": (widened(paired_euclidean(a, b)), False),
+        "dot": (widened(paired_dot(a, b)), True),
     }
 
 
@@ -86,9 +88,38 @@ def evaluate(scoring: Scoring) -> dict[str, float]:
     labels = np.asarray([int(r["labels"]) for r in rows], dtype=np.int64)
     out: dict[str, float] = {}
     best: dict[str, list[float]] = {m: [] for m in METRICS}
-    for name, (scores, higher_similar) in pair_scores(a, b, encoder.similarity_name).items():
-        for metric, value in threshold_metrics(np.asarray(scores), labels, higher_similar).items():
+    scores = pair_scores(a, b, encoder.similarity_name, encoder.model)
+    for name, (values, higher_similar) in scores.items():
+        for metric, value in threshold_metrics(values, labels, higher_similar).items():
             out[f"{name}_{metric}"] = value
             best[metric].append(value)
     out.update({f"max_{metric}": max(values) for metric, values in best.items()})
+    scoring.replicate = replicate_of(scores, labels, scoring.main_score)
     return out
+
+
+def replicate_of(
+    scores: dict[str, tuple[np.ndarray, bool]], labels: np.ndarray, main: str
+) -> Replicate:
+    """The main score of each weighted draw of the pairs: average precision with weights
+    (the best of the five for max_ap); other metrics recomputed on each drawn multiset."""
+    name, _, metric = main.rpartition("_")
+    names = list(scores) if name == "max" else [name]
+
+    def replicate(weights: np.ndarray) -> np.ndarray:
+        if metric == "ap":
+            per_name = [
+                weighted_average_precision(weights, values if higher else -values, labels)
+                for values, higher in (scores[n] for n in names)
+            ]
+            return np.max(per_name, axis=0)
+
+        def score(idx: np.ndarray) -> float:
+            return max(
+                threshold_metrics(values[idx], labels[idx], higher)[metric]
+                for values, higher in (scores[n] for n in names)
+            )
+
+        return per_multiset(weights, score)
+
+    return replicate

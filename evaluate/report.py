@@ -283,9 +283,11 @@ def _merge_faithful(figures: list[dict[str, Any]], expected: int) -> dict[str, A
 
 def _interval(replicates: np.ndarray | None) -> list[float] | None:
     """The 95% percentile interval of bootstrap replicates."""
-    if replicates is None:
+    if replicates is None or not np.isfinite(replicates).any():
         return None
-    low, high = np.quantile(replicates, [0.025, 0.975])
+    # a draw undefined in any config behind the figure (NaN) is left out, as evaluate
+    # leaves it out of a single delta's interval
+    low, high = np.nanquantile(replicates, [0.025, 0.975])
     return [float(low), float(high)]
 
 

@@ -10,17 +10,21 @@ model's similarity function (Reranking: against its pre-ranked candidates only);
 k = 1, 3, 5, 10, 20, 100, 1000, and MRR@k is computed on the same ranking (ties broken by
 document id, descending, as pytrec_eval breaks them). Queries without judgements are
 left out, as mteb leaves them out. mteb's abstention curves (nAUC) are not computed.
+Each of these is a mean over queries, so a delta's bootstrap interval reweights the
+queries' own values (evaluate/resample.py).
 """
 
 from __future__ import annotations
 
 import heapq
 from collections import defaultdict
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from shiftbench.errors import InputError
+from shiftbench.evaluate.resample import weighted_mean
 
 if TYPE_CHECKING:
     from shiftbench.evaluate.tasks import Scoring
@@ -88,35 +92,75 @@ def rank(
     return {qid: {doc: score for score, doc in heap} for qid, heap in heaps.items()}
 
 
-def retrieval_metrics(
+MEASURES = {"ndcg_cut": "ndcg", "map_cut": "map", "recall": "recall", "P": "precision",
+            "success": "hit_rate"}  # fmt: skip
+
+
+def per_query_scores(
     run: dict[str, dict[str, float]], qrels: dict[str, dict[str, int]]
-) -> dict[str, float]:
-    """mteb's retrieval metrics of a run against judgements (means over the queries)."""
+) -> tuple[dict[str, dict[str, float]], dict[str, dict[int, float]]]:
+    """pytrec_eval's measures of every query it scores, and the reciprocal rank at each k
+    of every query in the run."""
     import pytrec_eval
 
     ks = ",".join(map(str, K_VALUES))
-    measures = {f"map_cut.{ks}", f"ndcg_cut.{ks}", f"recall.{ks}", f"P.{ks}", f"success.{ks}"}
+    measures = {f"{m}.{ks}" for m in ("map_cut", "ndcg_cut", "recall", "P", "success")}
     per_query = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
-    if not per_query:
-        raise InputError("no query has both judgements and retrieved documents")
-    n = len(per_query)
-    out: dict[str, float] = {}
-    names = {"ndcg_cut": "ndcg", "map_cut": "map", "recall": "recall", "P": "precision",
-             "success": "hit_rate"}  # fmt: skip
-    for measure, name in names.items():
-        for k in K_VALUES:
-            out[f"{name}_at_{k}"] = sum(s[f"{measure}_{k}"] for s in per_query.values()) / n
-    reciprocal: dict[int, list[float]] = {k: [] for k in K_VALUES}
+    reciprocal: dict[str, dict[int, float]] = {}
     for qid, docs in run.items():
         relevant = {d for d, grade in qrels.get(qid, {}).items() if grade > 0}
         ranked = [d for d, _ in sorted(docs.items(), key=lambda x: (x[1], x[0]), reverse=True)]
         first = next((i for i, d in enumerate(ranked[:TOP_K]) if d in relevant), None)
+        reciprocal[qid] = {
+            k: 0.0 if first is None or first >= k else 1.0 / (first + 1) for k in K_VALUES
+        }
+    return per_query, reciprocal
+
+
+def retrieval_metrics(
+    run: dict[str, dict[str, float]], qrels: dict[str, dict[str, int]]
+) -> dict[str, float]:
+    """mteb's retrieval metrics of a run against judgements (means over the queries)."""
+    return means(*per_query_scores(run, qrels))
+
+
+def means(
+    per_query: dict[str, dict[str, float]], reciprocal: dict[str, dict[int, float]]
+) -> dict[str, float]:
+    if not per_query:
+        raise InputError("no query has both judgements and retrieved documents")
+    n = len(per_query)
+    out: dict[str, float] = {}
+    for measure, name in MEASURES.items():
         for k in K_VALUES:
-            reciprocal[k].append(0.0 if first is None or first >= k else 1.0 / (first + 1))
+            out[f"{name}_at_{k}"] = sum(s[f"{measure}_{k}"] for s in per_query.values()) / n
     for k in K_VALUES:
-        out[f"mrr_at_{k}"] = float(np.mean(reciprocal[k]))
+        out[f"mrr_at_{k}"] = float(np.mean([r[k] for r in reciprocal.values()]))
     out["accuracy"] = out["recall_at_1"]
     return out
+
+
+def query_values(
+    per_query: dict[str, dict[str, float]],
+    reciprocal: dict[str, dict[int, float]],
+    query_ids: list[str],
+    main: str,
+) -> np.ndarray | None:
+    """Each query's own value of the main score (NaN for a query the score leaves out),
+    whose mean over the scored queries is the main score; None for a metric that is not
+    such a mean."""
+    if main == "accuracy":
+        main = "recall_at_1"
+    name, _, k = main.rpartition("_at_")
+    if not k.isdigit() or int(k) not in K_VALUES:
+        return None
+    if name == "mrr":
+        return np.asarray([reciprocal.get(q, {}).get(int(k), np.nan) for q in query_ids])
+    measure = {v: m for m, v in MEASURES.items()}.get(name)
+    if measure is None:
+        return None
+    key = f"{measure}_{k}"
+    return np.asarray([per_query[q][key] if q in per_query else np.nan for q in query_ids])
 
 
 def evaluate(scoring: Scoring) -> dict[str, float]:
@@ -143,4 +187,10 @@ def evaluate(scoring: Scoring) -> dict[str, float]:
     q = scoring.embed([query_text(r) for r in queries], role="query")
     d = scoring.embed([document_text(r) for r in corpus], role="document")
     run = rank(scoring.encoder.model.similarity, q, query_ids, d, document_ids, candidates)
-    return retrieval_metrics(run, qrels)
+    per_query, reciprocal = per_query_scores(run, qrels)
+    values = query_values(
+        per_query, reciprocal, [str(r["id"]) for r in scoring.rows], scoring.main_score
+    )
+    if values is not None:
+        scoring.replicate = partial(weighted_mean, values=values)
+    return means(per_query, reciprocal)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from shiftbench import __version__
 from shiftbench.errors import InputError
 from shiftbench.evaluate.encoders import Encoder
+from shiftbench.evaluate.resample import RESAMPLES, SEED, Replicate, paired_delta, record_fields
 from shiftbench.evaluate.tasks import EVALUATORS, Scoring, evaluator, train_split
 from shiftbench.runfolder import OK, config_name, is_run_folder, read_meta, usable
 from shiftbench.sources import Source
@@ -171,10 +172,16 @@ def require_supported(collection: Collection) -> None:
 
 
 def score_collection(
-    collection: Collection, encoder: Encoder, faithful: CertifiedRows | None = None
+    collection: Collection,
+    encoder: Encoder,
+    faithful: CertifiedRows | None = None,
+    *,
+    resamples: int = RESAMPLES,
+    resample_seed: int = SEED,
 ) -> list[dict[str, Any]]:
-    """One record per (config, split): mteb's metrics, and for variants the paired delta;
-    with `faithful`, each transformation also on its certified rows alone."""
+    """One record per (config, split): mteb's metrics, and for variants the paired delta
+    with its paired-bootstrap 95% interval (`resamples` draws, 0 for none); with
+    `faithful`, each transformation also on its certified rows alone."""
     require_supported(collection)
     originals = {c.meta["subset"]: c for c in collection.configs if c.meta["kind"] == "original"}
     context_splits = collection.source.get("context_splits", [])
@@ -190,15 +197,28 @@ def score_collection(
                 continue  # kept as it is for the evaluation of the others (Classification's train)
             started = time.perf_counter()
             prior = _prior(collection, originals, config.meta["subset"], split)
-            record = _score_rows(collection, encoder, config, split, rows, context, prior)
+            record, replicate = _score_rows(
+                collection, encoder, config, split, rows, context, prior
+            )
+            replicates = None
             base_rows = base.splits.get(split, []) if base is not None else rows
             if config.meta["kind"] != "original" and base is not None:
                 by_id = {r["row_id"]: r for r in base_rows}
                 same = [by_id[r["row_id"]] for r in rows if usable(r.get("status", OK), transform)]
-                paired = _metrics(collection, encoder, same, context, split, prior)
+                paired, paired_replicate = _metrics(
+                    collection, encoder, same, context, split, prior
+                )
                 main = collection.source["main_score"]
                 record["original_same_rows"] = paired[main]
                 record["delta"] = record["main_score"] - paired[main]
+                # the draws depend on the original split and the seed alone, so every
+                # variant and model of the split gets the same ones
+                draws = Draws(len(base_rows), resamples, resample_seed)
+                position = {r["row_id"]: i for i, r in enumerate(base_rows)}
+                if resamples and replicate is not None and paired_replicate is not None:
+                    replicates = draws.delta(
+                        [position[r["row_id"]] for r in same], replicate, paired_replicate
+                    )
                 record["self_retrieval"] = _self_retrieval(
                     collection, encoder, rows, by_id, split, transform
                 )
@@ -210,8 +230,9 @@ def score_collection(
                     ]  # fmt: skip
                     record["faithful"] = _faithful_figures(
                         collection, encoder, chosen, by_id, context, split, prior,
-                        faithful.criterion,
+                        faithful.criterion, draws, position,
                     )  # fmt: skip
+            record.update(record_fields(replicates))
             record["evalrank"] = _evalrank(collection, encoder, rows, base_rows, split, transform)
             record["evaluation_time"] = round(time.perf_counter() - started, 3)
             records.append(record)
@@ -237,6 +258,18 @@ def _prior(
     return [[r["labels"] for r in originals[sub].splits[s]] for s, sub in before]
 
 
+@dataclass(frozen=True)
+class Draws:
+    """The bootstrap draws of one original split: what makes a delta's replicates."""
+
+    items: int
+    resamples: int
+    seed: int
+
+    def delta(self, positions: list[int], variant: Replicate, original: Replicate) -> Any:
+        return paired_delta(self.items, positions, variant, original, self.resamples, self.seed)
+
+
 def _faithful_figures(
     collection: Collection,
     encoder: Encoder,
@@ -246,18 +279,31 @@ def _faithful_figures(
     split: str,
     prior: list[list[Any]],
     criterion: str,
+    draws: Draws,
+    position: dict[Any, int],
 ) -> dict[str, Any]:
-    """The variant and the original scored on the certified rows alone, and the delta."""
+    """The variant and the original scored on the certified rows alone, the delta and its
+    interval (the split's own draws, restricted to those rows)."""
     out: dict[str, Any] = {"criterion": criterion, "rows": len(chosen)}
     main = collection.source["main_score"]
     try:
-        ours = _metrics(collection, encoder, chosen, context, split, prior)[main]
+        ours, variant = _metrics(collection, encoder, chosen, context, split, prior)
         same = [by_id[r["row_id"]] for r in chosen]
-        theirs = _metrics(collection, encoder, same, context, split, prior)[main]
+        theirs, original = _metrics(collection, encoder, same, context, split, prior)
     except (ValueError, ZeroDivisionError) as exc:  # too few rows for the metric
         return {**out, "main_score": None, "original_same_rows": None, "delta": None,
-                "note": str(exc)}  # fmt: skip
-    return {**out, "main_score": ours, "original_same_rows": theirs, "delta": ours - theirs}
+                "ci95": None, "note": str(exc)}  # fmt: skip
+    interval = None
+    if draws.resamples and variant is not None and original is not None:
+        replicates = draws.delta([position[r["row_id"]] for r in chosen], variant, original)
+        interval = record_fields(replicates)["ci95"]
+    return {
+        **out,
+        "main_score": ours[main],
+        "original_same_rows": theirs[main],
+        "delta": ours[main] - theirs[main],
+        "ci95": interval,
+    }
 
 
 def _self_retrieval(
@@ -312,9 +358,9 @@ def _score_rows(
     rows: list[dict[str, Any]],
     context: dict[str, list[dict[str, Any]]],
     prior: list[list[Any]],
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], Replicate | None]:
     kept = [r for r in rows if usable(r.get("status", OK), config.meta.get("transform"))]
-    metrics = _metrics(collection, encoder, kept, context, split, prior)
+    metrics, replicate = _metrics(collection, encoder, kept, context, split, prior)
     meta = config.meta
     return {
         "config": config.name,
@@ -333,7 +379,7 @@ def _score_rows(
         "delta": None,
         "self_retrieval": None,
         "evalrank": None,
-    }
+    }, replicate
 
 
 def _metrics(
@@ -343,9 +389,11 @@ def _metrics(
     context: dict[str, list[dict[str, Any]]],
     split: str,
     prior: list[list[Any]] | None = None,
-) -> Any:
+) -> tuple[Any, Replicate | None]:
+    """The metrics of `rows`, and the main score of any weighted draw of them."""
     score = evaluator(collection.source["task_type"])
-    return score(Scoring(collection.source, encoder, rows, context, split, prior or []))
+    scoring = Scoring(collection.source, encoder, rows, context, split, prior or [])
+    return score(scoring), scoring.replicate
 
 
 def results_document(
@@ -423,7 +471,8 @@ def mteb_layout(document: dict[str, Any]) -> dict[Path, dict[str, Any]]:
                     "model": model,
                     "per_split": {
                         r["split"]: {
-                            k: r[k] for k in ("rows", "rows_total", "original_same_rows", "delta")
+                            k: r.get(k)
+                            for k in ("rows", "rows_total", "original_same_rows", "delta", "ci95")
                         }
                         for r in records
                     },
@@ -461,8 +510,9 @@ def write_outputs(
 
 
 def format_table(model: str, main_score: str, records: list[dict[str, Any]]) -> str:
-    """A plain-text table: one line per config and split, with the paired delta."""
-    header = ["config", "split", "rows", main_score, "original (same rows)", "delta"]
+    """A plain-text table: one line per config and split, with the paired delta and its
+    95% interval."""
+    header = ["config", "split", "rows", main_score, "original (same rows)", "delta [lo, hi]"]
     lines = [
         [
             r["config"],
@@ -470,7 +520,7 @@ def format_table(model: str, main_score: str, records: list[dict[str, Any]]) -> 
             str(r["rows"]),
             f"{r['main_score']:.5f}",
             "" if r["original_same_rows"] is None else f"{r['original_same_rows']:.5f}",
-            "" if r["delta"] is None else f"{r['delta']:+.5f}",
+            _delta_text(r),
         ]
         for r in records
     ]
@@ -485,6 +535,16 @@ def format_table(model: str, main_score: str, records: list[dict[str, Any]]) -> 
 
     rule = "  ".join("-" * w for w in widths)
     return "\n".join([f"model: {model}", fmt(header), rule, *map(fmt, lines)])
+
+
+def _delta_text(record: dict[str, Any]) -> str:
+    if record["delta"] is None:
+        return ""
+    interval = record.get("ci95")
+    if not interval:
+        return f"{record['delta']:+.5f}"
+    low, high = interval
+    return f"{record['delta']:+.5f} [{low:+.5f}, {high:+.5f}]"
 
 
 def read_results(path: Path) -> dict[str, Any]:

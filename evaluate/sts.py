@@ -2,14 +2,24 @@
 
 Gold scores are normalised to [0, 1] with the task's score range first (as mteb does); the
 correlations are the same either way, the normalisation only keeps the figures comparable.
+Pair similarities are computed in float32, as mteb computes them (evaluate/similarity.py).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 from scipy.stats import pearsonr, spearmanr
+
+from shiftbench.evaluate.resample import Replicate, weighted_pearson, weighted_spearman
+from shiftbench.evaluate.similarity import (
+    paired_cosine,
+    paired_euclidean,
+    paired_manhattan,
+    paired_own,
+    widened,
+)
 
 if TYPE_CHECKING:
     from shiftbench.evaluate.tasks import Scoring
@@ -28,18 +38,22 @@ class STSMetrics(TypedDict):
     euclidean_spearman: float
 
 
-def pair_similarities(a: np.ndarray, b: np.ndarray) -> dict[str, np.ndarray]:
-    """Row-wise cosine similarity and negated Manhattan and Euclidean distances."""
-    a64, b64 = a.astype(np.float64), b.astype(np.float64)
-    norms = np.linalg.norm(a64, axis=1) * np.linalg.norm(b64, axis=1)
-    cosine = np.sum(a64 * b64, axis=1) / np.where(norms == 0, 1.0, norms)
-    diff = a64 - b64
+def pair_similarities(
+    a: np.ndarray, b: np.ndarray, similarity: str = "cosine", model: Any = None
+) -> dict[str, np.ndarray]:
+    """Each pair's cosine similarity, negated Manhattan and Euclidean distances and the
+    model's own similarity, computed in float32 as mteb computes them (then widened)."""
     return {
-        "cosine": cosine,
-        "manhattan": -np.abs(diff).sum(axis=1),
-        "euclidean": -np.sqrt((diff * diff).sum(axis=1)),
-        "dot": np.sum(a64 * b64, axis=1),
+        "cosine": widened(paired_cosine(a, b)),
+        "manhattan": widened(-paired_manhattan(a, b)),
+        "euclidean": widened(-paired_euclidean(a, b)),
+        "own": widened(paired_own(a, b, similarity, model)),
     }
+
+
+def normalised_gold(gold: list[float], score_range: tuple[float, float] | None) -> np.ndarray:
+    low, high = score_range or (0.0, 5.0)
+    return np.asarray([(g - low) / (high - low) for g in gold], dtype=np.float64)
 
 
 def sts_metrics(
@@ -48,31 +62,47 @@ def sts_metrics(
     gold: list[float],
     score_range: tuple[float, float] | None,
     similarity: str = "cosine",
+    model: Any = None,
 ) -> STSMetrics:
     """mteb's STS metrics for embeddings `a[i]`, `b[i]` against gold scores."""
     if len(gold) < 2:
         raise ValueError("STS needs at least two pairs to correlate")
-    low, high = score_range or (0.0, 5.0)
-    norm = [(g - low) / (high - low) for g in gold]
-    sims = pair_similarities(a, b)
-
-    def corr(x: np.ndarray) -> tuple[float, float]:
-        return float(pearsonr(norm, x)[0]), float(spearmanr(norm, x)[0])
-
-    cos_p, cos_s = corr(sims["cosine"])
-    man_p, man_s = corr(sims["manhattan"])
-    euc_p, euc_s = corr(sims["euclidean"])
-    own_p, own_s = corr(sims[similarity]) if similarity in sims else (cos_p, cos_s)
-    return STSMetrics(
-        pearson=own_p,
-        spearman=own_s,
-        cosine_pearson=cos_p,
-        cosine_spearman=cos_s,
-        manhattan_pearson=man_p,
-        manhattan_spearman=man_s,
-        euclidean_pearson=euc_p,
-        euclidean_spearman=euc_s,
+    return metrics_of(
+        pair_similarities(a, b, similarity, model), normalised_gold(gold, score_range)
     )
+
+
+# metric name -> (which pair score, which correlation)
+METRICS = {
+    "pearson": ("own", "pearson"),
+    "spearman": ("own", "spearman"),
+    **{
+        f"{s}_{c}": (s, c)
+        for s in ("cosine", "manhattan", "euclidean")
+        for c in ("pearson", "spearman")
+    },
+}
+
+
+def metrics_of(sims: dict[str, np.ndarray], norm: np.ndarray) -> STSMetrics:
+    def corr(x: np.ndarray, kind: str) -> float:
+        return float((pearsonr if kind == "pearson" else spearmanr)(norm, x)[0])
+
+    out = {name: corr(sims[key], kind) for name, (key, kind) in METRICS.items()}
+    return STSMetrics(**out)  # type: ignore[typeddict-item]
+
+
+def replicate_of(sims: dict[str, np.ndarray], norm: np.ndarray, main: str) -> Replicate:
+    """The main score of each weighted draw of the pairs (rank each draw for Spearman)."""
+    key, kind = METRICS[main]
+    x = sims[key]
+
+    def replicate(weights: np.ndarray) -> np.ndarray:
+        if kind == "pearson":
+            return weighted_pearson(weights, norm, x)
+        return weighted_spearman(weights, norm, x)
+
+    return replicate
 
 
 def evaluate(scoring: Scoring) -> STSMetrics:
@@ -80,10 +110,17 @@ def evaluate(scoring: Scoring) -> STSMetrics:
     source, encoder, rows = scoring.source, scoring.encoder, scoring.rows
     first, second = source["text_fields"]
     score_range = source.get("score_range")
-    return sts_metrics(
+    if len(rows) < 2:
+        raise ValueError("STS needs at least two pairs to correlate")
+    sims = pair_similarities(
         scoring.embed([r[first] for r in rows]),
         scoring.embed([r[second] for r in rows]),
-        [float(r["score"]) for r in rows],
-        tuple(score_range) if score_range else None,
         encoder.similarity_name,
+        encoder.model,
     )
+    norm = normalised_gold(
+        [float(r["score"]) for r in rows], tuple(score_range) if score_range else None
+    )
+    if scoring.main_score in METRICS:
+        scoring.replicate = replicate_of(sims, norm, scoring.main_score)
+    return metrics_of(sims, norm)

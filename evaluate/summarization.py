@@ -6,17 +6,20 @@ similarity to any of the row's human summaries (cosine, dot, and the model's own
 similarity); per row, these are correlated with the human scores (Spearman, Pearson), and
 the correlations are averaged over rows. Rows where the human scores, or the cosine or
 dot predictions, are all equal are skipped, as mteb skips them. The main score is the
-mean per-row cosine Spearman.
+mean per-row cosine Spearman. A delta's bootstrap interval resamples the documents
+(rows), reweighting their own correlations.
 """
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy.stats import pearsonr, spearmanr
 
 from shiftbench.errors import InputError
+from shiftbench.evaluate.resample import weighted_mean
 
 if TYPE_CHECKING:
     from shiftbench.evaluate.tasks import Scoring
@@ -37,6 +40,8 @@ def evaluate(scoring: Scoring) -> dict[str, float]:
     corr: dict[str, list[float]] = {
         f"{s}_{c}": [] for s in ("cosine", "dot", "own") for c in ("spearman", "pearson")
     }
+    # each row's own correlations (NaN for a skipped row), for a delta's bootstrap interval
+    per_row: dict[str, list[float]] = {k: [] for k in corr}
     for row, human, machine in zip(rows, human_all, machine_all, strict=True):
         gold = [float(g) for g in row["relevance"]]
         if len(gold) != len(machine):
@@ -50,15 +55,23 @@ def evaluate(scoring: Scoring) -> dict[str, float]:
         dot = (machine @ human.T).max(axis=1)
         mine = np.asarray(own(machine.astype(np.float32), human.astype(np.float32))).max(axis=1)
         if len(set(gold)) == 1 or len(set(dot.tolist())) == 1 or len(set(cosine.tolist())) == 1:
+            for values in per_row.values():
+                values.append(np.nan)
             continue
         for name, predicted in (("cosine", cosine), ("dot", dot), ("own", mine)):
             corr[f"{name}_spearman"].append(float(spearmanr(gold, predicted).statistic))
             corr[f"{name}_pearson"].append(float(pearsonr(gold, predicted).statistic))
+        for key, values in corr.items():
+            per_row[key].append(values[-1])
     if not corr["cosine_spearman"]:
         raise InputError(
             f"{scoring.source['name']}: every row has equal scores; nothing to correlate"
         )
     mean = {k: float(np.mean(v)) for k, v in corr.items()}
+    named = {"pearson": "own_pearson", "spearman": "own_spearman"}
+    key = named.get(scoring.main_score, scoring.main_score)
+    if key in per_row:
+        scoring.replicate = partial(weighted_mean, values=np.asarray(per_row[key]))
     return {
         "pearson": mean["own_pearson"],
         "spearman": mean["own_spearman"],

@@ -2,8 +2,11 @@
 
 An evaluator takes a `Scoring` (the source's description, the encoder, the rows to score
 and the context splits of the original, such as Classification's train split) and returns
-mteb's metrics by name. Adding a task type is one module and one line in `EVALUATORS`;
-modules load only when their task type is scored.
+mteb's metrics by name. An evaluator also leaves on the `Scoring` a `replicate`: the main
+score of any weighted draw of its rows (see evaluate/resample.py), computed from what it
+already embedded, so a delta's bootstrap interval never embeds again. Adding a task type
+is one module and one line in `EVALUATORS`; modules load only when their task type is
+scored.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shiftbench.evaluate.encoders import Encoder
+from shiftbench.evaluate.resample import Replicate
 
 EVALUATORS: dict[str, str] = {
     "STS": "shiftbench.evaluate.sts:evaluate",
@@ -38,6 +42,12 @@ class Scoring:
     # Clustering's bootstrap protocol: the labels of the (split, subset)s mteb scores before
     # this one, whose random draws come first
     prior: list[list[Any]] = field(default_factory=list)
+    # set by the evaluator: weights (draws x rows) -> the main score of each draw
+    replicate: Replicate | None = None
+
+    @property
+    def main_score(self) -> str:
+        return str(self.source["main_score"])
 
     def embed(self, texts: list[str], role: str | None = None) -> Any:
         """Embeddings of `texts` with the prompt the model's own prompts give this task

@@ -210,7 +210,10 @@ def test_run_folder_scores_variants_on_their_ok_rows(scripted_run, invoke, tmp_p
         "(same",
         "rows)",
         "delta",
+        "[lo,",
+        "hi]",
     ]
+    low, high = variant["ci95"]
     assert lines[4].split() == [
         "paraphrase-s1337",
         "test",
@@ -218,6 +221,8 @@ def test_run_folder_scores_variants_on_their_ok_rows(scripted_run, invoke, tmp_p
         f"{variant['main_score']:.5f}",
         f"{variant['original_same_rows']:.5f}",
         f"{variant['delta']:+.5f}",
+        f"[{low:+.5f},",
+        f"{high:+.5f}]",
     ]
     assert lines[-1] == f"results: {out}"
 
@@ -769,11 +774,11 @@ def test_a_fault_in_a_later_model_keeps_the_finished_ones(
     real = run.score_collection
     calls = []
 
-    def second_fails(collection, encoder):
+    def second_fails(collection, encoder, **options):
         calls.append(encoder.spec)
         if len(calls) == 2:
             raise RuntimeError("the machine ran out of memory")
-        return real(collection, encoder)
+        return real(collection, encoder, **options)
 
     monkeypatch.setattr(run, "score_collection", second_fails)
     result = invoke("evaluate", "sample", "-m", MODEL, "-m", static_encoder, "-o", out)
@@ -881,3 +886,270 @@ def test_identical_back_translations_are_scored_and_truncated_rows_are_not(
         (0.0, 5.0),
     )
     assert variant["main_score"] == pytest.approx(expected["cosine_spearman"], abs=1e-9)
+
+
+# --- the paired bootstrap of each delta -----------------------------------------------------
+
+
+def _hand_sts_replicates(encoder, variant_rows, original_by_id, drawn):
+    """delta_b by hand: for each draw, the drawn items (original row positions) whose
+    variant row is ok, scored with scipy's Spearman on sklearn's float32 cosines, the
+    variant's texts minus the original's texts on exactly that multiset."""
+    from scipy.stats import spearmanr
+    from sklearn.metrics.pairwise import paired_cosine_distances
+
+    def cosines(rows):
+        a = encoder.embed([r["sentence1"] for r in rows]).astype(np.float32)
+        b = encoder.embed([r["sentence2"] for r in rows]).astype(np.float32)
+        return (1 - paired_cosine_distances(a, b)).astype(np.float64)
+
+    ok = {r["row_id"]: r for r in variant_rows if r["status"] == "ok"}
+    ids = list(original_by_id)
+    gold = np.asarray([original_by_id[i]["score"] for i in ids])
+    usable = np.asarray([i in ok for i in ids])
+    ok_rows = [ok.get(i, original_by_id[i]) for i in ids]
+    new = cosines(ok_rows)
+    old = cosines([original_by_id[i] for i in ids])
+    out = []
+    for draw in drawn:
+        picked = draw[usable[draw]]
+        out.append(
+            spearmanr(gold[picked], new[picked])[0] - spearmanr(gold[picked], old[picked])[0]
+        )
+    return np.asarray(out)
+
+
+def test_sts_delta_interval_is_a_paired_bootstrap_without_the_failed_rows(
+    scripted_run, invoke, tmp_path
+):
+    """The 95% interval of a delta: 1000 draws of the original's 42 items (seed 0), each
+    draw's failed items dropped, the variant and the original scored on what is left."""
+    out = tmp_path / "results"
+    result = invoke("evaluate", scripted_run, "-m", MODEL, "-o", out, "--no-plots")
+    assert result.exit_code == 0, result.output
+    original, variant = json.loads((out / "results.json").read_text(encoding="utf-8"))["models"][0][
+        "results"
+    ]
+    assert original["ci95"] is None and original["delta_replicates"] is None
+    assert variant["resamples"] == 1000 and len(variant["delta_replicates"]) == 1000
+
+    rows = read_rows(scripted_run / "paraphrase-s1337" / "test.jsonl")
+    by_id = {r["row_id"]: r for r in read_rows(scripted_run / "original" / "test.jsonl")}
+    failed = [i for i, r in enumerate(rows) if r["status"] != "ok"]
+    assert len(failed) == 1
+    drawn = np.random.default_rng(0).integers(0, 42, size=(1000, 42))
+    assert np.mean([failed[0] in d for d in drawn]) > 0.5  # the exclusion matters
+    hand = _hand_sts_replicates(Encoder(MODEL), rows, by_id, drawn)
+    assert variant["delta_replicates"] == pytest.approx(hand, abs=1e-6)
+    assert variant["ci95"] == pytest.approx(np.percentile(hand, [2.5, 97.5]), abs=1e-12)
+    low, high = variant["ci95"]
+    assert low <= variant["delta"] <= high
+    line = next(x for x in result.stdout.splitlines() if x.startswith("paraphrase-s1337"))
+    assert line.split()[-3:] == [f"{variant['delta']:+.5f}", f"[{low:+.5f},", f"{high:+.5f}]"]
+
+
+def _sts_run_folder(folder, variants):
+    """A run folder of the packaged sample: the original and one config per entry of
+    `variants` (name -> a function of (row position, row) giving the row's new fields)."""
+    rows = read_rows(Path(__file__).parents[1] / "sample" / "data" / "test.jsonl")
+    rows = [{"row_id": i, **r} for i, r in enumerate(rows)]
+    configs = {"original": {"kind": "original", "subset": "default", "rows": {"test": 42}}}
+    tables = {"original": rows}
+    for seed, (name, change) in enumerate(variants.items(), start=1):
+        configs[name] = {"kind": "transform", "subset": "default", "transform": name,
+                         "axis": "Lexical", "seed": seed, "rows": {"test": 42}}  # fmt: skip
+        tables[name] = [{**r, "status": "ok", **change(i, r)} for i, r in enumerate(rows)]
+    for name, table in tables.items():
+        _jsonl(folder / name / "test.jsonl", table)
+    source = {"name": "sample", "task_type": "STS", "main_score": "cosine_spearman",
+              "text_fields": ["sentence1", "sentence2"], "score_range": [0.0, 5.0],
+              "splits": ["test"]}  # fmt: skip
+    meta = {"format": 1, "source": source, "configs": configs}
+    (folder / "shiftbench.json").write_text(json.dumps(meta), encoding="utf-8")
+    return rows, tables
+
+
+def _rotated(text, k):
+    words = text.split()
+    return " ".join(words[k:] + words[:k])
+
+
+def test_bootstrap_draws_are_shared_by_every_variant_and_model(invoke, tmp_path, static_encoder):
+    """Two variants (one with failed rows) and two encoders: every record's replicates are
+    the hand bootstrap over one set of draws (seed 7), so they line up draw by draw."""
+    run = tmp_path / "run"
+    rows, tables = _sts_run_folder(
+        run,
+        {
+            "rotate-one": lambda i, r: {"sentence1": _rotated(r["sentence1"], 1)},
+            "rotate-two": lambda i, r: {
+                "sentence2": _rotated(r["sentence2"], 2),
+                "status": "empty" if i in (3, 17, 30) else "ok",
+            },
+        },
+    )
+    out = tmp_path / "results"
+    result = invoke(
+        "evaluate", run, "-m", MODEL, "-m", static_encoder, "--resample-seed", "7", "-o", out,
+        "--no-plots",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    drawn = np.random.default_rng(7).integers(0, 42, size=(1000, 42))
+    by_id = {r["row_id"]: r for r in rows}
+    seen = []
+    for entry, spec in zip(doc["models"], [MODEL, str(static_encoder)], strict=True):
+        encoder = Encoder(spec)
+        for record in entry["results"][1:]:
+            hand = _hand_sts_replicates(encoder, tables[record["config"]], by_id, drawn)
+            assert record["delta_replicates"] == pytest.approx(hand, abs=1e-6), record["config"]
+            assert record["ci95"] == pytest.approx(np.percentile(hand, [2.5, 97.5]), abs=1e-12)
+            seen.append((record["config"], record["rows"]))
+    assert seen == [("rotate-one", 42), ("rotate-two", 39)] * 2
+
+
+def test_a_variant_equal_to_its_original_has_a_zero_interval(invoke, tmp_path):
+    run = tmp_path / "run"
+    _sts_run_folder(run, {"copy": lambda i, r: {}})
+    out = tmp_path / "results"
+    result = invoke("evaluate", run, "-m", MODEL, "-o", out, "--no-plots")
+    assert result.exit_code == 0, result.output
+    _, copy = json.loads((out / "results.json").read_text(encoding="utf-8"))["models"][0]["results"]
+    assert copy["delta"] == 0.0
+    assert copy["ci95"] == [0.0, 0.0]
+    assert set(copy["delta_replicates"]) == {0.0}
+
+
+def test_resamples_zero_turns_intervals_off_and_few_are_refused(scripted_run, invoke, tmp_path):
+    out = tmp_path / "results"
+    refused = invoke("evaluate", scripted_run, "-m", MODEL, "--resamples", "5", "-o", out)
+    assert refused.exit_code == 2
+    assert refused.stderr == (
+        "Error: --resamples must be 0 (no intervals) or at least 1000, not 5\n"
+    )
+    assert refused.stdout == "" and not out.exists()
+    result = invoke("evaluate", scripted_run, "-m", MODEL, "--resamples", "0", "-o", out)
+    assert result.exit_code == 0, result.output
+    _, variant = json.loads((out / "results.json").read_text(encoding="utf-8"))["models"][0][
+        "results"
+    ]
+    assert (variant["ci95"], variant["delta_replicates"], variant["resamples"]) == (
+        None,
+        None,
+        None,
+    )
+    line = next(x for x in result.stdout.splitlines() if x.startswith("paraphrase-s1337"))
+    assert line.split()[-1] == f"{variant['delta']:+.5f}"
+
+
+class _Vectors:
+    """An encoder whose embeddings are given by hand (cosine similarity)."""
+
+    def __init__(self, vectors):
+        self.vectors = vectors
+        self.similarity_name = "cosine"
+        self.model = self
+
+    def prompt(self, *args):
+        return None
+
+    def embed(self, texts, prompt=None):
+        return np.asarray([self.vectors[t] for t in texts], dtype=np.float32)
+
+    def similarity(self, a, b):
+        a = a / np.linalg.norm(a, axis=1, keepdims=True)
+        b = b / np.linalg.norm(b, axis=1, keepdims=True)
+        return a @ b.T
+
+
+def test_retrieval_interval_resamples_queries(tmp_path):
+    """Four judged queries (one relevant document each) and one without judgements. The
+    variant's rewrites put the relevant document at rank 2 for q1 and rank 3 for q3, so
+    the per-query nDCG@10 are 1/log2(3), 1, 1/2, 1 against the original's 1, 1, 1, 1; a
+    draw's delta is the mean over its judged queries of the per-query differences."""
+    from shiftbench.evaluate.run import Collection, ConfigView, score_collection
+
+    angle = {"d0": 0, "d1": 30, "d2": 60, "d3": 90}
+    vectors = {f"doc {d}": [np.cos(np.radians(a)), np.sin(np.radians(a))] for d, a in angle.items()}
+    queries = {"q0": 1, "q1": 31, "q2": 62, "q3": 88, "q4": 45}  # q4 has no judgements
+    rewritten = {"q0": 2, "q1": 12, "q2": 58, "q3": 50, "q4": 10}
+    for q in queries:
+        for name, deg in ((q, queries[q]), (q + "'", rewritten[q])):
+            vectors[name] = [np.cos(np.radians(deg)), np.sin(np.radians(deg))]
+    corpus = [{"id": d, "title": "", "text": f"doc {d}"} for d in angle]
+    qrels = [{"query-id": f"q{i}", "corpus-id": f"d{i}", "score": 1} for i in range(4)]
+    original = [{"row_id": i, "id": q, "text": q} for i, q in enumerate(queries)]
+    variant = [{**r, "text": r["text"] + "'", "status": "ok"} for r in original]
+    source = {"name": "hand", "task_type": "Retrieval", "main_score": "ndcg_at_10",
+              "text_fields": ["text"], "splits": ["test"],
+              "context_splits": ["corpus/test", "qrels/test"]}  # fmt: skip
+    base = ConfigView(
+        "original",
+        {"kind": "original", "subset": "default"},
+        {"test": original, "corpus/test": corpus, "qrels/test": qrels},
+    )
+    rewrite = ConfigView(
+        "rewrite-s1", {"kind": "transform", "subset": "default"}, {"test": variant}
+    )
+    collection = Collection("hand", source, [base, rewrite])
+    _, record = score_collection(collection, _Vectors(vectors), resamples=1000)
+    per_query = np.asarray([0.0, 1 / np.log2(3) - 1, 0.0, 0.5 - 1, np.nan])
+    assert record["delta"] == pytest.approx(np.nanmean(per_query))
+    drawn = np.random.default_rng(0).integers(0, 5, size=(1000, 5))
+    hand = [np.nanmean(per_query[d]) if (d < 4).any() else np.nan for d in drawn]
+    got = [np.nan if v is None else v for v in record["delta_replicates"]]
+    assert got == pytest.approx(hand, abs=1e-6, nan_ok=True)
+    finite = np.asarray(hand)[np.isfinite(hand)]
+    assert record["ci95"] == pytest.approx(np.percentile(finite, [2.5, 97.5]), abs=1e-12)
+
+
+def test_near_tied_similarities_are_computed_in_float32_as_mteb_does():
+    """Pairs whose cosine similarities differ below float32's resolution: in float64
+    they rank apart, in float32 (mteb) many tie. shiftbench's metrics equal those of
+    mteb's own STS evaluator on the same embeddings, to the last bit."""
+    import datasets
+    import mteb
+    from mteb._evaluators.any_sts_evaluator import AnySTSEvaluator
+    from mteb.similarity_functions import pairwise_cos_sim
+    from mteb.timing import TimingStack
+    from scipy.stats import spearmanr
+
+    rng = np.random.default_rng(3)
+    n = 300
+    base = rng.normal(size=(n, 384)).astype(np.float32)
+    a = base
+    noise = rng.normal(scale=1.4e-3, size=(n, 384)) * rng.random((n, 1))
+    b = (base + noise).astype(np.float32)
+    gold = [float(g) for g in rng.integers(0, 6, size=n)]
+
+    class Given:
+        """Hands mteb's evaluator the embeddings above, first sentences then seconds."""
+
+        def __init__(self):
+            self.calls = iter([a, b])
+
+        def encode(self, *args, **kwargs):
+            return next(self.calls)
+
+        def similarity_pairwise(self, x, y):
+            return pairwise_cos_sim(x, y)
+
+    task = mteb.get_task("STSBenchmark")
+    table = datasets.Dataset.from_dict(
+        {"sentence1": [str(i) for i in range(n)], "sentence2": [str(i) for i in range(n)],
+         "score": gold}
+    )  # fmt: skip
+    evaluator = AnySTSEvaluator(
+        table, ("sentence1", "sentence2"), task_metadata=task.metadata, hf_split="test",
+        hf_subset="default", input1_prompt_type=None, input2_prompt_type=None,
+        timer=TimingStack(),
+    )  # fmt: skip
+    scores = evaluator(Given(), encode_kwargs={"batch_size": 32})
+    theirs = task._calculate_scores(scores, [g / 5.0 for g in gold])
+    ours = sts_metrics(a, b, gold, (0.0, 5.0))
+    for metric, value in ours.items():
+        assert value == theirs[metric], metric
+    # the fixture is one where float64 similarities would not do
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    cos64 = (a64 * b64).sum(1) / np.linalg.norm(a64, axis=1) / np.linalg.norm(b64, axis=1)
+    assert spearmanr([g / 5.0 for g in gold], cos64)[0] != theirs["cosine_spearman"]
