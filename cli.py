@@ -273,8 +273,8 @@ def cli() -> None:
     show_default=True,
     metavar="NAME[,NAME...]",
     help="Transformations to apply, comma-separated or repeated; 'all' for all eight. "
-    "Controls: synonym-swap-1..3, antonym-swap, word-jumble-1..3 (rules, no LLM) and "
-    "negation (LLM); 'controls' for all of them.",
+    "Controls: synonym-swap-1..3, antonym-swap, word-jumble-1..3 (rules, no LLM), "
+    "negation and affirmative-paraphrase (LLM); 'controls' for all of them.",
 )
 @click.option(
     "--seed",

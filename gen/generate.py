@@ -10,7 +10,14 @@ from shiftbench.gen.backends import Backend
 from shiftbench.gen.cache import GenerationCache
 from shiftbench.gen.controls import RuleVariant
 from shiftbench.gen.languages import Language, get_language
-from shiftbench.gen.rewrite import OK, RowResult, Variant, needs_source_language, rewrite_texts
+from shiftbench.gen.rewrite import (
+    NOT_APPLICABLE,
+    OK,
+    RowResult,
+    Variant,
+    needs_source_language,
+    rewrite_texts,
+)
 from shiftbench.gen.transforms import PIVOT, SOURCE
 from shiftbench.runfolder import ConfigData, check_target, config_name, tally_status, write_run
 from shiftbench.sources import RANKING_TYPES, TABULAR_TYPES, Source
@@ -117,6 +124,14 @@ def _check_languages(
                 f"{source.name}[{subset}] is in {lang.name}"
             )
         return
+    if transform.negated_only:
+        other = {s: lang for s, lang in languages.items() if lang and lang.code != "en"}
+        if other:
+            subset, lang = next(iter(other.items()))
+            raise InputError(
+                f"{transform.name} finds negations by English cues; "
+                f"{source.name}[{subset}] is in {lang.name}"
+            )
     missing = [s for s, lang in languages.items() if lang is None]
     if missing and needs_source_language(transform):
         raise InputError(
@@ -156,15 +171,16 @@ def _configs_to_make(
 
 
 def failure_share(configs: list[ConfigData]) -> tuple[int, int]:
-    """(failed rows, transformed rows) over the generated configs given (a rule-based
-    control's not-applicable rows are no failure)."""
+    """(failed rows, transformed rows) over the LLM-made configs given; a control's
+    not-applicable rows (nothing in them to work on) are neither."""
     failed = total = 0
     for config in configs:
         if "rule" in config.meta:
             continue
         for counts in config.meta.get("status_counts", {}).values():
-            total += sum(counts.values())
-            failed += sum(n for status, n in counts.items() if status != OK)
+            made = {status: n for status, n in counts.items() if status != NOT_APPLICABLE}
+            total += sum(made.values())
+            failed += sum(n for status, n in made.items() if status != OK)
     return failed, total
 
 
@@ -285,7 +301,8 @@ def _variant_row(
     A failed field stays empty rather than falling back to the original text, and the row's
     status names the first failure. `language_<field>` is the language the field is now
     in; back-translation adds `pivot_<field>`. A control's row also has `status_<field>`,
-    since the probes use each field on its own.
+    since the probes use each field on its own, and its status names a field's failure
+    before a field's `not-applicable`.
     """
     new = dict(row)
     statuses, attempts, reasons = [], [], []
@@ -301,7 +318,8 @@ def _variant_row(
         statuses.append(result.status)
         attempts.append(result.attempt)
         reasons.append(result.finish_reason)
-    new["status"] = next((s for s in statuses if s != OK), OK)
+    failed = [s for s in statuses if s not in (OK, NOT_APPLICABLE)]
+    new["status"] = next(iter(failed or [s for s in statuses if s != OK]), OK)
     new["attempt"] = max(attempts)
     new["finish_reason"] = "length" if "length" in reasons else "stop"
     return new
