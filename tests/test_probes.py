@@ -203,9 +203,7 @@ def test_alpha_is_averaged_over_the_datasets_of_the_run(mrpc_run, stsb_run, prob
         for label, run, anchors in (("mrpc", mrpc_run, mrpc), ("stsb", stsb_run, stsb)):
             index, made = _control_pairs(run, "synonym-swap-1", anchors, embed, base[label])
             mean = pair(base[label][index], made).mean()
-            expected = mean * (1 - pooled) if measure == "cosine" else 1 - (1 - mean) * (
-                1 - pooled
-            )
+            expected = mean * (1 - pooled) if measure == "cosine" else 1 - (1 - mean) * (1 - pooled)
             entry = figures["datasets"][label]["preserved"]["synonym-swap-1"]
             assert entry["adjusted"] == pytest.approx(expected, abs=1e-5)
         before = alone["models"][0]["measures"][measure]["datasets"]["mrpc"]
@@ -435,7 +433,9 @@ def test_criterion_4_scores_the_affirmative_paraphrase(invoke, tmp_path, scripte
     for (text, _, _), negated in zip(NEGATED, negations, strict=True):
         scripted.script[text] = [negated]
     for text, _ in PLAIN:
-        scripted.script[text] = [text.replace(" is ", " is not ").replace(" chase ", " never chase ")]
+        scripted.script[text] = [
+            text.replace(" is ", " is not ").replace(" chase ", " never chase ")
+        ]
     assert invoke(*gen, "-t", "negation").exit_code == 0
     out = tmp_path / "p"
     result = invoke("probe", run, "-m", ENCODER, "--epsilon", "0", "-q", "--no-plots", "-o", out)
@@ -448,8 +448,10 @@ def test_criterion_4_scores_the_affirmative_paraphrase(invoke, tmp_path, scripte
     }  # fmt: skip
     assert (controls["negation"]["meaning"], controls["negation"]["criterion"]) == ("changed", None)
     lines = result.stdout.splitlines()
-    assert "  affirmative-paraphrase (meaning preserved; ALIGN-SIM criterion 4): 3 pairs from " \
+    assert (
+        "  affirmative-paraphrase (meaning preserved; ALIGN-SIM criterion 4): 3 pairs from "
         "affirmative-paraphrase-s1337" in lines
+    )
     assert any(line.startswith("  negation (meaning changed; shiftbench's own control): ")
                for line in lines)  # fmt: skip
     headers = [line.split() for line in lines if line.startswith("model ")]
