@@ -1283,7 +1283,8 @@ def evaluate(
     "-o",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Results folder. Default: shiftbench-results/<target>[+<target>...]-probes.",
+    help="Results folder. Default: shiftbench-results/<target>-probes (several targets' "
+    "names joined by +).",
 )
 @click.option(
     "--plots/--no-plots",
