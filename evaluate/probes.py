@@ -369,6 +369,8 @@ def _dataset_entry(dataset: Dataset, settings: ProbeSettings) -> dict[str, Any]:
     source = dataset.collection.source
     controls = control_configs(dataset.collection)
     anchors = dataset.anchors
+    # every control the target holds, also one none of whose rows passed its checks (0 pairs)
+    held = {c.meta["transform"] for c in controls}
     return {
         "target": dataset.label,
         "source": source,
@@ -382,7 +384,8 @@ def _dataset_entry(dataset: Dataset, settings: ProbeSettings) -> dict[str, Any]:
                 "configs": [c.name for c in controls if c.meta["transform"] == name],
                 "pairs": sum(len(a.controls.get(name, [])) for a in anchors),
             }
-            for name in _control_names(anchors)
+            for name in CONTROLS
+            if name in held
         },
     }
 

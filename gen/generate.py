@@ -302,7 +302,7 @@ def _variant_row(
     status names the first failure. `language_<field>` is the language the field is now
     in; back-translation adds `pivot_<field>`. A control's row also has `status_<field>`,
     since the probes use each field on its own, and its status names a field's failure
-    before a field's `not-applicable`.
+    first, then `ok` if a field was made, and `not-applicable` only when none was.
     """
     new = dict(row)
     statuses, attempts, reasons = [], [], []
@@ -318,8 +318,11 @@ def _variant_row(
         statuses.append(result.status)
         attempts.append(result.attempt)
         reasons.append(result.finish_reason)
+    # a failed field first; else ok when one field was made, so a row whose other field had
+    # nothing to work on still counts as made for --max-failure-rate
     failed = [s for s in statuses if s not in (OK, NOT_APPLICABLE)]
-    new["status"] = next(iter(failed or [s for s in statuses if s != OK]), OK)
+    made = OK if OK in statuses else next((s for s in statuses if s != OK), OK)
+    new["status"] = failed[0] if failed else made
     new["attempt"] = max(attempts)
     new["finish_reason"] = "length" if "length" in reasons else "stop"
     return new

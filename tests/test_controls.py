@@ -373,13 +373,17 @@ def test_affirmative_paraphrase_sends_negated_texts_only(invoke, tmp_path, scrip
         "The museum is closed on Mondays.", "ok"
     )  # fmt: skip
     assert (first["sentence2"], first["status_sentence2"]) == ("", "not-applicable")
-    assert first["status"] == "not-applicable"
+    assert first["status"] == "ok"  # one field made, the other had no negation
     assert (second["sentence1"], second["status_sentence1"]) == (
         "No one picked up.", "still-negated"
     )  # fmt: skip
     assert second["status"] == "still-negated"  # a failure outranks not-applicable
     assert (third["sentence1"], third["status_sentence1"]) == ("", "not-applicable")
     assert (third["sentence2"], third["status_sentence2"]) == ("It was on time.", "ok")
+    counts = json.loads((out / "shiftbench.json").read_text(encoding="utf-8"))["configs"][
+        "affirmative-paraphrase-s1337"
+    ]["status_counts"]["test"]
+    assert counts == {"ok": 2, "still-negated": 1}
     meta = json.loads((out / "shiftbench.json").read_text(encoding="utf-8"))
     config = meta["configs"]["affirmative-paraphrase-s1337"]
     assert (config["kind"], config["meaning"], config["axis"]) == ("control", "preserved", None)
