@@ -273,8 +273,8 @@ def cli() -> None:
     show_default=True,
     metavar="NAME[,NAME...]",
     help="Transformations to apply, comma-separated or repeated; 'all' for all eight. "
-    "Controls: synonym-swap-1..3, antonym-swap, word-jumble-1..3 (rules, no LLM) and "
-    "negation (LLM); 'controls' for all of them.",
+    "Controls: synonym-swap-1..3, antonym-swap, word-jumble-1..3 (rules, no LLM), "
+    "negation and affirmative-paraphrase (LLM); 'controls' for all of them.",
 )
 @click.option(
     "--seed",
@@ -1324,7 +1324,7 @@ def _certified_rows(
 
 
 @cli.command(context_settings=CONTEXT)
-@click.argument("target")
+@click.argument("targets", metavar="TARGET...", nargs=-1, required=True)
 @encoder_options
 @click.option(
     "--epsilon",
@@ -1332,7 +1332,8 @@ def _certified_rows(
     default="0,0.05,0.1,0.2",
     show_default=True,
     metavar="E[,E...]",
-    help="Margins: a probe passes an anchor when its similarity gap exceeds E.",
+    help="Margins for the per-margin shares: an anchor passes when its paraphrase is closer "
+    "than the other text by more than E (criterion 1's own average uses fixed grids).",
 )
 @click.option(
     "--paraphrases",
@@ -1362,7 +1363,8 @@ def _certified_rows(
     "-o",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Results folder. Default: shiftbench-results/<target>-probes.",
+    help="Results folder. Default: shiftbench-results/<target>-probes (several targets' "
+    "names joined by +).",
 )
 @click.option(
     "--plots/--no-plots",
@@ -1372,7 +1374,7 @@ def _certified_rows(
 )
 @quiet_option
 def probe(
-    target: str,
+    targets: tuple[str, ...],
     models: tuple[str, ...],
     epsilons: str,
     paraphrases: str,
@@ -1386,22 +1388,26 @@ def probe(
     plots: bool,
     quiet: bool,
 ) -> None:
-    """Task-free alignment probes of encoders on TARGET, a run folder (or a release
-    ORG/NAME@vX.Y.Z) that holds control configs ('shiftbench gen SOURCE -t controls').
+    """Task-free alignment probes (after ALIGN-SIM) of encoders on each TARGET, a run folder
+    (or a release ORG/NAME@vX.Y.Z) that holds control configs ('shiftbench gen SOURCE -t
+    controls'). Several TARGETs are several datasets of one probe run.
 
     Anchors are original texts that have a paraphrase; each gets a random partner from the
-    same dataset. Per encoder, with cosine similarity and with 1 - normalised Euclidean
-    distance: distinction (paraphrase closer than the random partner by more than each
-    epsilon), synonym robustness (mean similarity to synonym-swap-n, times 1 - the mean
-    random-pair similarity) and sensitivity to antonym-swap, word-jumble-n and negation
-    (paraphrase closer than the control by more than each epsilon). Writes probes.json,
-    probes.md, probe-rows.jsonl and plots/probes-<measure>.png.
+    same dataset. Per encoder and dataset, with cosine similarity and with normalised
+    Euclidean distance (NED): criterion 1 (paraphrase closer than the random partner,
+    the share of anchors averaged over a fixed margin grid, and the mean paraphrase and
+    random-pair figures); criteria 2 and 4 (synonym-swap-n and affirmative-paraphrase:
+    the mean figure adjusted with the random-pair mean averaged over the TARGETs); and the
+    share of anchors whose paraphrase is closer by more than each epsilon than the random
+    partner, antonym-swap (criterion 3), word-jumble-n (criterion 5) and negation
+    (shiftbench's own control). Writes probes.json, probes.md, probe-rows.jsonl and
+    plots/probes-<measure>.png.
     """
     from shiftbench.evaluate.encoders import Encoder
     from shiftbench.evaluate.probes import (
         MEASURES,
         ProbeSettings,
-        gather,
+        gather_datasets,
         parse_epsilons,
         plain,
         probe_document,
@@ -1409,30 +1415,36 @@ def probe(
         summarise,
         write_probe_outputs,
     )
-    from shiftbench.evaluate.run import RELEASE, collect_release, collect_run_folder
+    from shiftbench.evaluate.run import RELEASE, Collection, collect_release, collect_run_folder
     from shiftbench.runfolder import is_run_folder
 
     settings = ProbeSettings(parse_epsilons(epsilons), seed, paraphrases, min_score)
-    if is_run_folder(Path(target)):
-        collection = collect_run_folder(Path(target))
-    elif RELEASE.match(target) and not Path(target).exists():
-        collection = collect_release(target)
-    else:
-        raise InputError(f"{target} is neither a run folder nor a release ORG/NAME@vX.Y.Z")
-    anchors = gather(collection, settings)
+    collections: list[Collection] = []
+    for target in targets:
+        if is_run_folder(Path(target)):
+            collections.append(collect_run_folder(Path(target)))
+        elif RELEASE.match(target) and not Path(target).exists():
+            collections.append(collect_release(target))
+        else:
+            raise InputError(f"{target} is neither a run folder nor a release ORG/NAME@vX.Y.Z")
+    datasets = gather_datasets(collections, settings)
     encoders = [
         Encoder(name, batch_size=batch_size, device=device, precision=precision,
                 cache_dir=cache_dir, progress=not quiet)
         for name in dict.fromkeys(models)
     ]  # fmt: skip
-    folder = output or Path("shiftbench-results") / f"{collection.label}-probes"
-    values = [(enc, {m: score(enc, anchors, m) for m in MEASURES}) for enc in encoders]
+    label = "+".join(d.label for d in datasets)
+    folder = output or Path("shiftbench-results") / f"{label}-probes"
+    values = [
+        (enc, {m: {d.label: score(enc, d.anchors, m) for d in datasets} for m in MEASURES})
+        for enc in encoders
+    ]
     figures = [
-        (enc, {m: summarise(v, settings.epsilons) for m, v in by_measure.items()})
+        (enc, {m: summarise(v, m, settings.epsilons) for m, v in by_measure.items()})
         for enc, by_measure in values
     ]
-    document = probe_document(collection, settings, anchors, figures)
-    write_probe_outputs(folder, document, anchors, values, plots)
+    document = probe_document(datasets, settings, figures)
+    write_probe_outputs(folder, document, datasets, values, plots)
     click.echo(plain(document))
     click.echo("")
     click.echo(f"results: {folder}")

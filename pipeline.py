@@ -342,6 +342,7 @@ def plan(spec: Spec, until: str | None) -> str:
     from shiftbench.gen.generate import _rewritable, _rows
     from shiftbench.gen.transforms import expand_transforms, load_prompts
     from shiftbench.sources import resolve_source
+    from shiftbench.validate.checks import negation_cues
 
     v = spec.values
     chosen = stages_for(spec, until)
@@ -374,9 +375,10 @@ def plan(spec: Spec, until: str | None) -> str:
             texts += len(unique)
             for t in transforms:
                 prompts = load_prompts(t, v["prompt_file"], v["prompt_variant"])
+                sent = [x for x in unique if negation_cues(x)] if t.negated_only else unique
                 for step, prompt in zip(t.steps, prompts, strict=True):
                     limit = cap or t.max_new_tokens
-                    for text in unique:
+                    for text in sent:
                         calls += seeds
                         prompt_tokens += seeds * (len(prompt.render(text, "English")) //
                                                   CHARS_PER_TOKEN + 1)  # fmt: skip

@@ -335,10 +335,12 @@ def _controls(configs: dict[str, Any]) -> list[str]:
         "## Controls",
         "",
         "Configs of kind `control` are perturbations whose effect on meaning is known in "
-        "advance (ALIGN-SIM's criteria): they belong to no robustness axis and are meant for "
+        "advance (ALIGN-SIM's criteria, except `negation`, shiftbench's own): they belong to "
+        "no robustness axis and are meant for "
         "`shiftbench probe`, which checks that an encoder stays close when the meaning is "
         "preserved and moves away when it is changed. Every row has a `status_<field>` per "
-        "field; a field a rule found nothing to change in is `not-applicable` and left empty.",
+        "field; a field a control found nothing to work on in (no word a rule can change; "
+        "for `affirmative-paraphrase`, no negation) is `not-applicable` and left empty.",
         "",
     ]
     for name, info in ruled.items():

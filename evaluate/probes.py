@@ -1,17 +1,22 @@
-"""Task-free alignment probes (after ALIGN-SIM): does an encoder move when meaning changes
-and stay put when it does not?
+"""Task-free alignment probes after ALIGN-SIM (Mahajan et al., 2024): does an encoder move
+when meaning changes and stay put when it does not?
 
 Every probe starts from an anchor: the first text field of an original row that has a
 paraphrase (a gold pair of the dataset, or an LLM paraphrase config of the run folder).
 Each anchor gets one random partner, drawn with the seed from the texts of the same
-dataset and split. With sim one of two similarities (cosine, and one minus ALIGN-SIM's
-normalised Euclidean distance), the probes are:
+dataset and split. A probe run may pool several datasets (run folders or releases). Each
+figure is computed with the cosine similarity and with ALIGN-SIM's normalised Euclidean
+distance (NED, a distance: lower is closer):
 
-- distinction: sim(anchor, paraphrase) - sim(anchor, random), and the share above each ε;
-- synonym robustness: mean sim(anchor, synonym-swap-n) times (1 - the mean random-pair
-  similarity), so an encoder that rates every pair as similar gains nothing;
-- sensitivity, for each control that changes meaning (antonym-swap, word-jumble-n,
-  negation): sim(anchor, paraphrase) - sim(anchor, control), and the share above each ε.
+- criterion 1, distinction: the share of anchors with cos(a, paraphrase) - cos(a, random)
+  > ε, or NED(a, paraphrase) - NED(a, random) < ε, averaged over a fixed symmetric ε grid
+  per measure; and the mean paraphrase and random-pair figures;
+- criteria 2 and 4, the controls that keep the meaning (synonym-swap-n, the affirmative
+  paraphrase of a negated text): the mean figure, adjusted with the random-pair mean
+  pooled over the datasets (ALIGN-SIM's equations 1 and 2);
+- criteria 3 and 5 and shiftbench's own negation control, the controls that change the
+  meaning: how much closer the paraphrase is than the control (raw, not adjusted), and
+  the share of anchors for which that exceeds each ε.
 """
 
 from __future__ import annotations
@@ -31,7 +36,21 @@ from shiftbench.evaluate.run import Collection, ConfigView, write_json
 from shiftbench.gen.transforms import CHANGED, CONTROLS, PRESERVED
 from shiftbench.runfolder import IDENTITY_KEPT, usable
 
-MEASURES = {"cosine": "cosine similarity", "ned": "1 - normalised Euclidean distance"}
+MEASURES = {"cosine": "cosine similarity", "ned": "normalised Euclidean distance"}
+DISTANCES = frozenset({"ned"})  # lower is closer
+# Criterion 1 is averaged over these margins. Symmetric, so an encoder that cannot tell a
+# paraphrase from a random text scores 0.5; wide enough that a good one stays below 1. NED
+# gaps are about half the cosine gaps (NED ~ (1 - cos) / 2), so its grid is half as wide.
+DISTINCTION_GRIDS: dict[str, tuple[float, ...]] = {
+    "cosine": tuple(round(-1.0 + 0.1 * i, 2) for i in range(21)),
+    "ned": tuple(round(-0.5 + 0.05 * i, 2) for i in range(21)),
+}
+ADJUSTMENTS = {
+    "cosine": "mean cosine x alpha, alpha = 1 - mean over datasets of the mean random-pair "
+    "cosine (ALIGN-SIM eq. 1)",
+    "ned": "1 - (1 - mean NED) x (1 - mean over datasets of the mean random-pair NED) "
+    "(ALIGN-SIM eq. 2)",
+}
 GOLD = "gold"
 STS_TOP_SHARE = 0.8  # STS pairs scored in the top fifth of the scale count as paraphrases
 
@@ -47,6 +66,15 @@ class Anchor:
     paraphrase: str
     random: str
     controls: dict[str, list[str]] = field(default_factory=dict)  # control -> one per seed
+
+
+@dataclass
+class Dataset:
+    """One target of a probe run: its label, what it holds, and its anchors."""
+
+    label: str
+    collection: Collection
+    anchors: list[Anchor]
 
 
 @dataclass(frozen=True)
@@ -66,6 +94,15 @@ def parse_epsilons(text: str) -> tuple[float, ...]:
     if not values or any(not -2.0 <= v <= 2.0 for v in values):
         raise InputError(f"--epsilon takes numbers from -2 to 2, not {text!r}")
     return tuple(values)
+
+
+def gather_datasets(collections: list[Collection], settings: ProbeSettings) -> list[Dataset]:
+    """Each target's anchors, its partners drawn as if it were probed alone."""
+    labels = [c.label for c in collections]
+    twice = next((label for label in labels if labels.count(label) > 1), None)
+    if twice is not None:
+        raise InputError(f"two targets are both called {twice}; each target is one dataset")
+    return [Dataset(c.label, c, gather(c, settings)) for c in collections]
 
 
 def control_configs(collection: Collection) -> list[ConfigView]:
@@ -172,12 +209,12 @@ def _draw_partner(pool: list[str], avoid: set[str], rng: np.random.Generator) ->
             return candidate
 
 
-def similarity(measure: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Row-wise similarity of two stacks of embeddings.
+def pair_scores(measure: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise cosine similarity, or NED, of two stacks of embeddings.
 
-    cosine: the cosine of the angle. ned: 1 - NED, with ALIGN-SIM's normalised Euclidean
-    distance NED = 0.5 |a' - b'|^2 / (|a'|^2 + |b'|^2), where a' and b' are the vectors
-    minus their own mean component (0 for equal vectors, 0.5 for uncorrelated ones).
+    NED is ALIGN-SIM's normalised Euclidean distance, 0.5 |a' - b'|^2 / (|a'|^2 + |b'|^2),
+    where a' and b' are the vectors minus their own mean component (0 for equal vectors,
+    0.5 for uncorrelated ones, 1 for opposite ones).
     """
     a = a.astype(np.float64)
     b = b.astype(np.float64)
@@ -187,30 +224,35 @@ def similarity(measure: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     ca = a - a.mean(axis=1, keepdims=True)
     cb = b - b.mean(axis=1, keepdims=True)
     spread = np.sum(ca * ca, axis=1) + np.sum(cb * cb, axis=1)
-    ned = 0.5 * np.sum((ca - cb) ** 2, axis=1) / np.maximum(spread, 1e-12)
-    return np.asarray(1.0 - ned)
+    return np.asarray(0.5 * np.sum((ca - cb) ** 2, axis=1) / np.maximum(spread, 1e-12))
+
+
+def closer_by(measure: str, near: np.ndarray, other: np.ndarray) -> np.ndarray:
+    """How much closer the first text of each pair is than the second: a similarity
+    difference for the cosine, the reversed distance difference for NED."""
+    return np.asarray(other - near) if measure in DISTANCES else np.asarray(near - other)
 
 
 @dataclass
 class Values:
-    """Per-anchor similarities of one encoder under one measure."""
+    """Per-anchor similarities (cosine) or distances (NED) of one encoder on one dataset."""
 
     paraphrase: np.ndarray
     random: np.ndarray
-    controls: dict[str, tuple[np.ndarray, np.ndarray]]  # name -> (anchor index, similarity)
+    controls: dict[str, tuple[np.ndarray, np.ndarray]]  # name -> (anchor index, value)
 
 
 def score(encoder: Encoder, anchors: list[Anchor], measure: str) -> Values:
     texts = [a.text for a in anchors]
     base = encoder.embed(texts)
-    paraphrase = similarity(measure, base, encoder.embed([a.paraphrase for a in anchors]))
-    random = similarity(measure, base, encoder.embed([a.random for a in anchors]))
+    paraphrase = pair_scores(measure, base, encoder.embed([a.paraphrase for a in anchors]))
+    random = pair_scores(measure, base, encoder.embed([a.random for a in anchors]))
     controls = {}
     for name in _control_names(anchors):
         index = [i for i, a in enumerate(anchors) for _ in a.controls.get(name, [])]
         made = [t for a in anchors for t in a.controls.get(name, [])]
-        sims = similarity(measure, base[index], encoder.embed(made))
-        controls[name] = (np.asarray(index, dtype=np.int64), sims)
+        values = pair_scores(measure, base[index], encoder.embed(made))
+        controls[name] = (np.asarray(index, dtype=np.int64), values)
     return Values(paraphrase, random, controls)
 
 
@@ -219,25 +261,68 @@ def _control_names(anchors: list[Anchor]) -> list[str]:
     return [name for name in CONTROLS if name in present]
 
 
-def summarise(values: Values, epsilons: tuple[float, ...]) -> dict[str, Any]:
-    """The probe figures of one encoder under one measure."""
-    baseline = float(np.mean(values.random))
-    alpha = 1.0 - baseline
-    gap = values.paraphrase - values.random
+def summarise(
+    by_dataset: dict[str, Values], measure: str, epsilons: tuple[float, ...]
+) -> dict[str, Any]:
+    """The probe figures of one encoder under one measure, per dataset, with the
+    random-pair mean pooled over the datasets (the mean of their means) for the
+    adjustment."""
+    means = {label: float(np.mean(v.random)) for label, v in by_dataset.items()}
+    pooled = float(np.mean(list(means.values())))
+    factor = 1.0 - pooled
+    return {
+        "random_pair_mean_pooled": pooled,
+        "adjustment_factor": factor,
+        "datasets": {
+            label: _dataset_figures(v, measure, factor, epsilons) for label, v in by_dataset.items()
+        },
+    }
+
+
+def adjust(measure: str, mean: float, factor: float) -> float:
+    """ALIGN-SIM's adjustment of a meaning-preserving pair's mean figure: eq. 1 for the
+    cosine (mean x alpha), eq. 2 for NED (1 - (1 - mean) x factor), with `factor` one
+    minus the pooled random-pair mean of the same measure."""
+    return 1.0 - (1.0 - mean) * factor if measure in DISTANCES else mean * factor
+
+
+def distinction_share(measure: str, paraphrase: np.ndarray, random: np.ndarray) -> float:
+    """Criterion 1 as ALIGN-SIM reports it: the share of anchors with cos(a, p) - cos(a, r)
+    > ε, or NED(a, p) - NED(a, r) < ε, averaged over the measure's ε grid."""
+    diffs = paraphrase - random
+    grid = DISTINCTION_GRIDS[measure]
+    if measure in DISTANCES:
+        return float(np.mean([np.mean(diffs < e) for e in grid]))
+    return float(np.mean([np.mean(diffs > e) for e in grid]))
+
+
+def _dataset_figures(
+    values: Values, measure: str, factor: float, epsilons: tuple[float, ...]
+) -> dict[str, Any]:
+    paraphrase_mean = float(np.mean(values.paraphrase))
+    random_mean = float(np.mean(values.random))
     out: dict[str, Any] = {
-        "paraphrase_mean": float(np.mean(values.paraphrase)),
-        "random_pair_mean": baseline,
-        "alpha": alpha,
-        "distinction": _shares(gap, epsilons),
-        "synonym": {},
+        "paraphrase_mean": paraphrase_mean,
+        "random_pair_mean": random_mean,
+        "distinction": {
+            "grid_share": distinction_share(measure, values.paraphrase, values.random),
+            "difference": paraphrase_mean - random_mean,
+            **_shares(closer_by(measure, values.paraphrase, values.random), epsilons),
+        },
+        "preserved": {},
         "sensitivity": {},
     }
-    for name, (index, sims) in values.controls.items():
+    for name, (index, made) in values.controls.items():
         if CONTROLS[name].meaning == PRESERVED:
-            raw = float(np.mean(sims))
-            out["synonym"][name] = {"n": len(sims), "mean": raw, "adjusted": raw * alpha}
+            raw = float(np.mean(made))
+            out["preserved"][name] = {
+                "n": len(made),
+                "mean": raw,
+                "adjusted": adjust(measure, raw, factor),
+            }
         else:
-            out["sensitivity"][name] = _shares(values.paraphrase[index] - sims, epsilons)
+            gaps = closer_by(measure, values.paraphrase[index], made)
+            out["sensitivity"][name] = _shares(gaps, epsilons)
     return out
 
 
@@ -256,33 +341,52 @@ def eps_key(epsilon: float) -> str:
     return f"{epsilon:g}"
 
 
+def criterion(name: str) -> str:
+    """How a control is labelled: its ALIGN-SIM criterion, or shiftbench's own."""
+    number = CONTROLS[name].criterion
+    return f"ALIGN-SIM criterion {number}" if number else "shiftbench's own control"
+
+
 def probe_document(
-    collection: Collection,
+    datasets: list[Dataset],
     settings: ProbeSettings,
-    anchors: list[Anchor],
     per_model: list[tuple[Encoder, dict[str, dict[str, Any]]]],
 ) -> dict[str, Any]:
-    controls = control_configs(collection)
-    source = collection.source
     return {
         "shiftbench_version": __version__,
-        "target": collection.label,
-        "source": source,
-        "paraphrases": _paraphrase_rule(source, settings),
+        "targets": [d.label for d in datasets],
+        "datasets": [_dataset_entry(d, settings) for d in datasets],
         "seed": settings.seed,
         "epsilons": list(settings.epsilons),
+        "distinction_grids": {m: list(g) for m, g in DISTINCTION_GRIDS.items()},
+        "measures": MEASURES,
+        "adjustments": ADJUSTMENTS,
+        "models": [{"model": enc.describe(), "measures": m} for enc, m in per_model],
+    }
+
+
+def _dataset_entry(dataset: Dataset, settings: ProbeSettings) -> dict[str, Any]:
+    source = dataset.collection.source
+    controls = control_configs(dataset.collection)
+    anchors = dataset.anchors
+    # every control the target holds, also one none of whose rows passed its checks (0 pairs)
+    held = {c.meta["transform"] for c in controls}
+    return {
+        "target": dataset.label,
+        "source": source,
+        "paraphrases": _paraphrase_rule(source, settings),
         "anchor_field": source["text_fields"][0],
         "anchors": len(anchors),
         "controls": {
             name: {
                 "meaning": CONTROLS[name].meaning,
+                "criterion": CONTROLS[name].criterion,
                 "configs": [c.name for c in controls if c.meta["transform"] == name],
                 "pairs": sum(len(a.controls.get(name, [])) for a in anchors),
             }
-            for name in _control_names(anchors)
+            for name in CONTROLS
+            if name in held
         },
-        "measures": MEASURES,
-        "models": [{"model": enc.describe(), "measures": m} for enc, m in per_model],
     }
 
 
@@ -295,30 +399,55 @@ def _paraphrase_rule(source: dict[str, Any], settings: ProbeSettings) -> str:
     return f"gold pairs scored {gold_threshold(source, settings.min_score):g} or more"
 
 
-def tables(document: dict[str, Any]) -> dict[str, tuple[list[str], list[list[str]]]]:
-    """Per measure, one table across encoders: a row per (model, ε) with the shares above
-    ε, then the ε-free figures (adjusted synonym similarity, random-pair mean)."""
-    names = list(document["controls"])
-    changed = [n for n in names if document["controls"][n]["meaning"] == CHANGED]
-    kept = [n for n in names if document["controls"][n]["meaning"] == PRESERVED]
-    out = {}
-    for measure in document["measures"]:
-        header = ["model", "ε", "distinction", *changed, *kept, "random mean"]
-        rows = []
-        for entry in document["models"]:
-            figures = entry["measures"][measure]
+def _names(document: dict[str, Any], meaning: str) -> list[str]:
+    """The controls of that meaning in any dataset, in registry order."""
+    present = {n for d in document["datasets"] for n in d["controls"]}
+    return [n for n, t in CONTROLS.items() if n in present and t.meaning == meaning]
+
+
+def _label(name: str) -> str:
+    number = CONTROLS[name].criterion
+    return f"C{number} {name}" if number else f"own {name}"
+
+
+def figure_table(document: dict[str, Any], measure: str) -> tuple[list[str], list[list[str]]]:
+    """ALIGN-SIM's figures, one row per (model, dataset): criterion 1 averaged over its
+    grid with the paraphrase and random-pair means, then the adjusted figure of each
+    meaning-preserving control (criteria 2 and 4), then the adjustment factor."""
+    kept = _names(document, PRESERVED)
+    factor = "alpha" if measure not in DISTANCES else "1 - random"
+    header = ["model", "dataset", "C1 share", "C1 paraphrase", "C1 random",
+              *(f"{_label(n)} adj" for n in kept), factor]  # fmt: skip
+    rows = []
+    for entry in document["models"]:
+        figures = entry["measures"][measure]
+        for label, f in figures["datasets"].items():
+            adjusted = [f["preserved"].get(n, {}).get("adjusted") for n in kept]
+            rows.append(
+                [entry["model"]["id"], label, _num(f["distinction"]["grid_share"]),
+                 _num(f["paraphrase_mean"]), _num(f["random_pair_mean"]),
+                 *(_num(v) for v in adjusted), _num(figures["adjustment_factor"])]
+            )  # fmt: skip
+    return header, rows
+
+
+def share_table(document: dict[str, Any], measure: str) -> tuple[list[str], list[list[str]]]:
+    """Per (model, dataset, ε): the share of anchors whose paraphrase is closer than the
+    random partner (criterion 1) or than each meaning-changing control (criteria 3 and 5,
+    and negation) by more than ε, on the raw figures."""
+    changed = _names(document, CHANGED)
+    header = ["model", "dataset", "ε", "C1 distinction", *(_label(n) for n in changed)]
+    rows = []
+    for entry in document["models"]:
+        for label, f in entry["measures"][measure]["datasets"].items():
             for eps in document["epsilons"]:
                 key = eps_key(eps)
-                shares = [figures["distinction"]["share_above"][key]] + [
-                    figures["sensitivity"][n]["share_above"][key] for n in changed
+                shares = [f["distinction"]["share_above"][key]] + [
+                    f["sensitivity"][n]["share_above"][key] if n in f["sensitivity"] else None
+                    for n in changed
                 ]
-                rows.append(
-                    [entry["model"]["id"], key, *(_num(v) for v in shares),
-                     *(_num(figures["synonym"][n]["adjusted"]) for n in kept),
-                     _num(figures["random_pair_mean"])]
-                )  # fmt: skip
-        out[measure] = (header, rows)
-    return out
+                rows.append([entry["model"]["id"], label, key, *(_num(v) for v in shares)])
+    return header, rows
 
 
 def _num(value: float | None) -> str:
@@ -326,30 +455,53 @@ def _num(value: float | None) -> str:
 
 
 def coverage_lines(document: dict[str, Any]) -> list[str]:
-    lines = [
-        f"anchors: {document['anchors']} ({document['paraphrases']}; field "
-        f"{document['anchor_field']}); random partners drawn with seed {document['seed']}"
-    ]
-    for name, info in document["controls"].items():
+    lines = []
+    for d in document["datasets"]:
         lines.append(
-            f"  {name} ({info['meaning']}): {info['pairs']} pairs from {', '.join(info['configs'])}"
+            f"{d['target']}: {d['anchors']} anchors ({d['paraphrases']}; field "
+            f"{d['anchor_field']}); random partners drawn with seed {document['seed']}"
         )
+        for name, info in d["controls"].items():
+            lines.append(
+                f"  {name} (meaning {info['meaning']}; {criterion(name)}): {info['pairs']} "
+                f"pairs from {', '.join(info['configs'])}"
+            )
     return lines
+
+
+def _titles(document: dict[str, Any], measure: str) -> tuple[str, str]:
+    name = MEASURES[measure]
+    closer = "lower" if measure in DISTANCES else "higher"
+    count = len(document["datasets"])
+    figures = (
+        f"{name} ({closer} is closer), ALIGN-SIM's figures (C1 share averaged over ε from "
+        f"{DISTINCTION_GRIDS[measure][0]:g} to {DISTINCTION_GRIDS[measure][-1]:g}; adjusted "
+        f"with the random-pair mean of {count} dataset{'s' * (count > 1)}):"
+    )
+    shares = f"{name}, share of anchors whose paraphrase is closer by more than ε (raw):"
+    return figures, shares
 
 
 def markdown(document: dict[str, Any]) -> str:
     from shiftbench.evaluate.report import markdown_table
 
-    parts = [f"# Alignment probes: {document['target']}", "", *coverage_lines(document), ""]
+    parts = [f"# Alignment probes: {', '.join(document['targets'])}", "",
+             *coverage_lines(document), ""]  # fmt: skip
     parts += [
-        "Shares: the share of anchors for which sim(anchor, paraphrase) exceeds sim(anchor, "
-        "random partner) (distinction) or sim(anchor, control) (the controls that change "
-        "meaning) by more than ε. Synonym columns: mean sim(anchor, synonym-swap-n) times "
-        "(1 - random mean). Higher is better everywhere.",
+        "Criterion 1 (C1 share): the share of anchors with cos(a, paraphrase) - cos(a, random) "
+        "> ε, or NED(a, paraphrase) - NED(a, random) < ε, averaged over the measure's ε grid; "
+        "C1 paraphrase and C1 random are the mean figures of those pairs. Adjusted figures "
+        f"(criteria 2 and 4): cosine, {ADJUSTMENTS['cosine']}; NED, {ADJUSTMENTS['ned']}. "
+        "Shares above ε: the share of anchors whose paraphrase is closer than the other text "
+        "by more than ε, on raw figures. `own` marks shiftbench's own control, which is not "
+        "an ALIGN-SIM criterion.",
         "",
     ]
-    for measure, (header, rows) in tables(document).items():
-        parts += [f"## {document['measures'][measure]}", "", markdown_table(header, rows), ""]
+    for measure in document["measures"]:
+        figures, shares = _titles(document, measure)
+        parts += [f"## {MEASURES[measure]}", "", figures, "",
+                  markdown_table(*figure_table(document, measure), left=2), "", shares, "",
+                  markdown_table(*share_table(document, measure), left=3), ""]  # fmt: skip
     return "\n".join(parts)
 
 
@@ -357,57 +509,56 @@ def plain(document: dict[str, Any]) -> str:
     from shiftbench.evaluate.report import plain_table
 
     parts = coverage_lines(document)
-    for measure, (header, rows) in tables(document).items():
-        parts += ["", f"{document['measures'][measure]}:", plain_table(header, rows)]
+    for measure in document["measures"]:
+        figures, shares = _titles(document, measure)
+        parts += ["", figures, plain_table(*figure_table(document, measure)),
+                  "", shares, plain_table(*share_table(document, measure))]  # fmt: skip
     return "\n".join(parts)
 
 
 def row_records(
-    anchors: list[Anchor], per_model: list[tuple[Encoder, dict[str, Values]]]
+    datasets: list[Dataset], per_model: list[tuple[Encoder, dict[str, dict[str, Values]]]]
 ) -> list[dict[str, Any]]:
-    """Every similarity behind the figures, one record per (model, anchor)."""
+    """Every figure behind the tables, one record per (model, dataset, anchor)."""
     records = []
     for encoder, by_measure in per_model:
-        per_anchor: dict[int, dict[str, dict[str, Any]]] = defaultdict(lambda: defaultdict(dict))
-        for measure, values in by_measure.items():
-            for i in range(len(anchors)):
-                per_anchor[i][measure]["paraphrase"] = round(float(values.paraphrase[i]), 6)
-                per_anchor[i][measure]["random"] = round(float(values.random[i]), 6)
-            for name, (index, sims) in values.controls.items():
-                for i, value in zip(index.tolist(), sims.tolist(), strict=True):
-                    per_anchor[i][measure].setdefault(name, []).append(round(value, 6))
-        for i, anchor in enumerate(anchors):
-            records.append(
-                {"model": encoder.spec, "subset": anchor.subset, "split": anchor.split,
-                 "row_id": anchor.row_id, **per_anchor[i]}
-            )  # fmt: skip
+        for dataset in datasets:
+            per_anchor: dict[int, dict[str, dict[str, Any]]] = defaultdict(
+                lambda: defaultdict(dict)
+            )
+            for measure, by_dataset in by_measure.items():
+                values = by_dataset[dataset.label]
+                for i in range(len(dataset.anchors)):
+                    per_anchor[i][measure]["paraphrase"] = round(float(values.paraphrase[i]), 6)
+                    per_anchor[i][measure]["random"] = round(float(values.random[i]), 6)
+                for name, (index, made) in values.controls.items():
+                    for i, value in zip(index.tolist(), made.tolist(), strict=True):
+                        per_anchor[i][measure].setdefault(name, []).append(round(value, 6))
+            for i, anchor in enumerate(dataset.anchors):
+                records.append(
+                    {"model": encoder.spec, "dataset": dataset.label, "subset": anchor.subset,
+                     "split": anchor.split, "row_id": anchor.row_id, **per_anchor[i]}
+                )  # fmt: skip
     return records
 
 
 def histogram(
     document: dict[str, Any],
-    per_model: list[tuple[Encoder, dict[str, Values]]],
+    per_model: list[tuple[Encoder, dict[str, dict[str, Values]]]],
     measure: str,
     path: Path,
 ) -> None:
     """One panel per probe (distinction and each meaning-changing control): every encoder's
-    distribution of sim(anchor, paraphrase) - sim(anchor, other), with the ε grid."""
+    distribution, over all datasets, of how much closer the paraphrase is than the other
+    text, with the ε grid."""
     from shiftbench.evaluate.plots import _pyplot, _save, _short
 
     plt = _pyplot()
-    names = [n for n, i in document["controls"].items() if i["meaning"] == CHANGED]
-    panels = ["random partner", *names]
+    panels = ["random partner", *_names(document, CHANGED)]
     fig, axes = plt.subplots(1, len(panels), figsize=(3.4 * len(panels), 3.2), squeeze=False)
     palette = plt.get_cmap("tab10")
     for ax, panel in zip(axes[0], panels, strict=True):
-        series = []
-        for _, by_measure in per_model:
-            v = by_measure[measure]
-            if panel == "random partner":
-                series.append(v.paraphrase - v.random)
-            else:
-                index, sims = v.controls[panel]
-                series.append(v.paraphrase[index] - sims)
+        series = [_gaps(by_measure[measure], measure, panel) for _, by_measure in per_model]
         values = np.concatenate(series) if series else np.zeros(0)
         low, high = (float(values.min()), float(values.max())) if len(values) else (-1.0, 1.0)
         bins = np.linspace(min(low, 0.0), max(high, 0.0) + 1e-9, 31)
@@ -417,7 +568,7 @@ def histogram(
         for eps in document["epsilons"]:
             ax.axvline(eps, color="#888888", lw=0.7, ls="--")
         ax.set_title(panel, fontsize=9)
-        ax.set_xlabel("sim(a, paraphrase) - sim(a, this)", fontsize=8)
+        ax.set_xlabel("paraphrase closer than this by", fontsize=8)
     axes[0][0].set_ylabel("anchors")
     axes[0][-1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.suptitle(f"Alignment probes, {MEASURES[measure]} (dashed: ε grid)", fontsize=10, y=1.04)
@@ -425,11 +576,22 @@ def histogram(
     plt.close(fig)
 
 
+def _gaps(by_dataset: dict[str, Values], measure: str, panel: str) -> np.ndarray:
+    parts = []
+    for v in by_dataset.values():
+        if panel == "random partner":
+            parts.append(closer_by(measure, v.paraphrase, v.random))
+        elif panel in v.controls:
+            index, made = v.controls[panel]
+            parts.append(closer_by(measure, v.paraphrase[index], made))
+    return np.concatenate(parts) if parts else np.zeros(0)
+
+
 def write_probe_outputs(
     folder: Path,
     document: dict[str, Any],
-    anchors: list[Anchor],
-    per_model: list[tuple[Encoder, dict[str, Values]]],
+    datasets: list[Dataset],
+    per_model: list[tuple[Encoder, dict[str, dict[str, Values]]]],
     plots: bool,
 ) -> None:
     """probes.json, probes.md, probe-rows.jsonl and (with `plots`) one histogram per
@@ -437,7 +599,7 @@ def write_probe_outputs(
     write_json(folder / "probes.json", document)
     (folder / "probes.md").write_text(markdown(document), encoding="utf-8")
     lines = "".join(
-        json.dumps(r, ensure_ascii=False) + "\n" for r in row_records(anchors, per_model)
+        json.dumps(r, ensure_ascii=False) + "\n" for r in row_records(datasets, per_model)
     )
     (folder / "probe-rows.jsonl").write_text(lines, encoding="utf-8")
     if plots:

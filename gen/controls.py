@@ -22,12 +22,11 @@ from typing import Any
 
 from shiftbench.errors import InputError
 from shiftbench.gen.cache import row_key
-from shiftbench.gen.rewrite import EMPTY_INPUT, RowResult
+from shiftbench.gen.rewrite import EMPTY_INPUT, NOT_APPLICABLE, RowResult
 from shiftbench.gen.transforms import Transform
 from shiftbench.gen.wordnet import WordNet, open_wordnet
 from shiftbench.runfolder import OK
 
-NOT_APPLICABLE = "not-applicable"
 SYNONYM, ANTONYM, JUMBLE = "synonym", "antonym", "jumble"
 
 # Part of speech -> (WordNet's letter, the Penn Treebank tags the tagger gives it).

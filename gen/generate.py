@@ -12,6 +12,7 @@ from shiftbench.gen.controls import RuleVariant
 from shiftbench.gen.languages import Language, get_language
 from shiftbench.gen.rewrite import (
     BUDGET_GROWTH,
+    NOT_APPLICABLE,
     RowResult,
     Variant,
     needs_source_language,
@@ -132,6 +133,14 @@ def _check_languages(
                 f"{source.name}[{subset}] is in {lang.name}"
             )
         return
+    if transform.negated_only:
+        other = {s: lang for s, lang in languages.items() if lang and lang.code != "en"}
+        if other:
+            subset, lang = next(iter(other.items()))
+            raise InputError(
+                f"{transform.name} finds negations by English cues; "
+                f"{source.name}[{subset}] is in {lang.name}"
+            )
     missing = [s for s, lang in languages.items() if lang is None]
     if missing and needs_source_language(transform):
         raise InputError(
@@ -171,16 +180,18 @@ def _configs_to_make(
 
 
 def failure_share(configs: list[ConfigData]) -> tuple[int, int]:
-    """(failed rows, transformed rows) over the generated configs given (a rule-based
-    control's not-applicable rows are no failure, nor is a kept identical back-translation)."""
+    """(failed rows, transformed rows) over the generated configs given; a control's
+    not-applicable rows (nothing in them to work on) are neither, and a kept identical
+    back-translation is no failure."""
     failed = total = 0
     for config in configs:
         if "rule" in config.meta:
             continue
         transform = config.meta.get("transform")
         for counts in config.meta.get("status_counts", {}).values():
-            total += sum(counts.values())
-            failed += sum(n for status, n in counts.items() if not usable(status, transform))
+            made = {status: n for status, n in counts.items() if status != NOT_APPLICABLE}
+            total += sum(made.values())
+            failed += sum(n for status, n in made.items() if not usable(status, transform))
     return failed, total
 
 
@@ -306,7 +317,8 @@ def _variant_row(
     status names the first failure; a row with none is `identical` when a field is a kept
     unchanged back-translation, else `ok`. `language_<field>` is the language the field is now
     in; back-translation adds `pivot_<field>`. A control's row also has `status_<field>`,
-    since the probes use each field on its own.
+    since the probes use each field on its own, and its status names a field's failure
+    first, then `ok` if a field was made, and `not-applicable` only when none was.
     """
     new = dict(row)
     statuses, attempts, reasons = [], [], []
@@ -322,8 +334,16 @@ def _variant_row(
         statuses.append(result.status)
         attempts.append(result.attempt)
         reasons.append(result.finish_reason)
-    failed = next((s for s in statuses if not usable(s, transform)), None)
-    new["status"] = failed or (IDENTICAL if IDENTICAL in statuses else OK)
+    # a failed field first; else identical (a kept back-translation), else ok when one
+    # field was made, so a row whose other field had nothing to work on still counts as
+    # made for --max-failure-rate
+    failed = [s for s in statuses if s != NOT_APPLICABLE and not usable(s, transform)]
+    if failed:
+        new["status"] = failed[0]
+    elif IDENTICAL in statuses:
+        new["status"] = IDENTICAL
+    else:
+        new["status"] = OK if OK in statuses else NOT_APPLICABLE
     new["attempt"] = max(attempts)
     new["finish_reason"] = "length" if "length" in reasons else "stop"
     return new

@@ -14,10 +14,11 @@ from shiftbench.gen.cache import GenerationCache, row_key
 from shiftbench.gen.languages import DEFAULT_POOL, LANGUAGES, Language, draw
 from shiftbench.gen.transforms import PER_DATASET, PER_TEXT, PIVOT, SOURCE, Prompt, Transform
 from shiftbench.runfolder import IDENTICAL, IDENTITY_KEPT, OK, TRUNCATED, usable
-from shiftbench.validate.checks import Case, first_failure, gen_checks, identical
+from shiftbench.validate.checks import Case, first_failure, gen_checks, identical, negation_cues
 
 EMPTY_OUTPUT = "empty"
 EMPTY_INPUT = "empty-input"
+NOT_APPLICABLE = "not-applicable"  # a control that has nothing to work on in this text
 BACKEND_TRIES = 3
 UNKNOWN_LANGUAGE = "the same language as the text"
 LENGTH = "length"  # the finish reason of an output cut at its token budget
@@ -114,8 +115,11 @@ def rewrite_texts(
     back-translation, a reasoning or prefix leak, runaway length; for negation, no change
     in the number of negation cues) has the check's name as its status. Either runs again
     with the next attempt's seeds (when sampling; greedy decoding would only repeat
-    itself), up to `variant.max_attempts`. The last output stays: it is never replaced by
-    the input. A back-translation equal to its input is kept as `identical`, not retried.
+    itself), up to `variant.max_attempts`. The last output stays, with the check's name as
+    its status: it is never replaced by the input. A back-translation equal to its input is
+    kept as `identical`, not retried. A control made of negated texts only (the affirmative
+    paraphrase) never sends a text without a negation cue: it is `not-applicable`, with no
+    output.
     """
     model = backend.describe()["model"]
     name = variant.transform.name
@@ -123,6 +127,10 @@ def rewrite_texts(
     language = source_language.code if source_language else None
     results = {t: RowResult("", EMPTY_INPUT, 0, "") for t in texts if not t.strip()}
     pending = [t for t in dict.fromkeys(texts) if t.strip()]
+    if variant.transform.negated_only:
+        results.update({t: RowResult("", NOT_APPLICABLE, 0, "") for t in pending
+                        if not negation_cues(t)})  # fmt: skip
+        pending = [t for t in pending if t not in results]
     plans = {t: variant.step_languages(t, source_language, dataset_id) for t in pending}
     attempts = variant.max_attempts if variant.sampling.temperature > 0 else 1
     calls = variant.transform.calls

@@ -6,7 +6,9 @@ language that is, and a token budget that grows with the input.
 
 Controls are registered beside them: perturbations whose effect on meaning is known in
 advance (`meaning`: preserved or changed), made by a rule (gen/controls.py, no calls) or,
-for negation, by one call. They belong to no robustness axis.
+for negation and the affirmative paraphrase, by one call. They belong to no robustness
+axis. `criterion` names the ALIGN-SIM criterion a control serves; negation is shiftbench's
+own and serves none.
 """
 
 from __future__ import annotations
@@ -82,6 +84,9 @@ class Transform:
     control: bool = False  # a control: its configs are probes, never part of an axis
     rule: str | None = None  # a rule-based control's rule (gen/controls.py); no steps
     count: int = 1  # how many words (pairs, for the jumble) a rule changes
+    criterion: int | None = None  # the ALIGN-SIM criterion (1-5) a control serves, if any
+    # only texts with an English negation cue are sent; the others are not-applicable
+    negated_only: bool = False
 
     @property
     def calls(self) -> int:
@@ -153,33 +158,47 @@ TRANSFORMS: dict[str, Transform] = {
 }
 
 
-def _rule_control(name: str, rule: str, count: int, meaning: str, description: str) -> Transform:
+def _rule_control(
+    name: str, rule: str, count: int, meaning: str, criterion: int, description: str
+) -> Transform:
     return Transform(name, None, description, (), meaning=meaning, control=True, rule=rule,
-                     count=count)  # fmt: skip
+                     count=count, criterion=criterion)  # fmt: skip
 
 
 CONTROLS: dict[str, Transform] = {
     t.name: t
     for t in [
         *(
-            _rule_control(f"synonym-swap-{n}", "synonym", n, PRESERVED,
+            _rule_control(f"synonym-swap-{n}", "synonym", n, PRESERVED, 2,
                           f"{n} content word{'s' * (n > 1)} replaced by WordNet synonyms")
             for n in (1, 2, 3)
         ),
-        _rule_control("antonym-swap", "antonym", 1, CHANGED,
+        _rule_control("antonym-swap", "antonym", 1, CHANGED, 3,
                       "one content word replaced by a WordNet antonym"),
         *(
-            _rule_control(f"word-jumble-{n}", "jumble", n, CHANGED,
+            _rule_control(f"word-jumble-{n}", "jumble", n, CHANGED, 5,
                           f"{n} random pair{'s' * (n > 1)} of words swapped")
             for n in (1, 2, 3)
         ),
         Transform(
             "negation",
             None,
-            "the main clause negated (one LLM call)",
+            "shiftbench's own control: the main clause negated, so the meaning changes "
+            "(one LLM call)",
             (Step("negation.txt", SOURCE, SAME_LENGTH),),
             meaning=CHANGED,
             control=True,
+        ),
+        Transform(
+            "affirmative-paraphrase",
+            None,
+            "a text with a negation said again without one, same meaning (one LLM call; "
+            "texts without a negation cue are not-applicable)",
+            (Step("affirmative-paraphrase.txt", SOURCE, SAME_LENGTH),),
+            meaning=PRESERVED,
+            control=True,
+            criterion=4,
+            negated_only=True,
         ),
     ]
 }  # fmt: skip

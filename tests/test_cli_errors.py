@@ -128,8 +128,8 @@ def test_unknown_transform(invoke, tmp_path):
         "unknown transform 'paraphrse'; available: paraphrase, backtranslation, style-change, "
         "expansion, summarisation, summarised-expansion, translation, cross-translation, "
         "synonym-swap-1, synonym-swap-2, synonym-swap-3, antonym-swap, word-jumble-1, "
-        "word-jumble-2, word-jumble-3, negation (groups: all, controls); did you mean "
-        "paraphrase?",
+        "word-jumble-2, word-jumble-3, negation, affirmative-paraphrase (groups: all, "
+        "controls); did you mean paraphrase?",
         out,
     )
 

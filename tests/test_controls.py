@@ -270,7 +270,8 @@ def test_bad_control_input_is_one_line_and_exit_2(invoke, tmp_path, shared_data,
         "Error: unknown transform 'antonym-swop'; available: paraphrase, backtranslation, "
         "style-change, expansion, summarisation, summarised-expansion, translation, "
         "cross-translation, synonym-swap-1, synonym-swap-2, synonym-swap-3, antonym-swap, "
-        "word-jumble-1, word-jumble-2, word-jumble-3, negation (groups: all, controls); did "
+        "word-jumble-1, word-jumble-2, word-jumble-3, negation, affirmative-paraphrase (groups: "
+        "all, controls); did "
         "you mean antonym-swap, synonym-swap-3, synonym-swap-2?"
     )
     multilingual = ["STSBenchmarkMultilingualSTS", "--data-dir",
@@ -333,6 +334,87 @@ def test_negation_is_an_llm_control(invoke, tmp_path, scripted):
     # for again up to --max-attempts, then kept with that status
     assert second["sentence1"] == "REWRITTEN The train to Lyon left twenty minutes late."
     assert (second["status_sentence1"], second["attempt"]) == ("not-negated", 3)
+
+
+AFFIRMATIVE_ROWS = [
+    {"sentence1": "The museum is not open on Mondays.", "sentence2": "Mondays are busy.",
+     "score": 4.5},
+    {"sentence1": "Nobody answered the phone.", "sentence2": "The phone rang twice.",
+     "score": 4.2},
+    {"sentence1": "The train left on time.", "sentence2": "It wasn't late.", "score": 4.8},
+]  # fmt: skip
+
+
+def test_affirmative_paraphrase_sends_negated_texts_only(invoke, tmp_path, scripted):
+    """ALIGN-SIM's criterion 4 control: only texts with a negation cue reach the backend;
+    the others are not-applicable and left empty. An output that still has a negation cue
+    is asked for again, and kept as still-negated when every attempt has one."""
+    folder = write_folder(tmp_path / "negated", AFFIRMATIVE_ROWS)
+    scripted.script["The museum is not open on Mondays."] = [
+        "The museum isn't open on Mondays either.",
+        "The museum is closed on Mondays.",
+    ]
+    scripted.script["It wasn't late."] = ["It was on time."]
+    scripted.script["Nobody answered the phone."] = ["No one picked up."] * 3
+    out = tmp_path / "run"
+    result = invoke("gen", folder, "--task-type", "STS", "--source-language", "en", "-t",
+                    "affirmative-paraphrase", "-b", "scripted", "--max-failure-rate", "1", "-q",
+                    "-o", out)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    sent = [t for call in scripted.calls for t in call]
+    assert sorted(set(sent)) == [
+        "It wasn't late.", "Nobody answered the phone.", "The museum is not open on Mondays."
+    ]  # fmt: skip
+    assert sent.count("The museum is not open on Mondays.") == 2
+    assert sent.count("Nobody answered the phone.") == 3
+    assert all(p.startswith("The text below contains a negation") for p in scripted.prompts)
+    first, second, third = read_rows(out / "affirmative-paraphrase-s1337" / "test.jsonl")
+    assert (first["sentence1"], first["status_sentence1"]) == (
+        "The museum is closed on Mondays.", "ok"
+    )  # fmt: skip
+    assert (first["sentence2"], first["status_sentence2"]) == ("", "not-applicable")
+    assert first["status"] == "ok"  # one field made, the other had no negation
+    assert (second["sentence1"], second["status_sentence1"]) == (
+        "No one picked up.", "still-negated"
+    )  # fmt: skip
+    assert second["status"] == "still-negated"  # a failure outranks not-applicable
+    assert (third["sentence1"], third["status_sentence1"]) == ("", "not-applicable")
+    assert (third["sentence2"], third["status_sentence2"]) == ("It was on time.", "ok")
+    counts = json.loads((out / "shiftbench.json").read_text(encoding="utf-8"))["configs"][
+        "affirmative-paraphrase-s1337"
+    ]["status_counts"]["test"]
+    assert counts == {"ok": 2, "still-negated": 1}
+    meta = json.loads((out / "shiftbench.json").read_text(encoding="utf-8"))
+    config = meta["configs"]["affirmative-paraphrase-s1337"]
+    assert (config["kind"], config["meaning"], config["axis"]) == ("control", "preserved", None)
+    assert config["prompts"][0]["origin"] == "shiftbench:affirmative-paraphrase.txt"
+
+
+def test_affirmative_paraphrase_is_a_control_and_needs_english(invoke, tmp_path, scripted):
+    """-t controls names it; its not-applicable rows are no failure for
+    --max-failure-rate (every text of the sample is one, and the run passes at the default
+    0.5); a source in another language is refused."""
+    from shiftbench.gen.transforms import expand_transforms
+
+    named = [t.name for t in expand_transforms(("controls",))]
+    assert named[-2:] == ["negation", "affirmative-paraphrase"]
+    assert (CONTROLS["affirmative-paraphrase"].meaning, CONTROLS["negation"].meaning) == (
+        "preserved", "changed"
+    )  # fmt: skip
+    out = tmp_path / "run"
+    result = invoke("gen", "sample", "-t", "affirmative-paraphrase", "--limit", "4", "-b",
+                    "scripted", "-q", "-o", out)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert scripted.calls == []
+    meta = json.loads((out / "shiftbench.json").read_text(encoding="utf-8"))
+    counts = meta["configs"]["affirmative-paraphrase-s1337"]["status_counts"]["test"]
+    assert counts == {"not-applicable": 4}
+    folder = write_folder(tmp_path / "de", AFFIRMATIVE_ROWS[:1])
+    assert _fails(invoke, tmp_path, folder, "--task-type", "STS", "--source-language", "de",
+                  "-t", "affirmative-paraphrase", "-b", "scripted") == (
+        "Error: affirmative-paraphrase finds negations by English cues; de[default] is "
+        "in German"
+    )  # fmt: skip
 
 
 def test_evaluate_leaves_controls_to_probe(invoke, tmp_path, scripted):

@@ -289,7 +289,8 @@ def test_two_models_axis_table_report_and_plots(
     lines = result.stdout.splitlines()
     at = lines.index(next(line for line in lines if line.startswith("model ")))
     assert lines[at].split() == [
-        "model", "original", "Lexical/Stylistic", "delta", "Length", "delta", "total", "delta"
+        "model", "original", "Lexical/Stylistic", "delta", "Length", "delta", "total", "delta",
+        "rank",
     ]  # fmt: skip
     for entry, line in zip(doc["models"], lines[at + 2 : at + 4], strict=True):
         records = entry["results"]
@@ -297,15 +298,26 @@ def test_two_models_axis_table_report_and_plots(
         def transform(name, key, records=records):
             return np.mean([r[key] for r in records if r["transform"] == name])
 
+        def draws(name, records=records):  # the seeds' replicates, averaged draw by draw
+            return np.mean([r["delta_replicates"] for r in records if r["transform"] == name], 0)
+
+        def ci(replicates):
+            low, high = np.quantile(replicates, [0.025, 0.975])
+            return [f"[{low:+.4f},", f"{high:+.4f}]"]
+
         original = next(r["main_score"] for r in records if r["kind"] == "original")
         lexical = (transform("paraphrase", "main_score"), transform("paraphrase", "delta"))
         length = (transform("summarisation", "main_score"), transform("summarisation", "delta"))
         total = ((lexical[0] + length[0]) / 2, (lexical[1] + length[1]) / 2)
-        assert line.split() == [
+        both = (draws("paraphrase") + draws("summarisation")) / 2
+        tokens = line.split()
+        assert tokens[:-1] == [
             entry["model"]["id"], f"{original:.4f}",
-            f"{lexical[0]:.4f}", f"{lexical[1]:+.4f}", f"{length[0]:.4f}", f"{length[1]:+.4f}",
-            f"{total[0]:.4f}", f"{total[1]:+.4f}",
+            f"{lexical[0]:.4f}", f"{lexical[1]:+.4f}", *ci(draws("paraphrase")),
+            f"{length[0]:.4f}", f"{length[1]:+.4f}", *ci(draws("summarisation")),
+            f"{total[0]:.4f}", f"{total[1]:+.4f}", *ci(both),
         ]  # fmt: skip
+        assert tokens[-1] in ("1", "2", "1-2")
         seeds = sorted(r["seed"] for r in records if r["transform"] == "paraphrase")
         assert seeds == [1, 2]
 

@@ -32,6 +32,17 @@ def mrpc_run(tmp_path_factory, shared_data, wordnet_dir) -> Path:
 
 
 @pytest.fixture(scope="module")
+def stsb_run(tmp_path_factory, shared_data, wordnet_dir) -> Path:
+    """A second dataset: the first 300 pairs of STSBenchmark's test split, seed 1."""
+    out = tmp_path_factory.mktemp("probes") / "stsb"
+    result = _cli("gen", "STSBenchmark", "--data-dir", shared_data / "STSBenchmark", "--limit",
+                  "300", "-t", "synonym-swap-1,word-jumble-1", "-s", "1", "--wordnet-dir",
+                  wordnet_dir, "-q", "-o", out)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    return out
+
+
+@pytest.fixture(scope="module")
 def probed(mrpc_run, static_encoder, tmp_path_factory):
     out = tmp_path_factory.mktemp("probes") / "results"
     cache = tmp_path_factory.mktemp("probes") / "embeddings"
@@ -41,16 +52,16 @@ def probed(mrpc_run, static_encoder, tmp_path_factory):
     return out, cache, result.stdout
 
 
-def _expected_anchors(run: Path, seed: int = 0):
-    """The documented recipe: label-1 pairs in row order; each anchor's random partner
-    drawn from the split's unique texts with numpy's default_rng(seed), skipping the
-    anchor and its paraphrase."""
+def _expected_anchors(run: Path, seed: int = 0, gold=lambda r: r["labels"] == 1):
+    """The documented recipe: gold pairs (by default label 1) in row order; each anchor's
+    random partner drawn from the split's unique texts with numpy's default_rng(seed),
+    skipping the anchor and its paraphrase."""
     rows = read_rows(run / "original" / "test.jsonl")
     pool = list(dict.fromkeys(r[f] for r in rows for f in ("sentence1", "sentence2")))
     rng = np.random.default_rng(seed)
     anchors = []
     for r in rows:
-        if r["labels"] != 1:
+        if not gold(r):
             continue
         while (partner := pool[int(rng.integers(len(pool)))]) in (r["sentence1"], r["sentence2"]):
             pass
@@ -62,59 +73,146 @@ def _cos(a, b):
     return np.sum(a * b, axis=1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
 
 
-def _ned_similarity(a, b):
+def _ned(a, b):
+    """ALIGN-SIM's normalised Euclidean distance, row by row."""
     ca, cb = a - a.mean(axis=1, keepdims=True), b - b.mean(axis=1, keepdims=True)
-    ned = 0.5 * np.sum((ca - cb) ** 2, axis=1) / (np.sum(ca**2, axis=1) + np.sum(cb**2, axis=1))
-    return 1 - ned
+    return 0.5 * np.sum((ca - cb) ** 2, axis=1) / (np.sum(ca**2, axis=1) + np.sum(cb**2, axis=1))
 
 
-def test_figures_match_an_independent_computation(mrpc_run, probed):
-    """Every figure of all-MiniLM-L6-v2 in probes.json, recomputed here from the run
-    folder's files with sentence-transformers and numpy."""
+# The documented criterion-1 grids: cosine from -1 to 1 by 0.1, NED from -0.5 to 0.5 by 0.05.
+COSINE_GRID = np.linspace(-1.0, 1.0, 21)
+NED_GRID = np.linspace(-0.5, 0.5, 21)
+
+
+def _embedder():
     from sentence_transformers import SentenceTransformer
 
     from shiftbench.evaluate.encoders import resolve_encoder
 
-    out, _, _ = probed
-    doc = json.loads((out / "probes.json").read_text(encoding="utf-8"))
-    anchors = _expected_anchors(mrpc_run)
-    assert doc["anchors"] == len(anchors) == 262
-    assert doc["epsilons"] == [0.0, 0.05, 0.1]
-    assert doc["paraphrases"] == "gold pairs with label 1"
     model = SentenceTransformer(resolve_encoder(ENCODER)[0], device="cpu")
 
     def embed(texts):
-        return model.encode(texts, convert_to_numpy=True).astype(np.float64)
+        return model.encode(list(texts), convert_to_numpy=True).astype(np.float64)
 
-    base = embed([a[1] for a in anchors])
-    for measure, sim in (("cosine", _cos), ("ned", _ned_similarity)):
-        figures = doc["models"][0]["measures"][measure]
-        para = sim(base, embed([a[2] for a in anchors]))
-        rand = sim(base, embed([a[3] for a in anchors]))
-        tol = 1.5 / len(anchors)  # a float-level difference may move one anchor
+    return embed
+
+
+def _control_pairs(run: Path, name: str, anchors, embed, base):
+    """(anchor index, embedding) of the control's ok rows among the anchors."""
+    position = {a[0]: i for i, a in enumerate(anchors)}
+    rows = [r for r in read_rows(run / f"{name}-s1" / "test.jsonl")
+            if r["row_id"] in position and r["status_sentence1"] == "ok"]  # fmt: skip
+    index = [position[r["row_id"]] for r in rows]
+    return index, embed([r["sentence1"] for r in rows])
+
+
+def test_figures_match_an_independent_computation(mrpc_run, probed):
+    """Every figure of all-MiniLM-L6-v2 in probes.json, recomputed here from the run
+    folder's files with sentence-transformers and numpy, as ALIGN-SIM defines them."""
+    out, _, _ = probed
+    doc = json.loads((out / "probes.json").read_text(encoding="utf-8"))
+    anchors = _expected_anchors(mrpc_run)
+    (dataset,) = doc["datasets"]
+    assert dataset["anchors"] == len(anchors) == 262
+    assert doc["epsilons"] == [0.0, 0.05, 0.1]
+    assert dataset["paraphrases"] == "gold pairs with label 1"
+    assert doc["distinction_grids"] == {
+        "cosine": pytest.approx(COSINE_GRID.tolist()), "ned": pytest.approx(NED_GRID.tolist())
+    }  # fmt: skip
+    embed = _embedder()
+    base = embed(a[1] for a in anchors)
+    tol = 1.5 / len(anchors)  # a float-level difference may move one anchor
+    for measure, pair, grid in (("cosine", _cos, COSINE_GRID), ("ned", _ned, NED_GRID)):
+        pooled = doc["models"][0]["measures"][measure]
+        figures = pooled["datasets"]["mrpc"]
+        para = pair(base, embed(a[2] for a in anchors))
+        rand = pair(base, embed(a[3] for a in anchors))
+        # one dataset: the adjustment comes from its own random pairs
+        assert pooled["random_pair_mean_pooled"] == pytest.approx(rand.mean(), abs=1e-5)
         assert figures["random_pair_mean"] == pytest.approx(rand.mean(), abs=1e-5)
+        assert figures["paraphrase_mean"] == pytest.approx(para.mean(), abs=1e-5)
+        diffs = para - rand
+        if measure == "cosine":  # criterion 1: Sim(S, S_P) - Sim(S, R) > ε
+            by_margin = [np.mean(diffs > e) for e in grid]
+            closer = diffs
+        else:  # NED(S, S_P) - NED(S, R) < ε
+            by_margin = [np.mean(diffs < e) for e in grid]
+            closer = -diffs
+        share = figures["distinction"]["grid_share"]
+        assert share == pytest.approx(np.mean(by_margin), abs=tol)
+        # a good encoder passes every anchor at ε = 0, not at the wide positive margins
+        assert figures["distinction"]["share_above"]["0"] == 1.0
+        assert 0.6 < share < 0.95
         for eps in ("0", "0.05", "0.1"):
-            share = figures["distinction"]["share_above"][eps]
-            assert share == pytest.approx(np.mean(para - rand > float(eps)), abs=tol)
-        position = {a[0]: i for i, a in enumerate(anchors)}
+            expected = np.mean(closer > float(eps))
+            assert figures["distinction"]["share_above"][eps] == pytest.approx(expected, abs=tol)
         for name in RULES.split(","):
-            rows = [r for r in read_rows(mrpc_run / f"{name}-s1" / "test.jsonl")
-                    if r["row_id"] in position and r["status_sentence1"] == "ok"]  # fmt: skip
-            index = [position[r["row_id"]] for r in rows]
-            made = sim(base[index], embed([r["sentence1"] for r in rows]))
+            index, made = _control_pairs(mrpc_run, name, anchors, embed, base)
+            values = pair(base[index], made)
             if name.startswith("synonym"):
-                entry = figures["synonym"][name]
-                assert entry["n"] == len(rows)
-                expected = made.mean() * (1 - rand.mean())
+                entry = figures["preserved"][name]
+                assert entry["n"] == len(index)
+                assert entry["mean"] == pytest.approx(values.mean(), abs=1e-5)
+                if measure == "cosine":  # eq. 1: mean x (1 - mean random cosine)
+                    expected = values.mean() * (1 - rand.mean())
+                else:  # eq. 2: 1 - (1 - mean NED) x (1 - mean random NED), a distance
+                    expected = 1 - (1 - values.mean()) * (1 - rand.mean())
                 assert entry["adjusted"] == pytest.approx(expected, abs=1e-5)
-            else:
+            else:  # criteria 3 and 5: raw differences, paraphrase closer than the control
                 entry = figures["sensitivity"][name]
-                gaps = para[index] - made
-                assert entry["n"] == len(rows)
+                gaps = para[index] - values if measure == "cosine" else values - para[index]
+                assert entry["n"] == len(index)
                 assert entry["mean"] == pytest.approx(gaps.mean(), abs=1e-5)
                 for eps in ("0", "0.05", "0.1"):
                     expected_share = np.mean(gaps > float(eps))
                     assert entry["share_above"][eps] == pytest.approx(expected_share, abs=tol)
+    # NED is reported as a distance: a synonym swap is near, its adjusted figure is not 1 - x
+    ned = doc["models"][0]["measures"]["ned"]["datasets"]["mrpc"]
+    assert ned["paraphrase_mean"] < ned["random_pair_mean"]
+    assert ned["preserved"]["synonym-swap-1"]["mean"] < 0.1
+
+
+def test_alpha_is_averaged_over_the_datasets_of_the_run(mrpc_run, stsb_run, probed, tmp_path):
+    """Two targets in one probe: the adjustment uses the mean over the two datasets of
+    each one's mean random-pair figure (ALIGN-SIM eq. 1 and 2), not the mean over all
+    anchors, and every dataset's adjusted figures use it; raw figures do not change."""
+    _, cache, _ = probed
+    out = tmp_path / "both"
+    result = _cli("probe", mrpc_run, stsb_run, "-m", ENCODER, "--epsilon", "0", "--cache-dir",
+                  cache, "-q", "--no-plots", "-o", out)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    doc = json.loads((out / "probes.json").read_text(encoding="utf-8"))
+    assert doc["targets"] == ["mrpc", "stsb"]
+    alone = json.loads((probed[0] / "probes.json").read_text(encoding="utf-8"))
+    embed = _embedder()
+    mrpc = _expected_anchors(mrpc_run)
+    stsb = _expected_anchors(stsb_run, gold=lambda r: r["score"] >= 4.0)
+    assert [d["anchors"] for d in doc["datasets"]] == [len(mrpc), len(stsb)]
+    for measure, pair in (("cosine", _cos), ("ned", _ned)):
+        base = {"mrpc": embed(a[1] for a in mrpc), "stsb": embed(a[1] for a in stsb)}
+        rand = {
+            "mrpc": pair(base["mrpc"], embed(a[3] for a in mrpc)),
+            "stsb": pair(base["stsb"], embed(a[3] for a in stsb)),
+        }
+        pooled = (rand["mrpc"].mean() + rand["stsb"].mean()) / 2
+        by_anchor = np.concatenate([rand["mrpc"], rand["stsb"]]).mean()
+        assert abs(pooled - by_anchor) > 1e-4  # the two readings differ on these data
+        figures = doc["models"][0]["measures"][measure]
+        assert figures["random_pair_mean_pooled"] == pytest.approx(pooled, abs=1e-5)
+        assert figures["adjustment_factor"] == pytest.approx(1 - pooled, abs=1e-5)
+        for label, run, anchors in (("mrpc", mrpc_run, mrpc), ("stsb", stsb_run, stsb)):
+            index, made = _control_pairs(run, "synonym-swap-1", anchors, embed, base[label])
+            mean = pair(base[label][index], made).mean()
+            expected = mean * (1 - pooled) if measure == "cosine" else 1 - (1 - mean) * (1 - pooled)
+            entry = figures["datasets"][label]["preserved"]["synonym-swap-1"]
+            assert entry["adjusted"] == pytest.approx(expected, abs=1e-5)
+        before = alone["models"][0]["measures"][measure]["datasets"]["mrpc"]
+        after = figures["datasets"]["mrpc"]
+        assert after["random_pair_mean"] == before["random_pair_mean"]
+        assert after["distinction"]["grid_share"] == before["distinction"]["grid_share"]
+        assert after["preserved"]["synonym-swap-1"]["adjusted"] != pytest.approx(
+            before["preserved"]["synonym-swap-1"]["adjusted"], abs=1e-4
+        )
 
 
 def test_a_bag_of_tokens_encoder_cannot_see_word_order(probed):
@@ -123,16 +221,23 @@ def test_a_bag_of_tokens_encoder_cannot_see_word_order(probed):
     anisotropic than all-MiniLM-L6-v2, which the synonym adjustment corrects for."""
     out, _, _ = probed
     doc = json.loads((out / "probes.json").read_text(encoding="utf-8"))
-    minilm, static = (m["measures"]["cosine"] for m in doc["models"])
+    minilm, static = (m["measures"]["cosine"]["datasets"]["mrpc"] for m in doc["models"])
     for n in (1, 2, 3):
         entry = static["sensitivity"][f"word-jumble-{n}"]
         assert set(entry["share_above"].values()) == {0.0}
         assert entry["mean"] < 0
     assert static["random_pair_mean"] > minilm["random_pair_mean"] + 0.2
+    kept = static["preserved"]["synonym-swap-1"]
+    assert kept["mean"] > minilm["preserved"]["synonym-swap-1"]["mean"]
+    assert kept["adjusted"] < minilm["preserved"]["synonym-swap-1"]["adjusted"]
     rows = read_rows(out / "probe-rows.jsonl")
-    assert len(rows) == 2 * doc["anchors"]
-    jumbled = [v for r in rows[doc["anchors"] :] for v in r["cosine"].get("word-jumble-1", [])]
+    anchors = doc["datasets"][0]["anchors"]
+    assert len(rows) == 2 * anchors
+    assert {r["dataset"] for r in rows} == {"mrpc"}
+    jumbled = [v for r in rows[anchors:] for v in r["cosine"].get("word-jumble-1", [])]
     assert min(jumbled) > 0.99999
+    ned_jumbled = [v for r in rows[anchors:] for v in r["ned"].get("word-jumble-1", [])]
+    assert max(ned_jumbled) < 1e-5  # NED is a distance: a jumble is at the anchor itself
 
 
 def test_printed_tables_and_files(probed):
@@ -140,26 +245,53 @@ def test_printed_tables_and_files(probed):
     doc = json.loads((out / "probes.json").read_text(encoding="utf-8"))
     lines = stdout.splitlines()
     assert lines[0] == (
-        "anchors: 262 (gold pairs with label 1; field sentence1); random partners drawn with seed 0"
+        "mrpc: 262 anchors (gold pairs with label 1; field sentence1); random partners drawn "
+        "with seed 0"
     )
-    at = lines.index("cosine similarity:")
+    pairs = doc["datasets"][0]["controls"]["synonym-swap-1"]["pairs"]
+    assert lines[1] == (
+        f"  synonym-swap-1 (meaning preserved; ALIGN-SIM criterion 2): {pairs} pairs from "
+        "synonym-swap-1-s1"
+    )
+    assert lines[4].startswith("  antonym-swap (meaning changed; ALIGN-SIM criterion 3): ")
+    assert lines[5].startswith("  word-jumble-1 (meaning changed; ALIGN-SIM criterion 5): ")
+    at = lines.index(
+        "cosine similarity (higher is closer), ALIGN-SIM's figures (C1 share averaged over ε "
+        "from -1 to 1; adjusted with the random-pair mean of 1 dataset):"
+    )
     assert lines[at + 1].split() == [
-        "model", "ε", "distinction", "antonym-swap", "word-jumble-1", "word-jumble-2",
-        "word-jumble-3", "synonym-swap-1", "synonym-swap-2", "synonym-swap-3", "random", "mean",
+        "model", "dataset", "C1", "share", "C1", "paraphrase", "C1", "random", "C2",
+        "synonym-swap-1", "adj", "C2", "synonym-swap-2", "adj", "C2", "synonym-swap-3", "adj",
+        "alpha",
     ]  # fmt: skip
-    figures = doc["models"][0]["measures"]["cosine"]
+    cosine = doc["models"][0]["measures"]["cosine"]
+    figures = cosine["datasets"]["mrpc"]
+    assert lines[at + 3].split() == [
+        ENCODER, "mrpc", f"{figures['distinction']['grid_share']:.4f}",
+        f"{figures['paraphrase_mean']:.4f}", f"{figures['random_pair_mean']:.4f}",
+        *(f"{figures['preserved'][f'synonym-swap-{n}']['adjusted']:.4f}" for n in (1, 2, 3)),
+        f"{cosine['adjustment_factor']:.4f}",
+    ]  # fmt: skip
+    at = lines.index(
+        "cosine similarity, share of anchors whose paraphrase is closer by more than ε (raw):"
+    )
+    assert lines[at + 1].split() == [
+        "model", "dataset", "ε", "C1", "distinction", "C3", "antonym-swap", "C5",
+        "word-jumble-1", "C5", "word-jumble-2", "C5", "word-jumble-3",
+    ]  # fmt: skip
     first = lines[at + 3].split()
-    assert first[:4] == [
-        ENCODER,
-        "0",
-        f"{figures['distinction']['share_above']['0']:.4f}",
+    assert first[:5] == [
+        ENCODER, "mrpc", "0", f"{figures['distinction']['share_above']['0']:.4f}",
         f"{figures['sensitivity']['antonym-swap']['share_above']['0']:.4f}",
-    ]
-    assert first[-1] == f"{figures['random_pair_mean']:.4f}"
-    assert "1 - normalised Euclidean distance:" in lines
+    ]  # fmt: skip
+    at = lines.index(
+        "normalised Euclidean distance (lower is closer), ALIGN-SIM's figures (C1 share averaged "
+        "over ε from -0.5 to 0.5; adjusted with the random-pair mean of 1 dataset):"
+    )
+    assert lines[at + 1].split()[-1] == "random"  # the factor: 1 - random
     assert lines[-1] == f"results: {out}"
     report = (out / "probes.md").read_text(encoding="utf-8")
-    assert "## cosine similarity" in report and "## 1 - normalised Euclidean distance" in report
+    assert "## cosine similarity" in report and "## normalised Euclidean distance" in report
     for measure in ("cosine", "ned"):
         assert (out / "plots" / f"probes-{measure}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -181,26 +313,23 @@ def test_a_rerun_is_byte_identical_and_the_seed_moves_the_partners(
     assert result.exit_code == 0, result.output
     first = json.loads((out / "probes.json").read_text(encoding="utf-8"))["models"][0]
     moved = json.loads((other / "probes.json").read_text(encoding="utf-8"))["models"][0]
-    cosine, before = moved["measures"]["cosine"], first["measures"]["cosine"]
+    cosine = moved["measures"]["cosine"]["datasets"]["mrpc"]
+    before = first["measures"]["cosine"]["datasets"]["mrpc"]
     assert cosine["random_pair_mean"] != before["random_pair_mean"]
     # the controls' gaps do not depend on the partners, the adjusted synonym figures do
     assert cosine["sensitivity"] == before["sensitivity"]
-    assert cosine["synonym"] != before["synonym"]
+    assert cosine["preserved"] != before["preserved"]
 
 
-def test_sts_gold_pairs_use_the_top_fifth_of_the_scale(shared_data, wordnet_dir, tmp_path):
-    run = tmp_path / "stsb"
-    result = _cli("gen", "STSBenchmark", "--data-dir", shared_data / "STSBenchmark", "--limit",
-                  "300", "-t", "word-jumble-1", "-q", "-o", run)  # fmt: skip
-    assert result.exit_code == 0, result.output
-    scores = [r["score"] for r in read_rows(run / "original" / "test.jsonl")]
+def test_sts_gold_pairs_use_the_top_fifth_of_the_scale(stsb_run, tmp_path):
+    scores = [r["score"] for r in read_rows(stsb_run / "original" / "test.jsonl")]
     for extra, threshold in (([], 4.0), (["--min-score", "3"], 3.0)):
         out = tmp_path / f"p{threshold}"
-        result = _cli("probe", run, "-m", ENCODER, "-q", "--no-plots", "-o", out, *extra)
+        result = _cli("probe", stsb_run, "-m", ENCODER, "-q", "--no-plots", "-o", out, *extra)
         assert result.exit_code == 0, result.output
-        doc = json.loads((out / "probes.json").read_text(encoding="utf-8"))
-        assert doc["anchors"] == sum(s >= threshold for s in scores)
-        assert doc["paraphrases"] == f"gold pairs scored {threshold:g} or more"
+        (dataset,) = json.loads((out / "probes.json").read_text(encoding="utf-8"))["datasets"]
+        assert dataset["anchors"] == sum(s >= threshold for s in scores)
+        assert dataset["paraphrases"] == f"gold pairs scored {threshold:g} or more"
 
 
 def test_paraphrases_from_an_llm_config(invoke, tmp_path, scripted):
@@ -212,9 +341,9 @@ def test_paraphrases_from_an_llm_config(invoke, tmp_path, scripted):
     result = invoke("probe", run, "-m", ENCODER, "--paraphrases", "paraphrase-s1337", "-q",
                     "--no-plots", "-o", out)  # fmt: skip
     assert result.exit_code == 0, result.output
-    doc = json.loads((out / "probes.json").read_text(encoding="utf-8"))
-    assert doc["anchors"] == 42
-    assert doc["paraphrases"] == "config paraphrase-s1337 (rows with status ok)"
+    (dataset,) = json.loads((out / "probes.json").read_text(encoding="utf-8"))["datasets"]
+    assert dataset["anchors"] == 42
+    assert dataset["paraphrases"] == "config paraphrase-s1337 (rows with status ok)"
     result = invoke("probe", run, "-m", ENCODER, "--paraphrases", "paraphrase-s1", "-o", out)
     assert result.exit_code == 2
     assert result.stderr.strip() == (
@@ -255,3 +384,90 @@ def test_probe_needs_controls(invoke, tmp_path, scripted):
         f"Error: {tmp_path / 'nowhere'} is neither a run folder nor a release ORG/NAME@vX.Y.Z",
     )
     assert not out.exists()
+
+
+def test_two_targets_of_one_name_are_refused(invoke, tmp_path, scripted):
+    run = tmp_path / "run"
+    result = invoke("gen", "sample", "-t", "word-jumble-1", "-b", "scripted", "-q", "-o", run)
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "p"
+    result = invoke("probe", run, run, "-m", ENCODER, "-o", out)
+    assert (result.exit_code, result.stderr.strip()) == (
+        2, "Error: two targets are both called run; each target is one dataset"
+    )  # fmt: skip
+    assert not out.exists()
+
+
+NEGATED = [
+    ("The museum is not open on Mondays.", "On Mondays the museum stays shut.",
+     "The museum is closed on Mondays."),
+    ("Nobody answered the phone at the office.", "At the office the phone rang unanswered.",
+     "The phone at the office went unanswered."),
+    ("The bridge over the river was never finished.", "Work on the river bridge stopped early.",
+     "The bridge over the river remains unfinished."),
+]  # fmt: skip
+PLAIN = [
+    ("Cats chase mice in the old barn.", "In the old barn, cats run after mice."),
+    ("A chef is slicing onions for the soup.", "Someone cuts onions to make soup."),
+    ("The orchestra played a waltz at noon.", "At midday the orchestra performed a waltz."),
+]  # fmt: skip
+
+
+def test_criterion_4_scores_the_affirmative_paraphrase(invoke, tmp_path, scripted):
+    """The affirmative paraphrase of a negated anchor is ALIGN-SIM's criterion 4: its mean
+    cosine times alpha, its mean NED through eq. 2, both against a hand computation.
+    negation is listed and tabled as shiftbench's own meaning-changing control."""
+    from test_cli_errors import write_folder
+
+    rows = [{"sentence1": a, "sentence2": b, "score": 5.0} for a, b, _ in NEGATED]
+    rows += [{"sentence1": a, "sentence2": b, "score": 4.5} for a, b in PLAIN]
+    folder = write_folder(tmp_path / "negated", rows)
+    for text, _, affirmative in NEGATED:
+        scripted.script[text] = [affirmative]
+    run = tmp_path / "run"
+    gen = ["gen", folder, "--task-type", "STS", "--source-language", "en", "-b", "scripted",
+           "--max-failure-rate", "1", "-q", "-o", run]  # fmt: skip
+    assert invoke(*gen, "-t", "affirmative-paraphrase").exit_code == 0
+    negations = ["The museum is open on Mondays.", "Somebody answered the phone at the office.",
+                 "The bridge over the river was finished."]  # fmt: skip
+    for (text, _, _), negated in zip(NEGATED, negations, strict=True):
+        scripted.script[text] = [negated]
+    for text, _ in PLAIN:
+        scripted.script[text] = [
+            text.replace(" is ", " is not ").replace(" chase ", " never chase ")
+        ]
+    assert invoke(*gen, "-t", "negation").exit_code == 0
+    out = tmp_path / "p"
+    result = invoke("probe", run, "-m", ENCODER, "--epsilon", "0", "-q", "--no-plots", "-o", out)
+    assert result.exit_code == 0, result.output
+    doc = json.loads((out / "probes.json").read_text(encoding="utf-8"))
+    controls = doc["datasets"][0]["controls"]
+    assert controls["affirmative-paraphrase"] == {
+        "meaning": "preserved", "criterion": 4, "configs": ["affirmative-paraphrase-s1337"],
+        "pairs": 3,
+    }  # fmt: skip
+    assert (controls["negation"]["meaning"], controls["negation"]["criterion"]) == ("changed", None)
+    lines = result.stdout.splitlines()
+    assert (
+        "  affirmative-paraphrase (meaning preserved; ALIGN-SIM criterion 4): 3 pairs from "
+        "affirmative-paraphrase-s1337" in lines
+    )
+    assert any(line.startswith("  negation (meaning changed; shiftbench's own control): ")
+               for line in lines)  # fmt: skip
+    headers = [line.split() for line in lines if line.startswith("model ")]
+    assert all("C4" in h for h in headers[::2]) and all("own" in h for h in headers[1::2])
+
+    anchors = _expected_anchors(run, gold=lambda r: r["score"] >= 4.0)
+    assert [a[1] for a in anchors] == [r["sentence1"] for r in rows]
+    embed = _embedder()
+    base = embed(a[1] for a in anchors)
+    affirmative = embed(made for _, _, made in NEGATED)
+    for measure, pair in (("cosine", _cos), ("ned", _ned)):
+        rand = pair(base, embed(a[3] for a in anchors)).mean()
+        mean = pair(base[:3], affirmative).mean()
+        expected = mean * (1 - rand) if measure == "cosine" else 1 - (1 - mean) * (1 - rand)
+        figures = doc["models"][0]["measures"][measure]["datasets"]["run"]
+        entry = figures["preserved"]["affirmative-paraphrase"]
+        assert (entry["n"], entry["mean"]) == (3, pytest.approx(mean, abs=1e-5))
+        assert entry["adjusted"] == pytest.approx(expected, abs=1e-5)
+        assert "negation" in figures["sensitivity"] and "negation" not in figures["preserved"]

@@ -66,8 +66,8 @@ BAD_SPECS = [
      "spec.yaml:3: transforms[1]: unknown transform 'parafrase'; available: paraphrase, "
      "backtranslation, style-change, expansion, summarisation, summarised-expansion, "
      "translation, cross-translation, synonym-swap-1, synonym-swap-2, synonym-swap-3, "
-     "antonym-swap, word-jumble-1, word-jumble-2, word-jumble-3, negation (groups: all, "
-     "controls); did you mean paraphrase?"),
+     "antonym-swap, word-jumble-1, word-jumble-2, word-jumble-3, negation, "
+     "affirmative-paraphrase (groups: all, controls); did you mean paraphrase?"),
     ("output: o\nsources: [{name: sample}]\nseeds: [1]\n",
      "spec.yaml:1: transforms: is required"),
     ("output: o\nsources:\n  - limit: 3\ntransforms: [paraphrase]\nseeds: [1]\n",

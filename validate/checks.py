@@ -156,11 +156,17 @@ CHECKS: dict[str, Check] = {
 }
 GEN_CHECKS = ("empty", "identical", "reasoning-leak", "prefix-leak", "runaway")
 
-# English negation cues; a negation must change how many a text has.
+# English negation cues: a negation must change how many a text has; an affirmative
+# paraphrase is made only of a text that has one, and must have none.
 _NEGATION_CUES = re.compile(
     r"\b(?:not|no|never|none|nobody|nothing|neither|nor|nowhere|without|cannot)\b|n['\u2019]t\b",
     re.IGNORECASE,
 )
+
+
+def negation_cues(text: str) -> int:
+    """How many English negation cues `text` has."""
+    return len(_NEGATION_CUES.findall(text))
 
 
 def not_negated(case: Case) -> bool:
@@ -170,11 +176,22 @@ def not_negated(case: Case) -> bool:
         return False
     if not case.output.strip():
         return False  # that is `empty`
-    return len(_NEGATION_CUES.findall(case.output)) == len(_NEGATION_CUES.findall(case.source))
+    return negation_cues(case.output) == negation_cues(case.source)
+
+
+def still_negated(case: Case) -> bool:
+    """An affirmative paraphrase (English, or a language not known) that still has a
+    negation cue."""
+    if case.transform != "affirmative-paraphrase" or case.language not in (None, "en"):
+        return False
+    return negation_cues(case.output) > 0
 
 
 # Checks of one transform's outputs only, run by gen but not listed by validate.
-TRANSFORM_CHECKS: dict[str, dict[str, Check]] = {"negation": {"not-negated": not_negated}}
+TRANSFORM_CHECKS: dict[str, dict[str, Check]] = {
+    "negation": {"not-negated": not_negated},
+    "affirmative-paraphrase": {"still-negated": still_negated},
+}
 
 
 def gen_checks(transform: str) -> tuple[str, ...]:
