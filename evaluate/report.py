@@ -534,12 +534,17 @@ def ranking_agreement(summary: dict[str, dict[str, Any]]) -> list[dict[str, Any]
     for axis in AXES:
         if all(axis in summary[m]["axes"] for m in models):
             columns[axis] = ("axis", axis)
+    if all(summary[m]["total"] for m in models):
+        columns[TOTAL] = ("total", TOTAL)
     out = []
     for label, (kind, key) in columns.items():
-        group = "transforms" if kind == "transform" else "axes"
-        if not all(key in summary[m][group] for m in models):
-            continue
-        shifted = [summary[m][group][key]["score"] for m in models]
+        if kind == "total":
+            shifted = [summary[m]["total"]["score"] for m in models]
+        else:
+            group = "transforms" if kind == "transform" else "axes"
+            if not all(key in summary[m][group] for m in models):
+                continue
+            shifted = [summary[m][group][key]["score"] for m in models]
         tau, p = kendalltau(original, shifted)
         out.append(
             {"of": label, "kind": kind, "models": len(models), "tau": float(tau), "p": float(p)}
@@ -615,7 +620,8 @@ def split_half_reliability(
             "median": mid,
             "low": float(low),
             "high": float(high),
-            "spearman_brown": 2 * mid / (1 + mid) if mid > -1 else None,
+            # the full-length estimate is defined for a positive half-length correlation
+            "spearman_brown": 2 * mid / (1 + mid) if mid > 0 else None,
             "draws": int(rhos.size),
         }
     return out
@@ -894,7 +900,8 @@ def _transform_table(summary: dict[str, Any]) -> Table:
 def _faithful_table(summary: dict[str, Any]) -> Table:
     rows = [
         [m, t, v["faithful"]["criterion"], _delta(v), str(v["faithful"]["rows"]),
-         _num(v["faithful"]["delta"], True)]
+         _num(v["faithful"]["delta"], True) if v["faithful"]["delta"] is not None
+         else "too few rows"]
         for m, s in summary["models"].items()
         for t, v in s["transforms"].items()
         if "faithful" in v
@@ -904,7 +911,9 @@ def _faithful_table(summary: dict[str, Any]) -> Table:
         "Each transformation scored again on the rows whose every rewritten text passes "
         "the criterion (evaluate --faithful), against the original on the same rows, "
         "beside the delta on all usable rows: a drop that shrinks here came from rewrites "
-        "that lost the meaning, one that stays is the encoder's.",
+        "that lost the meaning, one that stays is the encoder's. Certified rows are summed "
+        "over seeds, subsets and datasets; 'too few rows' when a config behind the figure "
+        "had too few to score.",
         ["model", "transform", "criterion", "delta (all rows)", "certified rows",
          "delta (certified)"],
         rows,

@@ -341,7 +341,7 @@ def test_two_models_axis_table_report_and_plots(
         assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5000
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert [k["of"] for k in summary["kendall"]] == [
-        "paraphrase", "summarisation", "Lexical/Stylistic", "Length"
+        "paraphrase", "summarisation", "Lexical/Stylistic", "Length", "total"
     ]  # fmt: skip
 
     # The same folder through `report` gives the same table.

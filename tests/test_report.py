@@ -266,6 +266,8 @@ def test_split_half_is_near_zero_without_model_signal():
     for v in strong["axes"].values():
         assert v["median"] > 0.9
         assert v["spearman_brown"] == pytest.approx(2 * v["median"] / (1 + v["median"]))
+    negative = [v for v in half["axes"].values() if v["median"] <= 0]
+    assert all(v["spearman_brown"] is None for v in negative)
 
 
 def test_split_half_draw_is_spearman_of_half_means():
