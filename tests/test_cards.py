@@ -479,9 +479,12 @@ def test_probe_scores_a_published_version_with_controls(
     assert done.returncode == 0, done.stderr
     first = json.loads((local / "probes.json").read_text(encoding="utf-8"))
     second = json.loads((remote / "probes.json").read_text(encoding="utf-8"))
-    assert second["target"] == f"{REPO.split('/')[-1]}@v1.0.0"
-    assert second["anchors"] == first["anchors"] > 0
-    assert second["models"][0]["measures"] == first["models"][0]["measures"]
+    assert second["targets"] == [f"{REPO.split('/')[-1]}@v1.0.0"]
+    assert second["datasets"][0]["anchors"] == first["datasets"][0]["anchors"] > 0
+    # the figures are keyed by each target's label; the label aside, they are the same
+    local_label, remote_label = first["targets"][0], second["targets"][0]
+    same = json.dumps(second["models"][0]["measures"]).replace(f'"{remote_label}"', '"X"')
+    assert same == json.dumps(first["models"][0]["measures"]).replace(f'"{local_label}"', '"X"')
 
 
 def test_card_of_a_run_over_two_subsets(scripted, invoke, shared_data, tmp_path):

@@ -81,6 +81,7 @@ def check_run(out, expected=CONFIGS):
                 "reasoning-leak",
                 "prefix-leak",
                 "runaway",
+                "truncated",
             }
     return meta
 
@@ -123,6 +124,11 @@ def test_all_transforms_on_llama_cpp_server(llama_server, shared_data, invoke, t
 
 def test_all_transforms_on_embedded_model(shared_data, invoke, tmp_path):
     args = ["gen", "STSBenchmark", "--data-dir", shared_data / "STSBenchmark", "--limit", "2", "-q"]
+    # SmolLM2-135M often runs on to its budget; every cut call is asked again with doubled
+    # budgets, which on two CPU cores takes far longer than the test needs. A small cap, one
+    # attempt and no failure gate keep it to what it checks: every transform runs, and
+    # equal seeds give equal bytes.
+    args += ["--max-new-tokens", "96", "--max-attempts", "1", "--max-failure-rate", "1"]
     first = invoke(*args, "-t", "all", "--seeds", "1,2", "-o", tmp_path / "a")
     assert first.exit_code == 0, first.output
     check_run(tmp_path / "a")
