@@ -123,30 +123,27 @@ def _check_languages(
     """Refuse a variant that cannot be made for the source's languages."""
     transform = variant.transform
     if isinstance(variant, RuleVariant):
-        if variant.lexicon is None:
-            return  # the jumble works on any language that spaces its words
-        other = {s: lang for s, lang in languages.items() if lang and lang.code != "en"}
-        if other:
-            subset, lang = next(iter(other.items()))
-            raise InputError(
-                f"{transform.name} looks words up in the English WordNet; "
-                f"{source.name}[{subset}] is in {lang.name}"
+        if variant.lexicon is not None:  # the jumble works on any language that spaces words
+            _require_english(
+                source, languages, f"{transform.name} looks words up in the English WordNet"
             )
         return
     if transform.negated_only:
-        other = {s: lang for s, lang in languages.items() if lang and lang.code != "en"}
-        if other:
-            subset, lang = next(iter(other.items()))
-            raise InputError(
-                f"{transform.name} finds negations by English cues; "
-                f"{source.name}[{subset}] is in {lang.name}"
-            )
+        _require_english(source, languages, f"{transform.name} finds negations by English cues")
     missing = [s for s, lang in languages.items() if lang is None]
     if missing and needs_source_language(transform):
         raise InputError(
             f"{transform.name} needs the source language of "
             f"{source.name}[{missing[0]}]; name it with --source-language"
         )
+
+
+def _require_english(source: Source, languages: dict[str, Language | None], why: str) -> None:
+    """Refuse a subset known to be in another language than English, saying `why`."""
+    other = {s: lang for s, lang in languages.items() if lang and lang.code != "en"}
+    if other:
+        subset, lang = next(iter(other.items()))
+        raise InputError(f"{why}; {source.name}[{subset}] is in {lang.name}")
 
 
 def _configs_to_make(
