@@ -165,7 +165,7 @@ def test_all_transforms_two_seeds_on_real_data(shared_data, invoke, tmp_path, mo
     assert meta["configs"]["paraphrase-s1"]["backend"]["name"] == "vllm"
     import datasets
 
-    statuses = {"ok", "empty", "identical", "reasoning-leak", "prefix-leak", "runaway"}
+    statuses = {"ok", "empty", "identical", "reasoning-leak", "prefix-leak", "runaway", "truncated"}
     for name in CONFIGS[1:]:
         rows = datasets.load_dataset(str(tmp_path / "a"), name, split="test")
         assert rows.num_rows == 2
