@@ -449,6 +449,15 @@ def cli() -> None:
     help="WordNet 3.0 dict folder for the synonym and antonym swaps (e.g. Debian's "
     "/usr/share/wordnet). Default: $SHIFTBENCH_WORDNET_DIR, NLTK's data, /usr/share/wordnet.",
 )
+@click.option(
+    "--rewrite",
+    default=None,
+    metavar="PART[,PART...]",
+    help="What to rewrite: queries (the scored texts: ranking queries, or the evaluation "
+    "split), corpus (Retrieval and Reranking documents; the run folder then holds the "
+    "corpus, judgements and candidates itself), train (Classification's train split). "
+    "Default: queries.",
+)
 @click.option("--overwrite", is_flag=True, help="Replace configs that already exist.")
 @quiet_option
 def gen(
@@ -482,6 +491,7 @@ def gen(
     max_failure_rate: float,
     control_pos: str,
     wordnet_dir: str | None,
+    rewrite: str | None,
     overwrite: bool,
     quiet: bool,
 ) -> None:
@@ -507,6 +517,7 @@ def gen(
     from shiftbench.gen.languages import get_language, parse_pool
     from shiftbench.gen.rewrite import Variant
     from shiftbench.gen.transforms import expand_transforms, load_prompts
+    from shiftbench.parts import parse_rewrite
     from shiftbench.sources import resolve_source, with_language
 
     if engine_args and backend != "vllm":
@@ -522,6 +533,7 @@ def gen(
     )
     if source_language is not None:
         resolved = with_language(resolved, get_language(source_language))
+    parts = parse_rewrite(rewrite, resolved.task_type)
     pool = parse_pool(languages)
     sampling = Sampling(temperature, top_p, max_new_tokens)
     chosen = expand_transforms(transforms)
@@ -574,6 +586,7 @@ def gen(
             shard=parse_shard(shard) if shard else None,
             overwrite=overwrite,
             quiet=quiet,
+            rewrite=parts,
         )
     finally:
         cache.close()

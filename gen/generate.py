@@ -19,6 +19,7 @@ from shiftbench.gen.rewrite import (
     rewrite_texts,
 )
 from shiftbench.gen.transforms import PIVOT, SOURCE
+from shiftbench.parts import CORPUS, DEFAULT, check_rewrite, ranking_rows, rewritten_splits
 from shiftbench.runfolder import (
     IDENTICAL,
     OK,
@@ -64,28 +65,38 @@ def run_gen(
     shard: tuple[int, int] | None = None,
     overwrite: bool = False,
     quiet: bool = False,
+    rewrite: tuple[str, ...] = DEFAULT,
 ) -> list[ConfigData]:
     """Generate every variant of every subset of `source` into the run folder `output`.
 
     Everything that can be checked is checked before the first model call, so bad input
     writes nothing. With `shard` (index, count), only rows whose row_id % count == index are
     made; `shiftbench merge` puts the shards together. `backend` may be None when every
-    variant is a rule-based control. Returns the configs written.
+    variant is a rule-based control. `rewrite` names the parts rewritten (shiftbench.parts):
+    the scored texts, and a ranking corpus or a Classification train split. Returns the
+    configs written.
     """
     if source.task_type not in (*TABULAR_TYPES, *RANKING_TYPES):
         raise InputError(
             f"gen does not rewrite {source.task_type} tasks yet; it handles "
             f"{', '.join((*TABULAR_TYPES, *RANKING_TYPES))}"
         )
-    data = {subset: _rows(_rewritable(source, subset), limit, shard) for subset in source.subsets}
+    rewrite = check_rewrite(source.task_type, rewrite)
+    if shard is not None and CORPUS in rewrite:
+        raise InputError("--shard cannot split a rewritten corpus; run --rewrite corpus unsharded")
+    parts = rewritten_splits(source, rewrite)
+    data = {s: _subset_rows(source, s, rewrite, limit, shard) for s in source.subsets}
     for subset, splits in data.items():
-        _check_text_columns(source, subset, {s: splits[s] for s in source.splits})
+        _check_text_columns(source, subset, {s: splits[s] for s in parts})
     languages = {subset: subset_language(source, subset) for subset in source.subsets}
     for variant in variants:
         _check_languages(source, variant, languages)
     recorded = {**source_meta(source), "row_limit": limit}
     top = {"shard": {"index": shard[0], "count": shard[1]}} if shard else {}
     meta = check_target(output, recorded, top.get("shard"))
+    if rewrite != DEFAULT:
+        top["rewrite"] = list(rewrite)
+    _check_rewrite_matches(output, meta, rewrite)
     described = backend.describe() if backend is not None else {}
     todo = _configs_to_make(source, variants, described, meta, output, overwrite)
     configs = []
@@ -93,7 +104,7 @@ def run_gen(
         original = config_name("original", subset, source.multi_subset)
         if meta is None or original not in meta["configs"]:
             configs.append(_original_config(source, subset, splits))
-        rewritten = {s: splits[s] for s in source.splits}
+        rewritten = {s: splits[s] for s in parts}
         texts = [r[f] for rows in rewritten.values() for r in rows for f in source.text_fields]
         for variant in (v for sub, v in todo if sub == subset):
             if isinstance(variant, RuleVariant):
@@ -192,14 +203,43 @@ def failure_share(configs: list[ConfigData]) -> tuple[int, int]:
     return failed, total
 
 
-def _rewritable(source: Source, subset: str) -> dict[str, Any]:
+def _rewritable(source: Source, subset: str, rewrite: tuple[str, ...] = DEFAULT) -> dict[str, Any]:
     """The splits a run folder holds. A ranking task's run folder holds its queries only:
     the corpus, judgements and candidates stay in the source (named with its revision in
-    shiftbench.json), where evaluate reads them."""
+    shiftbench.json), where evaluate reads them; unless the corpus is rewritten, when
+    they come along (as `corpus/<split>` and so on) and the folder is self-contained."""
     loaded = source.load(subset)
     if source.task_type in RANKING_TYPES:
-        return {s: loaded[s] for s in source.splits}
+        keep = (*source.splits, *(source.context_splits if CORPUS in rewrite else ()))
+        return {s: loaded[s] for s in keep}
     return loaded
+
+
+def _subset_rows(
+    source: Source,
+    subset: str,
+    rewrite: tuple[str, ...],
+    limit: int | None,
+    shard: tuple[int, int] | None,
+) -> dict[str, list[dict[str, Any]]]:
+    """A subset's rows per run-folder split: the splits limited and sharded, a ranking
+    context limited to what the kept queries need (shiftbench.parts)."""
+    splits = _rewritable(source, subset, rewrite)
+    tables = {name: splits.pop(name) for name in list(splits) if "/" in name}
+    rows = _rows(splits, limit, shard)
+    return {**rows, **(ranking_rows(source, rows, tables, limit) if tables else {})}
+
+
+def _check_rewrite_matches(
+    output: Path, meta: dict[str, Any] | None, rewrite: tuple[str, ...]
+) -> None:
+    """Refuse to add configs rewriting other parts than the folder's own."""
+    held = tuple(meta.get("rewrite", DEFAULT)) if meta is not None else rewrite
+    if held != rewrite:
+        raise InputError(
+            f"output {output} was made with --rewrite {','.join(held)}, not "
+            f"{','.join(rewrite)}; choose another --output"
+        )
 
 
 def _rows(

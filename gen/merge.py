@@ -26,12 +26,18 @@ def merge_shards(folders: list[Path], output: Path) -> list[str]:
         raise InputError(f"a merge needs shards 0 to {count - 1} once each; given: {have}")
     first = metas[0]
     for folder, meta in zip(folders[1:], metas[1:], strict=True):
-        if meta["source"] != first["source"] or _settings(meta) != _settings(first):
+        if (
+            meta["source"] != first["source"]
+            or _settings(meta) != _settings(first)
+            or (meta.get("rewrite") != first.get("rewrite"))
+        ):
             raise InputError(f"{folder} was made with other settings than {folders[0]}")
     if output.exists() and any(output.iterdir()):
         raise InputError(f"output {output} already exists; a merge writes a new folder")
     configs = [_merge_config(name, info, folders, metas) for name, info in first["configs"].items()]
-    write_run(output, first["source"], configs, None)
+    # what the shards rewrote beyond the scored texts (a Classification train split)
+    top = {"rewrite": first["rewrite"]} if "rewrite" in first else {}
+    write_run(output, first["source"], configs, None, top)
     return [c.name for c in configs]
 
 
