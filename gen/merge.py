@@ -26,16 +26,11 @@ def merge_shards(folders: list[Path], output: Path) -> list[str]:
         raise InputError(f"a merge needs shards 0 to {count - 1} once each; given: {have}")
     first = metas[0]
     for folder, meta in zip(folders[1:], metas[1:], strict=True):
-        if (
-            meta["source"] != first["source"]
-            or _settings(meta) != _settings(first)
-            or (meta.get("rewrite") != first.get("rewrite"))
-        ):
+        if meta["source"] != first["source"] or _settings(meta) != _settings(first):
             raise InputError(f"{folder} was made with other settings than {folders[0]}")
     if output.exists() and any(output.iterdir()):
         raise InputError(f"output {output} already exists; a merge writes a new folder")
     configs = [_merge_config(name, info, folders, metas) for name, info in first["configs"].items()]
-    # what the shards rewrote beyond the scored texts (a Classification train split)
     top = {"rewrite": first["rewrite"]} if "rewrite" in first else {}
     write_run(output, first["source"], configs, None, top)
     return [c.name for c in configs]
@@ -50,9 +45,9 @@ def _shard_meta(folder: Path) -> dict[str, Any]:
     return meta
 
 
-def _settings(meta: dict[str, Any]) -> dict[str, Any]:
-    """What must agree between shards: every config's settings."""
-    return {
+def _settings(meta: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """What must agree between shards: the parts rewritten and every config's settings."""
+    return meta.get("rewrite"), {
         name: (info["kind"], info.get("settings_sha256"), sorted(info["rows"]))
         for name, info in meta["configs"].items()
     }
