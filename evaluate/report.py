@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from shiftbench.evaluate.sides import config_label, shift_summary
 from shiftbench.stats import hodges_lehmann, holm, wilcoxon_signed_rank
 
 AXES = ("Lexical/Stylistic", "Length", "Language")
@@ -163,7 +164,8 @@ def _unit(model: str, dataset: str, subset: str, task_type: str, records: list[d
     # transformation -> seed -> the records of that config (one per split)
     variants: dict[str, dict[Any, list[dict]]] = defaultdict(lambda: defaultdict(list))
     for r in records:
-        if r["kind"] == "transform" and r["delta"] is not None:
+        # a query-side or corpus-side record is in the table of the four only (sides.py)
+        if r["kind"] == "transform" and r["delta"] is not None and not r.get("partial"):
             name = transform_name(r)
             variants[name][r["seed"]].append(r)
             unit.axis_of[name] = r["axis"]
@@ -759,8 +761,10 @@ def summarise(
         raise InputError(
             f"--baseline {settings.baseline} is not among the models: {', '.join(models)}"
         )
+    sides = shift_summary(documents, dataset_labels(documents), transform_name)
     return {
         "datasets": dataset_labels(documents),
+        **({"sides": sides} if sides else {}),
         "units": [_unit_record(u) for u in subset_units],
         "models": summary,
         "tests": transform_tests(datasets),
@@ -863,7 +867,8 @@ def axis_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
 
 def report_tables(summary: dict[str, Any]) -> list[Table]:
     """Every table of the report after the axis table, in order; empty ones left out."""
-    tables = [_transform_table(summary), _faithful_table(summary), _prompt_table(summary)]
+    tables = [_transform_table(summary), _sides_table(summary), _faithful_table(summary)]
+    tables += [_prompt_table(summary)]
     tables += [_tests_table(summary)]
     tables += [_baseline_table(summary), _mad_table(summary), _kendall_table(summary)]
     tables += [
@@ -895,6 +900,31 @@ def _transform_table(summary: dict[str, Any]) -> Table:
         rows,
         left=3,
     )  # fmt: skip
+
+
+def _sides_table(summary: dict[str, Any]) -> Table:
+    rows = []
+    for v in summary.get("sides", []):
+        cells = [_side(v[c]) for c in ("corpus_side", "query_side", "both_sides")]
+        rows += [[v["model"], v["transform"], "original", _num(v["original"]), cells[0]]]
+        rows += [[v["model"], v["transform"], "rewritten", cells[1], cells[2]]]
+    return Table(
+        "Query-side and corpus-side shift",
+        "Ranking datasets whose corpus was rewritten too (gen --rewrite queries,corpus): "
+        "the main score with original or rewritten queries (rows) against the original or "
+        "rewritten corpus (columns), all four on the same queries and documents (those "
+        "whose rewrites are usable), with each delta against the original of the four. "
+        "Mean over seeds, splits and subsets, then over datasets.",
+        ["model", "transform", "queries", "corpus original", "corpus rewritten"],
+        rows,
+        left=3,
+    )
+
+
+def _side(figure: dict[str, Any] | None) -> str:
+    if not figure:
+        return ""
+    return f"{figure['score']:.4f} ({figure['delta']:+.4f})"
 
 
 def _faithful_table(summary: dict[str, Any]) -> Table:
@@ -1087,7 +1117,7 @@ def markdown_report(documents: list[dict[str, Any]], summary: dict[str, Any]) ->
         header = ["model", "config", "split", "rows", "score", "original (same rows)", "delta"]
         rows = [
             [
-                entry["model"]["id"], r["config"], r["split"], str(r["rows"]),
+                entry["model"]["id"], config_label(r), r["split"], str(r["rows"]),
                 _num(r["main_score"]), _num(r["original_same_rows"]), _delta(r),
             ]
             for entry in doc["models"]

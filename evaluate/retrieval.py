@@ -177,13 +177,15 @@ def evaluate(scoring: Scoring) -> dict[str, float]:
     if not queries:
         raise InputError(f"{scoring.source['name']}: no query of {split} has judgements")
     query_ids = [str(r["id"]) for r in queries]
+    document_ids = [str(r["id"]) for r in corpus]
     candidates = None
     if f"top_ranked/{split}" in scoring.context:
+        # a candidate whose rewrite failed is not in a rewritten corpus: it drops out
+        known = set(document_ids)
         candidates = {
-            str(r["query-id"]): [str(d) for d in r["corpus-ids"]]
+            str(r["query-id"]): [str(d) for d in r["corpus-ids"] if str(d) in known]
             for r in scoring.context[f"top_ranked/{split}"]
         }
-    document_ids = [str(r["id"]) for r in corpus]
     q = scoring.embed([query_text(r) for r in queries], role="query")
     d = scoring.embed([document_text(r) for r in corpus], role="document")
     run = rank(scoring.encoder.model.similarity, q, query_ids, d, document_ids, candidates)

@@ -7,6 +7,7 @@ import os
 import re
 import time
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,9 +15,17 @@ from shiftbench import __version__
 from shiftbench.errors import InputError
 from shiftbench.evaluate.encoders import Encoder
 from shiftbench.evaluate.resample import RESAMPLES, SEED, Replicate, paired_delta, record_fields
+from shiftbench.evaluate.sides import (
+    config_label,
+    narrowed,
+    own_context,
+    rewritten_parts,
+    side_records,
+)
 from shiftbench.evaluate.tasks import EVALUATORS, Scoring, evaluator, train_split
+from shiftbench.parts import DEFAULT, context_name
 from shiftbench.runfolder import OK, config_name, is_run_folder, read_meta, usable
-from shiftbench.sources import Source
+from shiftbench.sources import RANKING_TYPES, Source
 
 if TYPE_CHECKING:
     from shiftbench.evaluate.faithful import CertifiedRows
@@ -39,10 +48,13 @@ class Collection:
     label: str
     source: dict[str, Any]
     configs: list[ConfigView]
+    # the parts a run folder's variants rewrote (shiftbench.parts)
+    rewrite: tuple[str, ...] = DEFAULT
 
 
 def collect_run_folder(folder: Path) -> Collection:
     meta = read_meta(folder)
+    ranking = meta["source"]["task_type"] in RANKING_TYPES
     configs = []
     for name, info in meta["configs"].items():
         splits = {}
@@ -53,9 +65,11 @@ def collect_run_folder(folder: Path) -> Collection:
                     f"run folder {folder} lists {name}/{split} but {path.name} is missing"
                 )
             with open(path, encoding="utf-8") as fh:
-                splits[split] = [json.loads(line) for line in fh if line.strip()]
+                rows = [json.loads(line) for line in fh if line.strip()]
+            splits[context_name(split) if ranking else split] = rows
         configs.append(ConfigView(name, info, splits))
-    return Collection(folder.resolve().name, meta["source"], configs)
+    rewrite = tuple(meta.get("rewrite", DEFAULT))
+    return Collection(folder.resolve().name, meta["source"], configs, rewrite)
 
 
 def collect_source(source: Source) -> Collection:
@@ -95,12 +109,14 @@ def collect(target: str, source_factory: Any, data_dir: str | None = None) -> Co
 def with_ranking_context(collection: Collection, data_dir: str | None) -> Collection:
     """Add the source's corpus, qrels (and candidates) to a ranking run's original
     configs, after checking that the source is at the revision the run was made from."""
-    from shiftbench.sources import RANKING_TYPES, resolve_source
+    from shiftbench.sources import resolve_source
 
     recorded = collection.source
     if recorded["task_type"] not in RANKING_TYPES:
         return collection
     originals = [c for c in collection.configs if c.meta["kind"] == "original"]
+    if all(n in c.splits for c in originals for n in recorded.get("context_splits", [])):
+        return collection  # a run that rewrote its corpus holds its context itself
     if recorded.get("mteb_task"):
         spec, local_copy = recorded["mteb_task"], data_dir
     else:  # a local source: the folder it was made from, or --data-dir where it is now
@@ -192,6 +208,10 @@ def score_collection(
         base = originals.get(config.meta["subset"])
         transform = config.meta.get("transform")
         context = {s: base.splits[s] for s in context_splits if base and s in base.splits}
+        # a variant's own rewritten corpus or train split replaces the original's; its
+        # paired original keeps the original's on the same rows
+        own = own_context(config, context_splits, transform) if base is not config else {}
+        paired_context, context = narrowed(context, own), {**context, **own}
         for split, rows in config.splits.items():
             if split in context_splits and split not in collection.source.get("splits", []):
                 continue  # kept as it is for the evaluation of the others (Classification's train)
@@ -200,13 +220,13 @@ def score_collection(
             record, replicate = _score_rows(
                 collection, encoder, config, split, rows, context, prior
             )
-            replicates = None
+            replicates = sides = None
             base_rows = base.splits.get(split, []) if base is not None else rows
             if config.meta["kind"] != "original" and base is not None:
                 by_id = {r["row_id"]: r for r in base_rows}
                 same = [by_id[r["row_id"]] for r in rows if usable(r.get("status", OK), transform)]
                 paired, paired_replicate = _metrics(
-                    collection, encoder, same, context, split, prior
+                    collection, encoder, same, paired_context, split, prior
                 )
                 main = collection.source["main_score"]
                 record["original_same_rows"] = paired[main]
@@ -222,6 +242,11 @@ def score_collection(
                 record["self_retrieval"] = _self_retrieval(
                     collection, encoder, rows, by_id, split, transform
                 )
+                if f"corpus/{split}" in own:  # query-side and corpus-side, as in sides.py
+                    kept = [r for r in rows if usable(r.get("status", OK), transform)]
+                    sides = [(["queries"], kept, paired_context), (["corpus"], same, context)]
+                    positions = [position[r["row_id"]] for r in same]
+                    delta_of = partial(_side_delta, draws, positions, paired_replicate)
                 if faithful is not None and config.meta["kind"] == "transform":
                     keep = faithful.rows.get(config.name, set())
                     chosen = [
@@ -229,14 +254,28 @@ def score_collection(
                         if usable(r.get("status", OK), transform) and (split, r["row_id"]) in keep
                     ]  # fmt: skip
                     record["faithful"] = _faithful_figures(
-                        collection, encoder, chosen, by_id, context, split, prior,
-                        faithful.criterion, draws, position,
+                        collection, encoder, chosen, by_id, (context, paired_context), split,
+                        prior, faithful.criterion, draws, position,
                     )  # fmt: skip
             record.update(record_fields(replicates))
             record["evalrank"] = _evalrank(collection, encoder, rows, base_rows, split, transform)
             record["evaluation_time"] = round(time.perf_counter() - started, 3)
+            if collection.rewrite != DEFAULT:
+                record["rewritten"] = rewritten_parts(own) if base is not config else []
             records.append(record)
+            if sides:
+                score = partial(_metrics, collection, encoder, split=split, prior=prior)
+                main = collection.source["main_score"]
+                records += side_records(record, sides, score, delta_of, main)
     return records
+
+
+def _side_delta(
+    draws: Draws, positions: list[int], original: Replicate | None, variant: Replicate | None
+) -> Any:
+    if not draws.resamples or variant is None or original is None:
+        return None
+    return draws.delta(positions, variant, original)
 
 
 def _prior(
@@ -275,7 +314,7 @@ def _faithful_figures(
     encoder: Encoder,
     chosen: list[dict[str, Any]],
     by_id: dict[Any, dict[str, Any]],
-    context: dict[str, list[dict[str, Any]]],
+    contexts: tuple[dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]]],
     split: str,
     prior: list[list[Any]],
     criterion: str,
@@ -283,13 +322,14 @@ def _faithful_figures(
     position: dict[Any, int],
 ) -> dict[str, Any]:
     """The variant and the original scored on the certified rows alone, the delta and its
-    interval (the split's own draws, restricted to those rows)."""
+    interval (the split's own draws, restricted to those rows). `contexts`: the variant's
+    context and its paired original's."""
     out: dict[str, Any] = {"criterion": criterion, "rows": len(chosen)}
     main = collection.source["main_score"]
     try:
-        ours, variant = _metrics(collection, encoder, chosen, context, split, prior)
+        ours, variant = _metrics(collection, encoder, chosen, contexts[0], split, prior)
         same = [by_id[r["row_id"]] for r in chosen]
-        theirs, original = _metrics(collection, encoder, same, context, split, prior)
+        theirs, original = _metrics(collection, encoder, same, contexts[1], split, prior)
     except (ValueError, ZeroDivisionError) as exc:  # too few rows for the metric
         return {**out, "main_score": None, "original_same_rows": None, "delta": None,
                 "ci95": None, "note": str(exc)}  # fmt: skip
@@ -441,7 +481,8 @@ def mteb_layout(document: dict[str, Any]) -> dict[Path, dict[str, Any]]:
         folder = Path(model_folder_name(model["id"])) / revision
         by_config: dict[str, list[dict[str, Any]]] = {}
         for record in entry["results"]:
-            by_config.setdefault(record["config"], []).append(record)
+            if not record.get("partial"):  # a query-side or corpus-side figure (sides.py)
+                by_config.setdefault(record["config"], []).append(record)
         for config, records in by_config.items():
             scores: dict[str, list[dict[str, Any]]] = {}
             for r in records:
@@ -515,7 +556,7 @@ def format_table(model: str, main_score: str, records: list[dict[str, Any]]) -> 
     header = ["config", "split", "rows", main_score, "original (same rows)", "delta [lo, hi]"]
     lines = [
         [
-            r["config"],
+            config_label(r),
             r["split"],
             str(r["rows"]),
             f"{r['main_score']:.5f}",
