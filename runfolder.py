@@ -20,6 +20,7 @@ from typing import Any
 
 from shiftbench import __version__
 from shiftbench.errors import InputError
+from shiftbench.parts import context_name
 
 META_FILE = "shiftbench.json"
 OK = "ok"
@@ -236,18 +237,36 @@ def render_card(meta: dict[str, Any]) -> str:
 
 
 def card_configs(meta: dict[str, Any]) -> list[dict[str, Any]]:
-    """The card's `configs:` list: every config and split, the first config the default."""
-    configs = meta["configs"]
-    return [
-        {
-            "config_name": name,
-            "data_files": [
-                {"split": split, "path": f"{name}/{split}.jsonl"} for split in info["rows"]
-            ],
-            **({"default": True} if i == 0 else {}),
-        }
-        for i, (name, info) in enumerate(configs.items())
-    ]
+    """The card's `configs:` list: every config and split, the first config the default.
+
+    A ranking config's corpus, judgements and candidates (`corpus.test` and so on, see
+    shiftbench.parts) have columns of their own, so each kind is a config of its own on
+    the card, as in a ranking dataset's own repository: `original-corpus` (with several
+    subsets `original-corpus.en`), split `test`.
+    """
+    out = []
+    for i, (name, info) in enumerate(meta["configs"].items()):
+        tables: dict[str, list[dict[str, str]]] = {}
+        files = []
+        for split in info["rows"]:
+            kind, _, of = context_name(split).rpartition("/")
+            entry = {"split": of, "path": f"{name}/{split}.jsonl"}
+            (tables.setdefault(kind, []) if kind else files).append(entry)
+        out.append(
+            {"config_name": name, "data_files": files, **({"default": True} if i == 0 else {})}
+        )
+        out += [
+            {"config_name": table_config(name, kind, info.get("subset")), "data_files": entries}
+            for kind, entries in tables.items()
+        ]
+    return out
+
+
+def table_config(name: str, kind: str, subset: str | None) -> str:
+    """The card config of a ranking config's table: `original-corpus`, `original-corpus.en`."""
+    if subset and name.endswith(f".{subset}"):
+        return f"{name[: -len(subset) - 1]}-{kind}.{subset}"
+    return f"{name}-{kind}"
 
 
 def _merged_counts(per_split: dict[str, dict[str, int]]) -> dict[str, int]:
