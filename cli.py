@@ -1239,7 +1239,9 @@ def evaluate(
     sentence of the split), and each variant self-retrieval (MRR, Hits@1/3 of each
     rewrite's own original among all originals). Control configs are left to 'shiftbench
     probe'. Classification trains on the original train split, and ranking tasks search
-    the original corpus, for every config.
+    the original corpus, for every config, unless the run rewrote them (gen --rewrite):
+    then a variant uses its own, and a ranking variant is also scored query-side and
+    corpus-side.
 
     The results folder holds results.json (everything), one mteb-style file per model
     and config (<model>/<revision>/<config>.json), summary.json and report.md (the axis

@@ -7,7 +7,8 @@ are corpus documents). `train` is a Classification task's train split.
 A ranking run that rewrites its corpus is self-contained: its original config holds the
 corpus, the judgements and (Reranking) the candidates of each scored split as the splits
 `corpus.<split>`, `qrels.<split>` and `top_ranked.<split>`, and each variant holds its
-rewritten corpus as `corpus.<split>`. With a row limit N, the corpus keeps the documents
+rewritten corpus as `corpus.<split>` (in shiftbench.json; the card lists each kind as a
+config of its own, see runfolder.card_configs). With a row limit N, the corpus keeps the documents
 judged relevant to the kept queries (and, Reranking, their candidates) plus the first N
 documents, in corpus order, so a small run stays small and every kept query can still
 find its documents.

@@ -214,7 +214,8 @@ def render_card(meta: dict[str, Any]) -> str:
         f"shiftbench {meta['shiftbench_version']}. The fields rewritten are "
         f"{', '.join(f'`{f}`' for f in source['text_fields'])}; every transformed row keeps "
         "its original text beside the new one, with a `status`: `ok`, `identical` (a "
-        "back-translation that came back unchanged: kept and scored) or a reason code.",
+        "back-translation that came back unchanged: kept and scored) or a reason code."
+        + _parts_sentence(meta),
         "",
         "| config | transform | axis | seed | rows | status |",
         "|---|---|---|---|---|---|",
@@ -234,6 +235,13 @@ def render_card(meta: dict[str, Any]) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _parts_sentence(meta: dict[str, Any]) -> str:
+    """What the variants rewrote beyond the scored texts, when they did (gen --rewrite)."""
+    if not meta.get("rewrite"):
+        return ""
+    return f" The variants rewrite: {', '.join(meta['rewrite'])}."
 
 
 def card_configs(meta: dict[str, Any]) -> list[dict[str, Any]]:
