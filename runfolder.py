@@ -270,6 +270,17 @@ def card_configs(meta: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def card_rows(name: str, info: dict[str, Any]) -> dict[str, dict[str, int]]:
+    """The rows per split of each card config a run-folder config is loaded as: itself,
+    and for a ranking config each of its tables (see card_configs)."""
+    out: dict[str, dict[str, int]] = {name: {}}
+    for split, rows in info["rows"].items():
+        kind, _, of = context_name(split).rpartition("/")
+        card = table_config(name, kind, info.get("subset")) if kind else name
+        out.setdefault(card, {})[of] = rows
+    return out
+
+
 def table_config(name: str, kind: str, subset: str | None) -> str:
     """The card config of a ranking config's table: `original-corpus`, `original-corpus.en`."""
     if subset and name.endswith(f".{subset}"):

@@ -25,7 +25,7 @@ from typing import Any
 from shiftbench import __version__
 from shiftbench.cards import card as cards
 from shiftbench.errors import InputError
-from shiftbench.runfolder import FORMAT_VERSION, META_FILE, read_meta
+from shiftbench.runfolder import FORMAT_VERSION, META_FILE, card_rows, read_meta
 from shiftbench.runfolder import render_card as minimal_card
 
 MANIFEST = "shiftbench-release.json"
@@ -146,21 +146,18 @@ def infos_by_loading(
                 os.symlink(item.resolve(), target)
         infos = {}
         for name, info in meta["configs"].items():
-            try:
-                loaded = datasets.load_dataset(
-                    str(view),
-                    name,
-                    cache_dir=str(scratch / "cache"),
-                    download_mode="force_redownload",
-                )
-            except Exception as exc:  # datasets raises many types; all mean "does not load"
-                raise InputError(f"config {name} does not load with load_dataset: {exc}") from None
-            counts = {split: loaded[split].num_rows for split in loaded}
-            if counts != info.get("rows"):
-                raise InputError(
-                    f"config {name} loads with rows {counts} but {META_FILE} records "
-                    f"{info.get('rows')}; regenerate the config or restore its files"
-                )
+            loaded = None
+            # a ranking config's corpus and judgements load as card configs of their own
+            for card, rows in card_rows(name, info).items():
+                table = _load(datasets, view, card, scratch)
+                counts = {split: table[split].num_rows for split in table}
+                if counts != rows:
+                    raise InputError(
+                        f"config {card} loads with rows {counts} but {META_FILE} records "
+                        f"{rows}; regenerate the config or restore its files"
+                    )
+                loaded = table if card == name else loaded
+            assert loaded is not None
             first = next(iter(loaded.values()))
             missing = [c for c in expected_columns(meta, info) if c not in first.column_names]
             if missing:
@@ -172,6 +169,15 @@ def infos_by_loading(
         return infos
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _load(datasets: Any, view: Path, name: str, scratch: Path) -> Any:
+    try:
+        return datasets.load_dataset(
+            str(view), name, cache_dir=str(scratch / "cache"), download_mode="force_redownload"
+        )
+    except Exception as exc:  # datasets raises many types; all mean "does not load"
+        raise InputError(f"config {name} does not load with load_dataset: {exc}") from None
 
 
 def expected_columns(meta: dict[str, Any], info: dict[str, Any]) -> list[str]:
