@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
+from shiftbench.errors import InputError
+
 T = TypeVar("T")
 
 
@@ -31,3 +33,16 @@ def misfit(value: Any, listed: bool) -> str | None:
         return type(value).__name__
     wrong = next((t for t in value if not isinstance(t, str)), None)
     return None if wrong is None else f"a list with {type(wrong).__name__}"
+
+
+def refuse_listed(source: dict[str, Any], stage: str) -> None:
+    """Refuse a run whose rewritten field is a list of texts, for a stage that reads one
+    text per field."""
+    from shiftbench.sources import TASK_SCHEMAS
+
+    schema = TASK_SCHEMAS.get(source.get("task_type", ""))
+    if schema is not None and schema.list_fields:
+        raise InputError(
+            f"{stage} does not handle {source['task_type']} runs yet: each row's "
+            f"{schema.list_fields[0]} is a list of texts"
+        )

@@ -250,3 +250,26 @@ def test_evaluate_scores_rewritten_summaries_against_original_human_scores(
     finite = deltas[np.isfinite(deltas)]
     assert variant["ci95"] == pytest.approx(np.percentile(finite, [2.5, 97.5]).tolist(), abs=1e-5)
     assert variant["self_retrieval"]["pairs"] == 12
+
+
+@pytest.mark.parametrize(
+    ("command", "options"),
+    [
+        (["validate"], []),
+        (["human-eval", "batch"], ["-o", "batch"]),
+        (["probe"], ["-m", "no/such-model", "-o", "probes"]),
+    ],
+)
+def test_stages_reading_one_text_per_field_refuse_a_summarization_run(
+    summ_run, invoke, tmp_path, command, options
+):
+    before = sorted(p.relative_to(summ_run) for p in summ_run.rglob("*"))
+    outputs = [str(tmp_path / o) if o in ("batch", "probes") else o for o in options]
+    result = invoke(*command, summ_run, *outputs)
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (
+        f"Error: {command[0]} does not handle Summarization runs yet: each row's "
+        "machine_summaries is a list of texts\n"
+    )
+    assert sorted(p.relative_to(summ_run) for p in summ_run.rglob("*")) == before
+    assert not (tmp_path / "batch").exists() and not (tmp_path / "probes").exists()
