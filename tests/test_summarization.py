@@ -273,3 +273,19 @@ def test_stages_reading_one_text_per_field_refuse_a_summarization_run(
     )
     assert sorted(p.relative_to(summ_run) for p in summ_run.rglob("*")) == before
     assert not (tmp_path / "batch").exists() and not (tmp_path / "probes").exists()
+
+
+def test_run_plan_counts_each_machine_summary_once(folder, invoke, tmp_path):
+    """15 unique texts: 16 machine summaries, one of them in two documents; the document,
+    the human summaries are not sent."""
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        "output: out\nsources:\n  - name: SummEvalSummarization.v2\n"
+        f"    data_dir: {folder}\ntransforms: [paraphrase]\nseeds: [1, 2]\n",
+        encoding="utf-8",
+    )
+    result = invoke("run", spec, "--dry-run")
+    assert result.exit_code == 0, result.stderr
+    row = next(line for line in result.stdout.splitlines() if line.startswith("SummEval"))
+    assert row.split()[:4] == ["SummEvalSummarization.v2", "4", "15", "30"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["spec.yaml", "summeval"]
