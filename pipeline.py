@@ -340,6 +340,7 @@ def plan(spec: Spec, until: str | None) -> str:
     estimated tokens, and which stages are finished already. Reads the sources; writes
     nothing."""
     from shiftbench.gen.generate import _rewritable, _rows
+    from shiftbench.gen.listfields import field_texts
     from shiftbench.gen.transforms import expand_transforms, load_prompts
     from shiftbench.sources import resolve_source
     from shiftbench.validate.checks import negation_cues
@@ -370,8 +371,8 @@ def plan(spec: Spec, until: str | None) -> str:
             data = _rows(_rewritable(source, subset), s["limit"], None)
             evaluated = [r for split in source.splits for r in data[split]]
             rows += len(evaluated)
-            unique = [t for t in dict.fromkeys(r[f] for r in evaluated for f in source.text_fields)
-                      if isinstance(t, str) and t.strip()]  # fmt: skip
+            every = (t for r in evaluated for f in source.text_fields for t in field_texts(r[f]))
+            unique = [t for t in dict.fromkeys(every) if isinstance(t, str) and t.strip()]
             texts += len(unique)
             for t in transforms:
                 prompts = load_prompts(t, v["prompt_file"], v["prompt_variant"])

@@ -32,6 +32,8 @@ class TaskSchema:
     text_fields: tuple[str, ...]
     required: tuple[str, ...]
     main_score: str
+    # text fields holding a list of texts per row, each text rewritten on its own
+    list_fields: tuple[str, ...] = ()
 
 
 # Which fields each task type transforms (DESIGN.md, "Source"). Columns follow mteb's own
@@ -55,10 +57,13 @@ TASK_SCHEMAS: dict[str, TaskSchema] = {
         ("machine_summaries",),
         ("text", "human_summaries", "machine_summaries", "relevance"),
         "cosine_spearman",
+        list_fields=("machine_summaries",),
     ),
 }
 TABULAR_TYPES = ("STS", "PairClassification", "Classification", "Clustering")
 RANKING_TYPES = ("Retrieval", "Reranking")
+# Types whose rows hold a list of texts to rewrite (gen/listfields.py).
+LISTED_TYPES = ("Summarization",)
 # The context tables of a ranking split, and the columns each must have.
 RANKING_TABLES: dict[str, tuple[str, ...]] = {
     "corpus": ("id", "text"),
@@ -384,7 +389,7 @@ def _mteb_source(name: str, task_type: str | None, data_dir: Path | None) -> Sou
             held = local[_ranking_config(held_subsets[0], "queries")]
         splits = tuple(s for s in splits if s in held) or splits
     score_range = None
-    if meta.type == "STS":
+    if meta.type in ("STS", "Summarization"):
         score_range = (float(task.min_score), float(task.max_score))
     return Source(
         name=meta.name,

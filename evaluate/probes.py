@@ -33,6 +33,7 @@ from shiftbench import __version__
 from shiftbench.errors import InputError
 from shiftbench.evaluate.encoders import Encoder
 from shiftbench.evaluate.run import Collection, ConfigView, write_json
+from shiftbench.gen.listfields import refuse_listed
 from shiftbench.gen.transforms import CHANGED, CONTROLS, PRESERVED
 from shiftbench.runfolder import IDENTITY_KEPT, usable
 
@@ -112,6 +113,7 @@ def control_configs(collection: Collection) -> list[ConfigView]:
 def gather(collection: Collection, settings: ProbeSettings) -> list[Anchor]:
     """The anchors of every subset and split, with their partners and controls."""
     source = collection.source
+    refuse_listed(source, "probe")
     controls = control_configs(collection)
     if not controls:
         raise InputError(

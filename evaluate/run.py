@@ -171,6 +171,15 @@ def require_evaluable(source: dict[str, Any], label: str) -> None:
         raise InputError(
             f"evaluate scores {', '.join(EVALUATORS)} tasks so far; {label} is {task_type}"
         )
+    if task_type == "Summarization":
+        from shiftbench.evaluate.summarization import SUPERSEDED
+
+        newer = SUPERSEDED.get(source.get("mteb_task") or "")
+        if newer:
+            raise InputError(
+                f"{source['mteb_task']} is scored with mteb's superseded summarisation metric; "
+                f"evaluate {newer} (the same data) instead"
+            )
 
 
 def require_supported(collection: Collection) -> None:

@@ -8,75 +8,114 @@ the correlations are averaged over rows. Rows where the human scores, or the cos
 dot predictions, are all equal are skipped, as mteb skips them. The main score is the
 mean per-row cosine Spearman. A delta's bootstrap interval resamples the documents
 (rows), reweighting their own correlations.
+
+As in mteb, the human scores are first scaled to [0, 1] with the task's score range, and
+each machine summary is scored on its own against the row's human summaries in torch
+float32 (the model's own similarity one pair at a time), the best of each taken as a
+Python float: computed in float64 instead, near-equal predictions part or merge, which
+moves a Spearman correlation and can change which rows count as constant.
 """
 
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 from scipy.stats import pearsonr, spearmanr
 
 from shiftbench.errors import InputError
 from shiftbench.evaluate.resample import weighted_mean
+from shiftbench.evaluate.sts import normalised_gold
 
 if TYPE_CHECKING:
     from shiftbench.evaluate.tasks import Scoring
 
+# mteb tasks that still score with mteb's first summarisation metric (it averaged each
+# correlation together with its p-value), and the task with the same data that does not.
+SUPERSEDED = {"SummEval": "SummEvalSummarization.v2", "SummEvalFr": "SummEvalFrSummarization.v2"}
+PREDICTIONS = ("cosine", "dot", "own")
+
+
+class SummarizationMetrics(TypedDict):
+    """The metric names and meanings of mteb's summarisation results."""
+
+    pearson: float
+    spearman: float
+    cosine_spearman: float
+    cosine_pearson: float
+    dot_spearman: float
+    dot_pearson: float
+
 
 def _flatten(rows: list[dict[str, Any]], column: str) -> tuple[list[str], list[int]]:
     texts = [t for r in rows for t in r[column]]
-    return texts, list(np.cumsum([len(r[column]) for r in rows])[:-1])
+    return texts, [int(c) for c in np.cumsum([len(r[column]) for r in rows])[:-1]]
 
 
-def evaluate(scoring: Scoring) -> dict[str, float]:
-    rows = scoring.rows
+def predictions(machine: np.ndarray, human: np.ndarray, model: Any) -> dict[str, list[float]]:
+    """Each machine summary's best cosine, dot and own similarity to a human summary."""
+    import torch
+
+    h = torch.from_numpy(np.asarray(human, dtype=np.float32))
+    h_unit = torch.nn.functional.normalize(h, p=2, dim=1)
+    out: dict[str, list[float]] = {name: [] for name in PREDICTIONS}
+    for vector in np.asarray(machine, dtype=np.float32):
+        m = torch.from_numpy(vector).reshape(1, -1)
+        m_unit = torch.nn.functional.normalize(m, p=2, dim=1)
+        out["cosine"].append(torch.max(m_unit @ h_unit.T).item())
+        out["dot"].append(torch.max(m @ h.T).item())
+        own = [float(model.similarity(vector, other)) for other in np.asarray(human, np.float32)]
+        out["own"].append(max(own))
+    return out
+
+
+def row_correlations(gold: list[float], predicted: dict[str, list[float]]) -> dict[str, float]:
+    """One row's Spearman and Pearson correlations; empty when mteb skips the row."""
+    if len(set(gold)) == 1 or any(len(set(predicted[k])) == 1 for k in ("dot", "cosine")):
+        return {}
+    out = {}
+    for name in PREDICTIONS:
+        out[f"{name}_spearman"] = float(spearmanr(gold, predicted[name]).statistic)
+        out[f"{name}_pearson"] = float(pearsonr(gold, predicted[name]).statistic)
+    return out
+
+
+def evaluate(scoring: Scoring) -> SummarizationMetrics:
+    """The Summarization evaluator: each row's machine summaries against its human ones."""
+    rows, name = scoring.rows, scoring.source["name"]
+    score_range = scoring.source.get("score_range")
     human_texts, human_cuts = _flatten(rows, "human_summaries")
     machine_texts, machine_cuts = _flatten(rows, "machine_summaries")
-    human_all = np.split(scoring.embed(human_texts).astype(np.float64), human_cuts)
-    machine_all = np.split(scoring.embed(machine_texts).astype(np.float64), machine_cuts)
-    own = scoring.encoder.model.similarity
-    corr: dict[str, list[float]] = {
-        f"{s}_{c}": [] for s in ("cosine", "dot", "own") for c in ("spearman", "pearson")
-    }
-    # each row's own correlations (NaN for a skipped row), for a delta's bootstrap interval
-    per_row: dict[str, list[float]] = {k: [] for k in corr}
+    human_all = np.split(scoring.embed(human_texts), human_cuts)
+    machine_all = np.split(scoring.embed(machine_texts), machine_cuts)
+    keys = [f"{s}_{c}" for s in PREDICTIONS for c in ("spearman", "pearson")]
+    kept: list[dict[str, float]] = []
+    # each row's correlations, NaN for a skipped row (for a delta's bootstrap interval)
+    per_row: dict[str, list[float]] = {k: [] for k in keys}
     for row, human, machine in zip(rows, human_all, machine_all, strict=True):
-        gold = [float(g) for g in row["relevance"]]
-        if len(gold) != len(machine):
+        if len(row["relevance"]) != len(machine):
             raise InputError(
-                f"{scoring.source['name']}: a row has {len(machine)} machine summaries "
-                f"but {len(gold)} relevance scores"
+                f"{name}: a row has {len(machine)} machine summaries "
+                f"but {len(row['relevance'])} relevance scores"
             )
-        unit_h = human / np.linalg.norm(human, axis=1, keepdims=True)
-        unit_m = machine / np.linalg.norm(machine, axis=1, keepdims=True)
-        cosine = (unit_m @ unit_h.T).max(axis=1)
-        dot = (machine @ human.T).max(axis=1)
-        mine = np.asarray(own(machine.astype(np.float32), human.astype(np.float32))).max(axis=1)
-        if len(set(gold)) == 1 or len(set(dot.tolist())) == 1 or len(set(cosine.tolist())) == 1:
-            for values in per_row.values():
-                values.append(np.nan)
-            continue
-        for name, predicted in (("cosine", cosine), ("dot", dot), ("own", mine)):
-            corr[f"{name}_spearman"].append(float(spearmanr(gold, predicted).statistic))
-            corr[f"{name}_pearson"].append(float(pearsonr(gold, predicted).statistic))
-        for key, values in corr.items():
-            per_row[key].append(values[-1])
-    if not corr["cosine_spearman"]:
-        raise InputError(
-            f"{scoring.source['name']}: every row has equal scores; nothing to correlate"
-        )
-    mean = {k: float(np.mean(v)) for k, v in corr.items()}
+        gold = normalised_gold([float(g) for g in row["relevance"]], score_range)
+        found = row_correlations(gold.tolist(), predictions(machine, human, scoring.encoder.model))
+        kept += [found] if found else []
+        for key in keys:
+            per_row[key].append(found.get(key, np.nan))
+    if not kept:
+        raise ValueError(f"{name}: every row has equal scores; nothing to correlate")
+    mean = {k: float(np.mean([found[k] for found in kept])) for k in keys}
     named = {"pearson": "own_pearson", "spearman": "own_spearman"}
     key = named.get(scoring.main_score, scoring.main_score)
     if key in per_row:
         scoring.replicate = partial(weighted_mean, values=np.asarray(per_row[key]))
-    return {
-        "pearson": mean["own_pearson"],
-        "spearman": mean["own_spearman"],
-        "cosine_spearman": mean["cosine_spearman"],
-        "cosine_pearson": mean["cosine_pearson"],
-        "dot_spearman": mean["dot_spearman"],
-        "dot_pearson": mean["dot_pearson"],
-    }
+    return SummarizationMetrics(
+        pearson=mean["own_pearson"],
+        spearman=mean["own_spearman"],
+        cosine_spearman=mean["cosine_spearman"],
+        cosine_pearson=mean["cosine_pearson"],
+        dot_spearman=mean["dot_spearman"],
+        dot_pearson=mean["dot_pearson"],
+    )

@@ -10,6 +10,7 @@ from shiftbench.gen.backends import Backend
 from shiftbench.gen.cache import GenerationCache
 from shiftbench.gen.controls import RuleVariant
 from shiftbench.gen.languages import Language, get_language
+from shiftbench.gen.listfields import field_texts, misfit, regrouped
 from shiftbench.gen.rewrite import (
     BUDGET_GROWTH,
     NOT_APPLICABLE,
@@ -30,7 +31,7 @@ from shiftbench.runfolder import (
     usable,
     write_run,
 )
-from shiftbench.sources import RANKING_TYPES, TABULAR_TYPES, Source
+from shiftbench.sources import LISTED_TYPES, RANKING_TYPES, TABULAR_TYPES, Source
 
 
 def source_meta(source: Source) -> dict[str, Any]:
@@ -76,10 +77,10 @@ def run_gen(
     the scored texts, and a ranking corpus or a Classification train split. Returns the
     configs written.
     """
-    if source.task_type not in (*TABULAR_TYPES, *RANKING_TYPES):
+    if source.task_type not in (*TABULAR_TYPES, *RANKING_TYPES, *LISTED_TYPES):
         raise InputError(
             f"gen does not rewrite {source.task_type} tasks yet; it handles "
-            f"{', '.join((*TABULAR_TYPES, *RANKING_TYPES))}"
+            f"{', '.join((*TABULAR_TYPES, *RANKING_TYPES, *LISTED_TYPES))}"
         )
     rewrite = check_rewrite(source.task_type, rewrite)
     if shard is not None and CORPUS in rewrite:
@@ -105,7 +106,14 @@ def run_gen(
         if meta is None or original not in meta["configs"]:
             configs.append(_original_config(source, subset, splits))
         rewritten = {s: splits[s] for s in parts}
-        texts = [r[f] for rows in rewritten.values() for r in rows for f in source.text_fields]
+        # a list-valued field (Summarization's machine summaries) gives each of its texts
+        texts = [
+            t
+            for rows in rewritten.values()
+            for r in rows
+            for f in source.text_fields
+            for t in field_texts(r[f])
+        ]
         for variant in (v for sub, v in todo if sub == subset):
             if isinstance(variant, RuleVariant):
                 ruled = variant.apply(texts)
@@ -260,11 +268,13 @@ def _check_text_columns(
 ) -> None:
     for split, rows in splits.items():
         for field in source.text_fields:
-            bad = next((i for i, r in enumerate(rows) if not isinstance(r[field], str)), None)
+            listed = field in source.schema.list_fields
+            bad = next((i for i, r in enumerate(rows) if misfit(r[field], listed)), None)
             if bad is not None:
                 raise InputError(
                     f"column {field!r} of {source.name}[{subset}/{split}] holds "
-                    f"{type(rows[bad][field]).__name__} at row {bad}, not text"
+                    f"{misfit(rows[bad][field], listed)} at row {bad}, "
+                    f"not {'a list of texts' if listed else 'text'}"
                 )
 
 
@@ -299,7 +309,9 @@ def _variant_config(
             _variant_row(row, fields, done, variant.transform.name, pivot, control) for row in rows
         ]
         counts[split] = tally_status(out[split])
-    used = [done[r[f]] for rows in splits.values() for r in rows for f in fields]
+    used = [
+        done[t] for rows in splits.values() for r in rows for f in fields for t in field_texts(r[f])
+    ]
     source_language = subset_language(source, subset)
     meta = {
         "kind": "control" if control else "transform",
@@ -355,22 +367,29 @@ def _variant_row(
     unchanged back-translation, else `ok`. `language_<field>` is the language the field is now
     in; back-translation adds `pivot_<field>`. A control's row also has `status_<field>`,
     since the probes use each field on its own, and its status names a field's failure
-    first, then `ok` if a field was made, and `not-applicable` only when none was.
+    first, then `ok` if a field was made, and `not-applicable` only when none was. A
+    list-valued field has each of these as a list, one entry per text, and always its
+    `status_<field>` (see gen/listfields.py).
     """
     new = dict(row)
     statuses, attempts, reasons = [], [], []
     for field in fields:
-        result = done[row[field]]
-        new[field] = result.text
-        new[f"original_{field}"] = row[field]
-        new[f"language_{field}"] = result.languages[-1] if result.languages else ""
+        value = row[field]
+        results = [done[t] for t in field_texts(value)]
+        new[field] = regrouped(value, [r.text for r in results])
+        new[f"original_{field}"] = value
+        new[f"language_{field}"] = regrouped(
+            value, [r.languages[-1] if r.languages else "" for r in results]
+        )
         if pivot:
-            new[f"pivot_{field}"] = result.languages[0] if result.languages else ""
-        if control:
-            new[f"status_{field}"] = result.status
-        statuses.append(result.status)
-        attempts.append(result.attempt)
-        reasons.append(result.finish_reason)
+            new[f"pivot_{field}"] = regrouped(
+                value, [r.languages[0] if r.languages else "" for r in results]
+            )
+        if control or isinstance(value, list):
+            new[f"status_{field}"] = regrouped(value, [r.status for r in results])
+        statuses += [r.status for r in results]
+        attempts += [r.attempt for r in results]
+        reasons += [r.finish_reason for r in results]
     # a failed field first; else identical (a kept back-translation), else ok when one
     # field was made, so a row whose other field had nothing to work on still counts as
     # made for --max-failure-rate
@@ -381,7 +400,7 @@ def _variant_row(
         new["status"] = IDENTICAL
     else:
         new["status"] = OK if OK in statuses else NOT_APPLICABLE
-    new["attempt"] = max(attempts)
+    new["attempt"] = max(attempts, default=0)
     new["finish_reason"] = "length" if "length" in reasons else "stop"
     return new
 
@@ -402,13 +421,14 @@ def _rule_config(
         out[split] = []
         for row in rows:
             new = dict(row)
+            statuses = []
             for field in fields:
-                new[field] = done[row[field]].text
+                results = [done[t] for t in field_texts(row[field])]
+                new[field] = regrouped(row[field], [r.text for r in results])
                 new[f"original_{field}"] = row[field]
-                new[f"status_{field}"] = done[row[field]].status
-            new["status"] = next(
-                (new[f"status_{f}"] for f in fields if new[f"status_{f}"] != OK), OK
-            )
+                new[f"status_{field}"] = regrouped(row[field], [r.status for r in results])
+                statuses += [r.status for r in results]
+            new["status"] = next((s for s in statuses if s != OK), OK)
             new["attempt"] = 1  # a rule is applied once; kept for the row contract
             out[split].append(new)
         counts[split] = tally_status(out[split])

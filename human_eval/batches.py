@@ -24,6 +24,7 @@ from typing import Any
 
 from shiftbench import __version__
 from shiftbench.errors import InputError
+from shiftbench.gen.listfields import refuse_listed
 from shiftbench.runfolder import read_meta, usable
 
 ITEMS_FILE = "items.jsonl"
@@ -96,6 +97,7 @@ def candidates(folder: Path) -> tuple[dict[str, Any], dict[str, list[dict[str, A
     back-translation), grouped by stratum: the transform, and for outputs in another
     language than their original, the output's language as well."""
     meta = read_meta(folder)
+    refuse_listed(meta["source"], "human-eval")
     fields = meta["source"]["text_fields"]
     strata: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for name, config in meta["configs"].items():

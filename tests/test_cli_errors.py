@@ -261,9 +261,11 @@ def test_evaluate_release_without_a_version(invoke, tmp_path):
     assert_refused(result, "name the version to evaluate: ORG/NAME@vX.Y.Z, got 'my-org/stsb@'", out)
 
 
-def test_gen_refuses_summarization(invoke, tmp_path):
+def test_gen_refuses_machine_summaries_that_are_not_a_list(invoke, tmp_path):
     rows = [
         {"text": "A long text.", "human_summaries": ["Short."], "machine_summaries": ["Brief."],
+         "relevance": [3.0]},
+        {"text": "Another text.", "human_summaries": ["Short."], "machine_summaries": "Brief.",
          "relevance": [3.0]},
     ]  # fmt: skip
     folder = write_folder(tmp_path / "summ", rows)
@@ -271,8 +273,8 @@ def test_gen_refuses_summarization(invoke, tmp_path):
     result = invoke("gen", folder, "--task-type", "Summarization", "-o", out)
     assert_refused(
         result,
-        "gen does not rewrite Summarization tasks yet; it handles STS, PairClassification, "
-        "Classification, Clustering, Retrieval, Reranking",
+        "column 'machine_summaries' of summ[default/test] holds str at row 1, "
+        "not a list of texts",
         out,
     )
 

@@ -29,6 +29,7 @@ from rapidfuzz.distance import Levenshtein
 from shiftbench import __version__
 from shiftbench.errors import InputError
 from shiftbench.gen.cache import GenerationCache
+from shiftbench.gen.listfields import refuse_listed
 from shiftbench.runfolder import IDENTITY_KEPT, read_meta
 from shiftbench.validate.checks import CHECKS, Case, failures
 from shiftbench.validate.judge import Item, instruction
@@ -64,6 +65,7 @@ def plan(folder: Path, configs: tuple[str, ...] = ()) -> tuple[dict[str, Any], l
     """The run's metadata and the transformed configs to check (all when none are named);
     a one-line InputError for anything that is not there."""
     meta = read_meta(folder)
+    refuse_listed(meta["source"], "validate")
     available = [n for n, c in meta["configs"].items() if c.get("kind") == "transform"]
     unknown = [c for c in configs if c not in available]
     if unknown:
