@@ -38,7 +38,7 @@ def corpus_run(scripted, shared_data, invoke, tmp_path) -> Path:
     return run
 
 
-def test_a_rewritten_corpus_run_is_self_contained_and_loads(corpus_run, shared_data):
+def test_a_rewritten_corpus_run_is_self_contained_and_loads(corpus_run, shared_data, invoke):
     data = shared_data / "XQuADRetrieval" / "en"
     queries = read_rows(data / "queries.jsonl")[:LIMIT]
     kept = {q["id"] for q in queries}
@@ -76,6 +76,9 @@ def test_a_rewritten_corpus_run_is_self_contained_and_loads(corpus_run, shared_d
 
     meta = json.loads((corpus_run / "shiftbench.json").read_text(encoding="utf-8"))
     assert meta["rewrite"] == ["queries", "corpus"]
+    # the dataset card loads every config, tables included, before it is written
+    result = invoke("card", corpus_run)
+    assert (result.exit_code, result.stdout) == (0, f"card: {corpus_run / 'README.md'}\n")
     assert meta["configs"]["paraphrase-s1.en"]["status_counts"] == {
         "corpus.test": {"empty": 1, "ok": len(corpus) - 1},
         "test": {"empty": 1, "ok": LIMIT - 1},
