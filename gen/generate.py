@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from concurrent.futures import Future
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,7 @@ from shiftbench.gen.rewrite import (
     needs_source_language,
     rewrite_texts,
 )
+from shiftbench.gen.schedule import Jobs
 from shiftbench.gen.transforms import PIVOT, SOURCE
 from shiftbench.runfolder import (
     IDENTICAL,
@@ -53,6 +56,57 @@ def source_meta(source: Source) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """What gen read and checked before its first call, and the configs still to make."""
+
+    data: dict[str, dict[str, list[dict[str, Any]]]]  # subset -> split -> rows
+    languages: dict[str, Language | None]  # subset -> source language
+    recorded: dict[str, Any]
+    top: dict[str, Any]
+    meta: dict[str, Any] | None  # the run folder's shiftbench.json, if it exists
+    todo: list[tuple[str, Variant | RuleVariant]]  # (subset, variant) still to make
+
+
+def prepare_gen(
+    source: Source,
+    variants: list[Variant | RuleVariant],
+    described: dict[str, Any],
+    output: Path,
+    *,
+    limit: int | None = None,
+    shard: tuple[int, int] | None = None,
+    overwrite: bool = False,
+) -> Prepared:
+    """Read the rows and check everything that can be checked before a model call (gen
+    and gen --dry-run): a bad input raises InputError, and nothing is written."""
+    if source.task_type not in (*TABULAR_TYPES, *RANKING_TYPES):
+        raise InputError(
+            f"gen does not rewrite {source.task_type} tasks yet; it handles "
+            f"{', '.join((*TABULAR_TYPES, *RANKING_TYPES))}"
+        )
+    data = {subset: _rows(_rewritable(source, subset), limit, shard) for subset in source.subsets}
+    for subset, splits in data.items():
+        _check_text_columns(source, subset, {s: splits[s] for s in source.splits})
+    languages = {subset: subset_language(source, subset) for subset in source.subsets}
+    for variant in variants:
+        _check_languages(source, variant, languages)
+    recorded = {**source_meta(source), "row_limit": limit}
+    top = {"shard": {"index": shard[0], "count": shard[1]}} if shard else {}
+    meta = check_target(output, recorded, top.get("shard"))
+    todo = _configs_to_make(source, variants, described, meta, output, overwrite)
+    return Prepared(data, languages, recorded, top, meta, todo)
+
+
+def texts_to_rewrite(
+    source: Source, splits: dict[str, list[dict[str, Any]]]
+) -> tuple[dict[str, list[dict[str, Any]]], list[str]]:
+    """The splits a variant rewrites, and their texts in order (repeats included)."""
+    rewritten = {s: splits[s] for s in source.splits}
+    texts = [r[f] for rows in rewritten.values() for r in rows for f in source.text_fields]
+    return rewritten, texts
+
+
 def run_gen(
     source: Source,
     variants: list[Variant | RuleVariant],
@@ -70,51 +124,47 @@ def run_gen(
     Everything that can be checked is checked before the first model call, so bad input
     writes nothing. With `shard` (index, count), only rows whose row_id % count == index are
     made; `shiftbench merge` puts the shards together. `backend` may be None when every
-    variant is a rule-based control. Returns the configs written.
+    variant is a rule-based control. The variants' calls go to the backend as one stream
+    when it serves many at once (gen/schedule.py). Returns the configs written.
     """
-    if source.task_type not in (*TABULAR_TYPES, *RANKING_TYPES):
-        raise InputError(
-            f"gen does not rewrite {source.task_type} tasks yet; it handles "
-            f"{', '.join((*TABULAR_TYPES, *RANKING_TYPES))}"
-        )
-    data = {subset: _rows(_rewritable(source, subset), limit, shard) for subset in source.subsets}
-    for subset, splits in data.items():
-        _check_text_columns(source, subset, {s: splits[s] for s in source.splits})
-    languages = {subset: subset_language(source, subset) for subset in source.subsets}
-    for variant in variants:
-        _check_languages(source, variant, languages)
-    recorded = {**source_meta(source), "row_limit": limit}
-    top = {"shard": {"index": shard[0], "count": shard[1]}} if shard else {}
-    meta = check_target(output, recorded, top.get("shard"))
     described = backend.describe() if backend is not None else {}
-    todo = _configs_to_make(source, variants, described, meta, output, overwrite)
-    configs = []
+    ready = prepare_gen(
+        source, variants, described, output, limit=limit, shard=shard, overwrite=overwrite
+    )
+    data, languages, meta, todo = ready.data, ready.languages, ready.meta, ready.todo
+    jobs: Jobs[ConfigData] = Jobs(backend, sum(isinstance(v, Variant) for _, v in todo))
+    configs: list[ConfigData | Future[ConfigData]] = []
     for subset, splits in data.items():
         original = config_name("original", subset, source.multi_subset)
         if meta is None or original not in meta["configs"]:
             configs.append(_original_config(source, subset, splits))
-        rewritten = {s: splits[s] for s in source.splits}
-        texts = [r[f] for rows in rewritten.values() for r in rows for f in source.text_fields]
+        rewritten, texts = texts_to_rewrite(source, splits)
         for variant in (v for sub, v in todo if sub == subset):
             if isinstance(variant, RuleVariant):
                 ruled = variant.apply(texts)
                 configs.append(_rule_config(source, subset, rewritten, variant, ruled))
                 continue
             assert backend is not None, "an LLM variant needs a backend"
-            done = rewrite_texts(
-                texts,
-                variant,
-                backend,
-                cache,
-                source_language=languages[subset],
-                dataset_id=f"{source.name}/{subset}",
-                quiet=quiet,
-            )
-            configs.append(_variant_config(source, subset, rewritten, variant, described, done))
-    if not configs:
+
+            def job(engine: Backend, subset=subset, rewritten=rewritten, texts=texts,
+                    variant=variant) -> ConfigData:  # fmt: skip
+                done = rewrite_texts(
+                    texts,
+                    variant,
+                    engine,
+                    cache,
+                    source_language=languages[subset],
+                    dataset_id=f"{source.name}/{subset}",
+                    quiet=quiet,
+                )
+                return _variant_config(source, subset, rewritten, variant, described, done)
+
+            configs.append(jobs.submit(job))
+    made = jobs.gather(configs)
+    if not made:
         return []
-    write_run(output, recorded, configs, meta, top)
-    return configs
+    write_run(output, ready.recorded, made, meta, ready.top)
+    return made
 
 
 def _check_languages(
