@@ -98,10 +98,12 @@ class GenerationCache:
             self._release(items)
 
     def claim(self, keys: list[str]) -> tuple[list[str], list[str]]:
-        """(keys now claimed by the caller, keys another job is generating already)."""
+        """(keys now claimed by the caller, keys another job is generating or has put
+        since the caller last looked)."""
         with self._lock:
-            theirs = [k for k in keys if k in self._claimed]
-            mine = [k for k in keys if k not in self._claimed]
+            done = self._get_many(keys)
+            theirs = [k for k in keys if k in self._claimed or k in done]
+            mine = [k for k in keys if k not in self._claimed and k not in done]
             self._claimed.update(mine)
             return mine, theirs
 
