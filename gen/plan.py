@@ -188,8 +188,8 @@ def format_plan(plan: GenPlan) -> str:
     )
     lines.append(
         "calls: first attempts, one per unique text and step (retries and larger budgets "
-        "come on top); shared: made once for an earlier config (greedy decoding shares "
-        f"calls across seeds). Nothing was written to {plan.output}."
+        "come on top)\nshared: made once for an earlier config (greedy decoding shares calls "
+        f"across seeds)\nnothing was written to {plan.output}"
     )
     if not plan.model_known:
         lines.append(
