@@ -49,6 +49,8 @@ class EngineStream:
     ) -> None:
         """Add the requests (token ids, SamplingParams) and pass each finished vLLM output
         to `on_output(index, output)` in the calling thread, until all are in."""
+        if not prompts:
+            return
         batch = _Batch(prompts, params)
         self._start()
         self._inbox.put((ADD, batch))
