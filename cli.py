@@ -459,6 +459,13 @@ def cli() -> None:
     "Default: queries.",
 )
 @click.option("--overwrite", is_flag=True, help="Replace configs that already exist.")
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Check everything and print the plan: per config the unique texts, the calls of "
+    "their first attempt, how many the cache answers and how many another config shares "
+    "(greedy seeds); load no model and write nothing.",
+)
 @quiet_option
 def gen(
     source: str,
@@ -493,6 +500,7 @@ def gen(
     wordnet_dir: str | None,
     rewrite: str | None,
     overwrite: bool,
+    dry_run: bool,
     quiet: bool,
 ) -> None:
     """Write transformed variants of SOURCE into a run folder.
@@ -564,6 +572,11 @@ def gen(
         engine_args=vllm_args,
         cache_dir=cache_dir,
     )
+    target = output or Path("runs") / resolved.name
+    if dry_run:
+        _gen_plan(resolved, variants, backend, model, settings, target, limit, shard, overwrite,
+                  None if no_cache else (cache_dir or default_cache_dir()), parts)  # fmt: skip
+        return
     # `shiftbench run` shares one loaded engine across the sources of a spec
     shared = click.get_current_context().meta.get(SHARED_ENGINES)
     key = json.dumps([backend, model, {k: str(v) for k, v in settings.items()}])
@@ -573,7 +586,6 @@ def gen(
         engine.load()  # rule-based controls alone need no generator
         if shared is not None:
             shared[key] = engine
-    target = output or Path("runs") / resolved.name
     cache = GenerationCache(None if no_cache else (cache_dir or default_cache_dir()))
     try:
         written = run_gen(
@@ -600,6 +612,38 @@ def gen(
             f"{failed} of {total} rows ({failed / total:.0%}) failed the checks, more than "
             f"--max-failure-rate {max_failure_rate:g}; they are in {target} with their reasons"
         )
+
+
+def _gen_plan(
+    source: Any,
+    variants: list[Any],
+    backend: str,
+    model: str | None,
+    settings: dict[str, Any],
+    target: Path,
+    limit: int | None,
+    shard: str | None,
+    overwrite: bool,
+    cache_dir: Path | None,
+    rewrite: tuple[str, ...],
+) -> None:
+    """gen --dry-run: print the plan (gen/plan.py)."""
+    from shiftbench.gen.backends import get_backend
+    from shiftbench.gen.cache import GenerationCache
+    from shiftbench.gen.controls import RuleVariant
+    from shiftbench.gen.plan import format_plan, plan_gen
+
+    needs = not all(isinstance(v, RuleVariant) for v in variants)
+    engine = get_backend(backend, model, **settings) if needs else None
+    cache = GenerationCache.read_only(cache_dir)
+    try:
+        plan = plan_gen(
+            source, variants, engine, target, cache=cache, limit=limit,
+            shard=parse_shard(shard) if shard else None, overwrite=overwrite, rewrite=rewrite,
+        )  # fmt: skip
+    finally:
+        cache.close()
+    click.echo(format_plan(plan))
 
 
 def parse_seeds(values: tuple[str, ...]) -> list[int]:

@@ -2,6 +2,10 @@
 
 The key is a hash of everything a row's output depends on (DESIGN.md, "Determinism"), so a
 stale entry cannot be reused after the prompt, model or sampling changes.
+
+Several jobs of one run may use the cache from their own threads at once. A job claims the
+keys it is about to generate, and another job that needs one of them waits for its result
+instead of asking the backend a second time (greedy calls shared across seeds).
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ import hashlib
 import json
 import os
 import sqlite3
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -35,11 +40,15 @@ class GenerationCache:
 
     def __init__(self, directory: Path | None) -> None:
         self.conn: sqlite3.Connection | None = None
+        self._lock = threading.RLock()
+        self._settled = threading.Condition(self._lock)
+        self._claimed: set[str] = set()
         if directory is None:
             self.memory: dict[str, Generation] = {}
             return
         directory.mkdir(parents=True, exist_ok=True)
-        self.conn = sqlite3.connect(directory / "generations.sqlite")
+        # one connection for every job's thread; self._lock keeps its use one at a time
+        self.conn = sqlite3.connect(directory / "generations.sqlite", check_same_thread=False)
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute(
             "CREATE TABLE IF NOT EXISTS generations (key TEXT PRIMARY KEY, "
@@ -47,7 +56,22 @@ class GenerationCache:
         )
         self.conn.commit()
 
+    @classmethod
+    def read_only(cls, directory: Path | None) -> GenerationCache:
+        """The cache in `directory` for lookups only (gen --dry-run): nothing is created or
+        written; a missing cache is an empty one."""
+        cache = cls(None)
+        path = directory / "generations.sqlite" if directory is not None else None
+        if path is not None and path.is_file():
+            uri = f"{path.resolve().as_uri()}?mode=ro"
+            cache.conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        return cache
+
     def get_many(self, keys: list[str]) -> dict[str, Generation]:
+        with self._lock:
+            return self._get_many(keys)
+
+    def _get_many(self, keys: list[str]) -> dict[str, Generation]:
         if self.conn is None:
             return {k: self.memory[k] for k in keys if k in self.memory}
         found: dict[str, Generation] = {}
@@ -61,15 +85,46 @@ class GenerationCache:
         return found
 
     def put_many(self, items: dict[str, Generation]) -> None:
-        if self.conn is None:
-            self.memory.update(items)
-            return
-        with self.conn:
-            self.conn.executemany(
-                "INSERT OR REPLACE INTO generations VALUES (?, ?, ?)",
-                [(k, g.text, g.finish_reason) for k, g in items.items()],
-            )
+        """Store (and commit) the results; their keys are no longer claimed."""
+        with self._lock:
+            if self.conn is None:
+                self.memory.update(items)
+            else:
+                with self.conn:
+                    self.conn.executemany(
+                        "INSERT OR REPLACE INTO generations VALUES (?, ?, ?)",
+                        [(k, g.text, g.finish_reason) for k, g in items.items()],
+                    )
+            self._release(items)
+
+    def claim(self, keys: list[str]) -> tuple[list[str], list[str]]:
+        """(keys now claimed by the caller, keys another job is generating or has put
+        since the caller last looked)."""
+        with self._lock:
+            done = self._get_many(keys)
+            theirs = [k for k in keys if k in self._claimed or k in done]
+            mine = [k for k in keys if k not in self._claimed and k not in done]
+            self._claimed.update(mine)
+            return mine, theirs
+
+    def release(self, keys: list[str]) -> None:
+        """Give up claims whose results will not come (a failed or stopped call)."""
+        with self._lock:
+            self._release(keys)
+
+    def _release(self, keys: Any) -> None:
+        if self._claimed.intersection(keys):
+            self._claimed.difference_update(keys)
+            self._settled.notify_all()
+
+    def wait_for(self, keys: list[str]) -> dict[str, Generation]:
+        """The results of keys other jobs claimed, once none of them is claimed any more;
+        a key given up without a result is missing from the answer."""
+        with self._lock:
+            self._settled.wait_for(lambda: self._claimed.isdisjoint(keys))
+            return self._get_many(keys)
 
     def close(self) -> None:
-        if self.conn is not None:
-            self.conn.close()
+        with self._lock:
+            if self.conn is not None:
+                self.conn.close()

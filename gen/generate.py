@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from concurrent.futures import Future
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,7 @@ from shiftbench.gen.rewrite import (
     needs_source_language,
     rewrite_texts,
 )
+from shiftbench.gen.schedule import Jobs
 from shiftbench.gen.transforms import PIVOT, SOURCE
 from shiftbench.parts import CORPUS, DEFAULT, check_rewrite, ranking_rows, rewritten_splits
 from shiftbench.runfolder import (
@@ -55,28 +58,34 @@ def source_meta(source: Source) -> dict[str, Any]:
     }
 
 
-def run_gen(
+@dataclass(frozen=True)
+class Prepared:
+    """What gen read and checked before its first call, and the configs still to make."""
+
+    data: dict[str, dict[str, list[dict[str, Any]]]]  # subset -> split -> rows
+    languages: dict[str, Language | None]  # subset -> source language
+    recorded: dict[str, Any]
+    top: dict[str, Any]
+    meta: dict[str, Any] | None  # the run folder's shiftbench.json, if it exists
+    todo: list[tuple[str, Variant | RuleVariant]]  # (subset, variant) still to make
+    parts: tuple[str, ...] = ()  # the run-folder splits a variant rewrites
+
+
+def prepare_gen(
     source: Source,
     variants: list[Variant | RuleVariant],
-    backend: Backend | None,
+    described: dict[str, Any],
     output: Path,
     *,
-    cache: GenerationCache,
     limit: int | None = None,
     shard: tuple[int, int] | None = None,
     overwrite: bool = False,
-    quiet: bool = False,
     rewrite: tuple[str, ...] = DEFAULT,
-) -> list[ConfigData]:
-    """Generate every variant of every subset of `source` into the run folder `output`.
-
-    Everything that can be checked is checked before the first model call, so bad input
-    writes nothing. With `shard` (index, count), only rows whose row_id % count == index are
-    made; `shiftbench merge` puts the shards together. `backend` may be None when every
-    variant is a rule-based control. `rewrite` names the parts rewritten (shiftbench.parts):
-    the scored texts, and a ranking corpus or a Classification train split. Returns the
-    configs written.
-    """
+) -> Prepared:
+    """Read the rows and check everything that can be checked before a model call (gen
+    and gen --dry-run): a bad input raises InputError, and nothing is written. `rewrite`
+    names the parts rewritten (shiftbench.parts): the scored texts, and a ranking corpus or
+    a Classification train split."""
     if source.task_type not in (*TABULAR_TYPES, *RANKING_TYPES, *LISTED_TYPES):
         raise InputError(
             f"gen does not rewrite {source.task_type} tasks yet; it handles "
@@ -98,42 +107,92 @@ def run_gen(
     if rewrite != DEFAULT:
         top["rewrite"] = list(rewrite)
     _check_rewrite_matches(output, meta, rewrite)
-    described = backend.describe() if backend is not None else {}
     todo = _configs_to_make(source, variants, described, meta, output, overwrite)
-    configs = []
+    return Prepared(data, languages, recorded, top, meta, todo, tuple(parts))
+
+
+def texts_to_rewrite(
+    source: Source, splits: dict[str, list[dict[str, Any]]], parts: tuple[str, ...]
+) -> tuple[dict[str, list[dict[str, Any]]], list[str]]:
+    """The splits a variant rewrites, and their texts in order (repeats included); a
+    list-valued field (Summarization's machine summaries) gives each of its texts."""
+    rewritten = {s: splits[s] for s in parts}
+    texts = [
+        t
+        for rows in rewritten.values()
+        for r in rows
+        for f in source.text_fields
+        for t in field_texts(r[f])
+    ]
+    return rewritten, texts
+
+
+def run_gen(
+    source: Source,
+    variants: list[Variant | RuleVariant],
+    backend: Backend | None,
+    output: Path,
+    *,
+    cache: GenerationCache,
+    limit: int | None = None,
+    shard: tuple[int, int] | None = None,
+    overwrite: bool = False,
+    quiet: bool = False,
+    rewrite: tuple[str, ...] = DEFAULT,
+) -> list[ConfigData]:
+    """Generate every variant of every subset of `source` into the run folder `output`.
+
+    Everything that can be checked is checked before the first model call, so bad input
+    writes nothing. With `shard` (index, count), only rows whose row_id % count == index are
+    made; `shiftbench merge` puts the shards together. `backend` may be None when every
+    variant is a rule-based control. The variants' calls go to the backend as one stream
+    when it serves many at once (gen/schedule.py). Returns the configs written.
+    """
+    described = backend.describe() if backend is not None else {}
+    ready = prepare_gen(
+        source,
+        variants,
+        described,
+        output,
+        limit=limit,
+        shard=shard,
+        overwrite=overwrite,
+        rewrite=rewrite,
+    )
+    data, languages, meta, todo = ready.data, ready.languages, ready.meta, ready.todo
+    jobs: Jobs[ConfigData] = Jobs(backend, sum(isinstance(v, Variant) for _, v in todo))
+    configs: list[ConfigData | Future[ConfigData]] = []
     for subset, splits in data.items():
         original = config_name("original", subset, source.multi_subset)
         if meta is None or original not in meta["configs"]:
             configs.append(_original_config(source, subset, splits))
-        rewritten = {s: splits[s] for s in parts}
-        # a list-valued field (Summarization's machine summaries) gives each of its texts
-        texts = [
-            t
-            for rows in rewritten.values()
-            for r in rows
-            for f in source.text_fields
-            for t in field_texts(r[f])
-        ]
+        rewritten, texts = texts_to_rewrite(source, splits, ready.parts)
         for variant in (v for sub, v in todo if sub == subset):
             if isinstance(variant, RuleVariant):
                 ruled = variant.apply(texts)
                 configs.append(_rule_config(source, subset, rewritten, variant, ruled))
                 continue
             assert backend is not None, "an LLM variant needs a backend"
-            done = rewrite_texts(
-                texts,
-                variant,
-                backend,
-                cache,
-                source_language=languages[subset],
-                dataset_id=f"{source.name}/{subset}",
-                quiet=quiet,
-            )
-            configs.append(_variant_config(source, subset, rewritten, variant, described, done))
-    if not configs:
+
+            def job(engine: Backend, subset=subset, rewritten=rewritten, texts=texts,
+                    variant=variant) -> ConfigData:  # fmt: skip
+                done = rewrite_texts(
+                    texts,
+                    variant,
+                    engine,
+                    cache,
+                    source_language=languages[subset],
+                    dataset_id=f"{source.name}/{subset}",
+                    quiet=quiet,
+                )
+                return _variant_config(source, subset, rewritten, variant, described, done)
+
+            configs.append(jobs.submit(job))
+    made = jobs.gather(configs)
+    if not made:
         return []
-    write_run(output, recorded, configs, meta, top)
-    return configs
+    write_run(output, ready.recorded, made, meta, ready.top)
+    return made
 
 
 def _check_languages(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +24,7 @@ BACKEND_TRIES = 3
 UNKNOWN_LANGUAGE = "the same language as the text"
 LENGTH = "length"  # the finish reason of an output cut at its token budget
 BUDGET_GROWTH = 2  # a cut call is asked again with this many times its budget, up to the cap
+SHARED_SEED = "shared: greedy decoding"  # the seed entry of a greedy call's cache key
 
 
 @dataclass(frozen=True)
@@ -49,7 +51,12 @@ class Variant:
         return f"{self.transform.name}{variant}-s{self.seed}"
 
     def settings_sha256(self, described: dict[str, Any]) -> str:
-        """A hash of every setting the variant's rows depend on (not batch size or order)."""
+        """A hash of every setting the variant's rows depend on (not batch size or order).
+
+        The seed stays in it under greedy decoding too, where calls leave it out: it still
+        draws the languages of translation, cross-translation and back-translation, and a
+        greedy config made before calls were shared keeps its hash (its rows are the same).
+        """
         return row_key(
             transform=self.transform.name,
             transform_version=self.transform.version,
@@ -125,12 +132,11 @@ def rewrite_texts(
     name = variant.transform.name
     checks = gen_checks(name)
     language = source_language.code if source_language else None
+    pending = texts_to_send(texts, variant)
+    sent = set(pending)
     results = {t: RowResult("", EMPTY_INPUT, 0, "") for t in texts if not t.strip()}
-    pending = [t for t in dict.fromkeys(texts) if t.strip()]
-    if variant.transform.negated_only:
-        results.update({t: RowResult("", NOT_APPLICABLE, 0, "") for t in pending
-                        if not negation_cues(t)})  # fmt: skip
-        pending = [t for t in pending if t not in results]
+    results.update({t: RowResult("", NOT_APPLICABLE, 0, "") for t in texts
+                    if t.strip() and t not in sent})  # fmt: skip
     plans = {t: variant.step_languages(t, source_language, dataset_id) for t in pending}
     attempts = variant.max_attempts if variant.sampling.temperature > 0 else 1
     calls = variant.transform.calls
@@ -163,6 +169,15 @@ def rewrite_texts(
     return results
 
 
+def texts_to_send(texts: list[str], variant: Variant) -> list[str]:
+    """The unique texts the backend is asked about, in order: not empty, and with a
+    negation cue for a control made of negated texts only."""
+    pending = [t for t in dict.fromkeys(texts) if t.strip()]
+    if variant.transform.negated_only:
+        pending = [t for t in pending if negation_cues(t)]
+    return pending
+
+
 def _status(
     text: str, output: str, cut: bool, transform: str, checks: tuple[str, ...], language: str | None
 ) -> str:
@@ -191,6 +206,8 @@ def call_key(
 
     `budget` is given for a call asked again with a larger budget only: the first budget
     follows from the text, the transform and the sampling settings already in the key.
+    Greedy decoding leaves the seed out (see call_seed), so the seeds of a run share the
+    call, and the backend seed taken from the key does not depend on the run's seed.
     """
     return row_key(
         text=text,
@@ -200,11 +217,18 @@ def call_key(
         prompt=variant.prompts[step].sha256,
         model=model,
         sampling=variant.sampling.as_dict(),
-        seed=variant.seed,
+        seed=call_seed(variant),
         language=lang.code if lang else None,
         attempt=attempt,
         **({"max_new_tokens": budget} if budget is not None else {}),
     )
+
+
+def call_seed(variant: Variant) -> int | str:
+    """The seed as a call key names it: the variant's seed when sampling, and a marker
+    saying why it is absent for greedy decoding, where a call's output does not depend on
+    it (the seed still draws the languages, and those are in the key on their own)."""
+    return variant.seed if variant.sampling.temperature > 0 else SHARED_SEED
 
 
 @dataclass(frozen=True)
@@ -268,12 +292,42 @@ def _generate_missing(
     """Outputs for every call: cached ones, then the rest generated chunk by chunk.
 
     Each result is committed to the cache the moment it arrives, so a crash loses only
-    the requests in flight. Texts that share a key are sent once.
+    the requests in flight. Texts that share a key are sent once, and a key another job
+    of the run is generating already is waited for, not sent again.
     """
-    outputs = cache.get_many(list(dict.fromkeys(c.key for c in calls.values())))
-    todo = list({c.key: t for t, c in calls.items() if c.key not in outputs}.items())
+    keys = list(dict.fromkeys(c.key for c in calls.values()))
+    outputs = cache.get_many(keys)
     texts_per_key = Counter(c.key for c in calls.values())
     progress.update(sum(n for k, n in texts_per_key.items() if k in outputs))
+    text_of = {c.key: t for t, c in calls.items()}
+    missing = [k for k in keys if k not in outputs]
+    while missing:
+        mine, theirs = cache.claim(missing)
+        try:
+            _send([(k, text_of[k]) for k in mine], calls, inputs, variant, step, plans,
+                  backend, cache, outputs, lambda k: progress.update(texts_per_key[k]))  # fmt: skip
+        finally:
+            cache.release([k for k in mine if k not in outputs])
+        waited = cache.wait_for(theirs)
+        outputs.update(waited)
+        progress.update(sum(texts_per_key[k] for k in waited))
+        missing = [k for k in theirs if k not in waited]  # given up by their job: ours now
+    return outputs
+
+
+def _send(
+    todo: list[tuple[str, str]],
+    calls: dict[str, Call],
+    inputs: dict[str, str],
+    variant: Variant,
+    step: int,
+    plans: dict[str, tuple[Language | None, ...]],
+    backend: Backend,
+    cache: GenerationCache,
+    outputs: dict[str, Generation],
+    done: Callable[[str], None],
+) -> None:
+    """Generate the (key, text) calls chunk by chunk, keeping each result as it comes."""
     prompt = variant.prompts[step]
     for start in range(0, len(todo), backend.chunk_size):
         chunk = todo[start : start + backend.chunk_size]
@@ -287,10 +341,9 @@ def _generate_missing(
             key = chunk[index][0]
             cache.put_many({key: gen})
             outputs[key] = gen
-            progress.update(texts_per_key[key])
+            done(key)
 
         call_backend(backend, requests, variant.sampling, keep)
-    return outputs
 
 
 def call_backend(

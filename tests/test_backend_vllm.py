@@ -136,6 +136,47 @@ def test_greedy_decoding_ignores_the_seed(backend):
     assert [g.text for g in a] == [g.text for g in b]
 
 
+def test_requests_from_several_threads_share_the_engine(backend):
+    """gen's jobs call generate from their own threads at once (one stream into the
+    engine): each caller gets its own results, the same as when it calls alone."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    batches = [requests_for(TEXTS, seed=s) for s in (11, 22, 33)]
+    alone = [[g.text for g in backend.generate(b, Sampling())] for b in batches]
+    with ThreadPoolExecutor(3) as pool:
+        together = list(
+            pool.map(lambda b: [g.text for g in backend.generate(b, Sampling())], batches)
+        )
+    assert together == alone
+    assert len({tuple(texts) for texts in alone}) == 3
+
+
+def test_abort_drops_the_queued_requests_and_the_engine_serves_on(backend):
+    import threading
+
+    from shiftbench.gen.backends.vllm_stream import Stopped
+
+    first_in = threading.Event()
+    failures = []
+    many = [Request(f"Write a long story about the number {i}.", i, 4 + 24 * i) for i in range(24)]
+
+    def run():
+        try:
+            backend.generate(many, Sampling(), lambda i, g: first_in.set())
+        except Stopped as exc:
+            failures.append(str(exc))
+
+    caller = threading.Thread(target=run)
+    caller.start()
+    assert first_in.wait(timeout=600)
+    backend.abort()
+    caller.join(timeout=600)
+    assert failures == ["stopped: the vllm engine dropped the queued requests"]
+    assert not backend._llm.llm_engine.has_unfinished_requests()
+    (after,) = backend.generate(requests_for(TEXTS[:1]), Sampling())
+    assert after.text
+
+
 def test_a_prompt_longer_than_the_context_is_refused(backend):
     with pytest.raises(InputError, match=r"^a prompt of \d+ tokens does not fit the context of "):
         backend.generate([Request("word " * (NUM_CTX + 10), 1, 8)], Sampling())

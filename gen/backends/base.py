@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed, wait
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -73,6 +74,9 @@ def token_budget(request: Request, sampling: Sampling) -> int:
 class Backend(Protocol):
     name: str
     chunk_size: int  # requests the caller hands over at once (results still come one by one)
+    # Backends that serve many requests at once also set `concurrent = True`: their
+    # generate() may then be called from several threads at the same time, and an optional
+    # abort() drops every request queued (gen/schedule.py).
 
     def load(self) -> None:
         """Check the model is there (a one-line InputError if not) and get it ready."""
@@ -98,27 +102,66 @@ def complete_concurrently(
     requests: list[Request],
     concurrency: int,
     on_done: OnDone | None = None,
+    pool: RequestPool | None = None,
 ) -> list[Generation]:
     """Run `complete` over the requests with `concurrency` threads, reporting each result.
 
+    With `pool`, the requests join the pool's queue instead, which callers in several
+    threads share, so at most the pool's `concurrency` requests are in flight in all.
     On the first failure, requests not yet started are dropped and the failure is raised
     once the ones in flight are done.
     """
+    if pool is None:
+        with RequestPool(concurrency) as own:
+            return complete_concurrently(complete, requests, concurrency, on_done, own)
     results: list[Generation | None] = [None] * len(requests)
-    with ThreadPoolExecutor(max_workers=concurrency) as pool:
-        futures = {pool.submit(complete, r): i for i, r in enumerate(requests)}
-        try:
-            for future in as_completed(futures):
-                index = futures[future]
-                result = future.result()
-                results[index] = result
-                if on_done is not None:
-                    on_done(index, result)
-        except BaseException:
-            for future in futures:
-                future.cancel()
-            raise
+    futures = {pool.submit(complete, r): i for i, r in enumerate(requests)}
+    try:
+        for future in as_completed(futures):
+            index = futures[future]
+            result = future.result()
+            results[index] = result
+            if on_done is not None:
+                on_done(index, result)
+    except BaseException:
+        for future in futures:
+            future.cancel()
+        wait(futures)
+        raise
     return [r for r in results if r is not None]
+
+
+class RequestPool:
+    """Threads that complete requests for any number of callers, `concurrency` at a time;
+    `abort()` drops every request not yet started (its caller sees CancelledError)."""
+
+    def __init__(self, concurrency: int) -> None:
+        self._executor = ThreadPoolExecutor(concurrency, thread_name_prefix="shiftbench-request")
+        self._queued: set[Future[Any]] = set()
+        self._lock = threading.Lock()
+
+    def submit(self, fn: Callable[[Request], Generation], request: Request) -> Future[Generation]:
+        future = self._executor.submit(fn, request)
+        with self._lock:
+            self._queued.add(future)
+        future.add_done_callback(self._forget)
+        return future
+
+    def _forget(self, future: Future[Any]) -> None:
+        with self._lock:
+            self._queued.discard(future)
+
+    def abort(self) -> None:
+        with self._lock:
+            queued = list(self._queued)
+        for future in queued:
+            future.cancel()
+
+    def __enter__(self) -> RequestPool:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._executor.shutdown(wait=True)
 
 
 class TransientError(Exception):

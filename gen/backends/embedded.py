@@ -90,6 +90,10 @@ class EmbeddedBackend:
             },
         }
 
+    def describe_unloaded(self) -> dict[str, Any]:
+        """describe(), which needs no weights loaded (gen --dry-run)."""
+        return self.describe()
+
     def load(self) -> None:
         _load(self.location)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from typing import Any
 
@@ -18,6 +19,7 @@ from shiftbench.gen.backends.base import (
     Generation,
     OnDone,
     Request,
+    RequestPool,
     Sampling,
     TransientError,
     complete_concurrently,
@@ -57,6 +59,8 @@ class OllamaBackend:
         self.num_ctx = num_ctx
         self.timeout = timeout
         self.tries = tries
+        self._pool: RequestPool | None = None
+        self._pool_lock = threading.Lock()
         self._client: Any = None
         self._info: dict[str, Any] | None = None
 
@@ -126,8 +130,26 @@ class OllamaBackend:
         if self._info is None:
             self.load()
         return complete_concurrently(
-            lambda r: self._complete(r, sampling), requests, self.concurrency, on_done
-        )
+            lambda r: self._complete(r, sampling), requests, self.concurrency, on_done,
+            self._requests(),
+        )  # fmt: skip
+
+    @property
+    def concurrent(self) -> bool:
+        """Several requests at once: gen sends every job's requests into one shared pool."""
+        return self.concurrency > 1
+
+    def _requests(self) -> RequestPool:
+        """One pool for every caller, so at most `concurrency` requests are in flight."""
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = RequestPool(self.concurrency)
+            return self._pool
+
+    def abort(self) -> None:
+        """Drop the requests not yet sent."""
+        if self._pool is not None:
+            self._pool.abort()
 
     def _complete(self, request: Request, sampling: Sampling) -> Generation:
         caps = [c for c in (request.max_new_tokens, sampling.max_new_tokens) if c]

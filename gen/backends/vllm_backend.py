@@ -2,9 +2,11 @@
 
 Every chunk of requests is queued at once and vLLM's scheduler batches them continuously;
 each result is reported the moment its request finishes, so a crash loses only the
-requests still in flight. Each request carries its own `SamplingParams(seed=...)`. On the CPU
-the engine runs in float32, where a text's output does not depend on which other texts
-share its batch (in bfloat16 it does); on a GPU the backend switches on vLLM's
+requests still in flight. Chunks from several threads (gen's jobs, one per variant) join
+the same engine between two of its steps (vllm_stream.py), so the engine stays full.
+Each request carries its own `SamplingParams(seed=...)`. On the CPU the engine runs in
+float32, where a text's output does not depend on which other texts share its batch (in
+bfloat16 it does); on a GPU the backend switches on vLLM's
 batch-invariant mode (`VLLM_BATCH_INVARIANT=1`) unless the environment already sets it,
 since without it a resumed or sharded run can differ from an uninterrupted one.
 
@@ -18,15 +20,16 @@ Install: `pip install vllm` on a CUDA machine; on a CPU-only one, see the README
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from shiftbench.errors import InputError, RuntimeFault
 from shiftbench.gen.backends.base import Generation, OnDone, Request, Sampling, token_budget
+from shiftbench.gen.backends.vllm_stream import EngineStream
 from shiftbench.gen.backends.weights import (
     DEFAULT_MODEL,
     dequantised_checkpoint,
@@ -48,7 +51,13 @@ CPU_DEFAULTS: dict[str, Any] = {
     "enable_chunked_prefill": False,
 }
 
+# --engine-arg dtype spellings vLLM takes, as torch names the dtype describe() records
+DTYPE_ALIASES = {"float": "float32", "half": "float16"}
+
 _ENGINES: dict[tuple[str, str], Any] = {}
+_STREAMS: dict[int, EngineStream] = {}  # by id() of an engine in _ENGINES (kept alive there)
+_STREAMS_LOCK = threading.Lock()
+_TOKENIZER_LOCK = threading.Lock()
 
 
 def parse_engine_args(pairs: tuple[str, ...] | list[str]) -> dict[str, Any]:
@@ -72,6 +81,7 @@ class VLLMBackend:
 
     name = "vllm"
     chunk_size = 1024  # requests queued together; vLLM batches them as it sees fit
+    concurrent = True  # gen feeds every job's requests into the one engine at once
 
     def __init__(
         self,
@@ -101,15 +111,7 @@ class VLLMBackend:
     def load(self) -> None:
         if self._llm is not None:
             return
-        os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
-        os.environ.setdefault("VLLM_CONFIGURE_LOGGING", "1")
-        try:
-            import vllm
-        except ImportError:
-            raise InputError(
-                "the vllm backend needs vLLM: pip install 'shiftbench[vllm]' on a CUDA "
-                "machine, or run tests/vllm_env.sh for a CPU-only environment"
-            ) from None
+        vllm = _import_vllm()
         checkpoint = self._checkpoint()
         kwargs: dict[str, Any] = {"max_model_len": self.max_model_len, "seed": 0}
         if _on_cpu():
@@ -137,10 +139,28 @@ class VLLMBackend:
         return self._described
 
     def _describe(self) -> dict[str, Any]:
+        self.load()
+        return self._description(str(self._llm.llm_engine.model_config.dtype))
+
+    def describe_unloaded(self) -> dict[str, Any] | None:
+        """describe() without loading the engine (gen --dry-run), or None when the
+        precision is known only once vLLM has loaded the model (on a GPU, unless
+        --engine-arg dtype=... names it)."""
+        if self._llm is not None:
+            return self.describe()
+        _import_vllm()
+        dtype = self.engine_args.get("dtype")
+        if dtype is None and _on_cpu():
+            dtype = CPU_DEFAULTS["dtype"]
+        dtype = DTYPE_ALIASES.get(dtype, dtype)
+        if not isinstance(dtype, str) or dtype == "auto":
+            return None
+        return self._description(dtype)
+
+    def _description(self, dtype: str) -> dict[str, Any]:
         import vllm
 
-        self.load()
-        dtype = str(self._llm.llm_engine.model_config.dtype).removeprefix("torch.")
+        dtype = dtype.removeprefix("torch.")
         # The runtime and the precision change the outputs, so they are part of the model's
         # identity (and of every cache key), not only of the provenance.
         info: dict[str, Any] = {"id": self.location.spec, "runtime": "vllm", "dtype": dtype}
@@ -169,9 +189,9 @@ class VLLMBackend:
         from vllm import SamplingParams
 
         self.load()
-        llm = self._llm
-        tokenizer = llm.get_tokenizer()
-        prompts = [_prompt_ids(tokenizer, r.prompt) for r in requests]
+        tokenizer = self._llm.get_tokenizer()
+        with _TOKENIZER_LOCK:  # callers in several threads share one tokenizer
+            prompts = [_prompt_ids(tokenizer, r.prompt) for r in requests]
         for ids in prompts:
             if len(ids) >= self.max_model_len:
                 raise InputError(
@@ -188,52 +208,39 @@ class VLLMBackend:
             )
             for r in requests
         ]
-        engine = llm.llm_engine
-        if engine.has_unfinished_requests():
-            raise RuntimeFault("the vllm engine still has requests from an earlier call")
         started = time.monotonic()
         results: list[Generation | None] = [None] * len(requests)
-        request_ids: list[str] = []
-        try:
-            request_ids = llm.enqueue(
-                [{"prompt_token_ids": ids} for ids in prompts], params, use_tqdm=False
+
+        def finished(i: int, out: Any) -> None:
+            done = out.outputs[0]
+            if done.finish_reason not in ("stop", "length"):
+                raise RuntimeFault(
+                    f"vllm ended a request with finish reason {done.finish_reason!r}"
+                )
+            results[i] = Generation(
+                text=done.text.strip(),
+                finish_reason=done.finish_reason,
+                prompt_tokens=len(prompts[i]),
+                output_tokens=len(done.token_ids),
+                latency=time.monotonic() - started,
             )
-            # enqueue() returns the engine's internal ids ("7-1a2b3c4d"); finished outputs
-            # carry the caller-facing part ("7"). Either finds the request.
-            index: dict[str, int] = {}
-            for i, rid in enumerate(request_ids):
-                index[rid] = i
-                index.setdefault(rid.split("-", 1)[0], i)
-            while engine.has_unfinished_requests():
-                for out in engine.step():
-                    if not out.finished or out.request_id not in index:
-                        continue
-                    i = index[out.request_id]
-                    done = out.outputs[0]
-                    if done.finish_reason not in ("stop", "length"):
-                        raise RuntimeFault(
-                            f"vllm ended a request with finish reason {done.finish_reason!r}"
-                        )
-                    result = Generation(
-                        text=done.text.strip(),
-                        finish_reason=done.finish_reason,
-                        prompt_tokens=len(prompts[i]),
-                        output_tokens=len(done.token_ids),
-                        latency=time.monotonic() - started,
-                    )
-                    results[i] = result
-                    if on_done is not None:
-                        on_done(i, result)
-        except BaseException:
-            unfinished = [rid for rid, r in zip(request_ids, results) if r is None]  # noqa: B905
-            # The engine itself may be gone; the original error is the one to report.
-            with contextlib.suppress(Exception):
-                engine.abort_request(unfinished, internal=True)
-            raise
-        missing = sum(r is None for r in results)
-        if missing:
-            raise RuntimeFault(f"vllm returned no output for {missing} of {len(requests)} requests")
+            if on_done is not None:
+                on_done(i, results[i])
+
+        self._stream().run(prompts, params, finished)
         return [r for r in results if r is not None]
+
+    def _stream(self) -> EngineStream:
+        """The engine's one feeding thread, shared by every backend on that engine."""
+        with _STREAMS_LOCK:
+            if id(self._llm) not in _STREAMS:
+                _STREAMS[id(self._llm)] = EngineStream(self._llm)
+            return _STREAMS[id(self._llm)]
+
+    def abort(self) -> None:
+        """Drop every request queued in the engine (gen stops a failed run's other jobs)."""
+        if self._llm is not None:
+            self._stream().abort_all()
 
     def answer_logprobs(
         self, prompts: list[str], answers: tuple[str, ...]
@@ -266,6 +273,19 @@ class VLLMBackend:
             }
             results.append(from_top_logprobs(top, answers))
         return results
+
+
+def _import_vllm() -> Any:
+    os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
+    os.environ.setdefault("VLLM_CONFIGURE_LOGGING", "1")
+    try:
+        import vllm
+    except ImportError:
+        raise InputError(
+            "the vllm backend needs vLLM: pip install 'shiftbench[vllm]' on a CUDA "
+            "machine, or run tests/vllm_env.sh for a CPU-only environment"
+        ) from None
+    return vllm
 
 
 def _prompt_ids(tokenizer: Any, prompt: str) -> list[int]:

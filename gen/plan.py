@@ -1,0 +1,201 @@
+"""gen --dry-run: what a gen command would ask its backend, with nothing loaded or written.
+
+Per config it counts the unique texts, the calls of their first attempt (one per text and
+step; retries of failed outputs and larger budgets for cut ones come on top), how many
+of those the cache answers already, and how many another config of the same run makes
+(greedy decoding shares calls across seeds; a text's second step is shared when its first
+step is). A step whose earlier step's cached output is empty is never made, and counts as
+cached. A call's identity follows the cache key (gen/rewrite.py call_key), so these
+figures are the calls gen makes when every first attempt succeeds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from shiftbench.gen.backends import Backend, Generation
+from shiftbench.gen.cache import GenerationCache, row_key
+from shiftbench.gen.controls import RuleVariant
+from shiftbench.gen.generate import prepare_gen, texts_to_rewrite
+from shiftbench.parts import DEFAULT
+from shiftbench.gen.languages import Language
+from shiftbench.gen.rewrite import BUDGET_GROWTH, LENGTH, Variant, call_key, texts_to_send
+from shiftbench.runfolder import config_name
+from shiftbench.sources import Source
+
+
+@dataclass(frozen=True)
+class ConfigPlan:
+    """One config's share of the calls."""
+
+    name: str
+    texts: int  # unique texts sent to the backend
+    calls: int  # first-attempt calls, at most (one per text and step)
+    cached: int | None  # answered by the cache; None when the model is not known unloaded
+    shared: int  # made by an earlier config of the run (not cached)
+
+    @property
+    def to_make(self) -> int:
+        return self.calls - (self.cached or 0) - self.shared
+
+
+@dataclass(frozen=True)
+class GenPlan:
+    """Every config a gen command would write, and the calls it would make."""
+
+    output: Path
+    configs: tuple[ConfigPlan, ...]
+    model_known: bool  # False: cache hits and existing configs were not checked
+
+    @property
+    def calls(self) -> int:
+        return sum(c.calls for c in self.configs)
+
+    @property
+    def to_make(self) -> int:
+        return sum(c.to_make for c in self.configs)
+
+
+def plan_gen(
+    source: Source,
+    variants: list[Variant | RuleVariant],
+    backend: Backend | None,
+    output: Path,
+    *,
+    cache: GenerationCache,
+    limit: int | None = None,
+    shard: tuple[int, int] | None = None,
+    overwrite: bool = False,
+    rewrite: tuple[str, ...] = DEFAULT,
+) -> GenPlan:
+    """The plan of run_gen with the same arguments; bad input raises the same InputError.
+
+    No weights are loaded: a backend that holds them in this process describes its model
+    unloaded (`describe_unloaded`); a server backend is checked as gen checks it (load).
+    """
+    described = _described(backend)
+    known = described is not None
+    ready = prepare_gen(
+        source, variants, described or {"model": None}, output, limit=limit, shard=shard,
+        overwrite=overwrite or not known, rewrite=rewrite,
+    )  # fmt: skip
+    model = described["model"] if described else None
+    seen: set[str] = set()
+    configs = []
+    for subset, splits in ready.data.items():
+        _, texts = texts_to_rewrite(source, splits, ready.parts)
+        for variant in (v for sub, v in ready.todo if sub == subset):
+            name = config_name(variant.base_name, subset, source.multi_subset)
+            if isinstance(variant, RuleVariant):
+                configs.append(ConfigPlan(name, len(dict.fromkeys(texts)), 0, 0, 0))
+                continue
+            units = plan_texts(
+                texts, variant, model, cache, known=known, source_language=ready.languages[subset],
+                dataset_id=f"{source.name}/{subset}",
+            )  # fmt: skip
+            cached = sum(hit for _, hit in units)
+            shared = sum(1 for ident, hit in units if not hit and ident in seen)
+            seen.update(ident for ident, _ in units)
+            sent = len(texts_to_send(texts, variant))
+            configs.append(ConfigPlan(name, sent, len(units), cached if known else None, shared))
+    return GenPlan(output, tuple(configs), known)
+
+
+def _described(backend: Backend | None) -> dict[str, Any] | None:
+    if backend is None:
+        return {}
+    unloaded = getattr(backend, "describe_unloaded", None)
+    if unloaded is not None:
+        described: dict[str, Any] | None = unloaded()
+        return described
+    backend.load()  # a server: checks it answers and serves the model, loads nothing here
+    return backend.describe()
+
+
+def plan_texts(
+    texts: list[str],
+    variant: Variant,
+    model: Any,
+    cache: GenerationCache,
+    *,
+    known: bool,
+    source_language: Language | None,
+    dataset_id: str,
+) -> list[tuple[str, bool]]:
+    """(identity, cached) of every first-attempt call rewrite_texts would need for the
+    texts: the cache key where the call's input is known (the text, or a cached output of
+    the step before), else the identity of the chain of calls that leads to it."""
+    units: list[tuple[str, bool]] = []
+    for text in texts_to_send(texts, variant):
+        plan = variant.step_languages(text, source_language, dataset_id)
+        given: str | None = text  # the step's input, while the cache knows it
+        ident = ""
+        for step, lang in enumerate(plan):
+            if given is None:
+                code = lang.code if lang else None
+                ident = row_key(after=ident, step=step, prompt=variant.prompts[step].sha256,
+                                language=code)  # fmt: skip
+                units.append((ident, False))
+                continue
+            ident = call_key(given, variant, model, step, lang, 1)
+            made = _cached(given, variant, model, step, lang, cache) if known else None
+            units.append((ident, made is not None))
+            if made is not None and not made.text.strip():  # the chain ends here
+                units += [(f"{ident}:{later}", True) for later in range(step + 1, len(plan))]
+                break
+            given = made.text if made is not None else None
+    return units
+
+
+def _cached(
+    given: str,
+    variant: Variant,
+    model: Any,
+    step: int,
+    lang: Language | None,
+    cache: GenerationCache,
+) -> Generation | None:
+    """The cached outcome of a first-attempt call, following its larger budgets as
+    _run_step asks for them; None when a call of that chain is not cached."""
+    budget = variant.transform.steps[step].budget.tokens(given, variant.cap)
+    key = call_key(given, variant, model, step, lang, 1)
+    made = cache.get_many([key]).get(key)
+    while made is not None and made.finish_reason == LENGTH and budget < variant.cap:
+        budget = min(variant.cap, budget * BUDGET_GROWTH)
+        key = call_key(given, variant, model, step, lang, 1, budget)
+        made = cache.get_many([key]).get(key)
+    return made
+
+
+def format_plan(plan: GenPlan) -> str:
+    """The plan as gen --dry-run prints it."""
+    if not plan.configs:
+        return f"nothing to do: every config asked for is already complete in {plan.output}"
+    width = max([len("config"), *(len(c.name) for c in plan.configs)])
+    lines = [
+        f"{'config':<{width}} {'texts':>7} {'calls':>7} {'cached':>7} {'shared':>7} {'to make':>8}"
+    ]
+    for c in plan.configs:
+        cached = "?" if c.cached is None else str(c.cached)
+        lines.append(
+            f"{c.name:<{width}} {c.texts:>7} {c.calls:>7} {cached:>7} {c.shared:>7} {c.to_make:>8}"
+        )
+    cached_total = str(sum(c.cached or 0 for c in plan.configs)) if plan.model_known else "?"
+    shared_total = sum(c.shared for c in plan.configs)
+    lines.append(
+        f"{'all':<{width}} {'':>7} {plan.calls:>7} {cached_total:>7} {shared_total:>7} "
+        f"{plan.to_make:>8}"
+    )
+    lines.append(
+        "calls: first attempts, one per unique text and step (retries and larger budgets "
+        "come on top)\nshared: made once for an earlier config (greedy decoding shares calls "
+        f"across seeds)\nnothing was written to {plan.output}"
+    )
+    if not plan.model_known:
+        lines.append(
+            "cached: unknown, since the model's precision is known only once it is loaded "
+            "(name it with --engine-arg dtype=...); existing configs were not checked."
+        )
+    return "\n".join(lines)
