@@ -19,9 +19,9 @@ from shiftbench.gen.backends import Backend, Generation
 from shiftbench.gen.cache import GenerationCache, row_key
 from shiftbench.gen.controls import RuleVariant
 from shiftbench.gen.generate import prepare_gen, texts_to_rewrite
-from shiftbench.parts import DEFAULT
 from shiftbench.gen.languages import Language
 from shiftbench.gen.rewrite import BUDGET_GROWTH, LENGTH, Variant, call_key, texts_to_send
+from shiftbench.parts import DEFAULT
 from shiftbench.runfolder import config_name
 from shiftbench.sources import Source
 
