@@ -273,8 +273,7 @@ def test_gen_refuses_machine_summaries_that_are_not_a_list(invoke, tmp_path):
     result = invoke("gen", folder, "--task-type", "Summarization", "-o", out)
     assert_refused(
         result,
-        "column 'machine_summaries' of summ[default/test] holds str at row 1, "
-        "not a list of texts",
+        "column 'machine_summaries' of summ[default/test] holds str at row 1, not a list of texts",
         out,
     )
 
