@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -9,7 +10,7 @@ from shiftbench.errors import InputError
 from shiftbench.gen.backends import Backend
 from shiftbench.gen.cache import GenerationCache
 from shiftbench.gen.controls import RuleVariant
-from shiftbench.gen.languages import Language, get_language
+from shiftbench.gen.languages import Language
 from shiftbench.gen.rewrite import (
     BUDGET_GROWTH,
     NOT_APPLICABLE,
@@ -18,7 +19,7 @@ from shiftbench.gen.rewrite import (
     needs_source_language,
     rewrite_texts,
 )
-from shiftbench.gen.transforms import PIVOT, SOURCE
+from shiftbench.gen.transforms import PER_DATASET, PIVOT, SOURCE
 from shiftbench.runfolder import (
     IDENTICAL,
     OK,
@@ -29,6 +30,7 @@ from shiftbench.runfolder import (
     usable,
     write_run,
 )
+from shiftbench.source_languages import field_languages, with_detected
 from shiftbench.sources import RANKING_TYPES, TABULAR_TYPES, Source
 
 
@@ -44,6 +46,7 @@ def source_meta(source: Source) -> dict[str, Any]:
         "splits": list(source.splits),
         "context_splits": list(source.context_splits),
         "languages": source.languages,
+        **({"language_origin": source.language_origin} if source.language_origin else {}),
         "main_score": source.main_score,
         "text_fields": list(source.text_fields),
         "score_range": list(source.score_range) if source.score_range else None,
@@ -77,10 +80,13 @@ def run_gen(
             f"gen does not rewrite {source.task_type} tasks yet; it handles "
             f"{', '.join((*TABULAR_TYPES, *RANKING_TYPES))}"
         )
-    data = {subset: _rows(_rewritable(source, subset), limit, shard) for subset in source.subsets}
+    loaded = {subset: _rewritable(source, subset) for subset in source.subsets}
+    source = with_detected(source, loaded)  # before sharding, so every shard finds the same
+    data = {subset: _rows(loaded[subset], limit, shard) for subset in source.subsets}
     for subset, splits in data.items():
         _check_text_columns(source, subset, {s: splits[s] for s in source.splits})
-    languages = {subset: subset_language(source, subset) for subset in source.subsets}
+    languages = {s: field_languages(source.languages.get(s) or [], source.text_fields)
+                 for s in source.subsets}  # fmt: skip
     for variant in variants:
         _check_languages(source, variant, languages)
     recorded = {**source_meta(source), "row_limit": limit}
@@ -101,24 +107,59 @@ def run_gen(
                 configs.append(_rule_config(source, subset, rewritten, variant, ruled))
                 continue
             assert backend is not None, "an LLM variant needs a backend"
-            done = rewrite_texts(
-                texts,
-                variant,
-                backend,
-                cache,
-                source_language=languages[subset],
-                dataset_id=f"{source.name}/{subset}",
-                quiet=quiet,
+            done = _rewrite_fields(
+                rewritten, source.text_fields, languages[subset], variant, backend, cache,
+                dataset_id=f"{source.name}/{subset}", quiet=quiet,
+            )  # fmt: skip
+            configs.append(
+                _variant_config(
+                    source, subset, rewritten, variant, described, done, languages[subset]
+                )
             )
-            configs.append(_variant_config(source, subset, rewritten, variant, described, done))
     if not configs:
         return []
     write_run(output, recorded, configs, meta, top)
     return configs
 
 
+def _rewrite_fields(
+    rewritten: dict[str, list[dict[str, Any]]],
+    fields: tuple[str, ...],
+    languages: tuple[Language | None, ...],
+    variant: Variant,
+    backend: Backend,
+    cache: GenerationCache,
+    *,
+    dataset_id: str,
+    quiet: bool,
+) -> dict[str, dict[str, RowResult]]:
+    """Each field's results by input text: one rewrite_texts call per field language, with
+    that language as the source language, so each field stays in (or returns to) its own.
+
+    A dataset's translation target is one per (dataset, subset, seed): each group draws it
+    from the pool without the other fields' languages, which leaves every group the same
+    choices and so the same target.
+    """
+    done: dict[str, dict[str, RowResult]] = {}
+    for language in dict.fromkeys(languages):
+        group = [f for f, lang in zip(fields, languages, strict=True) if lang == language]
+        texts = [r[f] for rows in rewritten.values() for r in rows for f in group]
+        others = set(languages) - {language, None}
+        own = variant
+        if others and variant.transform.draw == PER_DATASET:
+            own = replace(variant, pool=tuple(lang for lang in variant.pool if lang not in others))
+        results = rewrite_texts(
+            texts, own, backend, cache, source_language=language, dataset_id=dataset_id,
+            quiet=quiet,
+        )  # fmt: skip
+        done.update({f: results for f in group})
+    return done
+
+
 def _check_languages(
-    source: Source, variant: Variant | RuleVariant, languages: dict[str, Language | None]
+    source: Source,
+    variant: Variant | RuleVariant,
+    languages: dict[str, tuple[Language | None, ...]],
 ) -> None:
     """Refuse a variant that cannot be made for the source's languages."""
     transform = variant.transform
@@ -130,17 +171,30 @@ def _check_languages(
         return
     if transform.negated_only:
         _require_english(source, languages, f"{transform.name} finds negations by English cues")
-    missing = [s for s, lang in languages.items() if lang is None]
+    missing = [s for s, langs in languages.items() if None in langs]
     if missing and needs_source_language(transform):
         raise InputError(
             f"{transform.name} needs the source language of "
             f"{source.name}[{missing[0]}]; name it with --source-language"
         )
+    if transform.draw != PER_DATASET:
+        return
+    for subset, langs in languages.items():
+        if len(set(langs)) > 1 and not [lang for lang in variant.pool if lang not in langs]:
+            raise InputError(
+                f"the language pool ({', '.join(lang.code for lang in variant.pool)}) has no "
+                f"language other than the source languages of {source.name}[{subset}] "
+                f"({', '.join(lang.code for lang in langs if lang)})"
+            )
 
 
-def _require_english(source: Source, languages: dict[str, Language | None], why: str) -> None:
+def _require_english(
+    source: Source, languages: dict[str, tuple[Language | None, ...]], why: str
+) -> None:
     """Refuse a subset known to be in another language than English, saying `why`."""
-    other = {s: lang for s, lang in languages.items() if lang and lang.code != "en"}
+    other = {
+        s: lang for s, langs in languages.items() for lang in langs if lang and lang.code != "en"
+    }
     if other:
         subset, lang = next(iter(other.items()))
         raise InputError(f"{why}; {source.name}[{subset}] is in {lang.name}")
@@ -236,9 +290,9 @@ def _original_config(
 
 
 def subset_language(source: Source, subset: str) -> Language | None:
-    """The language of a subset's texts, from mteb's metadata or --source-language."""
-    tags = source.languages.get(subset) or []
-    return get_language(tags[0]) if tags else None
+    """The language of a subset's texts (its first text field's, for a cross-lingual
+    subset), from mteb's metadata, the folder or --source-language."""
+    return field_languages(source.languages.get(subset) or [], source.text_fields)[0]
 
 
 def _variant_config(
@@ -247,7 +301,8 @@ def _variant_config(
     splits: dict[str, list[dict[str, Any]]],
     variant: Variant,
     described: dict[str, Any],
-    done: dict[str, RowResult],
+    done: dict[str, dict[str, RowResult]],
+    languages: tuple[Language | None, ...],
 ) -> ConfigData:
     fields = source.text_fields
     pivot = any(step.language == PIVOT for step in variant.transform.steps)
@@ -259,8 +314,8 @@ def _variant_config(
             _variant_row(row, fields, done, variant.transform.name, pivot, control) for row in rows
         ]
         counts[split] = tally_status(out[split])
-    used = [done[r[f]] for rows in splits.values() for r in rows for f in fields]
-    source_language = subset_language(source, subset)
+    used = [done[f][r[f]] for rows in splits.values() for r in rows for f in fields]
+    source_language = languages[0]
     meta = {
         "kind": "control" if control else "transform",
         "subset": subset,
@@ -282,6 +337,9 @@ def _variant_config(
         "sampling": variant.sampling.as_dict(),
         "max_attempts": variant.max_attempts,
         "source_language": source_language.code if source_language else None,
+        "source_languages": {
+            f: lang.code if lang else None for f, lang in zip(fields, languages, strict=True)
+        },
         "language_pool": [lang.code for lang in variant.pool],
         **_drawn_languages(variant, used),
         "rows": {s: len(r) for s, r in out.items()},
@@ -303,7 +361,7 @@ def _drawn_languages(variant: Variant, used: list[RowResult]) -> dict[str, list[
 def _variant_row(
     row: dict[str, Any],
     fields: tuple[str, ...],
-    done: dict[str, RowResult],
+    done: dict[str, dict[str, RowResult]],
     transform: str,
     pivot: bool,
     control: bool = False,
@@ -320,7 +378,7 @@ def _variant_row(
     new = dict(row)
     statuses, attempts, reasons = [], [], []
     for field in fields:
-        result = done[row[field]]
+        result = done[field][row[field]]
         new[field] = result.text
         new[f"original_{field}"] = row[field]
         new[f"language_{field}"] = result.languages[-1] if result.languages else ""
