@@ -283,3 +283,28 @@ def test_every_masakhanews_language_generates_and_unknown_ones_are_not_checked(
     assert result.exit_code == 0, result.output
     card = (out / "README.md").read_text(encoding="utf-8")
     assert "| `paraphrase-s1337.lin` | 3 | 0 | 0.0% | 3 (ln) |" in card
+
+
+def test_source_language_names_one_language_per_field(scripted, invoke, shared_data, tmp_path):
+    english = [a for a, _ in _stsb_pairs(shared_data, "en", 3)]
+    german = [b for _, b in _stsb_pairs(shared_data, "de", 3)]
+    pairs = list(zip(english, german, strict=True))
+    folder = _sts_folder(tmp_path / "src", "default", pairs, ["en"])
+    out = tmp_path / "run"
+    result = invoke("gen", folder, "--task-type", "STS", "--source-language", "en,de,fr",
+                    "-b", "scripted", "-q", "-o", out)  # fmt: skip
+    assert (result.exit_code, result.stderr) == (
+        2,
+        "Error: --source-language names 3 languages; give one, or one per text field "
+        "(sentence1, sentence2)\n",
+    )
+    assert not out.exists()
+    result = invoke("gen", folder, "--task-type", "STS", "--source-language", "en,de",
+                    "-b", "scripted", "-q", "-o", out)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    meta = json.loads((out / "shiftbench.json").read_text(encoding="utf-8"))
+    assert meta["source"]["languages"] == {"default": ["eng", "deu"]}
+    assert meta["source"]["language_origin"] == {"default": "--source-language"}
+    rows = read_rows(out / "paraphrase-s1337" / "test.jsonl")
+    assert [(r["language_sentence1"], r["language_sentence2"]) for r in rows] == [("en", "de")] * 3
+    assert sum("write it in German" in p for p in scripted.prompts) == 3
