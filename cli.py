@@ -298,8 +298,9 @@ def cli() -> None:
 @click.option(
     "--source-language",
     default=None,
-    metavar="CODE",
-    help="Language of the source texts when its metadata does not say (a local folder).",
+    metavar="CODE[,CODE...]",
+    help="Language of the source texts, overriding what the metadata, a local folder's card "
+    "or subset names, or language ID say; one code per text field for a cross-lingual source.",
 )
 @click.option(
     "--prompt-variant",
@@ -540,7 +541,8 @@ def gen(
         source, task_type=task_type, data_dir=data_dir, subsets=subsets, splits=splits
     )
     if source_language is not None:
-        resolved = with_language(resolved, get_language(source_language))
+        codes = [c.strip() for c in source_language.split(",")]
+        resolved = with_language(resolved, [get_language(c) for c in codes])
     parts = parse_rewrite(rewrite, resolved.task_type)
     pool = parse_pool(languages)
     sampling = Sampling(temperature, top_p, max_new_tokens)

@@ -100,6 +100,8 @@ class Source:
     subsets: tuple[str, ...]
     splits: tuple[str, ...]
     languages: dict[str, list[str]] = field(default_factory=dict)
+    # where each subset's languages came from, when not from mteb (source_languages.py)
+    language_origin: dict[str, str] = field(default_factory=dict)
     main_score: str = "cosine_spearman"
     mteb_task: str | None = None
     score_range: tuple[float, float] | None = None
@@ -186,6 +188,7 @@ def resolve_source(
             data_dir=SAMPLE_DIR,
             score_range=(0.0, 5.0),
             languages={"default": ["eng-Latn"]},
+            language_origin={},
             license="cc-by-4.0",
         )
     elif os.path.isdir(spec):
@@ -222,9 +225,22 @@ def _select(source: Source, subsets: tuple[str, ...], splits: tuple[str, ...]) -
 
 
 def with_language(source: Source, language: Any) -> Source:
-    """The source with every subset's language set (for folders whose metadata lacks it)."""
-    tag = f"{language.iso3}"
-    return _with(source, languages={subset: [tag] for subset in source.subsets})
+    """The source with every subset's language set (for folders whose metadata lacks it):
+    one language for every text field, or a list of one per field."""
+    from shiftbench.source_languages import OPTION
+
+    langs = language if isinstance(language, list | tuple) else [language]
+    if len(langs) not in {1, len(source.text_fields)}:
+        raise InputError(
+            f"--source-language names {len(langs)} languages; give one, or one per text "
+            f"field ({', '.join(source.text_fields)})"
+        )
+    tags = [lang.iso3 for lang in langs]
+    return _with(
+        source,
+        languages={subset: tags for subset in source.subsets},
+        language_origin={subset: OPTION for subset in source.subsets},
+    )
 
 
 def _with(source: Source, **changes: Any) -> Source:
@@ -234,8 +250,8 @@ def _with(source: Source, **changes: Any) -> Source:
 # --- local folders -------------------------------------------------------------------------
 
 
-def read_card_configs(folder: Path) -> dict[str, dict[str, str]]:
-    """Read the `configs:` of a Hub-layout folder's README as {config: {split: path}}."""
+def card_metadata(folder: Path) -> Any:
+    """The YAML header of a Hub-layout folder's README (None when it has none)."""
     readme = folder / "README.md"
     if not readme.is_file():
         raise InputError(
@@ -251,6 +267,13 @@ def read_card_configs(folder: Path) -> dict[str, dict[str, str]]:
                 meta = yaml.safe_load(text[3:end])
             except yaml.YAMLError as exc:
                 raise InputError(f"{readme}: its YAML header does not parse ({exc})") from None
+    return meta
+
+
+def read_card_configs(folder: Path) -> dict[str, dict[str, str]]:
+    """Read the `configs:` of a Hub-layout folder's README as {config: {split: path}}."""
+    readme = folder / "README.md"
+    meta = card_metadata(folder)
     configs = meta.get("configs") if isinstance(meta, dict) else None
     if not isinstance(configs, list) or not configs:
         raise InputError(f"{readme} has no configs: list in its YAML header")
@@ -285,6 +308,12 @@ def _local_source(folder: Path, task_type: str, *, name: str) -> Source:
     if task_type == "Classification" and "train" in first:
         context = ("train",)
     context = ranking_context(task_type, default_splits) or context
+    from shiftbench.source_languages import declared_languages
+
+    meta = card_metadata(folder)
+    languages, origin = declared_languages(
+        meta if isinstance(meta, dict) else {}, subsets, len(TASK_SCHEMAS[task_type].text_fields)
+    )
     return Source(
         name=name,
         task_type=task_type,
@@ -295,6 +324,8 @@ def _local_source(folder: Path, task_type: str, *, name: str) -> Source:
         splits=default_splits,
         context_splits=context,
         main_score=TASK_SCHEMAS[task_type].main_score,
+        languages=languages,
+        language_origin=origin,
     )
 
 

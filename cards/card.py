@@ -396,20 +396,25 @@ def _validation(configs: dict[str, Any], report: dict[str, Any] | None) -> list[
         f"{report.get('language_id', {}).get('name', '?')}): {', '.join(checks)}. A row fails "
         "when any of its fields fails a check. These checks run after generation and do not "
         "change a row's `status`; `validation/<config>.jsonl` lists, per row, the checks it "
-        "failed, so they can be dropped too.",
+        "failed, so they can be dropped too. Language ID does not know every language: "
+        "rows in one it does not know are not checked for the wrong language (and not "
+        "counted as failures).",
         "",
-        "| config | rows | failed rows | error rate | mean edit distance |"
+        "| config | rows | failed rows | error rate | language not checked | mean edit distance |"
         + "".join(f" {m} |" for m in measures),
-        "|---|---:|---:|---:|---:|" + "---:|" * len(measures),
+        "|---|---:|---:|---:|---:|---:|" + "---:|" * len(measures),
     ]
     for name, summary in rows:
         means = []
         for key in measures:
             mean = summary.get("measures", {}).get(key, {}).get("mean")
             means.append("-" if mean is None else f"{mean:.3f}")
+        unchecked = summary.get("not_checked", {}).get("wrong-language", 0)
+        if unchecked:
+            unchecked = f"{unchecked} ({', '.join(summary.get('unchecked_languages', {}))})"
         out.append(
             f"| `{name}` | {summary.get('rows')} | {summary.get('failed_rows')} | "
-            f"{100 * summary.get('total_error_rate', 0):.1f}% | "
+            f"{100 * summary.get('total_error_rate', 0):.1f}% | {unchecked} | "
             f"{summary.get('mean_edit_distance', 0):.3f} |" + "".join(f" {m} |" for m in means)
         )
     worst = Counter[str]()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +11,7 @@ from shiftbench.errors import InputError
 from shiftbench.gen.backends import Backend
 from shiftbench.gen.cache import GenerationCache
 from shiftbench.gen.controls import RuleVariant
-from shiftbench.gen.languages import Language, get_language
+from shiftbench.gen.languages import Language
 from shiftbench.gen.listfields import field_texts, misfit, regrouped
 from shiftbench.gen.rewrite import (
     BUDGET_GROWTH,
@@ -22,7 +22,7 @@ from shiftbench.gen.rewrite import (
     rewrite_texts,
 )
 from shiftbench.gen.schedule import Jobs
-from shiftbench.gen.transforms import PIVOT, SOURCE
+from shiftbench.gen.transforms import PER_DATASET, PIVOT, SOURCE
 from shiftbench.parts import CORPUS, DEFAULT, check_rewrite, ranking_rows, rewritten_splits
 from shiftbench.runfolder import (
     IDENTICAL,
@@ -34,6 +34,7 @@ from shiftbench.runfolder import (
     usable,
     write_run,
 )
+from shiftbench.source_languages import field_languages, with_detected
 from shiftbench.sources import LISTED_TYPES, RANKING_TYPES, TABULAR_TYPES, Source
 
 
@@ -49,6 +50,7 @@ def source_meta(source: Source) -> dict[str, Any]:
         "splits": list(source.splits),
         "context_splits": list(source.context_splits),
         "languages": source.languages,
+        **({"language_origin": source.language_origin} if source.language_origin else {}),
         "main_score": source.main_score,
         "text_fields": list(source.text_fields),
         "score_range": list(source.score_range) if source.score_range else None,
@@ -63,12 +65,13 @@ class Prepared:
     """What gen read and checked before its first call, and the configs still to make."""
 
     data: dict[str, dict[str, list[dict[str, Any]]]]  # subset -> split -> rows
-    languages: dict[str, Language | None]  # subset -> source language
+    languages: dict[str, tuple[Language | None, ...]]  # subset -> each field's language
     recorded: dict[str, Any]
     top: dict[str, Any]
     meta: dict[str, Any] | None  # the run folder's shiftbench.json, if it exists
     todo: list[tuple[str, Variant | RuleVariant]]  # (subset, variant) still to make
     parts: tuple[str, ...] = ()  # the run-folder splits a variant rewrites
+    source: Source | None = None  # the source with the languages found for it
 
 
 def prepare_gen(
@@ -95,10 +98,13 @@ def prepare_gen(
     if shard is not None and CORPUS in rewrite:
         raise InputError("--shard cannot split a rewritten corpus; run --rewrite corpus unsharded")
     parts = rewritten_splits(source, rewrite)
-    data = {s: _subset_rows(source, s, rewrite, limit, shard) for s in source.subsets}
+    loaded = {subset: _rewritable(source, subset, rewrite) for subset in source.subsets}
+    source = with_detected(source, loaded)  # before sharding, so every shard finds the same
+    data = {s: _subset_rows(source, loaded[s], limit, shard) for s in source.subsets}
     for subset, splits in data.items():
         _check_text_columns(source, subset, {s: splits[s] for s in parts})
-    languages = {subset: subset_language(source, subset) for subset in source.subsets}
+    languages = {s: field_languages(source.languages.get(s) or [], source.text_fields)
+                 for s in source.subsets}  # fmt: skip
     for variant in variants:
         _check_languages(source, variant, languages)
     recorded = {**source_meta(source), "row_limit": limit}
@@ -108,7 +114,7 @@ def prepare_gen(
         top["rewrite"] = list(rewrite)
     _check_rewrite_matches(output, meta, rewrite)
     todo = _configs_to_make(source, variants, described, meta, output, overwrite)
-    return Prepared(data, languages, recorded, top, meta, todo, tuple(parts))
+    return Prepared(data, languages, recorded, top, meta, todo, tuple(parts), source)
 
 
 def texts_to_rewrite(
@@ -160,6 +166,7 @@ def run_gen(
         rewrite=rewrite,
     )
     data, languages, meta, todo = ready.data, ready.languages, ready.meta, ready.todo
+    source = ready.source or source
     jobs: Jobs[ConfigData] = Jobs(backend, sum(isinstance(v, Variant) for _, v in todo))
     configs: list[ConfigData | Future[ConfigData]] = []
     for subset, splits in data.items():
@@ -174,18 +181,14 @@ def run_gen(
                 continue
             assert backend is not None, "an LLM variant needs a backend"
 
-            def job(engine: Backend, subset=subset, rewritten=rewritten, texts=texts,
-                    variant=variant) -> ConfigData:  # fmt: skip
-                done = rewrite_texts(
-                    texts,
-                    variant,
-                    engine,
-                    cache,
-                    source_language=languages[subset],
-                    dataset_id=f"{source.name}/{subset}",
-                    quiet=quiet,
-                )
-                return _variant_config(source, subset, rewritten, variant, described, done)
+            def job(engine: Backend, subset=subset, rewritten=rewritten, variant=variant
+                    ) -> ConfigData:  # fmt: skip
+                langs = languages[subset]
+                done = _rewrite_fields(
+                    rewritten, source.text_fields, langs, variant, engine, cache,
+                    dataset_id=f"{source.name}/{subset}", quiet=quiet,
+                )  # fmt: skip
+                return _variant_config(source, subset, rewritten, variant, described, done, langs)
 
             configs.append(jobs.submit(job))
     made = jobs.gather(configs)
@@ -195,8 +198,69 @@ def run_gen(
     return made
 
 
+@dataclass(frozen=True)
+class FieldGroup:
+    """The fields of a subset written in one language, their texts, and the variant they
+    are rewritten with (a translation's pool without the subset's other languages)."""
+
+    language: Language | None
+    fields: tuple[str, ...]
+    texts: list[str]
+    variant: Variant
+
+
+def field_groups(
+    rewritten: dict[str, list[dict[str, Any]]],
+    fields: tuple[str, ...],
+    languages: tuple[Language | None, ...],
+    variant: Variant,
+) -> list[FieldGroup]:
+    """One group per field language: each is rewritten with its language as the source
+    language, so each field stays in (or returns to) its own.
+
+    A dataset's translation target is one per (dataset, subset, seed): each group draws it
+    from the pool without the other fields' languages, which leaves every group the same
+    choices and so the same target.
+    """
+    groups = []
+    for language in dict.fromkeys(languages):
+        group = tuple(f for f, lang in zip(fields, languages, strict=True) if lang == language)
+        texts = [t for rows in rewritten.values() for r in rows for f in group
+                 for t in field_texts(r[f])]  # fmt: skip
+        others = set(languages) - {language, None}
+        own = variant
+        if others and variant.transform.draw == PER_DATASET:
+            own = replace(variant, pool=tuple(lang for lang in variant.pool if lang not in others))
+        groups.append(FieldGroup(language, group, texts, own))
+    return groups
+
+
+def _rewrite_fields(
+    rewritten: dict[str, list[dict[str, Any]]],
+    fields: tuple[str, ...],
+    languages: tuple[Language | None, ...],
+    variant: Variant,
+    backend: Backend,
+    cache: GenerationCache,
+    *,
+    dataset_id: str,
+    quiet: bool,
+) -> dict[str, dict[str, RowResult]]:
+    """Each field's results by input text: one rewrite_texts call per field group."""
+    done: dict[str, dict[str, RowResult]] = {}
+    for group in field_groups(rewritten, fields, languages, variant):
+        results = rewrite_texts(
+            group.texts, group.variant, backend, cache, source_language=group.language,
+            dataset_id=dataset_id, quiet=quiet,
+        )  # fmt: skip
+        done.update({f: results for f in group.fields})
+    return done
+
+
 def _check_languages(
-    source: Source, variant: Variant | RuleVariant, languages: dict[str, Language | None]
+    source: Source,
+    variant: Variant | RuleVariant,
+    languages: dict[str, tuple[Language | None, ...]],
 ) -> None:
     """Refuse a variant that cannot be made for the source's languages."""
     transform = variant.transform
@@ -208,17 +272,30 @@ def _check_languages(
         return
     if transform.negated_only:
         _require_english(source, languages, f"{transform.name} finds negations by English cues")
-    missing = [s for s, lang in languages.items() if lang is None]
+    missing = [s for s, langs in languages.items() if None in langs]
     if missing and needs_source_language(transform):
         raise InputError(
             f"{transform.name} needs the source language of "
             f"{source.name}[{missing[0]}]; name it with --source-language"
         )
+    if transform.draw != PER_DATASET:
+        return
+    for subset, langs in languages.items():
+        if len(set(langs)) > 1 and not [lang for lang in variant.pool if lang not in langs]:
+            raise InputError(
+                f"the language pool ({', '.join(lang.code for lang in variant.pool)}) has no "
+                f"language other than the source languages of {source.name}[{subset}] "
+                f"({', '.join(lang.code for lang in langs if lang)})"
+            )
 
 
-def _require_english(source: Source, languages: dict[str, Language | None], why: str) -> None:
+def _require_english(
+    source: Source, languages: dict[str, tuple[Language | None, ...]], why: str
+) -> None:
     """Refuse a subset known to be in another language than English, saying `why`."""
-    other = {s: lang for s, lang in languages.items() if lang and lang.code != "en"}
+    other = {
+        s: lang for s, langs in languages.items() for lang in langs if lang and lang.code != "en"
+    }
     if other:
         subset, lang = next(iter(other.items()))
         raise InputError(f"{why}; {source.name}[{subset}] is in {lang.name}")
@@ -284,14 +361,14 @@ def _rewritable(source: Source, subset: str, rewrite: tuple[str, ...] = DEFAULT)
 
 def _subset_rows(
     source: Source,
-    subset: str,
-    rewrite: tuple[str, ...],
+    loaded: dict[str, Any],
     limit: int | None,
     shard: tuple[int, int] | None,
 ) -> dict[str, list[dict[str, Any]]]:
-    """A subset's rows per run-folder split: the splits limited and sharded, a ranking
-    context limited to what the kept queries need (shiftbench.parts)."""
-    splits = _rewritable(source, subset, rewrite)
+    """A subset's rows per run-folder split (`loaded`: its splits as _rewritable read
+    them): the splits limited and sharded, a ranking context limited to what the kept
+    queries need (shiftbench.parts)."""
+    splits = dict(loaded)
     tables = {name: splits.pop(name) for name in list(splits) if "/" in name}
     rows = _rows(splits, limit, shard)
     return {**rows, **(ranking_rows(source, rows, tables, limit) if tables else {})}
@@ -345,9 +422,9 @@ def _original_config(
 
 
 def subset_language(source: Source, subset: str) -> Language | None:
-    """The language of a subset's texts, from mteb's metadata or --source-language."""
-    tags = source.languages.get(subset) or []
-    return get_language(tags[0]) if tags else None
+    """The language of a subset's texts (its first text field's, for a cross-lingual
+    subset), from mteb's metadata, the folder or --source-language."""
+    return field_languages(source.languages.get(subset) or [], source.text_fields)[0]
 
 
 def _variant_config(
@@ -356,7 +433,8 @@ def _variant_config(
     splits: dict[str, list[dict[str, Any]]],
     variant: Variant,
     described: dict[str, Any],
-    done: dict[str, RowResult],
+    done: dict[str, dict[str, RowResult]],
+    languages: tuple[Language | None, ...],
 ) -> ConfigData:
     fields = source.text_fields
     pivot = any(step.language == PIVOT for step in variant.transform.steps)
@@ -369,9 +447,13 @@ def _variant_config(
         ]
         counts[split] = tally_status(out[split])
     used = [
-        done[t] for rows in splits.values() for r in rows for f in fields for t in field_texts(r[f])
+        done[f][t]
+        for rows in splits.values()
+        for r in rows
+        for f in fields
+        for t in field_texts(r[f])
     ]
-    source_language = subset_language(source, subset)
+    source_language = languages[0]
     meta = {
         "kind": "control" if control else "transform",
         "subset": subset,
@@ -393,6 +475,9 @@ def _variant_config(
         "sampling": variant.sampling.as_dict(),
         "max_attempts": variant.max_attempts,
         "source_language": source_language.code if source_language else None,
+        "source_languages": {
+            f: lang.code if lang else None for f, lang in zip(fields, languages, strict=True)
+        },
         "language_pool": [lang.code for lang in variant.pool],
         **_drawn_languages(variant, used),
         "rows": {s: len(r) for s, r in out.items()},
@@ -414,7 +499,7 @@ def _drawn_languages(variant: Variant, used: list[RowResult]) -> dict[str, list[
 def _variant_row(
     row: dict[str, Any],
     fields: tuple[str, ...],
-    done: dict[str, RowResult],
+    done: dict[str, dict[str, RowResult]],
     transform: str,
     pivot: bool,
     control: bool = False,
@@ -434,7 +519,7 @@ def _variant_row(
     statuses, attempts, reasons = [], [], []
     for field in fields:
         value = row[field]
-        results = [done[t] for t in field_texts(value)]
+        results = [done[field][t] for t in field_texts(value)]
         new[field] = regrouped(value, [r.text for r in results])
         new[f"original_{field}"] = value
         new[f"language_{field}"] = regrouped(

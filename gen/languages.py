@@ -1,5 +1,9 @@
 """Languages: codes, the names prompts use, and seeded draws of target languages.
 
+Any ISO 639-1 or 639-3 code or language tag (mteb's "yor-Latn", "cmn-Hans") names a
+language, through the `langcodes` library; the table below holds the languages offered as
+translation targets, with the names prompts have always used for them.
+
 Every draw is a pure function of the seed and the row's identity (hash-based, not a
 stateful random generator), so it does not change with batch size, order, concurrency,
 sharding or resumption.
@@ -9,9 +13,9 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from functools import cache
 
 from shiftbench.errors import InputError
-from shiftbench.sources import suggest
 
 
 @dataclass(frozen=True)
@@ -60,20 +64,52 @@ LANGUAGES: dict[str, Language] = {
     ]
 }
 _BY_ISO3 = {lang.iso3: lang for lang in LANGUAGES.values()} | {"zho": LANGUAGES["zh"]}
+# codes the table names otherwise: Norwegian Bokmål and Nynorsk are its Norwegian
+_TABLE_ALIASES = {"nb": "no", "nn": "no"}
 
 DEFAULT_POOL = ("es", "fr", "de", "tr", "ar")
 
 
 def get_language(code: str) -> Language:
-    """A language by ISO 639-1 or 639-3 code, or an mteb tag such as "eng-Latn"."""
-    key = code.split("-")[0].split("_")[0].lower()
-    found = LANGUAGES.get(key) or _BY_ISO3.get(key)
+    """A language by ISO 639-1 or 639-3 code, or a language tag such as "eng-Latn".
+
+    An individual language of a macrolanguage that the table holds is that entry
+    ("arb-Arab" is Arabic, "cmn-Hans" Chinese); any other valid code is a language of its
+    own, named in English ("yor-Latn" is Yoruba).
+    """
+    found = _lookup(code.strip())
     if found is None:
         raise InputError(
-            f"unknown language {code!r}; known: {', '.join(LANGUAGES)}"
-            f"{suggest(key, list(LANGUAGES))}"
+            f"unknown language {code!r}: not an ISO 639-1 or 639-3 code or a language tag "
+            "such as eng-Latn"
         )
     return found
+
+
+@cache
+def _lookup(code: str) -> Language | None:
+    import langcodes
+
+    try:
+        tag = langcodes.Language.get(code.replace("_", "-"))
+    except (langcodes.LanguageTagError, ValueError):
+        return None
+    if not tag.language or tag.language in ("und", "mul", "zxx") or not tag.is_valid():
+        return None
+    own = tag.language
+    macro = tag.prefer_macrolanguage().language or own
+    for key in (own, macro, _TABLE_ALIASES.get(own)):
+        found = LANGUAGES.get(key or "") or _BY_ISO3.get(key or "")
+        if found is not None:
+            return found
+    name = langcodes.Language.get(macro).language_name("en")
+    if name.startswith("Unknown language"):
+        return None
+    try:
+        iso3 = langcodes.Language.get(macro).to_alpha3()
+    except LookupError:
+        return None
+    return Language(macro, iso3, name)
 
 
 def parse_pool(text: str) -> tuple[Language, ...]:

@@ -18,7 +18,7 @@ from typing import Any
 from shiftbench.gen.backends import Backend, Generation
 from shiftbench.gen.cache import GenerationCache, row_key
 from shiftbench.gen.controls import RuleVariant
-from shiftbench.gen.generate import prepare_gen, texts_to_rewrite
+from shiftbench.gen.generate import field_groups, prepare_gen, texts_to_rewrite
 from shiftbench.gen.languages import Language
 from shiftbench.gen.rewrite import BUDGET_GROWTH, LENGTH, Variant, call_key, texts_to_send
 from shiftbench.parts import DEFAULT
@@ -85,20 +85,25 @@ def plan_gen(
     seen: set[str] = set()
     configs = []
     for subset, splits in ready.data.items():
-        _, texts = texts_to_rewrite(source, splits, ready.parts)
+        rewritten, texts = texts_to_rewrite(source, splits, ready.parts)
         for variant in (v for sub, v in ready.todo if sub == subset):
             name = config_name(variant.base_name, subset, source.multi_subset)
             if isinstance(variant, RuleVariant):
                 configs.append(ConfigPlan(name, len(dict.fromkeys(texts)), 0, 0, 0))
                 continue
-            units = plan_texts(
-                texts, variant, model, cache, known=known, source_language=ready.languages[subset],
-                dataset_id=f"{source.name}/{subset}",
-            )  # fmt: skip
+            groups = field_groups(rewritten, source.text_fields, ready.languages[subset], variant)
+            units = [
+                unit
+                for g in groups
+                for unit in plan_texts(
+                    g.texts, g.variant, model, cache, known=known, source_language=g.language,
+                    dataset_id=f"{source.name}/{subset}",
+                )
+            ]  # fmt: skip
             cached = sum(hit for _, hit in units)
             shared = sum(1 for ident, hit in units if not hit and ident in seen)
             seen.update(ident for ident, _ in units)
-            sent = len(texts_to_send(texts, variant))
+            sent = sum(len(texts_to_send(g.texts, g.variant)) for g in groups)
             configs.append(ConfigPlan(name, sent, len(units), cached if known else None, shared))
     return GenPlan(output, tuple(configs), known)
 

@@ -116,7 +116,8 @@ def candidates(folder: Path) -> tuple[dict[str, Any], dict[str, list[dict[str, A
                             continue
                         language = row.get(f"language_{field}")
                         stratum = config["transform"]
-                        if language and language != source_language:
+                        own = config.get("source_languages", {}).get(field, source_language)
+                        if language and language != own:
                             stratum += f"/{language}"
                         strata[stratum].append(
                             {

@@ -1,7 +1,9 @@
 """Language identification for the wrong-language check.
 
-Two identifiers, both answering ISO 639-1 codes, or "und" (undetermined) for texts too
-short to judge (fewer than MIN_LETTERS letters) and for texts the identifier gives up on:
+Two identifiers, both answering shiftbench's language codes (gen.languages: ISO 639-1 where
+there is one), or "und" (undetermined) for texts too short to judge (fewer than MIN_LETTERS
+letters, a Han, kana or Hangul character counting as validate.scripts.DENSE_WEIGHT letters)
+and for texts the identifier gives up on:
 - `lingua` (the default): n-gram models of 75 languages, deterministic.
 - `langdetect`: character n-gram naive Bayes. It samples, so it is seeded here (seed 0)
   and then gives the same answer for the same text every time.
@@ -16,22 +18,32 @@ the six languages (3.25% of the English ones: a short sentence can look Icelandi
 Welsh); the share rule flags 0.33% (English 0.25%) and still catches 99.17% of the same
 sentences checked against one of the five other languages, against arg-max's 99.72%
 (bench/bench_langid.py --per-language 400 --expected).
+
+Each identifier knows a fixed set of languages (`languages`); a text that should be in
+another one is not checked (see `checkable`) rather than judged by a model that cannot
+name its language.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import cache
 from typing import Any, Protocol
 
 from shiftbench.errors import InputError
+from shiftbench.validate.scripts import letter_count
 
 UNDETERMINED = "und"
 MIN_LETTERS = 12  # below this, an answer would be a guess
 EXPECTED_SHARE = 0.5  # the expected language wins with this share of the top confidence
 
 
+NOT_CHECKED = "not-checked"  # the text's language is one the identifier does not know
+
+
 class LanguageID(Protocol):
     name: str
+    languages: frozenset[str]  # the codes it can answer
 
     def detect(
         self, texts: Iterable[str], expected: Iterable[str | None] | None = None
@@ -41,7 +53,23 @@ class LanguageID(Protocol):
 
 
 def too_short(text: str) -> bool:
-    return sum(ch.isalpha() for ch in text) < MIN_LETTERS
+    return letter_count(text) < MIN_LETTERS
+
+
+@cache
+def canonical(code: str) -> str:
+    """An identifier's answer as gen.languages writes it ("nb" is "no", "tl" is "fil")."""
+    from shiftbench.gen.languages import get_language
+
+    try:
+        return get_language(code).code
+    except InputError:
+        return code
+
+
+def checkable(identifier: LanguageID, language: str | None) -> bool:
+    """Whether `identifier` can tell a text in `language` (a known, non-empty code)."""
+    return bool(language) and language in identifier.languages
 
 
 def choose(confidences: list[tuple[str, float]], expected: str | None) -> str:
@@ -75,6 +103,9 @@ class Langdetect:
 
         DetectorFactory.seed = seed
         init_factory()
+        from langdetect.detector_factory import _factory
+
+        self.languages = frozenset(canonical(c.split("-")[0]) for c in _factory.get_lang_list())
 
     def detect(
         self, texts: Iterable[str], expected: Iterable[str | None] | None = None
@@ -96,7 +127,7 @@ class Langdetect:
             # zh-cn, zh-tw -> zh (their probabilities add up)
             merged: dict[str, float] = {}
             for guess in ranked:
-                code = guess.lang.split("-")[0]
+                code = canonical(guess.lang.split("-")[0])
                 merged[code] = merged.get(code, 0.0) + guess.prob
             codes.append(choose(sorted(merged.items(), key=lambda kv: -kv[1]), wanted))
         return codes
@@ -117,7 +148,7 @@ class Lingua:
 
     def __init__(self) -> None:
         try:
-            from lingua import LanguageDetectorBuilder
+            from lingua import Language, LanguageDetectorBuilder
         except ImportError:
             raise InputError(
                 "language ID with lingua needs the lingua-language-detector package: "
@@ -126,6 +157,9 @@ class Lingua:
         builder = LanguageDetectorBuilder.from_all_languages
         self._fast: Any = builder().with_low_accuracy_mode().build()
         self._full: Any = builder().build()
+        self.languages = frozenset(
+            canonical(lang.iso_code_639_1.name.lower()) for lang in Language.all()
+        )
 
     def detect(
         self, texts: Iterable[str], expected: Iterable[str | None] | None = None
@@ -154,7 +188,11 @@ class Lingua:
 
 
 def _pairs(values: Any) -> list[tuple[str, float]]:
-    return [(v.language.iso_code_639_1.name.lower(), float(v.value)) for v in values]
+    merged: dict[str, float] = {}  # Bokmål and Nynorsk are both Norwegian
+    for v in values:
+        code = canonical(v.language.iso_code_639_1.name.lower())
+        merged[code] = merged.get(code, 0.0) + float(v.value)
+    return sorted(merged.items(), key=lambda kv: -kv[1])
 
 
 IDENTIFIERS = {"langdetect": Langdetect, "lingua": Lingua}

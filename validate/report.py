@@ -3,13 +3,15 @@ plus the measures a user asks for (embedding drift, LLM judges, paraphrase likel
 
 For each transformed config it counts, per check, the rows with at least one failing text
 field, and the total error rate (a row counts once however many checks it fails); the
-mean normalised word-level edit distance between original and output; the languages found
-in the outputs; a few example failures per check; and for each measure, its mean and SD
-over the text fields it could score, with the count and reasons of those it could not.
-It writes `validation.json` (for machines: the dataset card and the release step read
-it), `validation.md` (for people) and `validation/<config>.jsonl` (per row: failed
-checks, edit distance, detected languages, measure values and judge replies) into the run
-folder.
+mean normalised word-level edit distance between original and output (each character a
+word in scripts written without spaces); the languages found in the outputs, and how many
+rows the wrong-language check could not judge because language ID does not know the
+language a field should be in (`not_checked`; such rows are not failures); a few example
+failures per check; and for each measure, its mean and SD over the text fields it could
+score, with the count and reasons of those it could not. It writes `validation.json` (for
+machines: the dataset card and the release step read it), `validation.md` (for people) and
+`validation/<config>.jsonl` (per row: failed checks, edit distance, detected languages,
+measure values and judge replies) into the run folder.
 
 A measure's results for a config carry over to later reports as long as the config is
 unchanged, so judges can be added one run of the command at a time.
@@ -33,7 +35,14 @@ from shiftbench.gen.listfields import refuse_listed
 from shiftbench.runfolder import IDENTITY_KEPT, read_meta
 from shiftbench.validate.checks import CHECKS, Case, failures
 from shiftbench.validate.judge import Item, instruction
-from shiftbench.validate.langid import EXPECTED_SHARE, MIN_LETTERS, LanguageID
+from shiftbench.validate.langid import (
+    EXPECTED_SHARE,
+    MIN_LETTERS,
+    NOT_CHECKED,
+    LanguageID,
+    checkable,
+)
+from shiftbench.validate.scripts import DENSE_WEIGHT, tokens
 
 REPORT_JSON = "validation.json"
 REPORT_MD = "validation.md"
@@ -55,8 +64,9 @@ class Measure(Protocol):
 
 
 def edit_distance(a: str, b: str) -> float:
-    """Word-level Levenshtein distance over the longer text's word count (0: same words)."""
-    wa, wb = a.split(), b.split()
+    """Word-level Levenshtein distance over the longer text's word count (0: same words);
+    in scripts written without spaces each character is a word (validate.scripts.tokens)."""
+    wa, wb = tokens(a), tokens(b)
     longest = max(len(wa), len(wb))
     return Levenshtein.distance(wa, wb) / longest if longest else 0.0
 
@@ -108,7 +118,9 @@ def validate_run(
         "language_id": {
             "name": identifier.name,
             "min_letters": MIN_LETTERS,
+            "dense_weight": DENSE_WEIGHT,
             "expected_share": EXPECTED_SHARE,
+            "languages": sorted(identifier.languages),
         },
         "checks": list(CHECKS),
         "configs": {},
@@ -258,8 +270,13 @@ def _validate_config(
     if not rows:
         raise InputError(f"{folder / name} holds no rows")
     outputs = [str(row.get(f) or "") for row in rows for f in fields]
-    wanted = [row.get(f"language_{f}") for row in rows for f in fields]
-    detected = iter(identifier.detect(outputs, wanted))
+    wanted = [row.get(f"language_{f}") or None for row in rows for f in fields]
+    judged = [i for i, lang in enumerate(wanted) if checkable(identifier, lang)]
+    answers = identifier.detect([outputs[i] for i in judged], [wanted[i] for i in judged])
+    found_at = dict(zip(judged, answers, strict=True))
+    detected = iter(found_at.get(i, NOT_CHECKED) for i in range(len(outputs)))
+    unchecked: Counter[str] = Counter()  # fields per language language ID does not know
+    unchecked_rows = 0
     shown: dict[str, list[dict[str, Any]]] = {c: [] for c in CHECKS}
     counts: Counter[str] = Counter()
     languages: Counter[str] = Counter()
@@ -274,12 +291,14 @@ def _validate_config(
             original = str(row.get(f"original_{field}") or "")
             output = str(row.get(field) or "")
             found = next(detected)
+            if found == NOT_CHECKED:
+                unchecked[row.get(f"language_{field}") or "unknown"] += 1
             case = Case(
                 original,
                 output,
                 transform,
-                row.get(f"language_{field}"),
-                found,
+                row.get(f"language_{field}") or None,
+                None if found == NOT_CHECKED else found,
                 row.get("finish_reason"),
             )
             field_failed = failures(case)
@@ -306,12 +325,15 @@ def _validate_config(
                     )
         counts.update(failed)
         identical_rows += unchanged
+        not_checked = NOT_CHECKED in row_detected.values()
+        unchecked_rows += not_checked
         distances.append(sum(row_distance.values()) / len(row_distance))
         row["_result"] = {
             "split": row["_split"],
             "row_id": row.get("row_id"),
             "failed": [c for c in CHECKS if c in failed],
             **({"identical": unchanged} if kept_identity else {}),
+            **({"not_checked": ["wrong-language"]} if not_checked else {}),
             "edit_distance": row_distance,
             "detected_language": row_detected,
         }
@@ -336,6 +358,9 @@ def _validate_config(
         ),
         "mean_edit_distance": round(sum(distances) / n, 4),
         "detected_languages": dict(sorted(languages.items(), key=lambda kv: (-kv[1], kv[0]))),
+        # rows whose language ID could not judge a field, and those fields' languages
+        "not_checked": {"wrong-language": unchecked_rows},
+        "unchecked_languages": dict(sorted(unchecked.items())),
         "examples": {c: shown[c] for c in CHECKS if shown[c]},
     }
     return summary, rows
@@ -370,22 +395,26 @@ def render_markdown(report: dict[str, Any]) -> str:
         "# Validation report",
         "",
         f"shiftbench {report['shiftbench_version']}; language ID: {lid['name']} (texts with "
-        f"fewer than {lid['min_letters']} letters are undetermined; the language an output "
+        f"fewer than {lid['min_letters']} letters are undetermined, a Han, kana or Hangul "
+        f"character counting as {lid.get('dense_weight', 1)}; the language an output "
         f"should be in is kept while its confidence is at least "
         f"{lid.get('expected_share', 0):.0%} of the top one's). A row counts as failed "
         "when any of its text fields fails a check; the total counts each row once. A "
         "back-translation equal to its input is no error: it is kept and scored, and counted "
-        "under identical (kept).",
+        "under identical (kept). Rows whose language language ID does not know are not "
+        "checked for the wrong language (not failures either): counted under language not "
+        "checked.",
         "",
-        "| config | rows | total | " + " | ".join(checks) + " | identical (kept) | edit distance |",
-        "|---|---:|---:|" + "---:|" * len(checks) + "---:|---:|",
+        "| config | rows | total | " + " | ".join(checks) + " | identical (kept) | "
+        "language not checked | edit distance |",
+        "|---|---:|---:|" + "---:|" * len(checks) + "---:|---:|---:|",
     ]
     for name, c in report["configs"].items():
         rates = " | ".join(_percent(c["error_rates"][k]) for k in checks)
         kept = _percent(c["identical_rate"]) if "identical_rate" in c else "-"
         lines.append(
             f"| {name} | {c['rows']} | {_percent(c['total_error_rate'])} | {rates} | {kept} | "
-            f"{c['mean_edit_distance']:.3f} |"
+            f"{_unchecked(c)} | {c['mean_edit_distance']:.3f} |"
         )
     measured = [
         (n, k, m) for n, c in report["configs"].items() for k, m in c.get("measures", {}).items()
@@ -428,6 +457,14 @@ def render_markdown(report: dict[str, Any]) -> str:
                     f"{_quote(e['output'])}"
                 )
     return "\n".join(lines) + "\n"
+
+
+def _unchecked(summary: dict[str, Any]) -> str:
+    """Rows not checked for the wrong language, with the languages language ID lacks."""
+    rows = summary.get("not_checked", {}).get("wrong-language", 0)
+    if not rows:
+        return "0"
+    return f"{rows} ({', '.join(summary.get('unchecked_languages', {}))})"
 
 
 def _percent(rate: float) -> str:

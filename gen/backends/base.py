@@ -52,7 +52,9 @@ class Request:
 class Generation:
     """A completion and why it stopped: "stop" (end of text) or "length" (token budget).
 
-    Token counts and latency are reported where the backend knows them.
+    Token counts and latency are reported where the backend knows them. Trailing U+FFFD
+    characters are dropped from `text`: they are what decoding makes of a multibyte
+    character cut by the token budget, never part of the answer.
     """
 
     text: str
@@ -60,6 +62,13 @@ class Generation:
     prompt_tokens: int | None = None
     output_tokens: int | None = None
     latency: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.text.endswith(BROKEN):
+            object.__setattr__(self, "text", self.text.rstrip(BROKEN).rstrip())
+
+
+BROKEN = "\ufffd"  # the replacement character a cut UTF-8 sequence decodes to
 
 
 DEFAULT_MAX_NEW_TOKENS = 512  # for a request that names no budget of its own
