@@ -272,7 +272,8 @@ def cli() -> None:
     default=("paraphrase",),
     show_default=True,
     metavar="NAME[,NAME...]",
-    help="Transformations to apply, comma-separated or repeated; 'all' for all eight. "
+    help="Transformations to apply, comma-separated or repeated; 'all' for all eight "
+    "(default: the --protocol's; pteb: paraphrase, hteb: all). "
     "Controls: synonym-swap-1..3, antonym-swap, word-jumble-1..3 (rules, no LLM), "
     "negation and affirmative-paraphrase (LLM); 'controls' for all of them.",
 )
@@ -285,7 +286,8 @@ def cli() -> None:
     default=("1337",),
     show_default=True,
     metavar="N[,N...]",
-    help="Seeds, comma-separated or repeated; each gives its own variant of each transform.",
+    help="Seeds, comma-separated or repeated; each gives its own variant of each transform "
+    "(default: the --protocol's; pteb: 1337-1342, hteb: 1337-1339).",
 )
 @click.option(
     "--languages",
@@ -334,14 +336,16 @@ def cli() -> None:
     type=click.FloatRange(min=0),
     default=0.7,
     show_default=True,
-    help="Sampling temperature; 0 decodes greedily.",
+    help="Sampling temperature; 0 decodes greedily (default: the --protocol's; pteb: the "
+    "backend's own, not sent; hteb: 1.0).",
 )
 @click.option(
     "--top-p",
     type=click.FloatRange(0, 1, min_open=True),
     default=0.95,
     show_default=True,
-    help="Nucleus sampling mass.",
+    help="Nucleus sampling mass (default: the --protocol's; pteb: the backend's own, not "
+    "sent; hteb: 0.95).",
 )
 @click.option(
     "--max-new-tokens",
@@ -408,10 +412,22 @@ def cli() -> None:
 )
 @click.option(
     "--prompt-file",
-    default=None,
-    metavar="FILE",
-    help="Prompt template to use instead of a single-call transform's own ({text} marks "
-    "the input, {language} the language to write in).",
+    "prompt_file",
+    multiple=True,
+    metavar="[TRANSFORM[:STEP]=]FILE",
+    help="Prompt template to use instead of a transform's own ({text} marks the input, "
+    "{language} the language to write in); repeatable. FILE alone: every single-call "
+    "transform; TRANSFORM=FILE: that single-call transform; TRANSFORM:STEP=FILE: one step "
+    "(from 1) of any transform, e.g. backtranslation:2=FILE.",
+)
+@click.option(
+    "--protocol",
+    default="shiftbench",
+    show_default=True,
+    metavar="NAME",
+    help="Protocol preset: shiftbench, pteb or hteb. It sets the transforms, seeds and "
+    "sampling the paper uses (and records them, with what it rewrites and how evaluate "
+    "scores); any of those options given explicitly wins and is recorded as overridden.",
 )
 @click.option(
     "--cache-dir",
@@ -475,7 +491,8 @@ def gen(
     concurrency: int,
     batch_size: int,
     limit: int | None,
-    prompt_file: str | None,
+    prompt_file: tuple[str, ...],
+    protocol: str,
     cache_dir: Path | None,
     no_cache: bool,
     shard: str | None,
@@ -505,8 +522,9 @@ def gen(
     )
     from shiftbench.gen.generate import failure_share, run_gen
     from shiftbench.gen.languages import get_language, parse_pool
+    from shiftbench.gen.protocols import apply_protocol, get_protocol
     from shiftbench.gen.rewrite import Variant
-    from shiftbench.gen.transforms import expand_transforms, load_prompts
+    from shiftbench.gen.transforms import expand_transforms, load_prompts, parse_prompt_files
     from shiftbench.sources import resolve_source, with_language
 
     if engine_args and backend != "vllm":
@@ -523,8 +541,15 @@ def gen(
     if source_language is not None:
         resolved = with_language(resolved, get_language(source_language))
     pool = parse_pool(languages)
-    sampling = Sampling(temperature, top_p, max_new_tokens)
-    chosen = expand_transforms(transforms)
+    applied = apply_protocol(
+        get_protocol(protocol),
+        explicit_options(
+            dict(transforms=transforms, seeds=seeds, temperature=temperature, top_p=top_p)
+        ),
+    )
+    sampling = Sampling(applied.temperature, applied.top_p, max_new_tokens)
+    chosen = expand_transforms(applied.transforms)
+    prompt_files = parse_prompt_files(prompt_file, chosen)
     parts_of_speech = parse_parts_of_speech(control_pos)
     lexicon = None
     if wordnet_dir is not None or any(t.rule in (SYNONYM, ANTONYM) for t in chosen):
@@ -534,7 +559,7 @@ def gen(
         if t.rule
         else Variant(
             t,
-            load_prompts(t, prompt_file, prompt_variant),
+            load_prompts(t, prompt_files, prompt_variant),
             seed,
             sampling,
             pool,
@@ -542,7 +567,7 @@ def gen(
             max_attempts,
         )
         for t in chosen
-        for seed in parse_seeds(seeds)
+        for seed in applied.seeds
     ]
     settings = dict(
         batch_size=batch_size,
@@ -574,6 +599,7 @@ def gen(
             shard=parse_shard(shard) if shard else None,
             overwrite=overwrite,
             quiet=quiet,
+            protocol=applied.record(resolved.task_type),
         )
     finally:
         cache.close()
@@ -587,6 +613,32 @@ def gen(
             f"{failed} of {total} rows ({failed / total:.0%}) failed the checks, more than "
             f"--max-failure-rate {max_failure_rate:g}; they are in {target} with their reasons"
         )
+
+
+# `shiftbench run` names the options its spec gives, since ctx.invoke passes all of them
+EXPLICIT = "shiftbench.explicit"
+
+
+def explicit_options(values: dict[str, Any]) -> dict[str, Any]:
+    """The options among `values` that the user gave (not left at their default), parsed:
+    transforms as names, seeds as numbers."""
+    from click.core import ParameterSource
+
+    ctx = click.get_current_context()
+    named = ctx.meta.get(EXPLICIT)
+    given = {
+        k: v
+        for k, v in values.items()
+        if (k in named if named is not None else ctx.get_parameter_source(k)
+            not in (ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP, None))
+    }  # fmt: skip
+    if "transforms" in given:
+        from shiftbench.gen.transforms import expand_transforms
+
+        given["transforms"] = tuple(t.name for t in expand_transforms(given["transforms"]))
+    if "seeds" in given:
+        given["seeds"] = tuple(parse_seeds(given["seeds"]))
+    return given
 
 
 def parse_seeds(values: tuple[str, ...]) -> list[int]:

@@ -10,6 +10,7 @@ from shiftbench.gen.backends import Backend
 from shiftbench.gen.cache import GenerationCache
 from shiftbench.gen.controls import RuleVariant
 from shiftbench.gen.languages import Language, get_language
+from shiftbench.gen.protocols import check_protocol
 from shiftbench.gen.rewrite import (
     BUDGET_GROWTH,
     NOT_APPLICABLE,
@@ -64,6 +65,7 @@ def run_gen(
     shard: tuple[int, int] | None = None,
     overwrite: bool = False,
     quiet: bool = False,
+    protocol: dict[str, Any] | None = None,
 ) -> list[ConfigData]:
     """Generate every variant of every subset of `source` into the run folder `output`.
 
@@ -86,6 +88,9 @@ def run_gen(
     recorded = {**source_meta(source), "row_limit": limit}
     top = {"shard": {"index": shard[0], "count": shard[1]}} if shard else {}
     meta = check_target(output, recorded, top.get("shard"))
+    if protocol is not None:
+        check_protocol(output, meta, protocol["name"])
+        top["protocol"] = protocol
     described = backend.describe() if backend is not None else {}
     todo = _configs_to_make(source, variants, described, meta, output, overwrite)
     configs = []

@@ -132,7 +132,7 @@ def rewrite_texts(
                         if not negation_cues(t)})  # fmt: skip
         pending = [t for t in pending if t not in results]
     plans = {t: variant.step_languages(t, source_language, dataset_id) for t in pending}
-    attempts = variant.max_attempts if variant.sampling.temperature > 0 else 1
+    attempts = variant.max_attempts if variant.sampling.sampled else 1
     calls = variant.transform.calls
     progress = progress_bar(len(pending) * calls, variant.base_name, quiet)
     for attempt in range(1, attempts + 1):
