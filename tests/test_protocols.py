@@ -130,3 +130,23 @@ def test_bad_protocol_and_prompt_files(scripted, invoke, tmp_path, args, message
     assert result.stderr.startswith(f"Error: {message.format(**paths)}")
     assert result.stderr.count("\n") == 1
     assert not out.exists()
+
+
+def test_card_lists_the_protocol_and_its_overrides(scripted, invoke, tmp_path):
+    out = tmp_path / "run"
+    result = invoke("gen", "sample", "--protocol", "pteb", "--temperature", "0.5", "--limit",
+                    "1", "-b", "scripted", "-q", "-o", out)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    result = invoke("card", str(out))
+    assert result.exit_code == 0, result.output
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert "Made with `--protocol pteb`: PTEB: paraphrases only" in card
+    assert (
+        "| seeds | 1337, 1338, 1339, 1340, 1341, 1342 | 1337, 1338, 1339, 1340, 1341, 1342 |"
+        in card
+    )
+    assert "| temperature | backend default (not sent) | 0.5 (overridden) |" in card
+    assert "| top_p | backend default (not sent) | backend default (not sent) |" in card
+    assert "| classification_scoring | full-train | full-train |" in card
+    assert "Overridden by explicit options: temperature." in card
+    assert "sampling: temperature=0.5, top_p=backend default, max_new_tokens=None;" in card
