@@ -1244,6 +1244,14 @@ def merge(shards: tuple[Path, ...], output: Path) -> None:
     show_default=True,
     help="Seed of the bootstrap draws, made once per split and shared by every variant and model.",
 )
+@click.option(
+    "--protocol",
+    default=None,
+    metavar="NAME",
+    help="Scoring protocol: shiftbench (mteb's), pteb or hteb (Classification: one "
+    "logistic regression fitted on the whole train split). Default: the protocol the run "
+    "folder was made with, else shiftbench.",
+)
 @plots_option
 @quiet_option
 def evaluate(
@@ -1262,6 +1270,7 @@ def evaluate(
     human_dirs: tuple[Path, ...],
     resamples: int,
     resample_seed: int,
+    protocol: str | None,
     plots: bool,
     quiet: bool,
 ) -> None:
@@ -1296,6 +1305,7 @@ def evaluate(
         score_collection,
         write_outputs,
     )
+    from shiftbench.gen.protocols import scoring_protocol, with_scoring
     from shiftbench.sources import resolve_source
 
     if resamples < 0 or 0 < resamples < 1000:
@@ -1307,6 +1317,8 @@ def evaluate(
         )
 
     collection = collect(target, factory, data_dir)
+    scoring = scoring_protocol(protocol, _folder_meta(target))
+    collection.source = with_scoring(collection.source, scoring)
     require_supported(collection)
     certified = _certified_rows(target, collection, faithful, human_dirs)
     controls = [c.name for c in collection.configs if c.meta["kind"] == "control"]
@@ -1338,13 +1350,15 @@ def evaluate(
             resamples=resamples,
             resample_seed=resample_seed,
         )
+        for record in records:
+            record["protocol"] = scoring["name"]
         per_model.append((encoder, records))
         click.echo(format_table(encoder.spec, collection.source["main_score"], records))
         click.echo("")
         # Written after every model, so a fault in a later one keeps the finished ones.
         summary = write_outputs(
             folder,
-            [results_document(collection, per_model)],
+            [{**results_document(collection, per_model), "protocol": scoring}],
             per_config=True,
             plots=plots and number == len(encoders),
         )
@@ -1352,6 +1366,14 @@ def evaluate(
         click.echo(plain_table(*axis_rows(summary)))
         click.echo("")
     click.echo(f"results: {folder}")
+
+
+def _folder_meta(target: str) -> dict[str, Any] | None:
+    """The shiftbench.json of a run-folder target, None for other targets."""
+    from shiftbench.runfolder import is_run_folder, read_meta
+
+    path = Path(target)
+    return read_meta(path) if path.is_dir() and is_run_folder(path) else None
 
 
 def _certified_rows(

@@ -216,3 +216,29 @@ def check_protocol(output: Any, meta: Mapping[str, Any] | None, name: str) -> No
             f"output {output} holds a run made with --protocol {held or DEFAULT_PROTOCOL}; "
             f"choose another --output for --protocol {name}"
         )
+
+
+def scoring_protocol(given: str | None, folder_meta: Mapping[str, Any] | None) -> dict[str, Any]:
+    """How evaluate scores: the protocol named with --protocol, else the one the run folder
+    was made with, else shiftbench's. Says where the choice came from and whether it
+    replaced the run folder's."""
+    made_with = folder_protocol(folder_meta)
+    name = given or made_with or DEFAULT_PROTOCOL
+    protocol = get_protocol(name)
+    return {
+        "name": name,
+        "classification_scoring": protocol.classification,
+        "retrieval_scoring": protocol.retrieval,
+        "chosen_by": "--protocol" if given else "run folder" if made_with else "default",
+        "run_folder_protocol": made_with,
+        "overrides_run_folder": bool(given and made_with and given != made_with),
+    }
+
+
+def with_scoring(source: Mapping[str, Any], scoring: Mapping[str, Any]) -> dict[str, Any]:
+    """The source description with the scoring choice among the task's evaluation settings
+    (where the evaluators read them); shiftbench's scoring leaves it as it is."""
+    if scoring["classification_scoring"] == MTEB:
+        return dict(source)
+    settings = {**source.get("protocol", {}), "classification": scoring["classification_scoring"]}
+    return {**source, "protocol": settings}
