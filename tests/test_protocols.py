@@ -196,3 +196,19 @@ def test_pteb_scores_classification_with_one_classifier_on_all_train_rows(
     mteb_doc = json.loads((mteb_out / "results.json").read_text(encoding="utf-8"))
     assert mteb_doc["protocol"]["overrides_run_folder"] is True
     assert mteb_doc["models"][0]["results"][0]["main_score"] != original["main_score"]
+
+
+def test_a_specs_protocol_reaches_gen(scripted, invoke, tmp_path):
+    """The spec's transforms and seeds are its own; the protocol sets the sampling."""
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        "output: out\nsources:\n  - name: sample\n    limit: 2\ntransforms: [paraphrase]\n"
+        "seeds: [5]\nprotocol: hteb\ngenerator:\n  backend: scripted\n",
+        encoding="utf-8",
+    )
+    result = invoke("run", spec, "--until", "gen", "-q")
+    assert result.exit_code == 0, result.stderr
+    protocol = _meta(tmp_path / "out" / "sample" / "run")["protocol"]
+    assert protocol["name"] == "hteb"
+    assert protocol["overridden"] == ["transforms", "seeds"]
+    assert (protocol["settings"]["seeds"], protocol["settings"]["temperature"]) == ([5], 1.0)
