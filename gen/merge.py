@@ -31,7 +31,8 @@ def merge_shards(folders: list[Path], output: Path) -> list[str]:
     if output.exists() and any(output.iterdir()):
         raise InputError(f"output {output} already exists; a merge writes a new folder")
     configs = [_merge_config(name, info, folders, metas) for name, info in first["configs"].items()]
-    write_run(output, first["source"], configs, None)
+    top = {"protocol": first["protocol"]} if "protocol" in first else {}
+    write_run(output, first["source"], configs, None, top)
     return [c.name for c in configs]
 
 
