@@ -272,7 +272,8 @@ def cli() -> None:
     default=("paraphrase",),
     show_default=True,
     metavar="NAME[,NAME...]",
-    help="Transformations to apply, comma-separated or repeated; 'all' for all eight. "
+    help="Transformations to apply, comma-separated or repeated; 'all' for all eight "
+    "(default: the --protocol's; pteb: paraphrase, hteb: all). "
     "Controls: synonym-swap-1..3, antonym-swap, word-jumble-1..3 (rules, no LLM), "
     "negation and affirmative-paraphrase (LLM); 'controls' for all of them.",
 )
@@ -285,7 +286,8 @@ def cli() -> None:
     default=("1337",),
     show_default=True,
     metavar="N[,N...]",
-    help="Seeds, comma-separated or repeated; each gives its own variant of each transform.",
+    help="Seeds, comma-separated or repeated; each gives its own variant of each transform "
+    "(default: the --protocol's; pteb: 1337-1342, hteb: 1337-1339).",
 )
 @click.option(
     "--languages",
@@ -335,14 +337,16 @@ def cli() -> None:
     type=click.FloatRange(min=0),
     default=0.7,
     show_default=True,
-    help="Sampling temperature; 0 decodes greedily.",
+    help="Sampling temperature; 0 decodes greedily (default: the --protocol's; pteb: the "
+    "backend's own, not sent; hteb: 1.0).",
 )
 @click.option(
     "--top-p",
     type=click.FloatRange(0, 1, min_open=True),
     default=0.95,
     show_default=True,
-    help="Nucleus sampling mass.",
+    help="Nucleus sampling mass (default: the --protocol's; pteb: the backend's own, not "
+    "sent; hteb: 0.95).",
 )
 @click.option(
     "--max-new-tokens",
@@ -409,10 +413,22 @@ def cli() -> None:
 )
 @click.option(
     "--prompt-file",
-    default=None,
-    metavar="FILE",
-    help="Prompt template to use instead of a single-call transform's own ({text} marks "
-    "the input, {language} the language to write in).",
+    "prompt_file",
+    multiple=True,
+    metavar="[TRANSFORM[:STEP]=]FILE",
+    help="Prompt template to use instead of a transform's own ({text} marks the input, "
+    "{language} the language to write in); repeatable. FILE alone: every single-call "
+    "transform; TRANSFORM=FILE: that single-call transform; TRANSFORM:STEP=FILE: one step "
+    "(from 1) of any transform, e.g. backtranslation:2=FILE.",
+)
+@click.option(
+    "--protocol",
+    default="shiftbench",
+    show_default=True,
+    metavar="NAME",
+    help="Protocol preset: shiftbench, pteb or hteb. It sets the transforms, seeds, "
+    "sampling and rewritten parts the paper uses (and records them, with how evaluate "
+    "scores); any of those options given explicitly wins and is recorded as overridden.",
 )
 @click.option(
     "--cache-dir",
@@ -457,7 +473,8 @@ def cli() -> None:
     help="What to rewrite: queries (the scored texts: ranking queries, or the evaluation "
     "split), corpus (Retrieval and Reranking documents; the run folder then holds the "
     "corpus, judgements and candidates itself), train (Classification's train split). "
-    "Default: queries.",
+    "Default: the protocol's parts for the task type (shiftbench: queries; pteb: queries "
+    "and train; hteb: queries, corpus and train).",
 )
 @click.option("--overwrite", is_flag=True, help="Replace configs that already exist.")
 @click.option(
@@ -492,7 +509,8 @@ def gen(
     concurrency: int,
     batch_size: int,
     limit: int | None,
-    prompt_file: str | None,
+    prompt_file: tuple[str, ...],
+    protocol: str,
     cache_dir: Path | None,
     no_cache: bool,
     shard: str | None,
@@ -524,9 +542,10 @@ def gen(
     )
     from shiftbench.gen.generate import failure_share, run_gen
     from shiftbench.gen.languages import get_language, parse_pool
+    from shiftbench.gen.protocols import apply_protocol, get_protocol
     from shiftbench.gen.rewrite import Variant
-    from shiftbench.gen.transforms import expand_transforms, load_prompts
-    from shiftbench.parts import parse_rewrite
+    from shiftbench.gen.transforms import expand_transforms, load_prompts, parse_prompt_files
+    from shiftbench.parts import check_rewrite, parse_rewrite
     from shiftbench.sources import resolve_source, with_language
 
     if engine_args and backend != "vllm":
@@ -543,10 +562,25 @@ def gen(
     if source_language is not None:
         codes = [c.strip() for c in source_language.split(",")]
         resolved = with_language(resolved, [get_language(c) for c in codes])
-    parts = parse_rewrite(rewrite, resolved.task_type)
     pool = parse_pool(languages)
-    sampling = Sampling(temperature, top_p, max_new_tokens)
-    chosen = expand_transforms(transforms)
+    applied = apply_protocol(
+        get_protocol(protocol),
+        explicit_options(
+            dict(transforms=transforms, seeds=seeds, temperature=temperature, top_p=top_p)
+        ),
+    )
+    sampling = Sampling(applied.temperature, applied.top_p, max_new_tokens)
+    chosen = expand_transforms(applied.transforms)
+    prompt_files = parse_prompt_files(prompt_file, chosen)
+    # --rewrite given overrides the protocol's parts for this task type
+    if rewrite is None:
+        parts = check_rewrite(resolved.task_type, applied.protocol.rewrite_for(resolved.task_type))
+    else:
+        parts = parse_rewrite(rewrite, resolved.task_type)
+    record = applied.record(resolved.task_type)
+    record["rewrite"] = list(parts)
+    if rewrite is not None:
+        record["overridden"].append("rewrite")
     parts_of_speech = parse_parts_of_speech(control_pos)
     lexicon = None
     if wordnet_dir is not None or any(t.rule in (SYNONYM, ANTONYM) for t in chosen):
@@ -556,7 +590,7 @@ def gen(
         if t.rule
         else Variant(
             t,
-            load_prompts(t, prompt_file, prompt_variant),
+            load_prompts(t, prompt_files, prompt_variant),
             seed,
             sampling,
             pool,
@@ -564,7 +598,7 @@ def gen(
             max_attempts,
         )
         for t in chosen
-        for seed in parse_seeds(seeds)
+        for seed in applied.seeds
     ]
     settings = dict(
         batch_size=batch_size,
@@ -601,6 +635,7 @@ def gen(
             overwrite=overwrite,
             quiet=quiet,
             rewrite=parts,
+            protocol=record,
         )
     finally:
         cache.close()
@@ -646,6 +681,32 @@ def _gen_plan(
     finally:
         cache.close()
     click.echo(format_plan(plan))
+
+
+# `shiftbench run` names the options its spec gives, since ctx.invoke passes all of them
+EXPLICIT = "shiftbench.explicit"
+
+
+def explicit_options(values: dict[str, Any]) -> dict[str, Any]:
+    """The options among `values` that the user gave (not left at their default), parsed:
+    transforms as names, seeds as numbers."""
+    from click.core import ParameterSource
+
+    ctx = click.get_current_context()
+    named = ctx.meta.get(EXPLICIT)
+    given = {
+        k: v
+        for k, v in values.items()
+        if (k in named if named is not None else ctx.get_parameter_source(k)
+            not in (ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP, None))
+    }  # fmt: skip
+    if "transforms" in given:
+        from shiftbench.gen.transforms import expand_transforms
+
+        given["transforms"] = tuple(t.name for t in expand_transforms(given["transforms"]))
+    if "seeds" in given:
+        given["seeds"] = tuple(parse_seeds(given["seeds"]))
+    return given
 
 
 def parse_seeds(values: tuple[str, ...]) -> list[int]:
@@ -1251,6 +1312,14 @@ def merge(shards: tuple[Path, ...], output: Path) -> None:
     show_default=True,
     help="Seed of the bootstrap draws, made once per split and shared by every variant and model.",
 )
+@click.option(
+    "--protocol",
+    default=None,
+    metavar="NAME",
+    help="Scoring protocol: shiftbench (mteb's), pteb or hteb (Classification: one "
+    "logistic regression fitted on the whole train split). Default: the protocol the run "
+    "folder was made with, else shiftbench.",
+)
 @plots_option
 @quiet_option
 def evaluate(
@@ -1269,6 +1338,7 @@ def evaluate(
     human_dirs: tuple[Path, ...],
     resamples: int,
     resample_seed: int,
+    protocol: str | None,
     plots: bool,
     quiet: bool,
 ) -> None:
@@ -1305,6 +1375,7 @@ def evaluate(
         score_collection,
         write_outputs,
     )
+    from shiftbench.gen.protocols import scoring_protocol, with_scoring
     from shiftbench.sources import resolve_source
 
     if resamples < 0 or 0 < resamples < 1000:
@@ -1316,6 +1387,8 @@ def evaluate(
         )
 
     collection = collect(target, factory, data_dir)
+    scoring = scoring_protocol(protocol, _folder_meta(target))
+    collection.source = with_scoring(collection.source, scoring)
     require_supported(collection)
     certified = _certified_rows(target, collection, faithful, human_dirs)
     controls = [c.name for c in collection.configs if c.meta["kind"] == "control"]
@@ -1347,13 +1420,15 @@ def evaluate(
             resamples=resamples,
             resample_seed=resample_seed,
         )
+        for record in records:
+            record["protocol"] = scoring["name"]
         per_model.append((encoder, records))
         click.echo(format_table(encoder.spec, collection.source["main_score"], records))
         click.echo("")
         # Written after every model, so a fault in a later one keeps the finished ones.
         summary = write_outputs(
             folder,
-            [results_document(collection, per_model)],
+            [{**results_document(collection, per_model), "protocol": scoring}],
             per_config=True,
             plots=plots and number == len(encoders),
         )
@@ -1361,6 +1436,14 @@ def evaluate(
         click.echo(plain_table(*axis_rows(summary)))
         click.echo("")
     click.echo(f"results: {folder}")
+
+
+def _folder_meta(target: str) -> dict[str, Any] | None:
+    """The shiftbench.json of a run-folder target, None for other targets."""
+    from shiftbench.runfolder import is_run_folder, read_meta
+
+    path = Path(target)
+    return read_meta(path) if path.is_dir() and is_run_folder(path) else None
 
 
 def _certified_rows(

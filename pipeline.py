@@ -125,7 +125,7 @@ def data_digest(run: Path) -> str:
 
 GEN_TOP = (
     "transforms", "seeds", "languages", "prompt_variant", "prompt_file", "control_pos",
-    "wordnet_dir",
+    "wordnet_dir", "protocol",
 )  # fmt: skip
 
 
@@ -186,7 +186,8 @@ def gen_params(spec: Spec, unit: Unit, quiet: bool) -> dict[str, Any]:
             limit=s["limit"], source_language=s["source_language"],
             transforms=tuple(v["transforms"]), seeds=tuple(str(x) for x in v["seeds"]),
             languages=",".join(v["languages"]), prompt_variant=v["prompt_variant"],
-            prompt_file=v["prompt_file"], control_pos=v["control_pos"],
+            prompt_file=(v["prompt_file"],) if v["prompt_file"] else (),
+            protocol=v["protocol"], control_pos=v["control_pos"],
             wordnet_dir=v["wordnet_dir"], output=unit.run, backend=g["backend"],
             model=g["model"], temperature=g["temperature"], top_p=g["top_p"],
             max_new_tokens=g["max_new_tokens"], max_attempts=g["max_attempts"],
@@ -199,7 +200,7 @@ def gen_params(spec: Spec, unit: Unit, quiet: bool) -> dict[str, Any]:
 
 
 def run_gen(ctx: click.Context, spec: Spec, unit: Unit, quiet: bool) -> None:
-    from shiftbench.cli import gen
+    from shiftbench.cli import EXPLICIT, gen
 
     scale = spec.values["scale"]
     if scale["runner"] == "ray":
@@ -207,7 +208,22 @@ def run_gen(ctx: click.Context, spec: Spec, unit: Unit, quiet: bool) -> None:
 
         gen_on_ray(gen_params(spec, unit, quiet), unit.root / SHARDS_DIR, unit.run, scale)
         return
-    ctx.invoke(gen, **gen_params(spec, unit, quiet))
+    ctx.meta[EXPLICIT] = spec_explicit(spec)
+    try:
+        ctx.invoke(gen, **gen_params(spec, unit, quiet))
+    finally:
+        ctx.meta.pop(EXPLICIT, None)
+
+
+def spec_explicit(spec: Spec) -> set[str]:
+    """The gen options a protocol may not replace: the spec's transforms and seeds (it
+    must give them), and a generator temperature or top_p other than gen's default."""
+    from shiftbench.cli import gen
+
+    defaults = {p.name: p.default for p in gen.params}
+    g = spec.values["generator"]
+    return {"transforms", "seeds"} | {k for k in ("temperature", "top_p")
+                                       if g[k] != defaults[k]}  # fmt: skip
 
 
 def copy_spec(spec: Spec, unit: Unit) -> None:

@@ -152,6 +152,7 @@ TOP_FIELDS = (
           help="Target-language pool of the translation transforms, e.g. [es, fr, de]."),
     Field("prompt_variant", INT, "gen"),
     Field("prompt_file", STR, "gen", path=True),
+    Field("protocol", STR, "gen"),
     Field("control_pos", STR, "gen"),
     Field("wordnet_dir", STR, "gen", path=True),
     Field("cache_dir", STR, "gen", path=True),

@@ -249,6 +249,7 @@ def _prose(
             f"{info.get('seed', '-')} | {targets} | {rows} | {status} |"
         )
     out += _identical(configs)
+    out += _protocol(meta.get("protocol"))
     out += _generation(configs)
     out += _controls(configs)
     out += spec
@@ -279,6 +280,36 @@ def _identical(configs: dict[str, Any]) -> list[str]:
     ]
 
 
+def _protocol(protocol: dict[str, Any] | None) -> list[str]:
+    """The protocol preset the run was made with, every setting it fixes, and which of
+    them an explicit option replaced."""
+    if not protocol:
+        return []
+    out = ["", "## Protocol", "", f"Made with `--protocol {protocol['name']}`: "
+           f"{protocol.get('description', '')}."]  # fmt: skip
+    if protocol.get("citation"):
+        out += ["", f"Source: {protocol['citation']}."]
+    out += ["", "| setting | preset | used |", "|---|---|---|"]
+    overridden = set(protocol.get("overridden", []))
+    preset, used = protocol.get("preset", {}), protocol.get("settings", {})
+    for key in preset:
+        mark = " (overridden)" if key in overridden else ""
+        out.append(f"| {key} | {_setting(preset[key])} | {_setting(used.get(key))}{mark} |")
+    if overridden:
+        out += ["", f"Overridden by explicit options: {', '.join(sorted(overridden))}."]
+    return out
+
+
+def _setting(value: Any) -> str:
+    if value is None:
+        return "backend default (not sent)"
+    if isinstance(value, dict):
+        return "; ".join(f"{k}: {_setting(v)}" for k, v in value.items())
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    return str(value)
+
+
 def _generation(configs: dict[str, Any]) -> list[str]:
     out = ["", "## Generation", ""]
     groups: dict[str, list[str]] = {}
@@ -302,7 +333,10 @@ def _generation(configs: dict[str, Any]) -> list[str]:
         backend = info.get("backend", {})
         made = ", ".join(f"{k} {v}" for k, v in backend.items() if k != "name")
         ident = model.get("digest") or model.get("revision") or model.get("package") or "-"
-        sampling = ", ".join(f"{k}={v}" for k, v in info.get("sampling", {}).items())
+        sampling = ", ".join(
+            f"{k}={'backend default' if v is None and k != 'max_new_tokens' else v}"
+            for k, v in info.get("sampling", {}).items()
+        )
         out += [
             f"Config{'s' if len(names) > 1 else ''} {', '.join(f'`{n}`' for n in names)}:",
             "",

@@ -91,9 +91,12 @@ def evaluate(scoring: Scoring) -> dict[str, float]:
     protocol = {**DEFAULTS, **source.get("protocol", {})}
     (field,) = source["text_fields"]
     labels = [r["label"] for r in train]
-    rounds = draws(
-        labels, protocol["n_experiments"], protocol["samples_per_label"], protocol["seed"]
-    )
+    if protocol.get("classification") == "full-train":
+        rounds = [list(range(len(labels)))]  # PTEB, HTEB: one classifier on the whole split
+    else:
+        rounds = draws(
+            labels, protocol["n_experiments"], protocol["samples_per_label"], protocol["seed"]
+        )
     union = sorted(set().union(*rounds))
     train_vectors = dict(zip(union, scoring.embed([train[i][field] for i in union]), strict=True))
     test = scoring.embed([r[field] for r in rows])

@@ -13,6 +13,7 @@ from shiftbench.gen.cache import GenerationCache
 from shiftbench.gen.controls import RuleVariant
 from shiftbench.gen.languages import Language
 from shiftbench.gen.listfields import field_texts, misfit, regrouped
+from shiftbench.gen.protocols import check_protocol
 from shiftbench.gen.rewrite import (
     BUDGET_GROWTH,
     NOT_APPLICABLE,
@@ -84,6 +85,7 @@ def prepare_gen(
     shard: tuple[int, int] | None = None,
     overwrite: bool = False,
     rewrite: tuple[str, ...] = DEFAULT,
+    protocol: dict[str, Any] | None = None,
 ) -> Prepared:
     """Read the rows and check everything that can be checked before a model call (gen
     and gen --dry-run): a bad input raises InputError, and nothing is written. `rewrite`
@@ -113,6 +115,9 @@ def prepare_gen(
     if rewrite != DEFAULT:
         top["rewrite"] = list(rewrite)
     _check_rewrite_matches(output, meta, rewrite)
+    if protocol is not None:
+        check_protocol(output, meta, protocol["name"])
+        top["protocol"] = protocol
     todo = _configs_to_make(source, variants, described, meta, output, overwrite)
     return Prepared(data, languages, recorded, top, meta, todo, tuple(parts), source)
 
@@ -145,6 +150,7 @@ def run_gen(
     overwrite: bool = False,
     quiet: bool = False,
     rewrite: tuple[str, ...] = DEFAULT,
+    protocol: dict[str, Any] | None = None,
 ) -> list[ConfigData]:
     """Generate every variant of every subset of `source` into the run folder `output`.
 
@@ -164,6 +170,7 @@ def run_gen(
         shard=shard,
         overwrite=overwrite,
         rewrite=rewrite,
+        protocol=protocol,
     )
     data, languages, meta, todo = ready.data, ready.languages, ready.meta, ready.todo
     source = ready.source or source

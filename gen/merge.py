@@ -31,7 +31,7 @@ def merge_shards(folders: list[Path], output: Path) -> list[str]:
     if output.exists() and any(output.iterdir()):
         raise InputError(f"output {output} already exists; a merge writes a new folder")
     configs = [_merge_config(name, info, folders, metas) for name, info in first["configs"].items()]
-    top = {"rewrite": first["rewrite"]} if "rewrite" in first else {}
+    top = {key: first[key] for key in ("rewrite", "protocol") if key in first}
     write_run(output, first["source"], configs, None, top)
     return [c.name for c in configs]
 

@@ -138,7 +138,7 @@ def rewrite_texts(
     results.update({t: RowResult("", NOT_APPLICABLE, 0, "") for t in texts
                     if t.strip() and t not in sent})  # fmt: skip
     plans = {t: variant.step_languages(t, source_language, dataset_id) for t in pending}
-    attempts = variant.max_attempts if variant.sampling.temperature > 0 else 1
+    attempts = variant.max_attempts if variant.sampling.sampled else 1
     calls = variant.transform.calls
     progress = progress_bar(len(pending) * calls, variant.base_name, quiet)
     for attempt in range(1, attempts + 1):

@@ -14,6 +14,7 @@ own and serves none.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -245,25 +246,95 @@ def expand_transforms(names: tuple[str, ...]) -> list[Transform]:
     return [get_transform(name) for name in dict.fromkeys(chosen)]
 
 
+# Which prompt file replaces which step: (transform, step from 1) -> path; (None, None)
+# for the bare FILE of every single-call transform, (name, None) for TRANSFORM=FILE.
+PromptFiles = dict[tuple[str | None, int | None], str]
+
+_TARGETED = re.compile(r"^([a-z0-9-]+)(?::(\d+))?=(.+)$")
+
+
+def parse_prompt_files(values: tuple[str, ...], chosen: list[Transform]) -> PromptFiles:
+    """`--prompt-file` values (FILE, TRANSFORM=FILE, TRANSFORM:STEP=FILE), checked against
+    the transforms being generated; every file is read, so a bad one stops the run early."""
+    files: PromptFiles = {}
+    names = {t.name for t in chosen}
+    for value in values:
+        match = _TARGETED.match(value)
+        if match is None:
+            key: tuple[str | None, int | None] = (None, None)
+            path = value
+        else:
+            transform = get_transform(match[1])
+            step = int(match[2]) if match[2] is not None else None
+            path = match[3]
+            key = (transform.name, step)
+            if transform.rule is not None:
+                raise InputError(
+                    f"--prompt-file {value}: {transform.name} is a rule and has no prompt"
+                )
+            if step is not None and not 1 <= step <= transform.calls:
+                raise InputError(
+                    f"--prompt-file {value}: {transform.name} has {transform.calls} "
+                    f"step{'s' * (transform.calls > 1)}"
+                )
+            if step is None and transform.calls != 1:
+                raise InputError(
+                    f"--prompt-file {value}: {transform.name} makes {transform.calls} calls; "
+                    f"name the step, e.g. {transform.name}:1=FILE"
+                )
+            if transform.name not in names:
+                raise InputError(f"--prompt-file {value}: {transform.name} is not being generated")
+        if key in files:
+            raise InputError(f"--prompt-file names {_key_text(key)} twice")
+        _read_template(path)
+        files[key] = path
+    return files
+
+
+def _key_text(key: tuple[str | None, int | None]) -> str:
+    name, step = key
+    if name is None:
+        return "a file for every single-call transform"
+    return f"{name}:{step}" if step is not None else name
+
+
 def load_prompts(
-    transform: Transform, override: str | None = None, variant: int = 1
+    transform: Transform, override: str | PromptFiles | None = None, variant: int = 1
 ) -> tuple[Prompt, ...]:
-    """One prompt per step: packaged (variant `variant`), or a user's template file."""
+    """One prompt per step: packaged (variant `variant`), or a user's template file.
+
+    `override` is one file for a single-call transform, or the parsed `--prompt-file`
+    values; a step with a file of its own uses it, the others keep the packaged prompt.
+    """
     if transform.rule is not None:
         return ()
-    if override is not None:
-        if transform.calls != 1:
+    files: PromptFiles = (
+        {(None, None): override} if isinstance(override, str) else dict(override or {})
+    )
+    if transform.calls == 1:
+        path = files.get((transform.name, 1)) or files.get((transform.name, None))
+        path = path or files.get((None, None))
+        if path is not None:
+            return (_read_template(path),)
+    else:
+        if (None, None) in files and not any(k[0] == transform.name for k in files):
             raise InputError(
-                f"{transform.name} makes {transform.calls} calls; --prompt-file replaces the "
-                "prompt of single-call transforms only"
+                f"{transform.name} makes {transform.calls} calls; --prompt-file FILE replaces "
+                "the prompt of single-call transforms only (name a step: "
+                f"{transform.name}:STEP=FILE)"
             )
-        return (_read_template(override),)
+        steps = {k[1]: p for k, p in files.items() if k[0] == transform.name and k[1]}
+        if steps:
+            return tuple(
+                _read_template(steps[i]) if i in steps else _packaged(step.prompt_file)
+                for i, step in enumerate(transform.steps, start=1)
+            )
     if variant != 1:
-        files = PROMPT_VARIANTS.get(transform.name, ())
-        if variant > len(files):
-            have = f"variants 1-{len(files)}" if files else "no prompt variants"
+        files_ = PROMPT_VARIANTS.get(transform.name, ())
+        if variant > len(files_):
+            have = f"variants 1-{len(files_)}" if files_ else "no prompt variants"
             raise InputError(f"{transform.name} has {have}; --prompt-variant {variant} asked")
-        return (_packaged(files[variant - 1]),)
+        return (_packaged(files_[variant - 1]),)
     return tuple(_packaged(step.prompt_file) for step in transform.steps)
 
 

@@ -82,6 +82,7 @@ def scripted(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(ScriptedBackend, "length_for", set())
     monkeypatch.setattr(ScriptedBackend, "budgets", [])
     monkeypatch.setattr(ScriptedBackend, "seeds", [])
+    monkeypatch.setattr(ScriptedBackend, "samplings", [])
     monkeypatch.setattr(ScriptedBackend, "script", {})
     monkeypatch.setattr(rewrite.time, "sleep", lambda s: None)
     return ScriptedBackend

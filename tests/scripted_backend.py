@@ -24,6 +24,7 @@ class ScriptedBackend:
     length_for: ClassVar[set[str]] = set()  # inputs whose every answer is cut at its budget
     budgets: ClassVar[list[tuple[str, int | None]]] = []  # (input, token budget) per request
     seeds: ClassVar[list[tuple[str, int]]] = []  # (input, seed) per request
+    samplings: ClassVar[list[Sampling]] = []  # the sampling of each call
     script: ClassVar[dict[str, list[str]]] = {}  # input -> replies, one per call, in order
 
     def __init__(self, model: str | None = None, **_: Any) -> None:
@@ -41,6 +42,7 @@ class ScriptedBackend:
         texts = [r.prompt.rsplit("\n\n", 1)[-1].strip() for r in requests]
         ScriptedBackend.calls.append(texts)
         ScriptedBackend.prompts.extend(r.prompt for r in requests)
+        ScriptedBackend.samplings.append(sampling)
         ScriptedBackend.budgets.extend(
             (t, r.max_new_tokens) for t, r in zip(texts, requests, strict=True)
         )

@@ -202,8 +202,8 @@ def test_prompt_variants(scripted, invoke, tmp_path):
         ),
         (
             ["-t", "backtranslation", "--prompt-file", "{prompt}"],
-            "backtranslation makes 2 calls; --prompt-file replaces the prompt of single-call "
-            "transforms only",
+            "backtranslation makes 2 calls; --prompt-file FILE replaces the prompt of "
+            "single-call transforms only (name a step: backtranslation:STEP=FILE)",
         ),
         (["--seed", "1,x"], "--seed takes whole numbers, not 'x'"),
         (

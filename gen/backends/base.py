@@ -18,16 +18,27 @@ T = TypeVar("T")
 class Sampling:
     """Sampling settings; temperature 0 means greedy decoding.
 
-    `max_new_tokens` is the cap on every request's own budget: it replaces the transform's
-    cap, lower or higher; None keeps the transform's cap.
+    A temperature or top_p of None is not sent: the backend (or its server) uses its own
+    default, which samples. `max_new_tokens` is the cap on every request's own budget: it
+    replaces the transform's cap, lower or higher; None keeps the transform's cap.
     """
 
-    temperature: float = 0.7
-    top_p: float = 0.95
+    temperature: float | None = 0.7
+    top_p: float | None = 0.95
     max_new_tokens: int | None = None
+
+    @property
+    def sampled(self) -> bool:
+        """Whether outputs are drawn at random (so a new seed can give a new output)."""
+        return self.temperature is None or self.temperature > 0
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def sent(self) -> dict[str, float]:
+        """The temperature and top_p to send, leaving out those the backend chooses."""
+        values = {"temperature": self.temperature, "top_p": self.top_p}
+        return {k: v for k, v in values.items() if v is not None}
 
 
 @dataclass(frozen=True)

@@ -175,10 +175,11 @@ class EmbeddedBackend:
             pad_token_id=tokenizer.pad_token_id,
         )
         processors = LogitsProcessorList()
-        if sampling.temperature > 0:
-            processors.append(
-                _GumbelSampler([r.seed for r in requests], sampling.temperature, sampling.top_p)
-            )
+        if sampling.sampled:
+            # the backend's own default, when none is given: the model's plain distribution
+            temperature = 1.0 if sampling.temperature is None else sampling.temperature
+            top_p = 1.0 if sampling.top_p is None else sampling.top_p
+            processors.append(_GumbelSampler([r.seed for r in requests], temperature, top_p))
         prompt_len = enc["input_ids"].shape[1]
         stopping = StoppingCriteriaList([_RowBudget(budgets, prompt_len)])
         with torch.inference_mode():

@@ -156,8 +156,7 @@ class OllamaBackend:
         budget = min(caps) if caps else DEFAULT_MAX_TOKENS
         options = {
             "seed": request.seed & 0x7FFFFFFF,
-            "temperature": sampling.temperature,
-            "top_p": sampling.top_p,
+            **sampling.sent(),
             "num_ctx": self.num_ctx,
             "num_predict": budget,
         }

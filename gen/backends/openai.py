@@ -141,8 +141,7 @@ class OpenAIBackend:
         body = {
             "model": self.model,
             "messages": request.messages,
-            "temperature": sampling.temperature,
-            "top_p": sampling.top_p,
+            **sampling.sent(),
             "max_tokens": min(caps) if caps else DEFAULT_MAX_TOKENS,
             "seed": request.seed & 0x7FFFFFFF,  # servers differ on seed width; 31 bits suit all
             "stream": False,

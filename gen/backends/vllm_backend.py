@@ -201,8 +201,7 @@ class VLLMBackend:
         params = [
             SamplingParams(
                 n=1,
-                temperature=sampling.temperature,
-                top_p=sampling.top_p if sampling.temperature > 0 else 1.0,
+                **_sent(sampling),
                 seed=r.seed,
                 max_tokens=token_budget(r, sampling),
             )
@@ -303,3 +302,12 @@ def _on_cpu() -> bool:
     except ImportError:
         return False
     return bool(current_platform.is_cpu())
+
+
+def _sent(sampling: Sampling) -> dict[str, float]:
+    """Temperature and top_p for vllm: those given (top_p 1 when greedy); the rest left to
+    vllm's own defaults."""
+    sent = sampling.sent()
+    if sampling.temperature == 0:
+        sent["top_p"] = 1.0
+    return sent

@@ -1,0 +1,244 @@
+"""Protocol presets: the settings a paper fixes, applied as one choice.
+
+A protocol names the transforms, seeds and sampling a paper generates with, which parts of
+each task type it rewrites (`queries`: the scored texts, i.e. ranking queries and the
+evaluation split of other task types; `corpus`: ranking documents and reranking
+candidates; `train`: the classification train split) and how evaluate scores
+classification and retrieval. An option the user gives explicitly wins over the preset,
+and the record says which ones did.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from shiftbench.errors import InputError
+from shiftbench.sources import suggest
+
+QUERIES = "queries"
+CORPUS = "corpus"
+TRAIN = "train"
+PARTS = (QUERIES, CORPUS, TRAIN)
+
+# How evaluate scores Classification: mteb's rounds of undersampled training sets, or one
+# logistic regression fitted on the whole train split.
+MTEB = "mteb"
+FULL_TRAIN = "full-train"
+CLASSIFICATION_SCORING = (MTEB, FULL_TRAIN)
+
+DEFAULT_PROTOCOL = "shiftbench"
+
+
+@dataclass(frozen=True)
+class SamplingPreset:
+    """Temperature and top_p; None leaves the value to the backend (not sent)."""
+
+    temperature: float | None
+    top_p: float | None
+
+
+BACKEND_DEFAULT = SamplingPreset(None, None)
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """What one paper's protocol fixes for generation and scoring."""
+
+    name: str
+    description: str
+    citation: str
+    transforms: tuple[str, ...]
+    seeds: tuple[int, ...]
+    sampling: SamplingPreset
+    # task type -> parts rewritten; "*" for every task type not named
+    rewrite: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: {"*": (QUERIES,)})
+    classification: str = MTEB
+    retrieval: str = MTEB
+
+    def rewrite_for(self, task_type: str) -> tuple[str, ...]:
+        """The parts of a task of `task_type` that the protocol rewrites."""
+        return tuple(self.rewrite.get(task_type, self.rewrite.get("*", (QUERIES,))))
+
+    def settings(self) -> dict[str, Any]:
+        """Every setting the protocol fixes, as recorded in shiftbench.json and results."""
+        return {
+            "transforms": list(self.transforms),
+            "seeds": list(self.seeds),
+            "temperature": self.sampling.temperature,
+            "top_p": self.sampling.top_p,
+            "rewrite": {k: list(v) for k, v in self.rewrite.items()},
+            "classification_scoring": self.classification,
+            "retrieval_scoring": self.retrieval,
+        }
+
+
+RANKING_PARTS = (QUERIES, CORPUS)
+
+PROTOCOLS: dict[str, Protocol] = {
+    p.name: p
+    for p in [
+        Protocol(
+            "shiftbench",
+            "shiftbench's own defaults: mteb-exact scoring, only the scored texts rewritten",
+            "",
+            ("paraphrase",),
+            (1337,),
+            SamplingPreset(0.7, 0.95),
+        ),
+        Protocol(
+            "pteb",
+            "PTEB: paraphrases only, six seeds, the generator's default sampling, the "
+            "classification train split paraphrased too and scored with one classifier "
+            "fitted on all of it",
+            "PTEB: Paraphrasing Text Embedding Benchmark (sections 3-4, appendix C)",
+            ("paraphrase",),
+            (1337, 1338, 1339, 1340, 1341, 1342),
+            BACKEND_DEFAULT,
+            {"Classification": (QUERIES, TRAIN), "*": (QUERIES,)},
+            classification=FULL_TRAIN,
+        ),
+        Protocol(
+            "hteb",
+            "HTEB (current release): the eight transformations, three seeds, the release's "
+            "sampling defaults, ranking documents and classification train rewritten too, "
+            "classification scored with one classifier fitted on the whole train split",
+            "HTEB: Holistic Text Embedding Benchmark (section 3, appendix B); code release "
+            "hteb/config.py, hteb/evaluation.py, configs/hteb_english.yaml",
+            (
+                "paraphrase",
+                "backtranslation",
+                "style-change",
+                "expansion",
+                "summarisation",
+                "summarised-expansion",
+                "translation",
+                "cross-translation",
+            ),
+            (1337, 1338, 1339),
+            SamplingPreset(1.0, 0.95),
+            {
+                "Classification": (QUERIES, TRAIN),
+                "Retrieval": RANKING_PARTS,
+                "Reranking": RANKING_PARTS,
+                "*": (QUERIES,),
+            },
+            classification=FULL_TRAIN,
+        ),
+    ]
+}
+
+
+def get_protocol(name: str) -> Protocol:
+    try:
+        return PROTOCOLS[name]
+    except KeyError:
+        raise InputError(
+            f"unknown protocol {name!r}; available: {', '.join(PROTOCOLS)}"
+            f"{suggest(name, list(PROTOCOLS))}"
+        ) from None
+
+
+@dataclass(frozen=True)
+class Applied:
+    """A protocol with the user's explicit options laid over it."""
+
+    protocol: Protocol
+    transforms: tuple[str, ...]
+    seeds: tuple[int, ...]
+    temperature: float | None
+    top_p: float | None
+    overridden: tuple[str, ...]
+
+    def record(self, task_type: str | None = None) -> dict[str, Any]:
+        """What shiftbench.json and the card say about the protocol."""
+        settings = {
+            **self.protocol.settings(),
+            "transforms": list(self.transforms),
+            "seeds": list(self.seeds),
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+        }
+        out: dict[str, Any] = {
+            "name": self.protocol.name,
+            "description": self.protocol.description,
+            "citation": self.protocol.citation,
+            "settings": settings,
+            "preset": self.protocol.settings(),
+            "overridden": list(self.overridden),
+        }
+        if task_type is not None:
+            out["rewrite"] = list(self.protocol.rewrite_for(task_type))
+        return out
+
+
+# gen options a preset fills, and the setting each one decides
+GEN_OPTIONS = {"transforms": "transforms", "seeds": "seeds", "temperature": "temperature",
+               "top_p": "top_p"}  # fmt: skip
+
+
+def apply_protocol(protocol: Protocol, given: Mapping[str, Any]) -> Applied:
+    """The protocol's settings with the explicitly given options (`given`: option name ->
+    parsed value, holding only options the user set) in their place."""
+    unknown = set(given) - set(GEN_OPTIONS)
+    if unknown:
+        raise ValueError(f"options no protocol sets: {sorted(unknown)}")
+    preset = {
+        "transforms": protocol.transforms,
+        "seeds": protocol.seeds,
+        "temperature": protocol.sampling.temperature,
+        "top_p": protocol.sampling.top_p,
+    }
+    merged = {**preset, **given}
+    overridden = tuple(k for k in GEN_OPTIONS if k in given)
+    return Applied(
+        protocol,
+        tuple(merged["transforms"]),
+        tuple(merged["seeds"]),
+        merged["temperature"],
+        merged["top_p"],
+        overridden,
+    )
+
+
+def folder_protocol(meta: Mapping[str, Any] | None) -> str | None:
+    """The protocol a run folder was made with (None for a folder from before protocols)."""
+    recorded = (meta or {}).get("protocol")
+    return recorded["name"] if recorded else None
+
+
+def check_protocol(output: Any, meta: Mapping[str, Any] | None, name: str) -> None:
+    """Refuse adding configs of one protocol to a run folder made with another."""
+    held = folder_protocol(meta) if meta is not None else None
+    if meta is not None and (held or DEFAULT_PROTOCOL) != name:
+        raise InputError(
+            f"output {output} holds a run made with --protocol {held or DEFAULT_PROTOCOL}; "
+            f"choose another --output for --protocol {name}"
+        )
+
+
+def scoring_protocol(given: str | None, folder_meta: Mapping[str, Any] | None) -> dict[str, Any]:
+    """How evaluate scores: the protocol named with --protocol, else the one the run folder
+    was made with, else shiftbench's. Says where the choice came from and whether it
+    replaced the run folder's."""
+    made_with = folder_protocol(folder_meta)
+    name = given or made_with or DEFAULT_PROTOCOL
+    protocol = get_protocol(name)
+    return {
+        "name": name,
+        "classification_scoring": protocol.classification,
+        "retrieval_scoring": protocol.retrieval,
+        "chosen_by": "--protocol" if given else "run folder" if made_with else "default",
+        "run_folder_protocol": made_with,
+        "overrides_run_folder": bool(given and made_with and given != made_with),
+    }
+
+
+def with_scoring(source: Mapping[str, Any], scoring: Mapping[str, Any]) -> dict[str, Any]:
+    """The source description with the scoring choice among the task's evaluation settings
+    (where the evaluators read them); shiftbench's scoring leaves it as it is."""
+    if scoring["classification_scoring"] == MTEB:
+        return dict(source)
+    settings = {**source.get("protocol", {}), "classification": scoring["classification_scoring"]}
+    return {**source, "protocol": settings}
