@@ -228,7 +228,7 @@ def call_seed(variant: Variant) -> int | str:
     """The seed as a call key names it: the variant's seed when sampling, and a marker
     saying why it is absent for greedy decoding, where a call's output does not depend on
     it (the seed still draws the languages, and those are in the key on their own)."""
-    return variant.seed if variant.sampling.temperature > 0 else SHARED_SEED
+    return variant.seed if variant.sampling.sampled else SHARED_SEED
 
 
 @dataclass(frozen=True)
