@@ -255,7 +255,7 @@ def card_configs(meta: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     for i, (name, info) in enumerate(meta["configs"].items()):
         tables: dict[str, list[dict[str, str]]] = {}
-        files = []
+        files: list[dict[str, str]] = []
         for split in info["rows"]:
             kind, _, of = context_name(split).rpartition("/")
             entry = {"split": of, "path": f"{name}/{split}.jsonl"}

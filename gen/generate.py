@@ -110,7 +110,7 @@ def prepare_gen(
     for variant in variants:
         _check_languages(source, variant, languages)
     recorded = {**source_meta(source), "row_limit": limit}
-    top = {"shard": {"index": shard[0], "count": shard[1]}} if shard else {}
+    top: dict[str, Any] = {"shard": {"index": shard[0], "count": shard[1]}} if shard else {}
     meta = check_target(output, recorded, top.get("shard"))
     if rewrite != DEFAULT:
         top["rewrite"] = list(rewrite)

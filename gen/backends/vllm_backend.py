@@ -152,10 +152,9 @@ class VLLMBackend:
         dtype = self.engine_args.get("dtype")
         if dtype is None and _on_cpu():
             dtype = CPU_DEFAULTS["dtype"]
-        dtype = DTYPE_ALIASES.get(dtype, dtype)
-        if not isinstance(dtype, str) or dtype == "auto":
+        if not isinstance(dtype, str) or DTYPE_ALIASES.get(dtype, dtype) == "auto":
             return None
-        return self._description(dtype)
+        return self._description(DTYPE_ALIASES.get(dtype, dtype))
 
     def _description(self, dtype: str) -> dict[str, Any]:
         import vllm

@@ -9,9 +9,11 @@ caller gets its own results, as they finish, in its own thread.
 from __future__ import annotations
 
 import contextlib
+import operator
 import queue
 import threading
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from shiftbench.errors import RuntimeFault
@@ -93,7 +95,7 @@ class EngineStream:
                         assert batch is not None
                         self._add(batch, owners, aliases)
                     elif kind == ABORT:
-                        self._drop(engine, owners, lambda b, batch=batch: b is batch, None)
+                        self._drop(engine, owners, partial(operator.is_, batch), None)
                     else:
                         error = Stopped("stopped: the vllm engine dropped the queued requests")
                         self._drop(engine, owners, lambda b: True, error)
