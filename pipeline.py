@@ -206,7 +206,8 @@ def run_gen(ctx: click.Context, spec: Spec, unit: Unit, quiet: bool) -> None:
     if scale["runner"] == "ray":
         from shiftbench.gen.ray_runner import gen_on_ray
 
-        gen_on_ray(gen_params(spec, unit, quiet), unit.root / SHARDS_DIR, unit.run, scale)
+        gen_on_ray(gen_params(spec, unit, quiet), unit.root / SHARDS_DIR, unit.run, scale,
+                   explicit=spec_explicit(spec))  # fmt: skip
         return
     ctx.meta[EXPLICIT] = spec_explicit(spec)
     try:

@@ -23,7 +23,7 @@ ENV_PREFIXES = ("SHIFTBENCH_", "HF_", "XDG_CACHE_HOME", "OPENAI_", "OLLAMA_")
 
 def gen_shard(row: dict[str, Any]) -> dict[str, Any]:
     """One shard, on a Ray worker: `shiftbench gen` with --shard I/N into its own folder."""
-    from shiftbench.cli import gen
+    from shiftbench.cli import EXPLICIT, gen
 
     params = {
         **row["params"],
@@ -32,14 +32,23 @@ def gen_shard(row: dict[str, Any]) -> dict[str, Any]:
     }
     try:
         with click.Context(gen, info_name="gen") as ctx:
+            # the options the spec gives, which a protocol preset may not replace
+            ctx.meta[EXPLICIT] = set(row["explicit"])
             ctx.invoke(gen, **params)
     except ShiftbenchError as exc:
         return {"index": row["index"], "error": str(exc), "bad_input": exc.exit_code == 2}
     return {"index": row["index"], "error": "", "bad_input": False}
 
 
-def gen_on_ray(params: dict[str, Any], shards_dir: Path, run: Path, scale: dict[str, Any]) -> None:
-    """Generate one source's variants as `scale["shards"]` Ray tasks, then merge into `run`."""
+def gen_on_ray(
+    params: dict[str, Any],
+    shards_dir: Path,
+    run: Path,
+    scale: dict[str, Any],
+    explicit: set[str] | None = None,
+) -> None:
+    """Generate one source's variants as `scale["shards"]` Ray tasks, then merge into `run`.
+    `explicit` names the gen options given on purpose (see cli.explicit_options)."""
     try:
         import ray
         import ray.data
@@ -59,7 +68,7 @@ def gen_on_ray(params: dict[str, Any], shards_dir: Path, run: Path, scale: dict[
             runtime_env={"env_vars": passed},
         )  # fmt: skip
     try:
-        _map_shards(ray, params, shards_dir, run, scale, count)
+        _map_shards(ray, params, shards_dir, run, scale, count, sorted(explicit or ()))
     finally:
         if started:
             ray.shutdown()
@@ -67,7 +76,7 @@ def gen_on_ray(params: dict[str, Any], shards_dir: Path, run: Path, scale: dict[
 
 def _map_shards(
     ray: Any, params: dict[str, Any], shards_dir: Path, run: Path, scale: dict[str, Any],
-    count: int,
+    count: int, explicit: list[str],
 ) -> None:  # fmt: skip
     from shiftbench.gen.merge import merge_shards
 
@@ -76,7 +85,7 @@ def _map_shards(
         shutil.rmtree(shards_dir)
     parts = [shards_dir / f"part-{i}-of-{count}" for i in range(count)]
     rows = [
-        {"index": i, "count": count, "output": str(part), "params": params}
+        {"index": i, "count": count, "output": str(part), "params": params, "explicit": explicit}
         for i, part in enumerate(parts)
     ]
     outcomes = (
