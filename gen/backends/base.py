@@ -198,3 +198,28 @@ def retry_transient(call: Callable[[], T], tries: int, backoff: float, where: st
                 raise RuntimeFault(f"{where} kept failing ({exc}) after {tries} tries") from None
             time.sleep(backoff * 2 ** (attempt - 1))
     raise AssertionError("unreachable")
+
+
+class SharedRequests:
+    """For a server backend with `concurrency` slots: one RequestPool for every job of a
+    run, so at most `concurrency` requests are in flight whichever job sends them."""
+
+    concurrency: int
+    _pool: RequestPool | None = None
+    _pool_lock = threading.Lock()  # guards the pool's creation, across instances too
+
+    @property
+    def concurrent(self) -> bool:
+        """Several requests at once: gen sends every job's requests into one shared pool."""
+        return self.concurrency > 1
+
+    def _requests(self) -> RequestPool:
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = RequestPool(self.concurrency)
+            return self._pool
+
+    def abort(self) -> None:
+        """Drop the requests not yet sent."""
+        if self._pool is not None:
+            self._pool.abort()

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 import time
 from typing import Any
 
@@ -19,8 +18,8 @@ from shiftbench.gen.backends.base import (
     Generation,
     OnDone,
     Request,
-    RequestPool,
     Sampling,
+    SharedRequests,
     TransientError,
     complete_concurrently,
     retry_transient,
@@ -33,7 +32,7 @@ DEFAULT_NUM_CTX = 8192
 DEFAULT_MAX_TOKENS = 512
 
 
-class OllamaBackend:
+class OllamaBackend(SharedRequests):
     """Chats with a model served by Ollama, several requests at a time."""
 
     name = "ollama"
@@ -59,8 +58,6 @@ class OllamaBackend:
         self.num_ctx = num_ctx
         self.timeout = timeout
         self.tries = tries
-        self._pool: RequestPool | None = None
-        self._pool_lock = threading.Lock()
         self._client: Any = None
         self._info: dict[str, Any] | None = None
 
@@ -133,23 +130,6 @@ class OllamaBackend:
             lambda r: self._complete(r, sampling), requests, self.concurrency, on_done,
             self._requests(),
         )  # fmt: skip
-
-    @property
-    def concurrent(self) -> bool:
-        """Several requests at once: gen sends every job's requests into one shared pool."""
-        return self.concurrency > 1
-
-    def _requests(self) -> RequestPool:
-        """One pool for every caller, so at most `concurrency` requests are in flight."""
-        with self._pool_lock:
-            if self._pool is None:
-                self._pool = RequestPool(self.concurrency)
-            return self._pool
-
-    def abort(self) -> None:
-        """Drop the requests not yet sent."""
-        if self._pool is not None:
-            self._pool.abort()
 
     def _complete(self, request: Request, sampling: Sampling) -> Generation:
         caps = [c for c in (request.max_new_tokens, sampling.max_new_tokens) if c]

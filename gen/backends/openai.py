@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 import time
 from typing import Any
 
@@ -18,8 +17,8 @@ from shiftbench.gen.backends.base import (
     Generation,
     OnDone,
     Request,
-    RequestPool,
     Sampling,
+    SharedRequests,
     TransientError,
     complete_concurrently,
     retry_transient,
@@ -32,7 +31,7 @@ API_KEY_ENV = "OPENAI_API_KEY"
 DEFAULT_MAX_TOKENS = 512
 
 
-class OpenAIBackend:
+class OpenAIBackend(SharedRequests):
     """Chat completions from an OpenAI-compatible server."""
 
     name = "openai"
@@ -58,8 +57,6 @@ class OpenAIBackend:
         self.concurrency = concurrency
         self.timeout = timeout
         self.tries = tries
-        self._pool: RequestPool | None = None
-        self._pool_lock = threading.Lock()
         self._client: Any = None
         self._served: list[str] | None = None
 
@@ -118,23 +115,6 @@ class OpenAIBackend:
             lambda r: self._complete(r, sampling), requests, self.concurrency, on_done,
             self._requests(),
         )  # fmt: skip
-
-    @property
-    def concurrent(self) -> bool:
-        """Several requests at once: gen sends every job's requests into one shared pool."""
-        return self.concurrency > 1
-
-    def _requests(self) -> RequestPool:
-        """One pool for every caller, so at most `concurrency` requests are in flight."""
-        with self._pool_lock:
-            if self._pool is None:
-                self._pool = RequestPool(self.concurrency)
-            return self._pool
-
-    def abort(self) -> None:
-        """Drop the requests not yet sent."""
-        if self._pool is not None:
-            self._pool.abort()
 
     def _complete(self, request: Request, sampling: Sampling) -> Generation:
         caps = [c for c in (request.max_new_tokens, sampling.max_new_tokens) if c]
