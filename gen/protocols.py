@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shiftbench.errors import InputError
+from shiftbench.gen.transforms import GROUPS
 from shiftbench.sources import suggest
 
 QUERIES = "queries"
@@ -106,16 +107,7 @@ PROTOCOLS: dict[str, Protocol] = {
             "classification scored with one classifier fitted on the whole train split",
             "HTEB: Holistic Text Embedding Benchmark (section 3, appendix B); code release "
             "hteb/config.py, hteb/evaluation.py, configs/hteb_english.yaml",
-            (
-                "paraphrase",
-                "backtranslation",
-                "style-change",
-                "expansion",
-                "summarisation",
-                "summarised-expansion",
-                "translation",
-                "cross-translation",
-            ),
+            tuple(GROUPS["all"]),  # the eight LLM transformations
             (1337, 1338, 1339),
             SamplingPreset(1.0, 0.95),
             {
