@@ -409,7 +409,8 @@ def cli() -> None:
     "--limit",
     type=click.IntRange(min=1),
     default=None,
-    help="Use only the first N rows of each split.",
+    help="Use only the first N rows of each split; in Classification and Clustering, N rows "
+    "taken a label at a time in turn, so a small run keeps many classes.",
 )
 @click.option(
     "--prompt-file",

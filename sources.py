@@ -34,6 +34,8 @@ class TaskSchema:
     main_score: str
     # text fields holding a list of texts per row, each text rewritten on its own
     list_fields: tuple[str, ...] = ()
+    # the label column a row limit spreads over (gen --limit), so a small run keeps classes
+    label_field: str | None = None
 
 
 # Which fields each task type transforms (DESIGN.md, "Source"). Columns follow mteb's own
@@ -47,8 +49,10 @@ TASK_SCHEMAS: dict[str, TaskSchema] = {
     "PairClassification": TaskSchema(
         ("sentence1", "sentence2"), ("sentence1", "sentence2", "labels"), "max_ap"
     ),
-    "Classification": TaskSchema(("text",), ("text", "label"), "accuracy"),
-    "Clustering": TaskSchema(("sentences",), ("sentences", "labels"), "v_measure"),
+    "Classification": TaskSchema(("text",), ("text", "label"), "accuracy", label_field="label"),
+    "Clustering": TaskSchema(
+        ("sentences",), ("sentences", "labels"), "v_measure", label_field="labels"
+    ),
     # Ranking tasks: the rows are the queries (only they are transformed); the corpus,
     # the relevance judgements and (Reranking) the candidates are context per split.
     "Retrieval": TaskSchema(("text",), ("id", "text"), "ndcg_at_10"),

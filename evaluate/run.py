@@ -194,6 +194,18 @@ def require_supported(collection: Collection) -> None:
                     f"Classification fits its classifiers on a train split; "
                     f"{collection.label} has only {held}"
                 )
+    if task_type == "STS":  # a correlation needs two pairs: refuse before any model loads
+        for config in collection.configs:
+            if config.meta["kind"] == "control":
+                continue
+            transform = config.meta.get("transform")
+            for split, rows in config.splits.items():
+                n = sum(usable(r.get("status", OK), transform) for r in rows)
+                if n < 2:
+                    raise InputError(
+                        f"{collection.label} {config.name}/{split} has {n} usable pair(s); "
+                        f"STS correlates at least two (use a larger --limit)"
+                    )
 
 
 def score_collection(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -377,7 +378,7 @@ def _subset_rows(
     queries need (shiftbench.parts)."""
     splits = dict(loaded)
     tables = {name: splits.pop(name) for name in list(splits) if "/" in name}
-    rows = _rows(splits, limit, shard)
+    rows = _rows(splits, limit, shard, source.schema.label_field)
     return {**rows, **(ranking_rows(source, rows, tables, limit) if tables else {})}
 
 
@@ -394,16 +395,45 @@ def _check_rewrite_matches(
 
 
 def _rows(
-    splits: dict[str, Any], limit: int | None, shard: tuple[int, int] | None
+    splits: dict[str, Any],
+    limit: int | None,
+    shard: tuple[int, int] | None,
+    label_field: str | None = None,
 ) -> dict[str, list[dict[str, Any]]]:
-    """Each split's rows with their `row_id` (position in the split), limited and sharded."""
+    """Each split's rows with their `row_id` (position in the split), limited and sharded.
+    With a `label_field` the limit spreads over the labels (spread_over_labels) instead of
+    taking the first rows, which in a label-sorted split would all share one class."""
     out = {}
     for split, ds in splits.items():
-        rows = [{"row_id": i, **r} for i, r in enumerate(ds.to_list()[:limit] if limit else ds)]
+        if limit and label_field and label_field in ds.column_names:
+            kept = spread_over_labels(ds[label_field], limit)
+            rows = [{"row_id": i, **ds[i]} for i in kept]
+        else:
+            listed = ds.to_list()[:limit] if limit else ds
+            rows = [{"row_id": i, **r} for i, r in enumerate(listed)]
         if shard is not None:
             rows = [r for r in rows if r["row_id"] % shard[1] == shard[0]]
         out[split] = rows
     return out
+
+
+def spread_over_labels(labels: list[Any], limit: int) -> list[int]:
+    """Positions of `limit` rows taken one label at a time, in turn: the first row of each
+    label (labels in order of first appearance), then the second of each, and so on;
+    returned in split order. Deterministic, and equal to the first `limit` rows when every
+    row has its own label."""
+    by_label: dict[str, list[int]] = {}
+    for i, label in enumerate(labels):
+        by_label.setdefault(json.dumps(label, sort_keys=True), []).append(i)
+    queues = list(by_label.values())
+    picked: list[int] = []
+    depth = 0
+    while len(picked) < limit and queues:
+        queues = [q for q in queues if depth < len(q)]
+        for q in queues[: limit - len(picked)]:
+            picked.append(q[depth])
+        depth += 1
+    return sorted(picked)
 
 
 def _check_text_columns(

@@ -1165,3 +1165,20 @@ def test_near_tied_similarities_are_computed_in_float32_as_mteb_does():
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
     cos64 = (a64 * b64).sum(1) / np.linalg.norm(a64, axis=1) / np.linalg.norm(b64, axis=1)
     assert spearmanr([g / 5.0 for g in gold], cos64)[0] != theirs["cosine_spearman"]
+
+
+def test_an_sts_run_of_one_pair_is_refused_before_scoring(scripted, shared_data, invoke, tmp_path):
+    """One pair has no correlation: evaluate names the config and exits 2, writing nothing."""
+    run = tmp_path / "run"
+    data = shared_data / "STSBenchmark"
+    args = ["--data-dir", data, "--limit", "1", "-t", "paraphrase", "-s", "1", "-q"]
+    result = invoke("gen", "STSBenchmark", *args, "-b", "scripted", "-o", run)
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "results"
+    result = invoke("evaluate", run, "-m", MODEL, "-o", out)
+    assert result.exit_code == 2
+    assert result.output == (
+        "Error: run original/test has 1 usable pair(s); STS correlates at least two "
+        "(use a larger --limit)\n"
+    )
+    assert not out.exists()

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from shiftbench.gen.backends import Sampling
+from shiftbench.gen.generate import spread_over_labels
 
 
 def _meta(folder):
@@ -179,8 +180,11 @@ def test_pteb_scores_classification_with_one_classifier_on_all_train_rows(
     original = doc["models"][0]["results"][0]
     assert (original["config"], original["protocol"]) == ("original", "pteb")
 
-    train = datasets.load_dataset(str(data), split="train").to_list()[:200]
-    test = datasets.load_dataset(str(data), split="test").to_list()[:200]
+    def limited(split):  # --limit 200 spreads over the labels (tested in test_rewrite_parts)
+        rows = datasets.load_dataset(str(data), split=split)
+        return [rows[i] for i in spread_over_labels(rows["label"], 200)]
+
+    train, test = limited("train"), limited("test")
     encoder = SentenceTransformer(Encoder(model_name).path, device="cpu")
     fitted = LogisticRegression(max_iter=100, random_state=42).fit(
         encoder.encode([r["text"] for r in train]), [r["label"] for r in train]

@@ -301,3 +301,29 @@ def test_a_limited_corpus_keeps_what_the_kept_queries_need():
     assert out["top_ranked.test"] == [{"query-id": "q0", "corpus-ids": ["d4", "d6"]}]
     unlimited = ranking_rows(source, {"test": [{"id": "q0"}]}, tables, None)
     assert len(unlimited["corpus.test"]) == 8 and len(unlimited["qrels.test"]) == 2
+
+
+def test_a_small_limit_spreads_over_the_labels(scripted, shared_data, invoke, tmp_path):
+    """Banking77's splits are sorted by label: --limit 8 keeps the first row of each of
+    the first eight labels (computed here with pandas), in both test and train, so the
+    classifier of a small run sees eight classes, not one."""
+    import pandas as pd
+
+    run = tmp_path / "run"
+    data = shared_data / "Banking77Classification"
+    args = ["--data-dir", data, "--limit", "8", "-t", "paraphrase", "-s", "1", "-q"]
+    result = invoke(
+        "gen", "Banking77Classification", *args, "-b", "scripted", "--rewrite", "queries,train",
+        "-o", run,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    for split in ("test", "train"):
+        frame = pd.read_json(data / "data" / f"{split}.jsonl", lines=True)
+        turn = frame.groupby("label", sort=False).cumcount()
+        order = pd.factorize(frame["label"])[0]
+        ranked = frame.assign(turn=turn, order=order).sort_values(["turn", "order"], kind="stable")
+        expected = sorted(ranked.index[:8].tolist())
+        rows = read_rows(run / "paraphrase-s1" / f"{split}.jsonl")
+        assert [r["row_id"] for r in rows] == expected
+        assert [r["label"] for r in rows] == list(range(8))
+        assert [r["original_text"] for r in rows] == frame["text"][expected].tolist()
