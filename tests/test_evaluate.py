@@ -137,6 +137,57 @@ def test_classification_variants_share_the_original_classifiers(
     assert variant["main_score"] != original["main_score"]
 
 
+class _PointScoring:
+    """A Scoring whose texts are their own 2-d embeddings ("x y")."""
+
+    @staticmethod
+    def make(train, rows, main="accuracy"):
+        from shiftbench.evaluate.tasks import Scoring
+
+        class Points(Scoring):
+            def embed(self, texts, role=None):
+                return np.array([[float(v) for v in t.split()] for t in texts])
+
+        source = {
+            "name": "Points",
+            "task_type": "Classification",
+            "text_fields": ["text"],
+            "main_score": main,
+            "protocol": {"classification": "full-train"},
+        }
+        return Points(source, None, rows, {"train": train})
+
+
+def _points(labels):
+    """Each label at its own corner of a wide circle, so a fit separates them exactly."""
+    angle = {y: 2 * np.pi * y / 6 for y in set(labels)}
+    return [
+        {"text": f"{10 * np.cos(angle[y]) + 0.01 * k} {10 * np.sin(angle[y])}", "label": y}
+        for k, y in enumerate(labels)
+    ]
+
+
+def test_two_labels_left_of_a_many_label_task_get_no_average_precision():
+    """A variant that lost rows of Banking77 kept labels 4 and 5 only: sklearn's AP wants
+    label 1 and failed the whole run; a many-label task reports no AP at all."""
+    from sklearn.metrics import accuracy_score, average_precision_score
+
+    from shiftbench.evaluate.classification import evaluate
+
+    many = _PointScoring.make(_points([0, 1, 2, 3, 4, 5] * 2), _points([4, 5, 4]), main="f1")
+    scores = evaluate(many)
+    assert "ap" not in scores and scores["accuracy"] == 1.0
+    weights = np.array([[1, 1, 1], [2, 1, 0], [0, 0, 3]])
+    assert many.replicate(weights) == pytest.approx([1.0, 1.0, 1.0])
+    # a binary task still gets mteb's AP of the hard predictions
+    binary = _PointScoring.make(_points([0, 1] * 4), _points([0, 1, 1, 0]))
+    scores = evaluate(binary)
+    truth = [0, 1, 1, 0]
+    predicted = [0, 1, 1, 0]
+    assert scores["accuracy"] == accuracy_score(truth, predicted)
+    assert scores["ap"] == average_precision_score(truth, predicted) == 1.0
+
+
 def test_pair_thresholds_never_split_ties():
     from shiftbench.evaluate.pair_classification import threshold_metrics
 
