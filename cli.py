@@ -530,9 +530,6 @@ def gen(
     folder gets a config "original" and one "<transform>-s<seed>" per transform and seed;
     load any of them with datasets.load_dataset(FOLDER, CONFIG).
     """
-    from shiftbench.gen.backends import Sampling, get_backend
-    from shiftbench.gen.backends.vllm_backend import parse_engine_args
-    from shiftbench.gen.cache import GenerationCache, default_cache_dir
     from shiftbench.gen.controls import (
         ANTONYM,
         JUMBLE,
@@ -542,12 +539,15 @@ def gen(
         parse_parts_of_speech,
     )
     from shiftbench.gen.generate import failure_share, run_gen
-    from shiftbench.gen.languages import get_language, parse_pool
     from shiftbench.gen.protocols import apply_protocol, get_protocol
     from shiftbench.gen.rewrite import Variant
-    from shiftbench.gen.transforms import expand_transforms, load_prompts, parse_prompt_files
+    from shiftbench.languages import get_language, parse_pool
+    from shiftbench.llm.backends import Sampling, get_backend
+    from shiftbench.llm.backends.vllm_backend import parse_engine_args
+    from shiftbench.llm.cache import GenerationCache, default_cache_dir
     from shiftbench.parts import check_rewrite, parse_rewrite
     from shiftbench.sources import resolve_source, with_language
+    from shiftbench.transforms import expand_transforms, load_prompts, parse_prompt_files
 
     if engine_args and backend != "vllm":
         raise InputError("--engine-arg applies to the vllm backend only")
@@ -666,10 +666,10 @@ def _gen_plan(
     rewrite: tuple[str, ...],
 ) -> None:
     """gen --dry-run: print the plan (gen/plan.py)."""
-    from shiftbench.gen.backends import get_backend
-    from shiftbench.gen.cache import GenerationCache
     from shiftbench.gen.controls import RuleVariant
     from shiftbench.gen.plan import format_plan, plan_gen
+    from shiftbench.llm.backends import get_backend
+    from shiftbench.llm.cache import GenerationCache
 
     needs = not all(isinstance(v, RuleVariant) for v in variants)
     engine = get_backend(backend, model, **settings) if needs else None
@@ -702,7 +702,7 @@ def explicit_options(values: dict[str, Any]) -> dict[str, Any]:
             not in (ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP, None))
     }  # fmt: skip
     if "transforms" in given:
-        from shiftbench.gen.transforms import expand_transforms
+        from shiftbench.transforms import expand_transforms
 
         given["transforms"] = tuple(t.name for t in expand_transforms(given["transforms"]))
     if "seeds" in given:
@@ -818,9 +818,9 @@ def validate(
     paraphrase log-likelihood ratio. Each run folder gets
     validation.json, validation.md and validation/<config>.jsonl; a summary goes to stdout.
     """
-    from shiftbench.gen.cache import GenerationCache, default_cache_dir
-    from shiftbench.validate.checks import use_markers
-    from shiftbench.validate.langid import get_identifier
+    from shiftbench.checks import use_markers
+    from shiftbench.langid import get_identifier
+    from shiftbench.llm.cache import GenerationCache, default_cache_dir
     from shiftbench.validate.report import Measure, over_limit, plan, validate_run
 
     for run in runs:
@@ -944,8 +944,8 @@ def human_eval_batch(
               help="Items per MTurk HIT (mturk format).")  # fmt: skip
 def human_eval_export(batch: Path, fmt: str, items_per_hit: int) -> None:
     """Write BATCH's rating batches as files for raters, into BATCH/export/<format>/."""
-    from shiftbench.human_eval.batches import read
     from shiftbench.human_eval.export import EXPORT_DIR, export
+    from shiftbench.ratings import read_batch as read
 
     description, table = read(batch)
     description["items_per_hit"] = items_per_hit
@@ -962,8 +962,9 @@ def human_eval_import(batch: Path, files: tuple[Path, ...]) -> None:
 
     Every file is checked first; one bad line stops the import and nothing is written.
     """
-    from shiftbench.human_eval.batches import read
-    from shiftbench.human_eval.ingest import canonical, read_ratings, write_ratings
+    from shiftbench.human_eval.ingest import canonical, write_ratings
+    from shiftbench.ratings import read_batch as read
+    from shiftbench.ratings import read_ratings
 
     description, table = read(batch)
     earlier = read_ratings(batch)
@@ -987,9 +988,9 @@ def human_eval_report(batch: Path, threshold: float, weights: str) -> None:
 
     Writes human_eval.json and human_eval.md into BATCH and prints the table.
     """
-    from shiftbench.human_eval.batches import read
-    from shiftbench.human_eval.ingest import read_ratings
     from shiftbench.human_eval.report import render_markdown, summarise, write
+    from shiftbench.ratings import read_batch as read
+    from shiftbench.ratings import read_ratings
 
     description, table = read(batch)
     doc = summarise(description, table, read_ratings(batch), threshold=threshold, weights=weights)
@@ -1088,7 +1089,7 @@ def judge_calibrate(
     scores, the mean absolute error on the judge's 0-5 scale, and per gold-score bin the
     error and the mean rating; this is how to pick a judge without human labels.
     """
-    from shiftbench.gen.cache import GenerationCache, default_cache_dir
+    from shiftbench.llm.cache import GenerationCache, default_cache_dir
     from shiftbench.sources import resolve_source
     from shiftbench.validate.calibrate import calibrate, format_report, gold_pairs
 
@@ -1365,7 +1366,7 @@ def evaluate(
     table: mean over seeds, then over an axis's transformations; total = mean of the
     axes; with the statistics) and plots/ (bars, heatmap, scatter).
     """
-    from shiftbench.evaluate.encoders import Encoder
+    from shiftbench.encoders import Encoder
     from shiftbench.evaluate.report import axis_rows, plain_table
     from shiftbench.evaluate.run import (
         collect,
@@ -1548,7 +1549,7 @@ def probe(
     (shiftbench's own control). Writes probes.json, probes.md, probe-rows.jsonl and
     plots/probes-<measure>.png.
     """
-    from shiftbench.evaluate.encoders import Encoder
+    from shiftbench.encoders import Encoder
     from shiftbench.evaluate.probes import (
         MEASURES,
         ProbeSettings,

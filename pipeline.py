@@ -252,7 +252,7 @@ def run_validate(ctx: click.Context, spec: Spec, unit: Unit, quiet: bool) -> Non
 
 def run_human_eval(ctx: click.Context, spec: Spec, unit: Unit, quiet: bool) -> None:
     from shiftbench.cli import human_eval_batch, human_eval_export
-    from shiftbench.human_eval.ingest import read_ratings
+    from shiftbench.ratings import read_ratings
 
     h = spec.values["human_eval"]
     if unit.human.exists():
@@ -356,11 +356,11 @@ def plan(spec: Spec, until: str | None) -> str:
     """What `run` would do: per source, the rows and texts, the generator calls and their
     estimated tokens, and which stages are finished already. Reads the sources; writes
     nothing."""
+    from shiftbench.checks import negation_cues
     from shiftbench.gen.generate import _rewritable, _rows
-    from shiftbench.gen.listfields import field_texts
-    from shiftbench.gen.transforms import expand_transforms, load_prompts
+    from shiftbench.listfields import field_texts
     from shiftbench.sources import resolve_source
-    from shiftbench.validate.checks import negation_cues
+    from shiftbench.transforms import expand_transforms, load_prompts
 
     v = spec.values
     chosen = stages_for(spec, until)

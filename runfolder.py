@@ -31,6 +31,54 @@ IDENTITY_KEPT = ("backtranslation",)
 TRUNCATED = "truncated"  # still cut at the token cap after the larger budgets
 SPEC_FILE = "shiftbench-spec.yaml"  # the `shiftbench run` spec that made the folder, verbatim
 FORMAT_VERSION = 1
+VALIDATION_REPORT = "validation.json"  # what validate writes into a run folder
+
+
+def read_jsonl(
+    path: Path,
+    *,
+    required: Iterable[str] = (),
+    strings: Iterable[str] = (),
+    missing_ok: bool = False,
+) -> list[dict[str, Any]]:
+    """The rows of a JSON Lines file, each checked as it is read.
+
+    Every line must be one JSON object holding the `required` fields; each of `strings`
+    that a row holds must be a string. A fault is an InputError naming the file, the line
+    and the field, so a truncated or hand-edited file fails in one line before anything is
+    written. A missing file is an error too, unless `missing_ok` (then no rows).
+    """
+    need, texts = tuple(required), tuple(strings)
+    try:
+        handle = open(path, encoding="utf-8")  # noqa: SIM115 (closed below)
+    except FileNotFoundError:
+        if missing_ok:
+            return []
+        raise InputError(f"{path}: no such file") from None
+    rows: list[dict[str, Any]] = []
+    with handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                cut = exc.pos >= len(line.rstrip("\r\n"))
+                why = (
+                    "the line ends before the row does" if cut else f"{exc.msg}, column {exc.colno}"
+                )
+                raise InputError(f"{path}:{number}: not valid JSON ({why})") from None
+            if not isinstance(row, dict):
+                raise InputError(f"{path}:{number}: a row must be a JSON object")
+            absent = [f for f in need if f not in row]
+            if absent:
+                raise InputError(f"{path}:{number}: missing field(s) {', '.join(absent)}")
+            for f in texts:
+                if f in row and not isinstance(row[f], str):
+                    kind = "null" if row[f] is None else type(row[f]).__name__
+                    raise InputError(f"{path}:{number}: field {f} must be a string, not {kind}")
+            rows.append(row)
+    return rows
 
 
 def config_name(base: str, subset: str, multi_subset: bool) -> str:

@@ -33,7 +33,7 @@ DETECT_SHARE = 0.5  # of the judged texts, the most frequent language needs more
 
 def _code(text: str) -> Any:
     """The language a code or tag names, or None."""
-    from shiftbench.gen.languages import get_language
+    from shiftbench.languages import get_language
 
     try:
         return get_language(text)
@@ -96,8 +96,8 @@ def declared_languages(
 def detect_languages(texts_per_field: list[list[str]]) -> list[str] | None:
     """Step 3: the ISO 639-3 code of each field's texts by language ID (one code when all
     fields agree), or None when a field has no clear majority language."""
-    from shiftbench.gen.languages import get_language
-    from shiftbench.validate.langid import UNDETERMINED, get_identifier
+    from shiftbench.langid import UNDETERMINED, get_identifier
+    from shiftbench.languages import get_language
 
     identifier = get_identifier("lingua")
     found = []

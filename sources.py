@@ -66,7 +66,7 @@ TASK_SCHEMAS: dict[str, TaskSchema] = {
 }
 TABULAR_TYPES = ("STS", "PairClassification", "Classification", "Clustering")
 RANKING_TYPES = ("Retrieval", "Reranking")
-# Types whose rows hold a list of texts to rewrite (gen/listfields.py).
+# Types whose rows hold a list of texts to rewrite (listfields.py).
 LISTED_TYPES = ("Summarization",)
 # The context tables of a ranking split, and the columns each must have.
 RANKING_TABLES: dict[str, tuple[str, ...]] = {
@@ -641,3 +641,25 @@ def _chain(exc: BaseException | None) -> list[BaseException]:
         seen.append(exc)
         exc = exc.__cause__ or exc.__context__
     return seen
+
+
+def source_meta(source: Source) -> dict[str, Any]:
+    """What shiftbench.json records about the source (also how folders are matched)."""
+    return {
+        "name": source.name,
+        "task_type": source.task_type,
+        "dataset_path": source.dataset_path,
+        "revision": source.revision,
+        "mteb_task": source.mteb_task,
+        "subsets": list(source.subsets),
+        "splits": list(source.splits),
+        "context_splits": list(source.context_splits),
+        "languages": source.languages,
+        **({"language_origin": source.language_origin} if source.language_origin else {}),
+        "main_score": source.main_score,
+        "text_fields": list(source.text_fields),
+        "score_range": list(source.score_range) if source.score_range else None,
+        "license": source.license,
+        # only where the task type has evaluation settings, so other run folders keep theirs
+        **({"protocol": source.protocol} if source.protocol else {}),
+    }

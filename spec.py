@@ -412,7 +412,7 @@ def _check_choices(
     values: dict[str, Any], fail: Callable[[tuple[Any, ...], str], InputError]
 ) -> None:
     """What the click types cannot see: transform names, the version's shape."""
-    from shiftbench.gen.transforms import expand_transforms
+    from shiftbench.transforms import expand_transforms
 
     for i, name in enumerate(values["transforms"]):
         try:
@@ -423,7 +423,7 @@ def _check_choices(
         raise fail(("transforms",), "names no transform")
     if not values["seeds"]:
         raise fail(("seeds",), "names no seed")
-    from shiftbench.gen.backends import backend_target
+    from shiftbench.llm.backends import backend_target
 
     try:
         backend_target(values["generator"]["backend"])
@@ -436,7 +436,7 @@ def _check_choices(
         raise fail(("scale", "shards"), "must be 1 or more")
     if scale["cpus_per_shard"] < 0 or scale["gpus_per_shard"] < 0:
         raise fail(("scale",), "cpus_per_shard and gpus_per_shard cannot be negative")
-    from shiftbench.validate.langid import IDENTIFIERS
+    from shiftbench.langid import IDENTIFIERS
 
     if values["validate"]["langid"] not in IDENTIFIERS:
         raise fail(("validate", "langid"), "must be lingua or langdetect")

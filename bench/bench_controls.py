@@ -74,7 +74,7 @@ def main() -> None:
 
     from sentence_transformers import SentenceTransformer
 
-    from shiftbench.evaluate.encoders import resolve_encoder
+    from shiftbench.encoders import resolve_encoder
     from shiftbench.evaluate.probes import ProbeSettings, gather
     from shiftbench.evaluate.run import collect_run_folder
 

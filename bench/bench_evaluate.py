@@ -32,7 +32,7 @@ def main() -> None:
     import datasets
     import mteb
 
-    from shiftbench.evaluate.encoders import Encoder
+    from shiftbench.encoders import Encoder
     from shiftbench.evaluate.run import collect_source, score_collection
     from shiftbench.sources import resolve_source
 

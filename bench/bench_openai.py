@@ -32,7 +32,7 @@ from typing import Any
 def llama_server() -> Any:
     import httpx
 
-    from shiftbench.gen.backends.weights import DEFAULT_MODEL, locate_model
+    from shiftbench.llm.backends.weights import DEFAULT_MODEL, locate_model
 
     where = locate_model(DEFAULT_MODEL)
     with socket.socket() as sock:
@@ -89,12 +89,12 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=4)
     args = parser.parse_args()
 
-    from shiftbench.gen.backends import Request, Sampling
-    from shiftbench.gen.backends.openai import OpenAIBackend
-    from shiftbench.gen.cache import GenerationCache
-    from shiftbench.gen.languages import LANGUAGES
     from shiftbench.gen.rewrite import Variant, call_key, rewrite_texts
-    from shiftbench.gen.transforms import TRANSFORMS, load_prompts
+    from shiftbench.languages import LANGUAGES
+    from shiftbench.llm.backends import Request, Sampling
+    from shiftbench.llm.backends.openai import OpenAIBackend
+    from shiftbench.llm.cache import GenerationCache
+    from shiftbench.transforms import TRANSFORMS, load_prompts
 
     sample = resources.files("shiftbench").joinpath("sample", "data", "test.jsonl")
     rows = [json.loads(line) for line in sample.read_text().splitlines()][: args.rows]

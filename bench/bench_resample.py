@@ -26,7 +26,7 @@ def main() -> None:
     parser.add_argument("--resamples", type=int, default=1000)
     args = parser.parse_args()
 
-    from shiftbench.evaluate.encoders import Encoder
+    from shiftbench.encoders import Encoder
     from shiftbench.evaluate.run import collect_run_folder, collect_source, score_collection
     from shiftbench.sources import resolve_source
 

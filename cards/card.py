@@ -17,11 +17,18 @@ from typing import Any
 
 from shiftbench import __version__
 from shiftbench.errors import InputError
-from shiftbench.gen.languages import get_language
-from shiftbench.human_eval.batches import BATCH_FILE, ITEMS_FILE
-from shiftbench.human_eval.report import REPORT_JSON as HUMAN_JSON
-from shiftbench.runfolder import IDENTICAL, IDENTITY_KEPT, META_FILE, SPEC_FILE, card_configs
-from shiftbench.validate.report import REPORT_JSON as VALIDATION_JSON
+from shiftbench.languages import get_language
+from shiftbench.ratings import BATCH_FILE, ITEMS_FILE
+from shiftbench.ratings import HUMAN_REPORT as HUMAN_JSON
+from shiftbench.runfolder import (
+    IDENTICAL,
+    IDENTITY_KEPT,
+    META_FILE,
+    SPEC_FILE,
+    card_configs,
+    read_jsonl,
+)
+from shiftbench.runfolder import VALIDATION_REPORT as VALIDATION_JSON
 
 # The Hub's task categories for mteb task types.
 TASK_CATEGORIES = {
@@ -117,8 +124,7 @@ def human_reports(folders: tuple[Path, ...]) -> list[dict[str, Any]]:
                 f"{folder}' first"
             )
         langs: Counter[str] = Counter()
-        for line in (folder / ITEMS_FILE).read_text(encoding="utf-8").splitlines():
-            item = json.loads(line)
+        for item in read_jsonl(folder / ITEMS_FILE):
             if not item.get("is_control") and item.get("language"):
                 langs[item["language"]] += 1
         reports.append(

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from shiftbench.errors import InputError
+from shiftbench.runfolder import read_jsonl
 
 ALIASES = {"judge": "judge-similarity:", "quality": "judge-quality:", "paraplue": "paraplue:"}
 OPERATORS: dict[str, Callable[[float, float], bool]] = {
@@ -137,14 +138,12 @@ def _measure_values(
         if not path.is_file():
             continue
         rows: dict[RowKey, dict[str, float | None]] = {}
-        with open(path, encoding="utf-8") as fh:
-            for line in fh:
-                result = json.loads(line)
-                measures = result.get("measures") or {}
-                fields = {f for k in keys for f in (measures.get(k) or {})}
-                rows[(result["split"], result["row_id"])] = {
-                    f: _mean([(measures.get(k) or {}).get(f) for k in keys]) for f in fields
-                }
+        for result in read_jsonl(path, required=("split", "row_id")):
+            measures = result.get("measures") or {}
+            fields = {f for k in keys for f in (measures.get(k) or {})}
+            rows[(result["split"], result["row_id"])] = {
+                f: _mean([(measures.get(k) or {}).get(f) for k in keys]) for f in fields
+            }
         out[config] = rows
     return out
 
@@ -157,9 +156,7 @@ def _mean(values: list[float | None]) -> float | None:
 def _human_values(
     folder: Path, criterion: Faithful, human_dirs: list[Path]
 ) -> dict[str, dict[RowKey, dict[str, float | None]]]:
-    from shiftbench.human_eval.batches import read
-    from shiftbench.human_eval.ingest import read_ratings
-    from shiftbench.human_eval.report import screen
+    from shiftbench.ratings import read_batch, read_ratings, screen
 
     if not human_dirs:
         sibling = folder.parent / "human-eval"  # the layout `shiftbench run` writes
@@ -173,7 +170,7 @@ def _human_values(
         lambda: defaultdict(list)
     )
     for batch in human_dirs:
-        description, table = read(batch)
+        description, table = read_batch(batch)
         if Path(description["run"]).resolve() != folder.resolve():
             raise InputError(
                 f"--human-eval {batch} rates {description['run']}, not {folder.resolve()}"

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from shiftbench import __version__
+from shiftbench.encoders import Encoder
 from shiftbench.errors import InputError
-from shiftbench.evaluate.encoders import Encoder
 from shiftbench.evaluate.resample import RESAMPLES, SEED, Replicate, paired_delta, record_fields
 from shiftbench.evaluate.sides import (
     config_label,
@@ -24,8 +24,8 @@ from shiftbench.evaluate.sides import (
 )
 from shiftbench.evaluate.tasks import EVALUATORS, Scoring, evaluator, train_split
 from shiftbench.parts import DEFAULT, context_name
-from shiftbench.runfolder import OK, config_name, is_run_folder, read_meta, usable
-from shiftbench.sources import RANKING_TYPES, Source
+from shiftbench.runfolder import OK, config_name, is_run_folder, read_jsonl, read_meta, usable
+from shiftbench.sources import LISTED_TYPES, RANKING_TYPES, Source
 
 if TYPE_CHECKING:
     from shiftbench.evaluate.faithful import CertifiedRows
@@ -55,6 +55,9 @@ class Collection:
 def collect_run_folder(folder: Path) -> Collection:
     meta = read_meta(folder)
     ranking = meta["source"]["task_type"] in RANKING_TYPES
+    # a listed type's fields hold lists; every other text field must be a string
+    listed = meta["source"]["task_type"] in LISTED_TYPES
+    texts = () if listed else tuple(meta["source"].get("text_fields", ()))
     configs = []
     for name, info in meta["configs"].items():
         splits = {}
@@ -64,16 +67,14 @@ def collect_run_folder(folder: Path) -> Collection:
                 raise InputError(
                     f"run folder {folder} lists {name}/{split} but {path.name} is missing"
                 )
-            with open(path, encoding="utf-8") as fh:
-                rows = [json.loads(line) for line in fh if line.strip()]
-            splits[context_name(split) if ranking else split] = rows
+            splits[context_name(split) if ranking else split] = read_jsonl(path, strings=texts)
         configs.append(ConfigView(name, info, splits))
     rewrite = tuple(meta.get("rewrite", DEFAULT))
     return Collection(folder.resolve().name, meta["source"], configs, rewrite)
 
 
 def collect_source(source: Source) -> Collection:
-    from shiftbench.gen.generate import source_meta
+    from shiftbench.sources import source_meta
 
     require_evaluable(source_meta(source), source.name)
     configs = []

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from shiftbench.evaluate.encoders import Encoder
+from shiftbench.encoders import Encoder
 from shiftbench.evaluate.resample import Replicate
 
 EVALUATORS: dict[str, str] = {

@@ -21,11 +21,11 @@ from importlib.metadata import version
 from typing import Any
 
 from shiftbench.errors import InputError
-from shiftbench.gen.cache import row_key
 from shiftbench.gen.rewrite import EMPTY_INPUT, NOT_APPLICABLE, RowResult
-from shiftbench.gen.transforms import Transform
 from shiftbench.gen.wordnet import WordNet, open_wordnet
+from shiftbench.llm.cache import row_key
 from shiftbench.runfolder import OK
+from shiftbench.transforms import Transform
 
 SYNONYM, ANTONYM, JUMBLE = "synonym", "antonym", "jumble"
 

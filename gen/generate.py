@@ -9,11 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from shiftbench.errors import InputError
-from shiftbench.gen.backends import Backend
-from shiftbench.gen.cache import GenerationCache
 from shiftbench.gen.controls import RuleVariant
-from shiftbench.gen.languages import Language
-from shiftbench.gen.listfields import field_texts, misfit, regrouped
 from shiftbench.gen.protocols import check_protocol
 from shiftbench.gen.rewrite import (
     BUDGET_GROWTH,
@@ -24,7 +20,10 @@ from shiftbench.gen.rewrite import (
     rewrite_texts,
 )
 from shiftbench.gen.schedule import Jobs
-from shiftbench.gen.transforms import PER_DATASET, PIVOT, SOURCE
+from shiftbench.languages import Language
+from shiftbench.listfields import field_texts, misfit, regrouped
+from shiftbench.llm.backends import Backend
+from shiftbench.llm.cache import GenerationCache
 from shiftbench.parts import CORPUS, DEFAULT, check_rewrite, ranking_rows, rewritten_splits
 from shiftbench.runfolder import (
     IDENTICAL,
@@ -37,29 +36,8 @@ from shiftbench.runfolder import (
     write_run,
 )
 from shiftbench.source_languages import field_languages, with_detected
-from shiftbench.sources import LISTED_TYPES, RANKING_TYPES, TABULAR_TYPES, Source
-
-
-def source_meta(source: Source) -> dict[str, Any]:
-    """What shiftbench.json records about the source (also how folders are matched)."""
-    return {
-        "name": source.name,
-        "task_type": source.task_type,
-        "dataset_path": source.dataset_path,
-        "revision": source.revision,
-        "mteb_task": source.mteb_task,
-        "subsets": list(source.subsets),
-        "splits": list(source.splits),
-        "context_splits": list(source.context_splits),
-        "languages": source.languages,
-        **({"language_origin": source.language_origin} if source.language_origin else {}),
-        "main_score": source.main_score,
-        "text_fields": list(source.text_fields),
-        "score_range": list(source.score_range) if source.score_range else None,
-        "license": source.license,
-        # only where the task type has evaluation settings, so other run folders keep theirs
-        **({"protocol": source.protocol} if source.protocol else {}),
-    }
+from shiftbench.sources import LISTED_TYPES, RANKING_TYPES, TABULAR_TYPES, Source, source_meta
+from shiftbench.transforms import PER_DATASET, PIVOT, SOURCE
 
 
 @dataclass(frozen=True)
@@ -550,7 +528,7 @@ def _variant_row(
     since the probes use each field on its own, and its status names a field's failure
     first, then `ok` if a field was made, and `not-applicable` only when none was. A
     list-valued field has each of these as a list, one entry per text, and always its
-    `status_<field>` (see gen/listfields.py).
+    `status_<field>` (see listfields.py).
     """
     new = dict(row)
     statuses, attempts, reasons = [], [], []

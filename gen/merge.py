@@ -6,12 +6,18 @@ deterministic per row, so only the per-config counts need recomputing.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from shiftbench.errors import InputError
-from shiftbench.runfolder import ConfigData, is_run_folder, read_meta, tally_status, write_run
+from shiftbench.runfolder import (
+    ConfigData,
+    is_run_folder,
+    read_jsonl,
+    read_meta,
+    tally_status,
+    write_run,
+)
 
 DRAWN = ("target_languages", "pivot_languages")
 
@@ -60,8 +66,7 @@ def _merge_config(
     for split in info["rows"]:
         rows = []
         for folder in folders:
-            with open(folder / name / f"{split}.jsonl", encoding="utf-8") as fh:
-                rows += [json.loads(line) for line in fh if line.strip()]
+            rows += read_jsonl(folder / name / f"{split}.jsonl", required=("row_id",))
         rows.sort(key=lambda r: r["row_id"])
         if [r["row_id"] for r in rows] != list(range(len(rows))):
             raise InputError(f"the shards' rows of {name}/{split} do not add up to one run")

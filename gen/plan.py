@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from shiftbench.gen.backends import Backend, Generation
-from shiftbench.gen.cache import GenerationCache, row_key
 from shiftbench.gen.controls import RuleVariant
 from shiftbench.gen.generate import field_groups, prepare_gen, texts_to_rewrite
-from shiftbench.gen.languages import Language
 from shiftbench.gen.rewrite import BUDGET_GROWTH, LENGTH, Variant, call_key, texts_to_send
+from shiftbench.languages import Language
+from shiftbench.llm.backends import Backend, Generation
+from shiftbench.llm.cache import GenerationCache, row_key
 from shiftbench.parts import DEFAULT
 from shiftbench.runfolder import config_name
 from shiftbench.sources import Source

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shiftbench.errors import InputError
-from shiftbench.gen.transforms import GROUPS
 from shiftbench.sources import suggest
+from shiftbench.transforms import GROUPS
 
 QUERIES = "queries"
 CORPUS = "corpus"

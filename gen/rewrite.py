@@ -2,25 +2,22 @@
 
 from __future__ import annotations
 
-import sys
-import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from shiftbench.errors import InputError, RuntimeFault
-from shiftbench.gen.backends import Backend, Generation, OnDone, Request, Sampling
-from shiftbench.gen.cache import GenerationCache, row_key
-from shiftbench.gen.languages import DEFAULT_POOL, LANGUAGES, Language, draw
-from shiftbench.gen.transforms import PER_DATASET, PER_TEXT, PIVOT, SOURCE, Prompt, Transform
+from shiftbench.checks import Case, first_failure, gen_checks, identical, negation_cues
+from shiftbench.languages import DEFAULT_POOL, LANGUAGES, Language, draw
+from shiftbench.llm.backends import Backend, Generation, Request, Sampling
+from shiftbench.llm.cache import GenerationCache, row_key
+from shiftbench.llm.calls import call_backend, progress_bar
 from shiftbench.runfolder import IDENTICAL, IDENTITY_KEPT, OK, TRUNCATED, usable
-from shiftbench.validate.checks import Case, first_failure, gen_checks, identical, negation_cues
+from shiftbench.transforms import PER_DATASET, PER_TEXT, PIVOT, SOURCE, Prompt, Transform
 
 EMPTY_OUTPUT = "empty"
 EMPTY_INPUT = "empty-input"
 NOT_APPLICABLE = "not-applicable"  # a control that has nothing to work on in this text
-BACKEND_TRIES = 3
 UNKNOWN_LANGUAGE = "the same language as the text"
 LENGTH = "length"  # the finish reason of an output cut at its token budget
 BUDGET_GROWTH = 2  # a cut call is asked again with this many times its budget, up to the cap
@@ -344,50 +341,3 @@ def _send(
             done(key)
 
         call_backend(backend, requests, variant.sampling, keep)
-
-
-def call_backend(
-    backend: Backend, requests: list[Request], sampling: Sampling, keep: OnDone
-) -> None:
-    """Complete every request, passing each result to `keep` exactly once.
-
-    A failed call is retried with only the requests whose results have not come in yet.
-    """
-    done: set[int] = set()
-
-    def keep_once(index: int, gen: Generation) -> None:
-        if index not in done:
-            done.add(index)
-            keep(index, gen)
-
-    for attempt in range(1, BACKEND_TRIES + 1):
-        todo = [i for i in range(len(requests)) if i not in done]
-
-        def report(j: int, gen: Generation, todo: list[int] = todo) -> None:
-            keep_once(todo[j], gen)
-
-        try:
-            made = backend.generate([requests[i] for i in todo], sampling, report)
-            for j, gen in enumerate(made):  # for backends that do not report as they go
-                keep_once(todo[j], gen)
-            return
-        except InputError:
-            raise
-        except RuntimeFault as exc:  # the backend has done its own retrying
-            raise RuntimeFault(f"{exc}; finished rows are cached") from exc
-        except Exception as exc:  # any other backend failure is retried, then reported
-            if attempt == BACKEND_TRIES:
-                raise RuntimeFault(
-                    f"backend {backend.name} failed {BACKEND_TRIES} times; "
-                    f"finished rows are cached ({type(exc).__name__}: {exc})"
-                ) from exc
-            time.sleep(0.5 * 2 ** (attempt - 1))
-
-
-def progress_bar(total: int, label: str, quiet: bool, unit: str = "call") -> Any:
-    """A progress bar on stderr with rate and ETA; `quiet` hides it."""
-    from tqdm.auto import tqdm
-
-    return tqdm(
-        total=total, desc=label, unit=unit, disable=quiet, file=sys.stderr, dynamic_ncols=True
-    )

@@ -9,7 +9,7 @@ another, in order, as they are submitted.
 
 Nothing about a row depends on this: each request carries its own seed, each result is
 committed to the cache as it arrives, and jobs that need the same call (greedy decoding
-over several seeds) make it once (gen/cache.py). On the first failure the other jobs stop:
+over several seeds) make it once (llm/cache.py). On the first failure the other jobs stop:
 their queued requests are dropped, and the failure is raised once they have stopped.
 """
 
@@ -21,7 +21,7 @@ from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from typing import Any, Generic, TypeVar
 
 from shiftbench.errors import RuntimeFault
-from shiftbench.gen.backends import Backend, Generation, OnDone, Request, Sampling
+from shiftbench.llm.backends import Backend, Generation, OnDone, Request, Sampling
 
 T = TypeVar("T")
 MAX_JOBS = 32  # jobs in flight at once; the next one starts as soon as one ends

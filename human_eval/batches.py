@@ -24,11 +24,10 @@ from typing import Any
 
 from shiftbench import __version__
 from shiftbench.errors import InputError
-from shiftbench.gen.listfields import refuse_listed
-from shiftbench.runfolder import read_meta, usable
+from shiftbench.listfields import refuse_listed
+from shiftbench.ratings import BATCH_FILE, ITEMS_FILE
+from shiftbench.runfolder import read_jsonl, read_meta, usable
 
-ITEMS_FILE = "items.jsonl"
-BATCH_FILE = "batch.json"
 SCHEMES = ("quality", "similarity")
 
 
@@ -105,35 +104,33 @@ def candidates(folder: Path) -> tuple[dict[str, Any], dict[str, list[dict[str, A
             continue
         source_language = config.get("source_language")
         for path in sorted((folder / name).glob("*.jsonl")):
-            with open(path, encoding="utf-8") as fh:
-                for line in fh:
-                    row = json.loads(line)
-                    if not usable(row.get("status"), config.get("transform")):
+            for row in read_jsonl(path, required=("row_id",)):
+                if not usable(row.get("status"), config.get("transform")):
+                    continue
+                for field in fields:
+                    output = row.get(field)
+                    if not isinstance(output, str) or not output.strip():
                         continue
-                    for field in fields:
-                        output = row.get(field)
-                        if not isinstance(output, str) or not output.strip():
-                            continue
-                        language = row.get(f"language_{field}")
-                        stratum = config["transform"]
-                        own = config.get("source_languages", {}).get(field, source_language)
-                        if language and language != own:
-                            stratum += f"/{language}"
-                        strata[stratum].append(
-                            {
-                                "item_id": f"{name}/{path.stem}/{row['row_id']}/{field}",
-                                "stratum": stratum,
-                                "config": name,
-                                "transform": config["transform"],
-                                "axis": config.get("axis"),
-                                "split": path.stem,
-                                "row_id": row["row_id"],
-                                "field": field,
-                                "language": language,
-                                "original": str(row.get(f"original_{field}") or ""),
-                                "output": output,
-                            }
-                        )
+                    language = row.get(f"language_{field}")
+                    stratum = config["transform"]
+                    own = config.get("source_languages", {}).get(field, source_language)
+                    if language and language != own:
+                        stratum += f"/{language}"
+                    strata[stratum].append(
+                        {
+                            "item_id": f"{name}/{path.stem}/{row['row_id']}/{field}",
+                            "stratum": stratum,
+                            "config": name,
+                            "transform": config["transform"],
+                            "axis": config.get("axis"),
+                            "split": path.stem,
+                            "row_id": row["row_id"],
+                            "field": field,
+                            "language": language,
+                            "original": str(row.get(f"original_{field}") or ""),
+                            "output": output,
+                        }
+                    )
     if not strata:
         raise InputError(f"{folder} has no rewritten texts of status ok to rate")
     return meta, dict(sorted(strata.items()))
@@ -271,15 +268,3 @@ def write(out: Path, description: dict[str, Any], table: list[dict[str, Any]]) -
     (out / BATCH_FILE).write_text(
         json.dumps(description, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
     )
-
-
-def read(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    try:
-        description = json.loads((folder / BATCH_FILE).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(
-            f"{folder} holds no batch ({BATCH_FILE}); run 'human-eval batch'"
-        ) from None
-    with open(folder / ITEMS_FILE, encoding="utf-8") as fh:
-        table = [json.loads(line) for line in fh]
-    return description, table

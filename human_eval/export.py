@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from shiftbench.errors import InputError
-from shiftbench.validate.judge import instruction
+from shiftbench.transforms import instruction
 
 EXPORT_DIR = "export"
 ITEMS_PER_HIT = 10

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from shiftbench.errors import InputError
+from shiftbench.ratings import RATINGS_FILE
 
-RATINGS_FILE = "ratings.jsonl"
 FORM_COLUMNS = ("batch_id", "item_id", "rater_id", "criterion", "rating")
 
 
@@ -182,14 +182,6 @@ def canonical(
                 }
             )
     return ratings
-
-
-def read_ratings(folder: Path) -> list[dict[str, Any]]:
-    path = folder / RATINGS_FILE
-    if not path.exists():
-        return []
-    with open(path, encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh]
 
 
 def write_ratings(folder: Path, ratings: list[dict[str, Any]]) -> None:

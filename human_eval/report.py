@@ -27,38 +27,11 @@ import numpy as np
 from shiftbench import __version__
 from shiftbench.errors import InputError
 from shiftbench.human_eval.agreement import gwet
+from shiftbench.ratings import HUMAN_REPORT as REPORT_JSON
+from shiftbench.ratings import screen
+from shiftbench.runfolder import read_jsonl
 
-REPORT_JSON = "human_eval.json"
 REPORT_MD = "human_eval.md"
-
-
-def screen(table: list[dict[str, Any]], ratings: list[dict[str, Any]]) -> dict[str, Any]:
-    """rater -> {kept, controls rated, misses [(item, criterion, rating, expected)]}."""
-    controls = {r["item_id"]: r for r in table if r["is_control"]}
-    raters: dict[str, dict[str, Any]] = {}
-    for r in ratings:
-        entry = raters.setdefault(r["rater_id"], {"controls": 0, "misses": []})
-        control = controls.get(r["item_id"])
-        if control is None:
-            continue
-        entry["controls"] += 1
-        expected = control["expected"][r["criterion"]]
-        if abs(r["rating"] - expected) > control["tolerance"]:
-            entry["misses"].append(
-                {
-                    "item_id": r["item_id"],
-                    "criterion": r["criterion"],
-                    "rating": r["rating"],
-                    "expected": expected,
-                }
-            )
-    for entry in raters.values():
-        entry["kept"] = entry["controls"] > 0 and not entry["misses"]
-        if not entry["controls"]:
-            entry["reason"] = "rated no control items"
-        elif entry["misses"]:
-            entry["reason"] = f"{len(entry['misses'])} control rating(s) outside the tolerance"
-    return dict(sorted(raters.items()))
 
 
 def summarise(
@@ -148,16 +121,14 @@ def drift_correlation(
         path = folder / f"{config}.jsonl"
         if not path.is_file():
             continue
-        with open(path, encoding="utf-8") as fh:
-            for line in fh:
-                row = json.loads(line)
-                for key, per_field in (row.get("measures") or {}).items():
-                    if not key.startswith("drift:"):
-                        continue
-                    for field, value in per_field.items():
-                        if value is not None:
-                            item = f"{config}/{row['split']}/{row['row_id']}/{field}"
-                            drift[key][item] = value
+        for row in read_jsonl(path):
+            for key, per_field in (row.get("measures") or {}).items():
+                if not key.startswith("drift:"):
+                    continue
+                for field, value in per_field.items():
+                    if value is not None:
+                        item = f"{config}/{row['split']}/{row['row_id']}/{field}"
+                        drift[key][item] = value
     means: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for r in ratings:
         if r["item_id"] in info and r["rater_id"] in kept:

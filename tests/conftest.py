@@ -70,8 +70,8 @@ def scripted(monkeypatch: pytest.MonkeyPatch):
     """Register the scripted backend (see scripted_backend.py) with a clean slate."""
     from scripted_backend import ScriptedBackend
 
-    from shiftbench.gen import rewrite
-    from shiftbench.gen.backends import BACKENDS
+    from shiftbench.llm import calls as llm_calls
+    from shiftbench.llm.backends import BACKENDS
 
     monkeypatch.setitem(BACKENDS, "scripted", "scripted_backend:ScriptedBackend")
     monkeypatch.setattr(ScriptedBackend, "calls", [])
@@ -84,7 +84,7 @@ def scripted(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(ScriptedBackend, "seeds", [])
     monkeypatch.setattr(ScriptedBackend, "samplings", [])
     monkeypatch.setattr(ScriptedBackend, "script", {})
-    monkeypatch.setattr(rewrite.time, "sleep", lambda s: None)
+    monkeypatch.setattr(llm_calls.time, "sleep", lambda s: None)
     return ScriptedBackend
 
 
@@ -93,7 +93,7 @@ def judgebot(monkeypatch: pytest.MonkeyPatch):
     """Register the word-overlap judge (see judge_backend.py) with a clean slate."""
     from judge_backend import JudgeBot
 
-    from shiftbench.gen.backends import BACKENDS
+    from shiftbench.llm.backends import BACKENDS
 
     monkeypatch.setitem(BACKENDS, "judgebot", "judge_backend:JudgeBot")
     monkeypatch.setattr(JudgeBot, "prompts", [])
@@ -125,7 +125,7 @@ def static_encoder(tmp_path_factory):
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.models import StaticEmbedding
 
-    from shiftbench.evaluate.encoders import resolve_encoder
+    from shiftbench.encoders import resolve_encoder
 
     source = SentenceTransformer(resolve_encoder(ENCODER)[0], device="cpu")
     table = source[0].auto_model.embeddings.word_embeddings.weight.detach().numpy()

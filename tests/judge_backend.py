@@ -14,7 +14,7 @@ import math
 import re
 from typing import Any, ClassVar
 
-from shiftbench.gen.backends import Generation, Request, Sampling
+from shiftbench.llm.backends import Generation, Request, Sampling
 
 _PAIRS = (
     re.compile(r"Text A:\n(.*?)\n\nText B:\n(.*?)\n\n", re.S),

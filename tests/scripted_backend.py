@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from shiftbench.gen.backends import Generation, Request, Sampling
+from shiftbench.llm.backends import Generation, Request, Sampling
 
 
 class ScriptedBackend:

@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from shiftbench.gen.backends import Generation, Request, Sampling
+from shiftbench.llm.backends import Generation, Request, Sampling
 
 DEADLINE = 20.0  # seconds a held call waits for its condition before it fails
 

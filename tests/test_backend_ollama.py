@@ -11,7 +11,7 @@ import pytest
 from conftest import read_rows
 from ollama_server import DIGEST, OllamaStub
 
-from shiftbench.gen.backends.ollama import OllamaBackend
+from shiftbench.llm.backends.ollama import OllamaBackend
 
 
 @pytest.fixture
@@ -85,7 +85,7 @@ def test_reasoning_models_are_told_not_to_think_and_leaks_are_removed(stub, invo
     backend = OllamaBackend("thinker", base_url=stub.url)
     backend.load()
     backend._info["thinking"] = False  # a model that thinks although not asked to
-    from shiftbench.gen.backends import Request, Sampling
+    from shiftbench.llm.backends import Request, Sampling
 
     (leaky,) = backend.generate([Request("x\n\nthe answer", 1, 64)], Sampling())
     assert leaky.text == "ECHO the answer"
@@ -163,7 +163,7 @@ def test_unknown_model_and_unreachable_server(stub, invoke, tmp_path):
 def test_paraplue_reads_the_servers_top_logprobs(stub):
     import math
 
-    from shiftbench.gen.cache import GenerationCache
+    from shiftbench.llm.cache import GenerationCache
     from shiftbench.validate.judge import Item
     from shiftbench.validate.paraplue import Paraplue
 

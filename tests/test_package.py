@@ -31,7 +31,7 @@ def test_wheel_holds_only_the_shiftbench_package(tmp_path):
     assert top == {"shiftbench"}
     for stage in ("gen", "validate", "evaluate", "cards", "human_eval"):
         assert f"shiftbench/{stage}/__init__.py" in names
-    assert "shiftbench/gen/prompts/paraphrase.txt" in names
+    assert "shiftbench/prompts/paraphrase.txt" in names
     assert "shiftbench/sample/data/test.jsonl" in names
     assert "shiftbench/sample/README.md" in names
     assert not [n for n in names if "/tests/" in n or n.startswith("shiftbench/bench/")]

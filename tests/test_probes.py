@@ -87,7 +87,7 @@ NED_GRID = np.linspace(-0.5, 0.5, 21)
 def _embedder():
     from sentence_transformers import SentenceTransformer
 
-    from shiftbench.evaluate.encoders import resolve_encoder
+    from shiftbench.encoders import resolve_encoder
 
     model = SentenceTransformer(resolve_encoder(ENCODER)[0], device="cpu")
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from shiftbench.gen.backends import Sampling
 from shiftbench.gen.generate import spread_over_labels
+from shiftbench.llm.backends import Sampling
 
 
 def _meta(folder):
@@ -163,7 +163,7 @@ def test_pteb_scores_classification_with_one_classifier_on_all_train_rows(
     from sentence_transformers import SentenceTransformer
     from sklearn.linear_model import LogisticRegression
 
-    from shiftbench.evaluate.encoders import Encoder
+    from shiftbench.encoders import Encoder
 
     model_name = "sentence-transformers/all-MiniLM-L6-v2"
     run = tmp_path / "run"

@@ -17,8 +17,8 @@ import datasets
 import httpx
 import pytest
 
-from shiftbench.gen.backends.weights import DEFAULT_MODEL, locate_model
-from shiftbench.gen.transforms import TRANSFORMS
+from shiftbench.llm.backends.weights import DEFAULT_MODEL, locate_model
+from shiftbench.transforms import TRANSFORMS
 
 ALL = list(TRANSFORMS)
 CONFIGS = ["original"] + [f"{t}-s{s}" for t in ALL for s in (1, 2)]
@@ -144,8 +144,8 @@ def test_paraplue_and_judge_through_llama_cpp_server(llama_server):
     """The openai backend asks a real llama.cpp server for first-token log-probabilities."""
     import math
 
-    from shiftbench.gen.backends.openai import OpenAIBackend
-    from shiftbench.gen.cache import GenerationCache
+    from shiftbench.llm.backends.openai import OpenAIBackend
+    from shiftbench.llm.cache import GenerationCache
     from shiftbench.validate.judge import Item, Judge
     from shiftbench.validate.paraplue import Paraplue
 

@@ -10,7 +10,7 @@ import datasets
 import pytest
 from conftest import read_rows
 
-from shiftbench.evaluate.encoders import Encoder
+from shiftbench.encoders import Encoder
 
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 LIMIT = 30

@@ -9,7 +9,7 @@ import pytest
 from conftest import read_rows
 from stream_backend import StreamBackend, input_text
 
-from shiftbench.gen.transforms import TRANSFORMS
+from shiftbench.transforms import TRANSFORMS
 
 GREEDY = ["--temperature", "0"]
 
@@ -17,8 +17,8 @@ GREEDY = ["--temperature", "0"]
 @pytest.fixture
 def stream(monkeypatch: pytest.MonkeyPatch):
     """Register the stream backend (see stream_backend.py) with a clean slate."""
-    from shiftbench.gen import rewrite
-    from shiftbench.gen.backends import BACKENDS
+    from shiftbench.llm import calls as llm_calls
+    from shiftbench.llm.backends import BACKENDS
 
     monkeypatch.setitem(BACKENDS, "stream", "stream_backend:StreamBackend")
     monkeypatch.setattr(StreamBackend, "concurrent", True)
@@ -26,7 +26,7 @@ def stream(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(StreamBackend, "hold", None)
     monkeypatch.setattr(StreamBackend, "fail_for", set())
     monkeypatch.setattr(StreamBackend, "held_too_long", [])
-    monkeypatch.setattr(rewrite.time, "sleep", lambda s: None)
+    monkeypatch.setattr(llm_calls.time, "sleep", lambda s: None)
     return StreamBackend
 
 
@@ -216,7 +216,7 @@ def test_dry_run_prints_the_plan_and_the_run_makes_it(stream, invoke, tmp_path):
 
 
 def test_dry_run_checks_its_input_and_loads_no_model(invoke, tmp_path, monkeypatch):
-    from shiftbench.gen.backends import embedded
+    from shiftbench.llm.backends import embedded
 
     def no_loading(location):
         raise AssertionError("the dry run loaded the model")

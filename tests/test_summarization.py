@@ -115,7 +115,7 @@ def test_scores_equal_mteb_to_1e6(folder, invoke, tmp_path):
     figures (its v2 evaluator run on the same data with the same encoder)."""
     import mteb
 
-    from shiftbench.evaluate.encoders import Encoder
+    from shiftbench.encoders import Encoder
 
     task = mteb.get_task("SummEvalSummarization.v2")
     task.dataset = datasets.load_dataset(str(folder))
@@ -215,7 +215,7 @@ def test_evaluate_scores_rewritten_summaries_against_original_human_scores(
 ):
     from sentence_transformers import SentenceTransformer
 
-    from shiftbench.evaluate.encoders import resolve_encoder
+    from shiftbench.encoders import resolve_encoder
 
     out = tmp_path / "results"
     result = invoke("evaluate", summ_run, "-m", ENCODER, "-o", out, "--no-plots")

@@ -9,8 +9,8 @@ import pytest
 from conftest import read_rows
 
 from shiftbench.errors import InputError
-from shiftbench.gen.languages import LANGUAGES, draw, parse_pool
-from shiftbench.gen.transforms import TRANSFORMS
+from shiftbench.languages import LANGUAGES, draw, parse_pool
+from shiftbench.transforms import TRANSFORMS
 
 ALL = [
     "paraphrase",

@@ -19,7 +19,7 @@ from scipy.stats import pearsonr, spearmanr
 
 from shiftbench import __version__
 from shiftbench.errors import InputError
-from shiftbench.gen.cache import GenerationCache
+from shiftbench.llm.cache import GenerationCache
 from shiftbench.sources import Source
 from shiftbench.stats import bootstrap_statistic_ci, spearman_or_nan
 from shiftbench.validate.judge import Item, Judge

@@ -22,7 +22,7 @@ from typing import Any
 
 from shiftbench import __version__
 from shiftbench.errors import InputError
-from shiftbench.runfolder import read_meta
+from shiftbench.runfolder import read_jsonl, read_meta
 from shiftbench.stats import BOOTSTRAP_SAMPLES, bootstrap_mean_ci, holm, paired_bootstrap_p
 from shiftbench.validate.report import REPORT_JSON, ROWS_DIR
 
@@ -75,20 +75,18 @@ def _load_values(
         if not summary.get("measures"):
             continue
         subset = meta["configs"].get(name, {}).get("subset", "default")
-        with open(run / ROWS_DIR / f"{name}.jsonl", encoding="utf-8") as fh:
-            for line in fh:
-                row = json.loads(line)
-                for key, per_field in row.get("measures", {}).items():
-                    for field, value in per_field.items():
-                        if value is not None:
-                            item = (
-                                summary["transform"],
-                                subset,
-                                row["split"],
-                                row["row_id"],
-                                field,
-                            )
-                            values[key][item].append(value)
+        for row in read_jsonl(run / ROWS_DIR / f"{name}.jsonl"):
+            for key, per_field in row.get("measures", {}).items():
+                for field, value in per_field.items():
+                    if value is not None:
+                        item = (
+                            summary["transform"],
+                            subset,
+                            row["split"],
+                            row["row_id"],
+                            field,
+                        )
+                        values[key][item].append(value)
     averaged = {
         key: {item: statistics.fmean(v) for item, v in items.items()}
         for key, items in values.items()

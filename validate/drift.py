@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from shiftbench.evaluate.encoders import Encoder
-from shiftbench.gen.cache import GenerationCache
+from shiftbench.encoders import Encoder
+from shiftbench.llm.cache import GenerationCache
 from shiftbench.validate.judge import Item
 
 

@@ -14,7 +14,7 @@ runs asks each question once. Two ways to turn the model's answer into a score:
 - `expected`: nothing is generated; the score is the mean of the scale's whole numbers
   weighted by the probability that the reply begins with each (as G-Eval does). Small
   models that always write the same digit still rank pairs this way. It needs a backend
-  with log-probabilities (see validate/logprobs.py).
+  with log-probabilities (see llm/logprobs.py).
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ from importlib import resources
 from typing import Any, NamedTuple
 
 from shiftbench.errors import InputError
-from shiftbench.gen.backends import Backend, Generation, Request, Sampling, get_backend
-from shiftbench.gen.cache import GenerationCache, row_key
-from shiftbench.gen.rewrite import call_backend, progress_bar
-from shiftbench.validate.logprobs import ask, require_logprobs
+from shiftbench.llm.backends import Backend, Generation, Request, Sampling, get_backend
+from shiftbench.llm.cache import GenerationCache, row_key
+from shiftbench.llm.calls import call_backend, progress_bar
+from shiftbench.llm.logprobs import ask, require_logprobs
 
 JUDGE_TOKENS = 16  # a rating needs a few tokens; a longer reply is cut here
 SCORINGS = ("reply", "expected")
@@ -306,32 +306,3 @@ class Judge:
 
 # What each transform asked for, as the quality prompt tells the judge ({language}: the
 # language the output should be in).
-INSTRUCTIONS: dict[str, str] = {
-    "paraphrase": "say the same thing in other words, in {language}",
-    "backtranslation": "translate the text into another language and back into {language}, "
-    "so that the wording changes and the meaning stays",
-    "style-change": "change the register (formal to informal, or informal to formal) and "
-    "keep the meaning, in {language}",
-    "expansion": "make the text longer with added detail and context, keeping its core "
-    "meaning (a question stays a question), in {language}",
-    "summarisation": "make the text shorter and keep its meaning (a question stays a "
-    "question), in {language}",
-    "summarised-expansion": "expand the text and then summarise the expansion, keeping its "
-    "core meaning, in {language}",
-    "translation": "translate the text into {language}",
-    "cross-translation": "translate the text into {language}",
-}
-
-
-def instruction(transform: str, language: str | None) -> str:
-    """The quality prompt's instruction for a transform and the output's language code."""
-    from shiftbench.gen.languages import get_language
-
-    name = "the language of the original"
-    if language:
-        try:
-            name = get_language(language).name
-        except InputError:
-            name = language
-    template = INSTRUCTIONS.get(transform, "rewrite the text in {language}")
-    return template.replace("{language}", name)

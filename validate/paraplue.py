@@ -15,10 +15,10 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from shiftbench.gen.backends import Backend
-from shiftbench.gen.cache import GenerationCache
+from shiftbench.llm.backends import Backend
+from shiftbench.llm.cache import GenerationCache
+from shiftbench.llm.logprobs import ask, require_logprobs
 from shiftbench.validate.judge import Item, prompt_template, render
-from shiftbench.validate.logprobs import ask, require_logprobs
 
 ANSWERS = ("Yes", "No")
 PROMPT_FILE = "paraplue.txt"

@@ -29,22 +29,23 @@ from typing import Any, Protocol
 from rapidfuzz.distance import Levenshtein
 
 from shiftbench import __version__
+from shiftbench.checks import CHECKS, Case, failures
 from shiftbench.errors import InputError
-from shiftbench.gen.cache import GenerationCache
-from shiftbench.gen.listfields import refuse_listed
-from shiftbench.runfolder import IDENTITY_KEPT, read_meta
-from shiftbench.validate.checks import CHECKS, Case, failures
-from shiftbench.validate.judge import Item, instruction
-from shiftbench.validate.langid import (
+from shiftbench.langid import (
     EXPECTED_SHARE,
     MIN_LETTERS,
     NOT_CHECKED,
     LanguageID,
     checkable,
 )
-from shiftbench.validate.scripts import DENSE_WEIGHT, tokens
+from shiftbench.listfields import refuse_listed
+from shiftbench.llm.cache import GenerationCache
+from shiftbench.runfolder import IDENTITY_KEPT, VALIDATION_REPORT, read_jsonl, read_meta
+from shiftbench.scripts import DENSE_WEIGHT, tokens
+from shiftbench.transforms import instruction
+from shiftbench.validate.judge import Item
 
-REPORT_JSON = "validation.json"
+REPORT_JSON = VALIDATION_REPORT
 REPORT_MD = "validation.md"
 ROWS_DIR = "validation"
 
@@ -185,9 +186,8 @@ def _keep_earlier_measures(
     if not missing:
         return
     try:
-        with open(folder / ROWS_DIR / f"{name}.jsonl", encoding="utf-8") as fh:
-            old_rows = [json.loads(line) for line in fh]
-    except (FileNotFoundError, json.JSONDecodeError):
+        old_rows = read_jsonl(folder / ROWS_DIR / f"{name}.jsonl")
+    except InputError:  # none yet, or unreadable: there is nothing to carry over
         return
     same_rows = len(old_rows) == len(rows) and all(
         (o.get("split"), o.get("row_id")) == (r["split"], r["row_id"])
@@ -264,9 +264,7 @@ def _validate_config(
     transform = config["transform"]
     rows: list[dict[str, Any]] = []
     for path in sorted((folder / name).glob("*.jsonl")):
-        with open(path, encoding="utf-8") as fh:
-            for line in fh:
-                rows.append({"_split": path.stem, **json.loads(line)})
+        rows += [{"_split": path.stem, **row} for row in read_jsonl(path, required=("row_id",))]
     if not rows:
         raise InputError(f"{folder / name} holds no rows")
     outputs = [str(row.get(f) or "") for row in rows for f in fields]

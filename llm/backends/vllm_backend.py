@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from shiftbench.errors import InputError, RuntimeFault
-from shiftbench.gen.backends.base import Generation, OnDone, Request, Sampling, token_budget
-from shiftbench.gen.backends.vllm_stream import EngineStream
-from shiftbench.gen.backends.weights import (
+from shiftbench.llm.backends.base import Generation, OnDone, Request, Sampling, token_budget
+from shiftbench.llm.backends.vllm_stream import EngineStream
+from shiftbench.llm.backends.weights import (
     DEFAULT_MODEL,
     dequantised_checkpoint,
     first_line,
@@ -103,7 +103,7 @@ class VLLMBackend:
     def _checkpoint(self) -> str:
         if self.location.gguf_file is None:
             return self.location.path
-        from shiftbench.gen.cache import default_cache_dir
+        from shiftbench.llm.cache import default_cache_dir
 
         folder = dequantised_checkpoint(self.location, self.cache_dir or default_cache_dir())
         return str(folder.resolve())
@@ -247,7 +247,7 @@ class VLLMBackend:
         the engine's top log-probabilities (None when the word is not among them)."""
         from vllm import SamplingParams
 
-        from shiftbench.validate.logprobs import TOP_LOGPROBS, from_top_logprobs
+        from shiftbench.llm.logprobs import TOP_LOGPROBS, from_top_logprobs
 
         self.load()
         llm = self._llm

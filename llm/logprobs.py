@@ -13,9 +13,9 @@ import math
 from typing import Any
 
 from shiftbench.errors import InputError
-from shiftbench.gen.backends import Backend, Generation
-from shiftbench.gen.cache import GenerationCache, row_key
-from shiftbench.gen.rewrite import progress_bar
+from shiftbench.llm.backends import Backend, Generation
+from shiftbench.llm.cache import GenerationCache, row_key
+from shiftbench.llm.calls import progress_bar
 
 TOP_LOGPROBS = 20  # how many alternatives a server is asked for
 SUPPORTED = "embedded, openai, ollama or vllm"

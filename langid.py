@@ -31,7 +31,7 @@ from functools import cache
 from typing import Any, Protocol
 
 from shiftbench.errors import InputError
-from shiftbench.validate.scripts import letter_count
+from shiftbench.scripts import letter_count
 
 UNDETERMINED = "und"
 MIN_LETTERS = 12  # below this, an answer would be a guess
@@ -59,7 +59,7 @@ def too_short(text: str) -> bool:
 @cache
 def canonical(code: str) -> str:
     """An identifier's answer as gen.languages writes it ("nb" is "no", "tl" is "fil")."""
-    from shiftbench.gen.languages import get_language
+    from shiftbench.languages import get_language
 
     try:
         return get_language(code).code

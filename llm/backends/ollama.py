@@ -14,7 +14,7 @@ import time
 from typing import Any
 
 from shiftbench.errors import InputError, RuntimeFault
-from shiftbench.gen.backends.base import (
+from shiftbench.llm.backends.base import (
     Generation,
     OnDone,
     Request,
@@ -24,7 +24,7 @@ from shiftbench.gen.backends.base import (
     complete_concurrently,
     retry_transient,
 )
-from shiftbench.gen.backends.reasoning import strip_reasoning
+from shiftbench.llm.backends.reasoning import strip_reasoning
 from shiftbench.sources import suggest
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
@@ -152,7 +152,7 @@ class OllamaBackend(SharedRequests):
     ) -> list[dict[str, float | None]]:
         """Per prompt, each answer word's log-probability as the reply's first token, from
         the server's top log-probabilities (None when the word is not among them)."""
-        from shiftbench.validate.logprobs import TOP_LOGPROBS, from_top_logprobs
+        from shiftbench.llm.logprobs import TOP_LOGPROBS, from_top_logprobs
 
         if self._info is None:
             self.load()

@@ -9,14 +9,14 @@ from __future__ import annotations
 import importlib
 
 from shiftbench.errors import InputError
-from shiftbench.gen.backends.base import Backend, Generation, OnDone, Request, Sampling
+from shiftbench.llm.backends.base import Backend, Generation, OnDone, Request, Sampling
 from shiftbench.sources import suggest
 
 BACKENDS: dict[str, str] = {
-    "embedded": "shiftbench.gen.backends.embedded:EmbeddedBackend",
-    "ollama": "shiftbench.gen.backends.ollama:OllamaBackend",
-    "openai": "shiftbench.gen.backends.openai:OpenAIBackend",
-    "vllm": "shiftbench.gen.backends.vllm_backend:VLLMBackend",
+    "embedded": "shiftbench.llm.backends.embedded:EmbeddedBackend",
+    "ollama": "shiftbench.llm.backends.ollama:OllamaBackend",
+    "openai": "shiftbench.llm.backends.openai:OpenAIBackend",
+    "vllm": "shiftbench.llm.backends.vllm_backend:VLLMBackend",
 }
 DEFAULT_BACKEND = "embedded"
 

@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from shiftbench.errors import InputError, RuntimeFault
-from shiftbench.gen.backends.base import (
+from shiftbench.llm.backends.base import (
     Generation,
     OnDone,
     Request,
@@ -23,7 +23,7 @@ from shiftbench.gen.backends.base import (
     complete_concurrently,
     retry_transient,
 )
-from shiftbench.gen.backends.reasoning import strip_reasoning
+from shiftbench.llm.backends.reasoning import strip_reasoning
 from shiftbench.sources import suggest
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
@@ -133,7 +133,7 @@ class OpenAIBackend(SharedRequests):
     ) -> list[dict[str, float | None]]:
         """Per prompt, each answer word's log-probability as the reply's first token, from
         the server's top log-probabilities (None when the word is not among them)."""
-        from shiftbench.validate.logprobs import TOP_LOGPROBS, from_top_logprobs
+        from shiftbench.llm.logprobs import TOP_LOGPROBS, from_top_logprobs
 
         if self._served is None:
             self.load()

@@ -60,7 +60,7 @@ def word_count(text: str) -> int:
 @cache
 def markers(extra: str | None = None) -> dict[str, tuple[str, ...]]:
     """Lower-cased marker phrases per kind, all languages together, plus a user's file."""
-    text = resources.files("shiftbench.validate").joinpath("markers.json").read_text("utf-8")
+    text = resources.files("shiftbench").joinpath("markers.json").read_text("utf-8")
     tables = [json.loads(text)]
     if extra is not None:
         tables.append(json.loads(Path(extra).read_text(encoding="utf-8")))

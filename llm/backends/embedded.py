@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from shiftbench.errors import InputError
-from shiftbench.gen.backends.base import Generation, OnDone, Request, Sampling, token_budget
-from shiftbench.gen.backends.weights import (
+from shiftbench.llm.backends.base import Generation, OnDone, Request, Sampling, token_budget
+from shiftbench.llm.backends.weights import (
     DEFAULT_MODEL,
     ModelLocation,
     first_line,
@@ -125,7 +125,7 @@ class EmbeddedBackend:
         distribution. One prompt per forward pass, so no padding touches the numbers."""
         import torch
 
-        from shiftbench.validate.logprobs import spellings
+        from shiftbench.llm.logprobs import spellings
 
         tokenizer, model = _load(self.location)
         ids: dict[str, list[int]] = {}

@@ -18,7 +18,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from shiftbench.gen.backends.base import Generation
+from shiftbench.llm.backends.base import Generation
 
 
 def default_cache_dir() -> Path:

@@ -20,6 +20,7 @@ from importlib import resources
 from pathlib import Path
 
 from shiftbench.errors import InputError
+from shiftbench.languages import get_language
 from shiftbench.sources import suggest
 
 # Which language a step writes in.
@@ -339,7 +340,7 @@ def load_prompts(
 
 
 def _packaged(filename: str) -> Prompt:
-    text = resources.files("shiftbench.gen").joinpath("prompts", filename)
+    text = resources.files("shiftbench").joinpath("prompts", filename)
     return Prompt(text.read_text(encoding="utf-8"), f"shiftbench:{filename}")
 
 
@@ -351,3 +352,34 @@ def _read_template(path_text: str) -> Prompt:
     if "{text}" not in body:
         raise InputError(f"prompt file {path_text} has no {{text}} placeholder")
     return Prompt(body, str(path.resolve()))
+
+
+# What each transform asks of its output, as a judge and a human rater are told.
+INSTRUCTIONS: dict[str, str] = {
+    "paraphrase": "say the same thing in other words, in {language}",
+    "backtranslation": "translate the text into another language and back into {language}, "
+    "so that the wording changes and the meaning stays",
+    "style-change": "change the register (formal to informal, or informal to formal) and "
+    "keep the meaning, in {language}",
+    "expansion": "make the text longer with added detail and context, keeping its core "
+    "meaning (a question stays a question), in {language}",
+    "summarisation": "make the text shorter and keep its meaning (a question stays a "
+    "question), in {language}",
+    "summarised-expansion": "expand the text and then summarise the expansion, keeping its "
+    "core meaning, in {language}",
+    "translation": "translate the text into {language}",
+    "cross-translation": "translate the text into {language}",
+}
+
+
+def instruction(transform: str, language: str | None) -> str:
+    """What a transform asks of its output, in words a judge or a human rater reads, for
+    the output's language code (the LLM judge's quality prompt and the rating form share it)."""
+    name = "the language of the original"
+    if language:
+        try:
+            name = get_language(language).name
+        except InputError:
+            name = language
+    template = INSTRUCTIONS.get(transform, "rewrite the text in {language}")
+    return template.replace("{language}", name)

@@ -1,0 +1,59 @@
+"""Calling a backend: retries of the requests still missing, and the progress bar."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+from shiftbench.errors import InputError, RuntimeFault
+from shiftbench.llm.backends import Backend, Generation, OnDone, Request, Sampling
+
+BACKEND_TRIES = 3
+
+
+def call_backend(
+    backend: Backend, requests: list[Request], sampling: Sampling, keep: OnDone
+) -> None:
+    """Complete every request, passing each result to `keep` exactly once.
+
+    A failed call is retried with only the requests whose results have not come in yet.
+    """
+    done: set[int] = set()
+
+    def keep_once(index: int, gen: Generation) -> None:
+        if index not in done:
+            done.add(index)
+            keep(index, gen)
+
+    for attempt in range(1, BACKEND_TRIES + 1):
+        todo = [i for i in range(len(requests)) if i not in done]
+
+        def report(j: int, gen: Generation, todo: list[int] = todo) -> None:
+            keep_once(todo[j], gen)
+
+        try:
+            made = backend.generate([requests[i] for i in todo], sampling, report)
+            for j, gen in enumerate(made):  # for backends that do not report as they go
+                keep_once(todo[j], gen)
+            return
+        except InputError:
+            raise
+        except RuntimeFault as exc:  # the backend has done its own retrying
+            raise RuntimeFault(f"{exc}; finished rows are cached") from exc
+        except Exception as exc:  # any other backend failure is retried, then reported
+            if attempt == BACKEND_TRIES:
+                raise RuntimeFault(
+                    f"backend {backend.name} failed {BACKEND_TRIES} times; "
+                    f"finished rows are cached ({type(exc).__name__}: {exc})"
+                ) from exc
+            time.sleep(0.5 * 2 ** (attempt - 1))
+
+
+def progress_bar(total: int, label: str, quiet: bool, unit: str = "call") -> Any:
+    """A progress bar on stderr with rate and ETA; `quiet` hides it."""
+    from tqdm.auto import tqdm
+
+    return tqdm(
+        total=total, desc=label, unit=unit, disable=quiet, file=sys.stderr, dynamic_ncols=True
+    )
