@@ -1,10 +1,52 @@
-"""shiftbench: seeded, LLM-transformed MTEB datasets and robustness scores for encoders."""
+"""shiftbench: seeded, LLM-transformed MTEB datasets and robustness scores for encoders.
 
+The stages are functions; the command line calls the same ones:
+
+    >>> import shiftbench
+    >>> source = shiftbench.load_source("sample")
+    >>> run = shiftbench.generate(source, shiftbench.GenSettings(seeds=(1, 2)))
+    >>> result = shiftbench.score_encoders(run.folder, ["sentence-transformers/all-MiniLM-L6-v2"])
+
+Names are imported when first used, so `import shiftbench` stays light.
+"""
+
+from importlib import import_module
 from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
 try:
     __version__ = version("shiftbench")
 except PackageNotFoundError:  # running from a source tree that was never installed
     __version__ = "0.0.0+unknown"
 
-__all__ = ["__version__"]
+# public name -> the module that defines it
+_API = {
+    "load_source": "shiftbench.sources",
+    "Source": "shiftbench.sources",
+    "GenSettings": "shiftbench.gen.api",
+    "GenResult": "shiftbench.gen.api",
+    "TooManyFailures": "shiftbench.gen.api",
+    "generate": "shiftbench.gen.api",
+    "plan_generation": "shiftbench.gen.api",
+    "EvalSettings": "shiftbench.evaluate.api",
+    "EvalResult": "shiftbench.evaluate.api",
+    "ConfigScore": "shiftbench.evaluate.api",
+    "ModelSummary": "shiftbench.evaluate.api",
+    "Interval": "shiftbench.evaluate.api",
+    "Evaluation": "shiftbench.evaluate.api",
+    "score_encoders": "shiftbench.evaluate.api",
+    "InputError": "shiftbench.errors",
+    "RuntimeFault": "shiftbench.errors",
+}
+
+__all__ = ["__version__", *_API]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _API:
+        return getattr(import_module(_API[name]), name)
+    raise AttributeError(f"module 'shiftbench' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

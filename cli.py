@@ -13,10 +13,13 @@ import click
 
 from shiftbench import __version__
 from shiftbench.errors import InputError, RuntimeFault, ShiftbenchError
+from shiftbench.evaluate.api import EvalSettings
+from shiftbench.gen.api import GenSettings
 from shiftbench.spec import STAGES
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
-SHARED_ENGINES = "shiftbench.engines"  # ctx.meta key: generator engines loaded in this process
+GEN = GenSettings()  # gen's option defaults are the settings' own
+EVAL = EvalSettings()  # and evaluate's (probe shares the encoder options)
 
 
 def source_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -173,7 +176,7 @@ def encoder_options(func: Callable[..., Any]) -> Callable[..., Any]:
         click.option(
             "--batch-size",
             type=click.IntRange(min=1),
-            default=32,
+            default=EVAL.batch_size,
             show_default=True,
             help="Texts per encoder batch.",
         ),
@@ -183,7 +186,7 @@ def encoder_options(func: Callable[..., Any]) -> Callable[..., Any]:
         click.option(
             "--precision",
             type=click.Choice(["float32", "float16", "bfloat16"]),
-            default="float32",
+            default=EVAL.precision,
             show_default=True,
             help="Dtype the encoder's weights are loaded in.",
         ),
@@ -269,11 +272,9 @@ def cli() -> None:
     "-t",
     "transforms",
     multiple=True,
-    default=("paraphrase",),
-    show_default=True,
     metavar="NAME[,NAME...]",
     help="Transformations to apply, comma-separated or repeated; 'all' for all eight "
-    "(default: the --protocol's; pteb: paraphrase, hteb: all). "
+    "(default: the --protocol's; shiftbench and pteb: paraphrase, hteb: all). "
     "Controls: synonym-swap-1..3, antonym-swap, word-jumble-1..3 (rules, no LLM), "
     "negation and affirmative-paraphrase (LLM); 'controls' for all of them.",
 )
@@ -283,15 +284,13 @@ def cli() -> None:
     "-s",
     "seeds",
     multiple=True,
-    default=("1337",),
-    show_default=True,
     metavar="N[,N...]",
     help="Seeds, comma-separated or repeated; each gives its own variant of each transform "
-    "(default: the --protocol's; pteb: 1337-1342, hteb: 1337-1339).",
+    "(default: the --protocol's; shiftbench: 1337, pteb: 1337-1342, hteb: 1337-1339).",
 )
 @click.option(
     "--languages",
-    default="es,fr,de,tr,ar",
+    default=GEN.languages,
     show_default=True,
     metavar="CODES",
     help="Target-language pool (ISO 639-1 codes) for translation, cross-translation and "
@@ -307,7 +306,7 @@ def cli() -> None:
 @click.option(
     "--prompt-variant",
     type=click.IntRange(min=1),
-    default=1,
+    default=GEN.prompt_variant,
     show_default=True,
     help="Packaged prompt variant (paraphrase has 1-4), to measure prompt sensitivity.",
 )
@@ -321,7 +320,7 @@ def cli() -> None:
 @click.option(
     "--backend",
     "-b",
-    default="embedded",
+    default=GEN.backend,
     show_default=True,
     help="Generation backend: embedded, ollama, openai or vllm.",
 )
@@ -335,18 +334,16 @@ def cli() -> None:
 @click.option(
     "--temperature",
     type=click.FloatRange(min=0),
-    default=0.7,
-    show_default=True,
-    help="Sampling temperature; 0 decodes greedily (default: the --protocol's; pteb: the "
-    "backend's own, not sent; hteb: 1.0).",
+    default=GEN.temperature,
+    help="Sampling temperature; 0 decodes greedily (default: the --protocol's; shiftbench: "
+    "0.7, pteb: the backend's own, not sent; hteb: 1.0).",
 )
 @click.option(
     "--top-p",
     type=click.FloatRange(0, 1, min_open=True),
-    default=0.95,
-    show_default=True,
-    help="Nucleus sampling mass (default: the --protocol's; pteb: the backend's own, not "
-    "sent; hteb: 0.95).",
+    default=GEN.top_p,
+    help="Nucleus sampling mass (default: the --protocol's; shiftbench: 0.95, pteb: the "
+    "backend's own, not sent; hteb: 0.95).",
 )
 @click.option(
     "--max-new-tokens",
@@ -361,7 +358,7 @@ def cli() -> None:
 @click.option(
     "--max-attempts",
     type=click.IntRange(min=1),
-    default=3,
+    default=GEN.max_attempts,
     show_default=True,
     help="Tries for a text whose output fails the automatic checks (empty, identical to "
     "the input except for back-translation, reasoning or prefix leak, runaway length) "
@@ -378,7 +375,7 @@ def cli() -> None:
 @click.option(
     "--num-ctx",
     type=click.IntRange(min=256),
-    default=8192,
+    default=GEN.num_ctx,
     show_default=True,
     help="Context length: the ollama backend asks for it on every request, the vllm "
     "backend sizes its engine for it.",
@@ -386,7 +383,7 @@ def cli() -> None:
 @click.option(
     "--concurrency",
     type=click.IntRange(min=1),
-    default=4,
+    default=GEN.concurrency,
     show_default=True,
     help="Requests in flight at once (server backends).",
 )
@@ -401,7 +398,7 @@ def cli() -> None:
 @click.option(
     "--batch-size",
     type=click.IntRange(min=1),
-    default=8,
+    default=GEN.batch_size,
     show_default=True,
     help="Prompts per forward pass (embedded backend); outputs do not depend on it.",
 )
@@ -424,7 +421,7 @@ def cli() -> None:
 )
 @click.option(
     "--protocol",
-    default="shiftbench",
+    default=GEN.protocol,
     show_default=True,
     metavar="NAME",
     help="Protocol preset: shiftbench, pteb or hteb. It sets the transforms, seeds, "
@@ -448,14 +445,14 @@ def cli() -> None:
 @click.option(
     "--max-failure-rate",
     type=click.FloatRange(0, 1),
-    default=0.5,
+    default=GEN.max_failure_rate,
     show_default=True,
     help="Exit with 1 when a larger share of the rows written failed the checks (the run "
     "folder is written all the same).",
 )
 @click.option(
     "--control-pos",
-    default="verb,adjective",
+    default=GEN.control_pos,
     show_default=True,
     metavar="POS[,POS...]",
     help="Parts of speech the synonym and antonym swaps may change: verb, adjective, adverb, noun.",
@@ -530,184 +527,60 @@ def gen(
     folder gets a config "original" and one "<transform>-s<seed>" per transform and seed;
     load any of them with datasets.load_dataset(FOLDER, CONFIG).
     """
-    from shiftbench.gen.controls import (
-        ANTONYM,
-        JUMBLE,
-        SYNONYM,
-        RuleVariant,
-        load_lexicon,
-        parse_parts_of_speech,
-    )
-    from shiftbench.gen.generate import failure_share, run_gen
-    from shiftbench.gen.protocols import apply_protocol, get_protocol
-    from shiftbench.gen.rewrite import Variant
-    from shiftbench.languages import get_language, parse_pool
-    from shiftbench.llm.backends import Sampling, get_backend
+    from shiftbench.gen.api import GenSettings, TooManyFailures, generate, plan_generation
+    from shiftbench.gen.plan import format_plan
     from shiftbench.llm.backends.vllm_backend import parse_engine_args
-    from shiftbench.llm.cache import GenerationCache, default_cache_dir
-    from shiftbench.parts import check_rewrite, parse_rewrite
-    from shiftbench.sources import resolve_source, with_language
-    from shiftbench.transforms import expand_transforms, load_prompts, parse_prompt_files
+    from shiftbench.sources import load_source
 
     if engine_args and backend != "vllm":
         raise InputError("--engine-arg applies to the vllm backend only")
-    if max_new_tokens is not None and backend in ("ollama", "vllm") and max_new_tokens >= num_ctx:
-        raise InputError(
-            f"--max-new-tokens {max_new_tokens} leaves no room for the prompt in the "
-            f"{backend} backend's context of {num_ctx} tokens; raise --num-ctx"
-        )
-    vllm_args = parse_engine_args(engine_args)
-    resolved = resolve_source(
-        source, task_type=task_type, data_dir=data_dir, subsets=subsets, splits=splits
-    )
-    if source_language is not None:
-        codes = [c.strip() for c in source_language.split(",")]
-        resolved = with_language(resolved, [get_language(c) for c in codes])
-    pool = parse_pool(languages)
-    applied = apply_protocol(
-        get_protocol(protocol),
-        explicit_options(
-            dict(transforms=transforms, seeds=seeds, temperature=temperature, top_p=top_p)
-        ),
-    )
-    sampling = Sampling(applied.temperature, applied.top_p, max_new_tokens)
-    chosen = expand_transforms(applied.transforms)
-    prompt_files = parse_prompt_files(prompt_file, chosen)
-    # --rewrite given overrides the protocol's parts for this task type
-    if rewrite is None:
-        parts = check_rewrite(resolved.task_type, applied.protocol.rewrite_for(resolved.task_type))
-    else:
-        parts = parse_rewrite(rewrite, resolved.task_type)
-    record = applied.record(resolved.task_type)
-    record["rewrite"] = list(parts)
-    if rewrite is not None:
-        record["overridden"].append("rewrite")
-    parts_of_speech = parse_parts_of_speech(control_pos)
-    lexicon = None
-    if wordnet_dir is not None or any(t.rule in (SYNONYM, ANTONYM) for t in chosen):
-        lexicon = load_lexicon(wordnet_dir, parts_of_speech)
-    variants: list[Variant | RuleVariant] = [
-        RuleVariant(t, seed, lexicon if t.rule != JUMBLE else None)
-        if t.rule
-        else Variant(
-            t,
-            load_prompts(t, prompt_files, prompt_variant),
-            seed,
-            sampling,
-            pool,
-            prompt_variant,
-            max_attempts,
-        )
-        for t in chosen
-        for seed in applied.seeds
-    ]
-    settings = dict(
-        batch_size=batch_size,
+    settings = GenSettings(
+        transforms=transforms or None,
+        seeds=tuple(parse_seeds(seeds)) if seeds else None,
+        protocol=protocol,
+        languages=languages,
+        prompt_variant=prompt_variant,
+        prompt_files=prompt_file,
+        rewrite=rewrite,
+        backend=backend,
+        model=model,
+        temperature=temperature,
+        top_p=top_p,
+        max_new_tokens=max_new_tokens,
+        max_attempts=max_attempts,
         base_url=base_url,
-        concurrency=concurrency,
         num_ctx=num_ctx,
-        engine_args=vllm_args,
+        engine_args=parse_engine_args(engine_args),
+        concurrency=concurrency,
+        batch_size=batch_size,
+        limit=limit,
+        output=output,
         cache_dir=cache_dir,
+        no_cache=no_cache,
+        shard=parse_shard(shard) if shard else None,
+        max_failure_rate=max_failure_rate,
+        control_pos=control_pos,
+        wordnet_dir=wordnet_dir,
+        overwrite=overwrite,
+        quiet=quiet,
     )
-    target = output or Path("runs") / resolved.name
+    resolved = load_source(
+        source,
+        task_type=task_type,
+        data_dir=data_dir,
+        subsets=subsets,
+        splits=splits,
+        source_language=source_language,
+    )
     if dry_run:
-        _gen_plan(resolved, variants, backend, model, settings, target, limit, shard, overwrite,
-                  None if no_cache else (cache_dir or default_cache_dir()), parts)  # fmt: skip
+        click.echo(format_plan(plan_generation(resolved, settings)))
         return
-    # `shiftbench run` shares one loaded engine across the sources of a spec
-    shared = click.get_current_context().meta.get(SHARED_ENGINES)
-    key = json.dumps([backend, model, {k: str(v) for k, v in settings.items()}])
-    engine = shared.get(key) if shared is not None else None
-    if engine is None and not all(isinstance(v, RuleVariant) for v in variants):
-        engine = get_backend(backend, model, **settings)
-        engine.load()  # rule-based controls alone need no generator
-        if shared is not None:
-            shared[key] = engine
-    cache = GenerationCache(None if no_cache else (cache_dir or default_cache_dir()))
     try:
-        written = run_gen(
-            resolved,
-            variants,
-            engine,
-            target,
-            cache=cache,
-            limit=limit,
-            shard=parse_shard(shard) if shard else None,
-            overwrite=overwrite,
-            quiet=quiet,
-            rewrite=parts,
-            protocol=record,
-        )
-    finally:
-        cache.close()
-    if not written:
-        click.echo(f"nothing to do: every config asked for is already complete in {target}")
-        return
-    click.echo(f"wrote {', '.join(c.name for c in written)} to {target}")
-    failed, total = failure_share(written)
-    if total and failed / total > max_failure_rate:
-        raise RuntimeFault(
-            f"{failed} of {total} rows ({failed / total:.0%}) failed the checks, more than "
-            f"--max-failure-rate {max_failure_rate:g}; they are in {target} with their reasons"
-        )
-
-
-def _gen_plan(
-    source: Any,
-    variants: list[Any],
-    backend: str,
-    model: str | None,
-    settings: dict[str, Any],
-    target: Path,
-    limit: int | None,
-    shard: str | None,
-    overwrite: bool,
-    cache_dir: Path | None,
-    rewrite: tuple[str, ...],
-) -> None:
-    """gen --dry-run: print the plan (gen/plan.py)."""
-    from shiftbench.gen.controls import RuleVariant
-    from shiftbench.gen.plan import format_plan, plan_gen
-    from shiftbench.llm.backends import get_backend
-    from shiftbench.llm.cache import GenerationCache
-
-    needs = not all(isinstance(v, RuleVariant) for v in variants)
-    engine = get_backend(backend, model, **settings) if needs else None
-    cache = GenerationCache.read_only(cache_dir)
-    try:
-        plan = plan_gen(
-            source, variants, engine, target, cache=cache, limit=limit,
-            shard=parse_shard(shard) if shard else None, overwrite=overwrite, rewrite=rewrite,
-        )  # fmt: skip
-    finally:
-        cache.close()
-    click.echo(format_plan(plan))
-
-
-# `shiftbench run` names the options its spec gives, since ctx.invoke passes all of them
-EXPLICIT = "shiftbench.explicit"
-
-
-def explicit_options(values: dict[str, Any]) -> dict[str, Any]:
-    """The options among `values` that the user gave (not left at their default), parsed:
-    transforms as names, seeds as numbers."""
-    from click.core import ParameterSource
-
-    ctx = click.get_current_context()
-    named = ctx.meta.get(EXPLICIT)
-    given = {
-        k: v
-        for k, v in values.items()
-        if (k in named if named is not None else ctx.get_parameter_source(k)
-            not in (ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP, None))
-    }  # fmt: skip
-    if "transforms" in given:
-        from shiftbench.transforms import expand_transforms
-
-        given["transforms"] = tuple(t.name for t in expand_transforms(given["transforms"]))
-    if "seeds" in given:
-        given["seeds"] = tuple(parse_seeds(given["seeds"]))
-    return given
+        result = generate(resolved, settings)
+    except TooManyFailures as exc:
+        click.echo(exc.result.summary())
+        raise
+    click.echo(result.summary())
 
 
 def parse_seeds(values: tuple[str, ...]) -> list[int]:
@@ -1302,7 +1175,7 @@ def merge(shards: tuple[Path, ...], output: Path) -> None:
 @click.option(
     "--resamples",
     type=int,
-    default=1000,
+    default=EVAL.resamples,
     show_default=True,
     help="Paired-bootstrap draws for each delta's 95% interval (at least 1000; 0 for no "
     "intervals).",
@@ -1310,7 +1183,7 @@ def merge(shards: tuple[Path, ...], output: Path) -> None:
 @click.option(
     "--resample-seed",
     type=int,
-    default=0,
+    default=EVAL.resample_seed,
     show_default=True,
     help="Seed of the bootstrap draws, made once per split and shared by every variant and model.",
 )
@@ -1366,107 +1239,47 @@ def evaluate(
     table: mean over seeds, then over an axis's transformations; total = mean of the
     axes; with the statistics) and plots/ (bars, heatmap, scatter).
     """
-    from shiftbench.encoders import Encoder
+    from shiftbench.evaluate.api import EvalSettings, Evaluation
     from shiftbench.evaluate.report import axis_rows, plain_table
-    from shiftbench.evaluate.run import (
-        collect,
-        default_output,
-        format_table,
-        require_supported,
-        results_document,
-        score_collection,
-        write_outputs,
+    from shiftbench.evaluate.run import format_table
+
+    settings = EvalSettings(
+        task_type=task_type,
+        data_dir=data_dir,
+        subsets=subsets,
+        splits=splits,
+        batch_size=batch_size,
+        device=device,
+        precision=precision,
+        cache_dir=cache_dir,
+        output=output,
+        faithful=faithful,
+        human_dirs=human_dirs,
+        resamples=resamples,
+        resample_seed=resample_seed,
+        protocol=protocol,
+        plots=plots,
+        quiet=quiet,
     )
-    from shiftbench.gen.protocols import scoring_protocol, with_scoring
-    from shiftbench.sources import resolve_source
-
-    if resamples < 0 or 0 < resamples < 1000:
-        raise InputError(f"--resamples must be 0 (no intervals) or at least 1000, not {resamples}")
-
-    def factory(spec: str) -> Any:
-        return resolve_source(
-            spec, task_type=task_type, data_dir=data_dir, subsets=subsets, splits=splits
-        )
-
-    collection = collect(target, factory, data_dir)
-    scoring = scoring_protocol(protocol, _folder_meta(target))
-    collection.source = with_scoring(collection.source, scoring)
-    require_supported(collection)
-    certified = _certified_rows(target, collection, faithful, human_dirs)
-    controls = [c.name for c in collection.configs if c.meta["kind"] == "control"]
+    evaluation = Evaluation(target, settings)
+    controls = evaluation.controls
     if controls:
         more = ", ..." if len(controls) > 3 else ""
         click.echo(
             f"{len(controls)} control configs ({', '.join(controls[:3])}{more}) are left to "
             "'shiftbench probe'"
         )
-    # Every model loads before any is scored, so a bad name stops the run at once.
-    encoders = [
-        Encoder(
-            name,
-            batch_size=batch_size,
-            device=device,
-            precision=precision,
-            cache_dir=cache_dir,
-            progress=not quiet,
-        )
-        for name in dict.fromkeys(models)
-    ]
-    folder = output or default_output(collection.label)
-    per_model = []
-    for number, encoder in enumerate(encoders, start=1):
-        records = score_collection(
-            collection,
-            encoder,
-            faithful=certified,
-            resamples=resamples,
-            resample_seed=resample_seed,
-        )
-        for record in records:
-            record["protocol"] = scoring["name"]
-        per_model.append((encoder, records))
-        click.echo(format_table(encoder.spec, collection.source["main_score"], records))
+    main_score = evaluation.collection.source["main_score"]
+
+    def show(model: str, records: list[dict[str, Any]]) -> None:
+        click.echo(format_table(model, main_score, records))
         click.echo("")
-        # Written after every model, so a fault in a later one keeps the finished ones.
-        summary = write_outputs(
-            folder,
-            [{**results_document(collection, per_model), "protocol": scoring}],
-            per_config=True,
-            plots=plots and number == len(encoders),
-        )
-    if any(s["transforms"] for s in summary["models"].values()):
-        click.echo(plain_table(*axis_rows(summary)))
+
+    result = evaluation.score(models, on_model=show)
+    if any(m["transforms"] for m in result.summary["models"].values()):
+        click.echo(plain_table(*axis_rows(result.summary)))
         click.echo("")
-    click.echo(f"results: {folder}")
-
-
-def _folder_meta(target: str) -> dict[str, Any] | None:
-    """The shiftbench.json of a run-folder target, None for other targets."""
-    from shiftbench.runfolder import is_run_folder, read_meta
-
-    path = Path(target)
-    return read_meta(path) if path.is_dir() and is_run_folder(path) else None
-
-
-def _certified_rows(
-    target: str, collection: Any, faithful: str | None, human_dirs: tuple[Path, ...]
-) -> Any:
-    """The rows --faithful certifies, checked before any model loads."""
-    from shiftbench.evaluate.faithful import CertifiedRows, certified, parse_faithful
-    from shiftbench.runfolder import is_run_folder
-
-    if faithful is None:
-        if human_dirs:
-            raise InputError("--human-eval goes with --faithful human")
-        return None
-    criterion = parse_faithful(faithful)
-    if not is_run_folder(Path(target)):
-        raise InputError(f"--faithful needs a run folder; {target} is not one")
-    if human_dirs and not criterion.human:
-        raise InputError("--human-eval goes with --faithful human")
-    fields = list(collection.source["text_fields"])
-    rows = certified(Path(target), criterion, fields, human_dirs)
-    return CertifiedRows(criterion.text, rows)
+    click.echo(f"results: {result.folder}")
 
 
 @cli.command(context_settings=CONTEXT)

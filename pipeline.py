@@ -27,6 +27,7 @@ import click
 
 from shiftbench import __version__
 from shiftbench.errors import InputError, RuntimeFault, ShiftbenchError
+from shiftbench.gen.api import GenSettings
 from shiftbench.runfolder import SPEC_FILE as SPEC_COPY
 from shiftbench.sources import folder_digest
 from shiftbench.spec import STAGES, Spec, folder_name
@@ -35,6 +36,7 @@ STATE_FILE = "state.json"
 RUN_DIR = "run"
 HUMAN_DIR = "human-eval"
 SHARDS_DIR = "shards"  # the Ray runner's shard run folders, merged into run/
+ENGINES = "shiftbench.engines"  # ctx.meta key: the generators loaded for this spec
 
 
 @dataclass
@@ -177,54 +179,53 @@ def _source_name(spec: Spec, source: dict[str, Any]) -> str:
     return str(beside) if ("/" in name or name.startswith(".")) and beside.exists() else name
 
 
-def gen_params(spec: Spec, unit: Unit, quiet: bool) -> dict[str, Any]:
-    """The `shiftbench gen` arguments the spec gives for one source."""
+def gen_call(spec: Spec, unit: Unit, quiet: bool) -> tuple[dict[str, Any], GenSettings]:
+    """What the spec gives gen for one source: `load_source`'s arguments and the settings.
+    A spec must name its transforms and seeds, so a protocol preset never replaces them;
+    the generator's temperature and top_p replace the preset's only when the spec sets them."""
+    from shiftbench.gen.api import GenSettings
+
     v, g, s = spec.values, spec.values["generator"], unit.source
-    return dict(
-            source=_source_name(spec, s), task_type=s["task_type"],
-            data_dir=s["data_dir"], subsets=tuple(s["subsets"]), splits=tuple(s["splits"]),
-            limit=s["limit"], source_language=s["source_language"],
-            transforms=tuple(v["transforms"]), seeds=tuple(str(x) for x in v["seeds"]),
-            languages=",".join(v["languages"]), prompt_variant=v["prompt_variant"],
-            prompt_file=(v["prompt_file"],) if v["prompt_file"] else (),
-            protocol=v["protocol"], control_pos=v["control_pos"],
-            wordnet_dir=v["wordnet_dir"], output=unit.run, backend=g["backend"],
-            model=g["model"], temperature=g["temperature"], top_p=g["top_p"],
-            max_new_tokens=g["max_new_tokens"], max_attempts=g["max_attempts"],
-            base_url=g["base_url"], num_ctx=g["num_ctx"], concurrency=g["concurrency"],
-            engine_args=tuple(f"{k}={json.dumps(x)}" for k, x in g["engine_args"].items()),
-            batch_size=g["batch_size"], max_failure_rate=g["max_failure_rate"],
-            cache_dir=Path(v["cache_dir"]) if v["cache_dir"] else None, no_cache=False,
-            shard=None, overwrite=False, quiet=quiet,
+    source = dict(
+        name=_source_name(spec, s), task_type=s["task_type"], data_dir=s["data_dir"],
+        subsets=tuple(s["subsets"]), splits=tuple(s["splits"]),
+        source_language=s["source_language"],
     )  # fmt: skip
+    settings = GenSettings(
+        transforms=tuple(v["transforms"]), seeds=tuple(int(x) for x in v["seeds"]),
+        languages=",".join(v["languages"]), prompt_variant=v["prompt_variant"],
+        prompt_files=(v["prompt_file"],) if v["prompt_file"] else (),
+        protocol=v["protocol"], control_pos=v["control_pos"], wordnet_dir=v["wordnet_dir"],
+        output=unit.run, backend=g["backend"], model=g["model"],
+        temperature=g["temperature"], top_p=g["top_p"], max_new_tokens=g["max_new_tokens"],
+        max_attempts=g["max_attempts"], base_url=g["base_url"], num_ctx=g["num_ctx"],
+        concurrency=g["concurrency"], engine_args=dict(g["engine_args"]),
+        batch_size=g["batch_size"], max_failure_rate=g["max_failure_rate"],
+        cache_dir=Path(v["cache_dir"]) if v["cache_dir"] else None, limit=s["limit"],
+        quiet=quiet,
+    )  # fmt: skip
+    return source, settings
 
 
 def run_gen(ctx: click.Context, spec: Spec, unit: Unit, quiet: bool) -> None:
-    from shiftbench.cli import EXPLICIT, gen
+    from shiftbench.gen.api import TooManyFailures, generate
+    from shiftbench.sources import load_source
 
+    source, settings = gen_call(spec, unit, quiet)
     scale = spec.values["scale"]
     if scale["runner"] == "ray":
         from shiftbench.gen.ray_runner import gen_on_ray
 
-        gen_on_ray(gen_params(spec, unit, quiet), unit.root / SHARDS_DIR, unit.run, scale,
-                   explicit=spec_explicit(spec))  # fmt: skip
+        click.echo(gen_on_ray(source, settings, unit.root / SHARDS_DIR, unit.run, scale))
         return
-    ctx.meta[EXPLICIT] = spec_explicit(spec)
+    # one loaded generator serves every source of the spec
+    engines = ctx.meta.setdefault(ENGINES, {})
     try:
-        ctx.invoke(gen, **gen_params(spec, unit, quiet))
-    finally:
-        ctx.meta.pop(EXPLICIT, None)
-
-
-def spec_explicit(spec: Spec) -> set[str]:
-    """The gen options a protocol may not replace: the spec's transforms and seeds (it
-    must give them), and a generator temperature or top_p other than gen's default."""
-    from shiftbench.cli import gen
-
-    defaults = {p.name: p.default for p in gen.params}
-    g = spec.values["generator"]
-    return {"transforms", "seeds"} | {k for k in ("temperature", "top_p")
-                                       if g[k] != defaults[k]}  # fmt: skip
+        result = generate(load_source(**source), settings, engines=engines)
+    except TooManyFailures as exc:
+        click.echo(exc.result.summary())
+        raise
+    click.echo(result.summary())
 
 
 def copy_spec(spec: Spec, unit: Unit) -> None:
@@ -252,11 +253,12 @@ def run_validate(ctx: click.Context, spec: Spec, unit: Unit, quiet: bool) -> Non
 
 def run_human_eval(ctx: click.Context, spec: Spec, unit: Unit, quiet: bool) -> None:
     from shiftbench.cli import human_eval_batch, human_eval_export
-    from shiftbench.ratings import read_ratings
+    from shiftbench.ratings import RATINGS_FILE
 
     h = spec.values["human_eval"]
     if unit.human.exists():
-        if read_ratings(unit.human):
+        ratings = unit.human / RATINGS_FILE
+        if ratings.is_file() and ratings.read_text(encoding="utf-8").strip():
             raise InputError(
                 f"{unit.human} already holds ratings and its settings or run folder changed; "
                 "move it away to make new batches"
@@ -309,9 +311,7 @@ RUNNERS = {
 
 def execute(ctx: click.Context, spec: Spec, until: str | None, quiet: bool) -> None:
     """Run every stage for every source, skipping finished ones; stop at a failed gate."""
-    from shiftbench.cli import SHARED_ENGINES
-
-    ctx.meta[SHARED_ENGINES] = {}
+    ctx.meta[ENGINES] = {}
     chosen = stages_for(spec, until)
     if "publish" in chosen:
         from shiftbench.cards.publish import require_token

@@ -228,6 +228,46 @@ def _select(source: Source, subsets: tuple[str, ...], splits: tuple[str, ...]) -
     )
 
 
+def load_source(
+    name: str,
+    *,
+    task_type: str | None = None,
+    data_dir: str | Path | None = None,
+    subsets: tuple[str, ...] = (),
+    splits: tuple[str, ...] = (),
+    source_language: str | None = None,
+) -> Source:
+    """A source to generate from or evaluate, checked; nothing is downloaded yet.
+
+    Args:
+        name: An MTEB task name, a local folder in Hub layout (with `task_type`), or
+            "sample" for the small STS set shiftbench ships.
+        task_type: The task type of a local folder.
+        data_dir: A local copy (Hub layout) of an MTEB task's dataset, read instead of
+            the Hub.
+        subsets: Subsets (Hub configs) to use; () for all.
+        splits: Splits to use; () for mteb's evaluation splits (a local folder: test).
+        source_language: The texts' language, overriding metadata and language ID: one
+            code, or one per text field, comma-separated.
+
+    Raises:
+        InputError: The source cannot be read as asked.
+    """
+    from shiftbench.languages import get_language
+
+    source = resolve_source(
+        name,
+        task_type=task_type,
+        data_dir=None if data_dir is None else str(data_dir),
+        subsets=tuple(subsets),
+        splits=tuple(splits),
+    )
+    if source_language is not None:
+        codes = [c.strip() for c in source_language.split(",")]
+        source = with_language(source, [get_language(c) for c in codes])
+    return source
+
+
 def with_language(source: Source, language: Any) -> Source:
     """The source with every subset's language set (for folders whose metadata lacks it):
     one language for every text field, or a list of one per field."""

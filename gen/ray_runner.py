@@ -1,4 +1,4 @@
-"""gen beyond one machine: Ray Data maps `shiftbench gen --shard I/N` over a Ray cluster.
+"""gen beyond one machine: Ray Data maps gen's stage function over a Ray cluster, a shard a task.
 
 Each shard is one row of a Ray dataset; Ray schedules the rows on its workers with the
 resources asked for, retries a task whose worker dies, and returns each shard's outcome.
@@ -9,46 +9,48 @@ shards together into the run folder a single process would have written, byte fo
 
 from __future__ import annotations
 
+import json
 import os
+import pickle
 import shutil
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
-
-import click
+from typing import TYPE_CHECKING, Any
 
 from shiftbench.errors import InputError, RuntimeFault, ShiftbenchError
+
+if TYPE_CHECKING:
+    from shiftbench.gen.api import GenSettings
 
 ENV_PREFIXES = ("SHIFTBENCH_", "HF_", "XDG_CACHE_HOME", "OPENAI_", "OLLAMA_")
 
 
 def gen_shard(row: dict[str, Any]) -> dict[str, Any]:
-    """One shard, on a Ray worker: `shiftbench gen` with --shard I/N into its own folder."""
-    from shiftbench.cli import EXPLICIT, gen
+    """One shard, on a Ray worker: gen with shard I/N into its own folder."""
+    from shiftbench.gen.api import generate
+    from shiftbench.sources import load_source
 
-    params = {
-        **row["params"],
-        "shard": f"{row['index']}/{row['count']}",
-        "output": Path(row["output"]),
-    }
+    # the settings travel pickled and the source's arguments as JSON, so Ray's tables
+    # need not know their types
+    settings = pickle.loads(row["settings"])
+    settings = replace(settings, shard=(row["index"], row["count"]), output=Path(row["output"]))
     try:
-        with click.Context(gen, info_name="gen") as ctx:
-            # the options the spec gives, which a protocol preset may not replace
-            ctx.meta[EXPLICIT] = set(row["explicit"])
-            ctx.invoke(gen, **params)
+        generate(load_source(**json.loads(row["source"])), settings)
     except ShiftbenchError as exc:
         return {"index": row["index"], "error": str(exc), "bad_input": exc.exit_code == 2}
     return {"index": row["index"], "error": "", "bad_input": False}
 
 
 def gen_on_ray(
-    params: dict[str, Any],
+    source: dict[str, Any],
+    settings: GenSettings,
     shards_dir: Path,
     run: Path,
     scale: dict[str, Any],
-    explicit: set[str] | None = None,
-) -> None:
+) -> str:
     """Generate one source's variants as `scale["shards"]` Ray tasks, then merge into `run`.
-    `explicit` names the gen options given on purpose (see cli.explicit_options)."""
+    `source` holds `load_source`'s arguments; every shard uses `settings`. Returns the
+    line to print."""
     try:
         import ray
         import ray.data
@@ -68,16 +70,16 @@ def gen_on_ray(
             runtime_env={"env_vars": passed},
         )  # fmt: skip
     try:
-        _map_shards(ray, params, shards_dir, run, scale, count, sorted(explicit or ()))
+        return _map_shards(ray, source, settings, shards_dir, run, scale, count)
     finally:
         if started:
             ray.shutdown()
 
 
 def _map_shards(
-    ray: Any, params: dict[str, Any], shards_dir: Path, run: Path, scale: dict[str, Any],
-    count: int, explicit: list[str],
-) -> None:  # fmt: skip
+    ray: Any, source: dict[str, Any], settings: GenSettings, shards_dir: Path, run: Path,
+    scale: dict[str, Any], count: int,
+) -> str:  # fmt: skip
     from shiftbench.gen.merge import merge_shards
 
     # shard folders are scratch: the generation cache is what a re-run resumes from
@@ -85,7 +87,13 @@ def _map_shards(
         shutil.rmtree(shards_dir)
     parts = [shards_dir / f"part-{i}-of-{count}" for i in range(count)]
     rows = [
-        {"index": i, "count": count, "output": str(part), "params": params, "explicit": explicit}
+        {
+            "index": i,
+            "count": count,
+            "output": str(part),
+            "source": json.dumps(source),
+            "settings": pickle.dumps(settings),
+        }
         for i, part in enumerate(parts)
     ]
     outcomes = (
@@ -107,4 +115,4 @@ def _map_shards(
     if run.exists():
         shutil.rmtree(run)
     merged.replace(run)
-    click.echo(f"merged {count} Ray shards into {run}: {', '.join(names)}")
+    return f"merged {count} Ray shards into {run}: {', '.join(names)}"

@@ -23,13 +23,11 @@ SKIP = {"tests", "bench", "build", "docs", "sample"}
 PENDING = {
     # evaluating a published release downloads it with cards' release reader
     ("evaluate/run.py", "shiftbench.cards.publish"),
-    # the Ray runner still runs gen's command per shard rather than a stage function
-    ("gen/ray_runner.py", "shiftbench.cli"),
 }
 # Modules that may import click: the command line itself, and (pending) the ones that
 # still take Click's option objects or raise Click's exceptions.
 CLICK_MODULES = {"cli.py", "clidoc.py", "pipeline.py", "spec.py"}
-CLICK_PENDING = {"cards/publish.py", "gen/ray_runner.py"}
+CLICK_PENDING = {"cards/publish.py"}
 
 
 def layer(module: str) -> tuple[str, str]:

@@ -125,7 +125,9 @@ def test_init_writes_every_default_in_one_place(invoke, tmp_path, monkeypatch):
     Path("all.yaml").write_text(uncommented, encoding="utf-8")
     assert read_spec(Path("all.yaml")).values == as_written
     shown = yaml.safe_load(uncommented)
-    assert shown["generator"]["temperature"] == 0.7 and shown["human_eval"]["raters"] == 3
+    # temperature and top_p left out take the protocol's, as gen's options do
+    assert shown["generator"]["temperature"] is None and shown["human_eval"]["raters"] == 3
+    assert "# temperature: null" in starter and "shiftbench: 0.7" in starter
     assert shown["validate"]["judge_modes"] == ["similarity", "quality"]
     assert as_written["sources"] == [
         {"name": "sample", "folder": None, "task_type": None, "data_dir": None, "subsets": [],

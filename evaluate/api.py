@@ -1,0 +1,308 @@
+"""evaluate as a library: encoders scored on a run folder, a release or a source.
+
+`score_encoders(target, models, EvalSettings(...))` does what `shiftbench evaluate` does
+and writes the same results folder; the command calls it (through `Evaluation`, which
+reads and checks the target first and then scores with a callback for progress):
+
+    >>> from shiftbench import score_encoders
+    >>> result = score_encoders("runs/sample", ["sentence-transformers/all-MiniLM-L6-v2"])
+    >>> for row in result.scores:
+    ...     print(row.config, row.score, row.delta)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from shiftbench.errors import InputError
+
+
+@dataclass(frozen=True)
+class EvalSettings:
+    """How evaluate scores; every field is the `shiftbench evaluate` option of its name.
+
+    Attributes:
+        task_type: Task type of a local folder target.
+        data_dir: Local copy (Hub layout) of an MTEB task's dataset.
+        subsets: Subsets of a source target to score; () for all.
+        splits: Splits of a source target to score; () for mteb's evaluation splits.
+        batch_size: Texts per encoder forward pass.
+        device: Torch device; None picks one.
+        precision: Dtype the weights load in: float32, float16 or bfloat16.
+        cache_dir: Embedding cache folder; None: the default cache.
+        output: Results folder; None: shiftbench-results/<target name>.
+        faithful: Score only rows certified faithful (e.g. "judge>=4", "human>=4").
+        human_dirs: Human-eval batch folders for `faithful="human..."`.
+        resamples: Bootstrap draws for the intervals; 0 for none, else at least 1000.
+        resample_seed: Seed of the bootstrap draws.
+        protocol: Scoring protocol; None: the run folder's, else shiftbench's.
+        plots: Draw the plots into the results folder.
+        quiet: No progress bars.
+    """
+
+    task_type: str | None = None
+    data_dir: str | None = None
+    subsets: tuple[str, ...] = ()
+    splits: tuple[str, ...] = ()
+    batch_size: int = 32
+    device: str | None = None
+    precision: str = "float32"
+    cache_dir: Path | None = None
+    output: Path | None = None
+    faithful: str | None = None
+    human_dirs: tuple[Path, ...] = ()
+    resamples: int = 1000
+    resample_seed: int = 0
+    protocol: str | None = None
+    plots: bool = True
+    quiet: bool = False
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A main score, its change from the original on the same rows, and the change's
+    95% bootstrap interval (None without resamples)."""
+
+    score: float
+    delta: float | None = None
+    ci95: tuple[float, float] | None = None
+
+
+@dataclass(frozen=True)
+class ConfigScore:
+    """One model's main score on one config and split.
+
+    Attributes:
+        model: The encoder, as named.
+        config: The config ("original", "paraphrase-s1", ...).
+        split: The split scored.
+        kind: "original", "transform" or "control".
+        transform: The transform (None for the original).
+        axis: The robustness axis of the transform.
+        seed: The variant's seed.
+        rows: Rows scored (a variant's usable rows).
+        score: The main score.
+        original_same_rows: The original's main score on those same rows.
+        delta: score - original_same_rows.
+        ci95: The delta's 95% paired-bootstrap interval.
+        record: Everything results.json holds for this score.
+    """
+
+    model: str
+    config: str
+    split: str
+    kind: str
+    transform: str | None
+    axis: str | None
+    seed: int | None
+    rows: int
+    score: float
+    original_same_rows: float | None
+    delta: float | None
+    ci95: tuple[float, float] | None
+    record: dict[str, Any] = field(repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class ModelSummary:
+    """One model over the run: the original's score and, per axis and in total, the mean
+    variant score and change (report.md's axis table)."""
+
+    model: str
+    original: float | None
+    axes: dict[str, Interval]
+    total: Interval | None
+
+
+@dataclass(frozen=True)
+class EvalResult:
+    """What evaluate scored and wrote.
+
+    Attributes:
+        folder: The results folder (results.json, summary.json, report.md, plots/).
+        main_score: The task's main score ("cosine_spearman", "accuracy", ...).
+        scores: Every model's score on every config and split, in order.
+        models: Per model, the axis summary.
+        controls: Control configs, left to `shiftbench probe`.
+        summary: summary.json as written (the statistics of every model).
+    """
+
+    folder: Path
+    main_score: str
+    scores: tuple[ConfigScore, ...]
+    models: dict[str, ModelSummary]
+    controls: tuple[str, ...]
+    summary: dict[str, Any] = field(repr=False, compare=False)
+
+
+def _interval(entry: dict[str, Any] | None) -> Interval | None:
+    if not entry:
+        return None
+    ci = entry.get("ci95")
+    return Interval(entry["score"], entry.get("delta"), (ci[0], ci[1]) if ci else None)
+
+
+def _config_score(model: str, record: dict[str, Any]) -> ConfigScore:
+    ci = record.get("ci95")
+    return ConfigScore(
+        model=model,
+        config=record["config"],
+        split=record["split"],
+        kind=record.get("kind", "original"),
+        transform=record.get("transform"),
+        axis=record.get("axis"),
+        seed=record.get("seed"),
+        rows=record["rows"],
+        score=record["main_score"],
+        original_same_rows=record.get("original_same_rows"),
+        delta=record.get("delta"),
+        ci95=(ci[0], ci[1]) if ci else None,
+        record=record,
+    )
+
+
+class Evaluation:
+    """A target read and checked, ready to score: every input fault has been raised by
+    the time this exists, before any model loads."""
+
+    def __init__(self, target: str | Path, settings: EvalSettings | None = None) -> None:
+        from shiftbench.evaluate.run import collect, require_supported
+        from shiftbench.gen.protocols import scoring_protocol, with_scoring
+        from shiftbench.runfolder import is_run_folder, read_meta
+        from shiftbench.sources import resolve_source
+
+        s = self.settings = settings or EvalSettings()
+        if s.resamples < 0 or 0 < s.resamples < 1000:
+            raise InputError(
+                f"--resamples must be 0 (no intervals) or at least 1000, not {s.resamples}"
+            )
+        self.target = str(target)
+
+        def factory(spec: str) -> Any:
+            return resolve_source(
+                spec, task_type=s.task_type, data_dir=s.data_dir, subsets=s.subsets,
+                splits=s.splits,
+            )  # fmt: skip
+
+        path = Path(self.target)
+        folder_meta = read_meta(path) if path.is_dir() and is_run_folder(path) else None
+        self.collection = collect(self.target, factory, s.data_dir)
+        self.scoring = scoring_protocol(s.protocol, folder_meta)
+        self.collection.source = with_scoring(self.collection.source, self.scoring)
+        require_supported(self.collection)
+        self.certified = self._certified()
+        self.controls = tuple(
+            c.name for c in self.collection.configs if c.meta["kind"] == "control"
+        )
+
+    def _certified(self) -> Any:
+        """The rows `faithful` certifies."""
+        from shiftbench.evaluate.faithful import CertifiedRows, certified, parse_faithful
+        from shiftbench.runfolder import is_run_folder
+
+        s = self.settings
+        if s.faithful is None:
+            if s.human_dirs:
+                raise InputError("--human-eval goes with --faithful human")
+            return None
+        criterion = parse_faithful(s.faithful)
+        if not is_run_folder(Path(self.target)):
+            raise InputError(f"--faithful needs a run folder; {self.target} is not one")
+        if s.human_dirs and not criterion.human:
+            raise InputError("--human-eval goes with --faithful human")
+        fields = list(self.collection.source["text_fields"])
+        rows = certified(Path(self.target), criterion, fields, tuple(s.human_dirs))
+        return CertifiedRows(criterion.text, rows)
+
+    def score(
+        self,
+        models: Sequence[str],
+        on_model: Callable[[str, list[dict[str, Any]]], None] | None = None,
+    ) -> EvalResult:
+        """Score every model and write the results folder (after each model, so a fault in
+        a later one keeps the finished ones). Every model loads before any is scored, so
+        a bad name stops the run at once. `on_model(model, records)` sees each model's
+        records as soon as they are scored."""
+        from shiftbench.encoders import Encoder
+        from shiftbench.evaluate.run import (
+            default_output,
+            results_document,
+            score_collection,
+            write_outputs,
+        )
+
+        s = self.settings
+        if not models:
+            raise InputError("name at least one model to evaluate")
+        encoders = [
+            Encoder(
+                name,
+                batch_size=s.batch_size,
+                device=s.device,
+                precision=s.precision,
+                cache_dir=s.cache_dir,
+                progress=not s.quiet,
+            )
+            for name in dict.fromkeys(models)
+        ]
+        folder = s.output or default_output(self.collection.label)
+        per_model: list[tuple[Any, list[dict[str, Any]]]] = []
+        summary: dict[str, Any] = {"models": {}}
+        for number, encoder in enumerate(encoders, start=1):
+            records = score_collection(
+                self.collection,
+                encoder,
+                faithful=self.certified,
+                resamples=s.resamples,
+                resample_seed=s.resample_seed,
+            )
+            for record in records:
+                record["protocol"] = self.scoring["name"]
+            per_model.append((encoder, records))
+            if on_model is not None:
+                on_model(encoder.spec, records)
+            summary = write_outputs(
+                folder,
+                [{**results_document(self.collection, per_model), "protocol": self.scoring}],
+                per_config=True,
+                plots=s.plots and number == len(encoders),
+            )
+        scores = tuple(
+            _config_score(encoder.spec, r) for encoder, records in per_model for r in records
+        )
+        summaries = {
+            name: ModelSummary(
+                name,
+                entry.get("original"),
+                {axis: i for axis, e in entry.get("axes", {}).items() if (i := _interval(e))},
+                _interval(entry.get("total")),
+            )
+            for name, entry in summary["models"].items()
+        }
+        main = str(self.collection.source["main_score"])
+        return EvalResult(folder, main, scores, summaries, self.controls, summary)
+
+
+def score_encoders(
+    target: str | Path,
+    models: Sequence[str],
+    settings: EvalSettings | None = None,
+) -> EvalResult:
+    """Score encoders on a target and write the results folder.
+
+    Args:
+        target: A run folder (the original and every variant), a published release
+            ORG/NAME@vX.Y.Z, or a source (MTEB task name, local folder, "sample").
+        models: Sentence-transformers models: Hub ids or local folders.
+        settings: How; `EvalSettings()` for the defaults.
+
+    Returns:
+        The scores, per-axis summaries and the results folder.
+
+    Raises:
+        InputError: Bad input; nothing written, no model loaded.
+    """
+    return Evaluation(target, settings).score(models)

@@ -1,0 +1,335 @@
+"""gen as a library: settings in, a run folder out.
+
+`generate(source, GenSettings(...))` does what `shiftbench gen` does, and the command, the
+spec runner and the Ray runner all call it. The settings' defaults are the command's: the
+CLI reads them from `GenSettings` itself.
+
+    >>> from shiftbench import GenSettings, generate, load_source
+    >>> source = load_source("sample")
+    >>> result = generate(source, GenSettings(transforms=("paraphrase",), seeds=(1, 2)))
+    >>> result.configs
+    ('original', 'paraphrase-s1', 'paraphrase-s2')
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import MutableMapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from shiftbench.errors import InputError, RuntimeFault
+
+if TYPE_CHECKING:
+    from shiftbench.gen.plan import GenPlan
+    from shiftbench.llm.backends import Backend
+    from shiftbench.sources import Source
+
+# the gen options a protocol preset fills in when they are left at None
+PROTOCOL_OPTIONS = ("transforms", "seeds", "temperature", "top_p")
+
+
+@dataclass(frozen=True)
+class GenSettings:
+    """How gen rewrites a source; every field is the `shiftbench gen` option of its name.
+
+    Attributes:
+        transforms: Transform names (or the groups "all", "controls"); None: the protocol's.
+        seeds: Seeds, one variant of each transform per seed; None: the protocol's.
+        protocol: Preset of the paper to follow: "shiftbench", "pteb" or "hteb".
+        languages: Target-language pool, comma-separated ISO 639-1 codes.
+        prompt_variant: Packaged prompt variant (paraphrase has 1-4).
+        prompt_files: Prompt templates replacing packaged ones, as `[TRANSFORM[:STEP]=]FILE`.
+        rewrite: What to rewrite, comma-separated (queries, corpus, train); None: the
+            protocol's parts for the task type.
+        backend: Generation backend: embedded, ollama, openai or vllm.
+        model: Generator model (Hub id, local folder or .gguf); None: the backend's default.
+        temperature: Sampling temperature, 0 for greedy decoding; None: the protocol's.
+        top_p: Nucleus sampling mass; None: the protocol's.
+        max_new_tokens: The most tokens one call may produce; None: the transform's cap.
+        max_attempts: Tries for a text whose output fails the automatic checks.
+        base_url: Server address of the openai and ollama backends.
+        num_ctx: Context length (ollama asks for it; vllm sizes its engine for it).
+        engine_args: Keyword arguments for `vllm.LLM` (vllm backend only).
+        concurrency: Requests in flight at once (server backends).
+        batch_size: Prompts per forward pass (embedded backend).
+        limit: Use only the first N rows of each split (a label at a time in turn for
+            Classification and Clustering).
+        output: Run folder to write or add to; None: runs/<source name>.
+        cache_dir: Where finished rows are cached; None: $SHIFTBENCH_CACHE_DIR or
+            ~/.cache/shiftbench.
+        no_cache: Keep finished rows in memory only.
+        shard: (I, N): make only rows whose row_id % N == I.
+        max_failure_rate: Raise TooManyFailures (after writing) above this share of failed rows.
+        control_pos: Parts of speech the synonym and antonym swaps may change.
+        wordnet_dir: WordNet 3.0 dict folder for the swaps; None: found where installed.
+        overwrite: Replace configs that already exist.
+        quiet: No progress bars.
+    """
+
+    transforms: tuple[str, ...] | None = None
+    seeds: tuple[int, ...] | None = None
+    protocol: str = "shiftbench"
+    languages: str = "es,fr,de,tr,ar"
+    prompt_variant: int = 1
+    prompt_files: tuple[str, ...] = ()
+    rewrite: str | None = None
+    backend: str = "embedded"
+    model: str | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    max_new_tokens: int | None = None
+    max_attempts: int = 3
+    base_url: str | None = None
+    num_ctx: int = 8192
+    engine_args: dict[str, Any] = field(default_factory=dict)
+    concurrency: int = 4
+    batch_size: int = 8
+    limit: int | None = None
+    output: Path | None = None
+    cache_dir: Path | None = None
+    no_cache: bool = False
+    shard: tuple[int, int] | None = None
+    max_failure_rate: float = 0.5
+    control_pos: str = "verb,adjective"
+    wordnet_dir: str | None = None
+    overwrite: bool = False
+    quiet: bool = False
+
+
+def defaults() -> dict[str, Any]:
+    """Each setting's default, as the CLI shows it."""
+    out = {}
+    for f in fields(GenSettings):
+        out[f.name] = f.default_factory() if callable(f.default_factory) else f.default
+    return out
+
+
+@dataclass(frozen=True)
+class GenResult:
+    """What a gen run wrote.
+
+    Attributes:
+        folder: The run folder.
+        configs: The configs written by this run, in order (empty: all were complete).
+        failed_rows: Rewritten rows that failed the checks (a kept identical
+            back-translation and a control's not-applicable rows are no failures).
+        checked_rows: Rewritten rows the checks saw.
+    """
+
+    folder: Path
+    configs: tuple[str, ...]
+    failed_rows: int
+    checked_rows: int
+
+    @property
+    def failure_rate(self) -> float:
+        return self.failed_rows / self.checked_rows if self.checked_rows else 0.0
+
+    def summary(self) -> str:
+        """The line `shiftbench gen` prints about the run."""
+        if not self.configs:
+            return f"nothing to do: every config asked for is already complete in {self.folder}"
+        return f"wrote {', '.join(self.configs)} to {self.folder}"
+
+
+class TooManyFailures(RuntimeFault):
+    """More rows failed the checks than `max_failure_rate` allows; the run folder is
+    written all the same, and `result` says what is in it."""
+
+    def __init__(self, message: str, result: GenResult) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    variants: list[Any]
+    parts: tuple[str, ...]
+    record: dict[str, Any]
+    backend_settings: dict[str, Any]
+    target: Path
+    cache_dir: Path | None
+
+
+def _prepare(source: Source, settings: GenSettings) -> _Prepared:
+    """Every check that needs no model, and the variants to make."""
+    from shiftbench.gen.controls import (
+        ANTONYM,
+        JUMBLE,
+        SYNONYM,
+        RuleVariant,
+        load_lexicon,
+        parse_parts_of_speech,
+    )
+    from shiftbench.gen.protocols import apply_protocol, get_protocol
+    from shiftbench.gen.rewrite import Variant
+    from shiftbench.languages import parse_pool
+    from shiftbench.llm.backends import Sampling
+    from shiftbench.llm.cache import default_cache_dir
+    from shiftbench.parts import check_rewrite, parse_rewrite
+    from shiftbench.transforms import expand_transforms, load_prompts, parse_prompt_files
+
+    s = settings
+    if s.engine_args and s.backend != "vllm":
+        raise InputError("--engine-arg applies to the vllm backend only")
+    served = s.backend in ("ollama", "vllm")
+    if served and s.max_new_tokens is not None and s.max_new_tokens >= s.num_ctx:
+        raise InputError(
+            f"--max-new-tokens {s.max_new_tokens} leaves no room for the prompt in the "
+            f"{s.backend} backend's context of {s.num_ctx} tokens; raise --num-ctx"
+        )
+    pool = parse_pool(s.languages)
+    given = {k: getattr(s, k) for k in PROTOCOL_OPTIONS if getattr(s, k) is not None}
+    if "transforms" in given:
+        given["transforms"] = tuple(t.name for t in expand_transforms(given["transforms"]))
+    if "seeds" in given:
+        given["seeds"] = tuple(dict.fromkeys(int(x) for x in given["seeds"]))
+    applied = apply_protocol(get_protocol(s.protocol), given)
+    sampling = Sampling(applied.temperature, applied.top_p, s.max_new_tokens)
+    chosen = expand_transforms(applied.transforms)
+    prompt_files = parse_prompt_files(s.prompt_files, chosen)
+    # a rewrite given overrides the protocol's parts for this task type
+    if s.rewrite is None:
+        parts = check_rewrite(source.task_type, applied.protocol.rewrite_for(source.task_type))
+    else:
+        parts = parse_rewrite(s.rewrite, source.task_type)
+    record = applied.record(source.task_type)
+    record["rewrite"] = list(parts)
+    if s.rewrite is not None:
+        record["overridden"].append("rewrite")
+    parts_of_speech = parse_parts_of_speech(s.control_pos)
+    lexicon = None
+    if s.wordnet_dir is not None or any(t.rule in (SYNONYM, ANTONYM) for t in chosen):
+        lexicon = load_lexicon(s.wordnet_dir, parts_of_speech)
+    variants: list[Variant | RuleVariant] = [
+        RuleVariant(t, seed, lexicon if t.rule != JUMBLE else None)
+        if t.rule
+        else Variant(
+            t,
+            load_prompts(t, prompt_files, s.prompt_variant),
+            seed,
+            sampling,
+            pool,
+            s.prompt_variant,
+            s.max_attempts,
+        )
+        for t in chosen
+        for seed in applied.seeds
+    ]
+    backend_settings = dict(
+        batch_size=s.batch_size,
+        base_url=s.base_url,
+        concurrency=s.concurrency,
+        num_ctx=s.num_ctx,
+        engine_args=dict(s.engine_args),
+        cache_dir=s.cache_dir,
+    )
+    return _Prepared(
+        variants,
+        parts,
+        record,
+        backend_settings,
+        s.output or Path("runs") / source.name,
+        None if s.no_cache else (s.cache_dir or default_cache_dir()),
+    )
+
+
+def _needs_generator(variants: list[Any]) -> bool:
+    from shiftbench.gen.controls import RuleVariant
+
+    return not all(isinstance(v, RuleVariant) for v in variants)
+
+
+def plan_generation(source: Source, settings: GenSettings | None = None) -> GenPlan:
+    """What `generate` would do, checked as it checks, with no model loaded and nothing
+    written: per config the unique texts, the calls of their first attempt, and how many
+    the cache answers or another config shares."""
+    from shiftbench.gen.plan import plan_gen
+    from shiftbench.llm.backends import get_backend
+    from shiftbench.llm.cache import GenerationCache
+
+    settings = settings or GenSettings()
+    ready = _prepare(source, settings)
+    engine = None
+    if _needs_generator(ready.variants):
+        engine = get_backend(settings.backend, settings.model, **ready.backend_settings)
+    cache = GenerationCache.read_only(ready.cache_dir)
+    try:
+        return plan_gen(
+            source, ready.variants, engine, ready.target, cache=cache, limit=settings.limit,
+            shard=settings.shard, overwrite=settings.overwrite, rewrite=ready.parts,
+        )  # fmt: skip
+    finally:
+        cache.close()
+
+
+def generate(
+    source: Source,
+    settings: GenSettings | None = None,
+    *,
+    engines: MutableMapping[str, Backend] | None = None,
+) -> GenResult:
+    """Write the transformed variants of `source` into a run folder.
+
+    Everything that can be checked is checked before the first model call, so bad input
+    (an InputError) writes nothing. Finished rows are cached as they come, so a run that
+    fails or is interrupted resumes where it stopped.
+
+    Args:
+        source: What to rewrite, from `load_source`.
+        settings: How; `GenSettings()` for the defaults.
+        engines: Loaded generators to reuse, keyed by their settings; a caller running
+            several sources with one generator passes the same mapping each time.
+
+    Returns:
+        The run folder and what was written to it.
+
+    Raises:
+        InputError: Bad input; nothing written.
+        TooManyFailures: More rows failed the checks than `max_failure_rate`; written.
+        RuntimeFault: The generator failed for good; finished rows are cached.
+    """
+    from shiftbench.gen.generate import failure_share, run_gen
+    from shiftbench.llm.backends import get_backend
+    from shiftbench.llm.cache import GenerationCache
+
+    settings = settings or GenSettings()
+    ready = _prepare(source, settings)
+    key = json.dumps(
+        [settings.backend, settings.model, {k: str(v) for k, v in ready.backend_settings.items()}]
+    )
+    engine = engines.get(key) if engines is not None else None
+    if engine is None and _needs_generator(ready.variants):  # rule-based controls need none
+        engine = get_backend(settings.backend, settings.model, **ready.backend_settings)
+        engine.load()
+        if engines is not None:
+            engines[key] = engine
+    cache = GenerationCache(ready.cache_dir)
+    try:
+        written = run_gen(
+            source,
+            ready.variants,
+            engine,
+            ready.target,
+            cache=cache,
+            limit=settings.limit,
+            shard=settings.shard,
+            overwrite=settings.overwrite,
+            quiet=settings.quiet,
+            rewrite=ready.parts,
+            protocol=ready.record,
+        )
+    finally:
+        cache.close()
+    failed, total = failure_share(written)
+    result = GenResult(ready.target, tuple(c.name for c in written), failed, total)
+    if total and failed / total > settings.max_failure_rate:
+        raise TooManyFailures(
+            f"{failed} of {total} rows ({failed / total:.0%}) failed the checks, more than "
+            f"--max-failure-rate {settings.max_failure_rate:g}; they are in {ready.target} "
+            "with their reasons",
+            result,
+        )
+    return result
