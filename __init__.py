@@ -5,6 +5,7 @@ The stages are functions; the command line calls the same ones:
     >>> import shiftbench
     >>> source = shiftbench.load_source("sample")
     >>> run = shiftbench.generate(source, shiftbench.GenSettings(seeds=(1, 2)))
+    >>> checked = shiftbench.validate_runs([run.folder])
     >>> result = shiftbench.score_encoders(run.folder, ["sentence-transformers/all-MiniLM-L6-v2"])
 
 Names are imported when first used, so `import shiftbench` stays light.
@@ -35,6 +36,29 @@ _API = {
     "Interval": "shiftbench.evaluate.api",
     "Evaluation": "shiftbench.evaluate.api",
     "score_encoders": "shiftbench.evaluate.api",
+    "ProbeRunSettings": "shiftbench.evaluate.api",
+    "ProbeResult": "shiftbench.evaluate.api",
+    "probe_encoders": "shiftbench.evaluate.api",
+    "JudgeSettings": "shiftbench.validate.api",
+    "ValidateSettings": "shiftbench.validate.api",
+    "ValidateResult": "shiftbench.validate.api",
+    "ConfigValidation": "shiftbench.validate.api",
+    "MeasureSummary": "shiftbench.validate.api",
+    "TooManyErrors": "shiftbench.validate.api",
+    "validate_runs": "shiftbench.validate.api",
+    "CalibrateSettings": "shiftbench.validate.api",
+    "calibrate_judges": "shiftbench.validate.api",
+    "BatchSettings": "shiftbench.human_eval.api",
+    "BatchResult": "shiftbench.human_eval.api",
+    "ImportResult": "shiftbench.human_eval.api",
+    "make_batches": "shiftbench.human_eval.api",
+    "export_batches": "shiftbench.human_eval.api",
+    "import_ratings": "shiftbench.human_eval.api",
+    "report_ratings": "shiftbench.human_eval.api",
+    "ReleaseSettings": "shiftbench.cards.api",
+    "write_card": "shiftbench.cards.api",
+    "publish_release": "shiftbench.cards.api",
+    "verify_release": "shiftbench.cards.api",
     "InputError": "shiftbench.errors",
     "RuntimeFault": "shiftbench.errors",
 }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 from collections.abc import Callable
@@ -13,13 +14,18 @@ import click
 
 from shiftbench import __version__
 from shiftbench.errors import InputError, RuntimeFault, ShiftbenchError
-from shiftbench.evaluate.api import EvalSettings
+from shiftbench.evaluate.api import EvalSettings, ProbeRunSettings
 from shiftbench.gen.api import GenSettings
+from shiftbench.human_eval.api import BatchSettings
 from shiftbench.spec import STAGES
+from shiftbench.validate.api import ValidateSettings
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 GEN = GenSettings()  # gen's option defaults are the settings' own
 EVAL = EvalSettings()  # and evaluate's (probe shares the encoder options)
+VAL = ValidateSettings()  # and validate's (judge-calibrate shares the judge options)
+BATCH = BatchSettings()  # and human-eval batch's
+PROBE = ProbeRunSettings()  # and probe's
 
 
 def source_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -85,7 +91,7 @@ def judge_options(func: Callable[..., Any]) -> Callable[..., Any]:
             click.option(
                 "--judge-scoring",
                 type=click.Choice(["reply", "expected"]),
-                default="reply",
+                default=VAL.judge_scoring,
                 show_default=True,
                 help="reply: read the rating from the judge's reply; expected: weight the "
                 "scale's whole numbers by the probability that the reply begins with each "
@@ -94,7 +100,7 @@ def judge_options(func: Callable[..., Any]) -> Callable[..., Any]:
             click.option(
                 "--judge-tokens",
                 type=click.IntRange(min=1),
-                default=16,
+                default=VAL.judge_tokens,
                 show_default=True,
                 help="Longest judge reply, in tokens.",
             ),
@@ -107,14 +113,14 @@ def judge_options(func: Callable[..., Any]) -> Callable[..., Any]:
             click.option(
                 "--concurrency",
                 type=click.IntRange(min=1),
-                default=4,
+                default=VAL.concurrency,
                 show_default=True,
                 help="Judge requests in flight at once (server backends).",
             ),
             click.option(
                 "--batch-size",
                 type=click.IntRange(min=1),
-                default=8,
+                default=VAL.batch_size,
                 show_default=True,
                 help="Prompts per forward pass (embedded judge) and texts per encoder batch.",
             ),
@@ -130,36 +136,6 @@ def judge_options(func: Callable[..., Any]) -> Callable[..., Any]:
     ):
         func = option(func)
     return func
-
-
-def make_judges(
-    specs: tuple[str, ...],
-    modes: tuple[str, ...],
-    tokens: int,
-    paraplue: tuple[str, ...] = (),
-    scoring: str = "reply",
-    **options: Any,
-) -> list[Any]:
-    """One Judge per (spec, mode) and one ParaPLUIE scorer per spec, each backend built
-    and loaded once."""
-    from shiftbench.validate.judge import Judge, build_backend
-    from shiftbench.validate.paraplue import Paraplue
-
-    backends: dict[str, Any] = {}
-
-    def backend(spec: str) -> Any:
-        if spec not in backends:
-            backends[spec] = build_backend(spec, **options)
-        return backends[spec]
-
-    made: list[Any] = []
-    for spec in dict.fromkeys(specs):
-        made += [
-            Judge(backend(spec), m, max_new_tokens=tokens, scoring=scoring)
-            for m in dict.fromkeys(modes)
-        ]
-    made += [Paraplue(backend(spec)) for spec in dict.fromkeys(paraplue)]
-    return made
 
 
 def encoder_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -241,6 +217,22 @@ class ShiftbenchGroup(click.Group):
             )
 
 
+class _EchoHandler(logging.Handler):
+    """Library log records on stderr, one line each, through Click (so a test runner that
+    swaps the streams sees them too)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        click.echo(self.format(record), err=True)
+
+
+def _log_to_stderr(verbosity: int) -> None:
+    logger = logging.getLogger("shiftbench")
+    logger.handlers = [h for h in logger.handlers if not isinstance(h, _EchoHandler)]
+    logger.addHandler(_EchoHandler())
+    logger.setLevel((logging.WARNING, logging.INFO, logging.DEBUG)[min(verbosity, 2)])
+    logger.propagate = False
+
+
 def _fail(message: str, code: int) -> None:
     click.echo(" ".join(message.split()), err=True)
     sys.exit(code)
@@ -248,7 +240,11 @@ def _fail(message: str, code: int) -> None:
 
 @click.group(name="shiftbench", cls=ShiftbenchGroup, context_settings=CONTEXT)
 @click.version_option(__version__, "--version", prog_name="shiftbench")
-def cli() -> None:
+@click.option(
+    "--verbose", "-v", count=True,
+    help="Say more on stderr: -v what each stage does, -vv debugging detail.",
+)  # fmt: skip
+def cli(verbose: int) -> None:
     """shiftbench: how much of an encoder's score survives when its benchmark is rewritten.
 
     gen writes seeded, LLM-transformed variants of an MTEB dataset into a run folder (and
@@ -262,6 +258,7 @@ def cli() -> None:
     release from one spec file (init writes a starter spec); merge joins the run folders
     of a sharded gen.
     """
+    _log_to_stderr(verbose)
 
 
 @cli.command(context_settings=CONTEXT)
@@ -617,7 +614,7 @@ def parse_shard(text: str) -> tuple[int, int]:
 )
 @click.option(
     "--langid",
-    default="lingua",
+    default=VAL.langid,
     show_default=True,
     help="Language identifier for the wrong-language check: lingua or langdetect.",
 )
@@ -639,7 +636,7 @@ def parse_shard(text: str) -> tuple[int, int]:
 @click.option(
     "--examples",
     type=click.IntRange(min=0),
-    default=3,
+    default=VAL.examples,
     show_default=True,
     help="Example failures kept per check and config.",
 )
@@ -657,7 +654,7 @@ def parse_shard(text: str) -> tuple[int, int]:
     "judge_modes",
     type=click.Choice(["similarity", "quality"]),
     multiple=True,
-    default=("similarity", "quality"),
+    default=VAL.judge_modes,
     show_default=True,
     help="What judges rate: meaning similarity 0-5, or rewrite quality 1-5; repeatable.",
 )
@@ -691,58 +688,24 @@ def validate(
     paraphrase log-likelihood ratio. Each run folder gets
     validation.json, validation.md and validation/<config>.jsonl; a summary goes to stdout.
     """
-    from shiftbench.checks import use_markers
-    from shiftbench.langid import get_identifier
-    from shiftbench.llm.cache import GenerationCache, default_cache_dir
-    from shiftbench.validate.report import Measure, over_limit, plan, validate_run
+    from shiftbench.validate.api import TABLE_HEADER, ConfigValidation, table_lines
+    from shiftbench.validate.api import validate_runs
 
-    for run in runs:
-        plan(run, configs)
-    if markers_file is not None:
-        try:
-            use_markers(str(markers_file))
-        except FileNotFoundError:
-            raise InputError(f"marker file {markers_file} does not exist") from None
-        except (json.JSONDecodeError, AttributeError, TypeError) as exc:
-            raise InputError(f"marker file {markers_file} is not a marker table ({exc})") from None
-    identifier = get_identifier(langid)
-    measures: list[Measure] = []
-    if drift_encoder is not None:
-        from shiftbench.validate.drift import Drift
-
-        measures.append(Drift(drift_encoder, batch_size=batch_size))
-    measures += make_judges(
-        judges, judge_modes, judge_tokens, paraplue, judge_scoring, base_url=base_url,
-        concurrency=concurrency, batch_size=batch_size,
+    settings = ValidateSettings(
+        configs=configs, langid=langid, markers_file=markers_file,
+        max_error_rate=max_error_rate, examples=examples, drift_encoder=drift_encoder,
+        judges=judges, paraplue=paraplue, judge_modes=judge_modes, judge_scoring=judge_scoring,
+        judge_tokens=judge_tokens, base_url=base_url, concurrency=concurrency,
+        batch_size=batch_size, cache_dir=cache_dir, no_cache=no_cache, quiet=quiet,
     )  # fmt: skip
-    cache = GenerationCache(None if no_cache else (cache_dir or default_cache_dir()))
-    gate: list[str] = []
-    click.echo(f"{'run':<24} {'config':<28} {'rows':>6} {'errors':>7} {'edit dist':>9}")
-    try:
-        for run in runs:
-            report = validate_run(
-                run, identifier, configs=configs, examples=examples,
-                measures=tuple(measures), cache=cache, quiet=quiet,
-            )  # fmt: skip
-            for name, c in report["configs"].items():
-                click.echo(
-                    f"{run.name:<24} {name:<28} {c['rows']:>6} {c['total_error_rate']:>7.1%} "
-                    f"{c['mean_edit_distance']:>9.3f}"
-                )
-                for key, m in c.get("measures", {}).items():
-                    mean = "-" if m["mean"] is None else f"{m['mean']:.3f}"
-                    sd = "" if m["sd"] is None else f" ± {m['sd']:.3f}"
-                    click.echo(
-                        f"{'':<24}   {key}: {mean}{sd} ({m['scored']} scored, {m['unscored']} not)"
-                    )
-            if max_error_rate is not None:
-                gate += [f"{run.name}/{n} ({r:.1%})" for n, r in over_limit(report, max_error_rate)]
-    finally:
-        cache.close()
-    if gate:
-        raise RuntimeFault(
-            f"{len(gate)} config(s) exceed --max-error-rate {max_error_rate:.1%}: {', '.join(gate)}"
-        )
+    header = [TABLE_HEADER]
+
+    def show(c: ConfigValidation) -> None:
+        for line in [*header, *table_lines(c)]:
+            click.echo(line)
+        header.clear()
+
+    validate_runs(runs, settings, on_config=show)
 
 
 @cli.group("human-eval", context_settings=CONTEXT)
@@ -762,7 +725,7 @@ def human_eval() -> None:
     help="Folder for the batch (items.jsonl, batch.json); it must not hold one already.",
 )  # fmt: skip
 @click.option(
-    "--scheme", type=click.Choice(["quality", "similarity"]), default="quality",
+    "--scheme", type=click.Choice(["quality", "similarity"]), default=BATCH.scheme,
     show_default=True,
     help="quality: rewrite quality and fluency, 1-5; similarity: meaning similarity, 0-5.",
 )  # fmt: skip
@@ -772,36 +735,33 @@ def human_eval() -> None:
     "(human_eval/schemes/<scheme>.json).",
 )  # fmt: skip
 @click.option(
-    "--per-stratum", type=click.IntRange(min=1), default=50, show_default=True,
+    "--per-stratum", type=click.IntRange(min=1), default=BATCH.per_stratum, show_default=True,
     help="Items drawn per stratum (a transformation, and its output language when that "
     "differs from the source's).",
 )  # fmt: skip
-@click.option("--raters", type=click.IntRange(min=1), default=3, show_default=True,
+@click.option("--raters", type=click.IntRange(min=1), default=BATCH.raters, show_default=True,
               help="Batches to make: one per rater.")  # fmt: skip
 @click.option(
-    "--controls", type=click.IntRange(min=1), default=1, show_default=True,
+    "--controls", type=click.IntRange(min=1), default=BATCH.controls, show_default=True,
     help="Control pairs per batch: each is one easy positive (a text and itself) and one "
     "easy negative (two unrelated texts).",
 )  # fmt: skip
-@click.option("--tolerance", type=click.FloatRange(min=0), default=1.0, show_default=True,
+@click.option("--tolerance", type=click.FloatRange(min=0), default=BATCH.tolerance, show_default=True,
               help="How far a control rating may be from the expected one.")  # fmt: skip
-@click.option("--seed", type=int, default=0, show_default=True,
+@click.option("--seed", type=int, default=BATCH.seed, show_default=True,
               help="Seed of the sample, the controls and every batch's order.")  # fmt: skip
 def human_eval_batch(
     run: Path, output: Path, scheme: str, scheme_file: Path | None, per_stratum: int,
     raters: int, controls: int, tolerance: float, seed: int,
 ) -> None:  # fmt: skip
     """Sample RUN's rewrites into rating batches, stratified by transformation."""
-    from shiftbench.human_eval.batches import Plan, build, load_scheme, write
+    from shiftbench.human_eval.api import BatchSettings, make_batches
 
-    plan = Plan(load_scheme(scheme, scheme_file), per_stratum, raters, controls, tolerance, seed)
-    description, table = build(run, plan)
-    write(output, description, table)
-    strata = ", ".join(f"{k} {v['sampled']}" for k, v in description["strata"].items())
-    click.echo(
-        f"wrote {raters} batch(es) of {description['items_per_batch']} items to {output} "
-        f"({strata}; controls {description['controls_per_batch']} per batch)"
-    )
+    settings = BatchSettings(
+        scheme=scheme, scheme_file=scheme_file, per_stratum=per_stratum, raters=raters,
+        controls=controls, tolerance=tolerance, seed=seed,
+    )  # fmt: skip
+    click.echo(make_batches(run, output, settings).summary())
 
 
 @human_eval.command("export", context_settings=CONTEXT)
@@ -817,12 +777,10 @@ def human_eval_batch(
               help="Items per MTurk HIT (mturk format).")  # fmt: skip
 def human_eval_export(batch: Path, fmt: str, items_per_hit: int) -> None:
     """Write BATCH's rating batches as files for raters, into BATCH/export/<format>/."""
-    from shiftbench.human_eval.export import EXPORT_DIR, export
-    from shiftbench.ratings import read_batch as read
+    from shiftbench.human_eval.api import export_batches
+    from shiftbench.human_eval.export import EXPORT_DIR
 
-    description, table = read(batch)
-    description["items_per_hit"] = items_per_hit
-    written = export(description, table, fmt, batch / EXPORT_DIR / fmt)
+    written = export_batches(batch, fmt, items_per_hit)
     click.echo(f"wrote {len(written)} file(s) to {batch / EXPORT_DIR / fmt}")
 
 
@@ -835,18 +793,9 @@ def human_eval_import(batch: Path, files: tuple[Path, ...]) -> None:
 
     Every file is checked first; one bad line stops the import and nothing is written.
     """
-    from shiftbench.human_eval.ingest import canonical, write_ratings
-    from shiftbench.ratings import read_batch as read
-    from shiftbench.ratings import read_ratings
+    from shiftbench.human_eval.api import import_ratings
 
-    description, table = read(batch)
-    earlier = read_ratings(batch)
-    new = canonical(list(files), description, table, earlier)
-    write_ratings(batch, earlier + new)
-    raters = len({r["rater_id"] for r in new})
-    click.echo(
-        f"imported {len(new)} ratings from {raters} rater(s); {len(earlier) + len(new)} in all"
-    )
+    click.echo(import_ratings(batch, files).summary())
 
 
 @human_eval.command("report", context_settings=CONTEXT)
@@ -861,14 +810,10 @@ def human_eval_report(batch: Path, threshold: float, weights: str) -> None:
 
     Writes human_eval.json and human_eval.md into BATCH and prints the table.
     """
-    from shiftbench.human_eval.report import render_markdown, summarise, write
-    from shiftbench.ratings import read_batch as read
-    from shiftbench.ratings import read_ratings
+    from shiftbench.human_eval.api import report_ratings
+    from shiftbench.human_eval.report import render_markdown
 
-    description, table = read(batch)
-    doc = summarise(description, table, read_ratings(batch), threshold=threshold, weights=weights)
-    write(batch, doc)
-    click.echo(render_markdown(doc), nl=False)
+    click.echo(render_markdown(report_ratings(batch, threshold, weights)), nl=False)
 
 
 @cli.command(context_settings=CONTEXT)
@@ -962,32 +907,24 @@ def judge_calibrate(
     scores, the mean absolute error on the judge's 0-5 scale, and per gold-score bin the
     error and the mean rating; this is how to pick a judge without human labels.
     """
-    from shiftbench.llm.cache import GenerationCache, default_cache_dir
-    from shiftbench.sources import resolve_source
-    from shiftbench.validate.calibrate import calibrate, format_report, gold_pairs
+    from shiftbench.sources import load_source
+    from shiftbench.validate.api import CalibrateSettings, calibrate_judges
+    from shiftbench.validate.calibrate import format_report
 
+    settings = CalibrateSettings(
+        judges=judges, paraplue=paraplue, judge_scoring=judge_scoring, judge_tokens=judge_tokens,
+        base_url=base_url, concurrency=concurrency, batch_size=batch_size, cache_dir=cache_dir,
+        no_cache=no_cache, limit=limit,
+        gold_range=parse_range(gold_range) if gold_range else None, quiet=quiet,
+    )  # fmt: skip
     if not judges and not paraplue:
         raise InputError("name at least one --judge or --paraplue (e.g. --judge embedded)")
-    resolved = resolve_source(
+    resolved = load_source(
         source, task_type=task_type, data_dir=data_dir, subsets=subsets, splits=splits
     )
-    pairs = gold_pairs(resolved, limit)
-    scale = parse_range(gold_range) if gold_range else (resolved.score_range or (0.0, 5.0))
-    made = make_judges(
-        judges, ("similarity",), judge_tokens, paraplue, judge_scoring, base_url=base_url,
-        concurrency=concurrency, batch_size=batch_size,
-    )  # fmt: skip
-    cache = GenerationCache(None if no_cache else (cache_dir or default_cache_dir()))
-    reports = []
-    try:
-        for judge in made:
-            report = calibrate(judge, pairs, scale, cache, quiet=quiet, label=judge.key)
-            report["source"] = {"name": resolved.name, "path": resolved.dataset_path,
-                                "revision": resolved.revision}  # fmt: skip
-            reports.append(report)
-            click.echo(format_report(report))
-    finally:
-        cache.close()
+    reports = calibrate_judges(
+        resolved, settings, on_judge=lambda report: click.echo(format_report(report))
+    )
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(
@@ -1051,16 +988,12 @@ def card(
     shiftbench.json, validation.json and the --human-eval reports. Every config is loaded
     with load_dataset first.
     """
-    from shiftbench.cards.publish import build
-    from shiftbench.cards.release import check_repo, check_version
+    from shiftbench.cards.api import ReleaseSettings, write_card
 
-    tag = check_version(version) if version else None
-    if repo:
-        check_repo(repo)
-    _, _, text = build(run, repo, tag, human_eval_dirs, license_id)
-    target = output or run / "README.md"
-    target.write_text(text, encoding="utf-8")
-    click.echo(f"card: {target}")
+    settings = ReleaseSettings(
+        repo=repo, version=version, human_dirs=human_eval_dirs, license_id=license_id
+    )
+    click.echo(f"card: {write_card(run, settings, output)}")
 
 
 @cli.command(context_settings=CONTEXT)
@@ -1090,15 +1023,13 @@ def publish(
     fails before the tag, no tag exists and the same command completes the release.
     The token comes from HF_TOKEN or 'hf auth login'; HF_ENDPOINT names another Hub.
     """
-    from shiftbench.cards.publish import publish as publish_release
-    from shiftbench.cards.release import check_repo, check_version
+    from shiftbench.cards.api import ReleaseSettings, publish_release
 
-    tag = check_version(version)
-    check_repo(repo)
-    publish_release(
-        run, repo, tag, human_dirs=human_eval_dirs, license_id=license_id, private=private,
-        dry_run=dry_run, quiet=quiet,
+    settings = ReleaseSettings(
+        repo=repo, version=version, human_dirs=human_eval_dirs, license_id=license_id,
+        private=private,
     )  # fmt: skip
+    publish_release(run, settings, dry_run=dry_run, quiet=quiet, say=click.echo)
 
 
 @cli.command(context_settings=CONTEXT)
@@ -1114,9 +1045,9 @@ def verify(release: str, load: bool, quiet: bool) -> None:
     missing or extra, and every config must load with its recorded row counts. Exit 1
     on any mismatch.
     """
-    from shiftbench.cards.publish import verify as verify_release
+    from shiftbench.cards.api import verify_release
 
-    problems = verify_release(release, load=load, quiet=quiet)
+    problems = verify_release(release, load=load, quiet=quiet, say=click.echo)
     for problem in problems:
         click.echo(f"  {problem}", err=True)
     if problems:
@@ -1288,7 +1219,7 @@ def evaluate(
 @click.option(
     "--epsilon",
     "epsilons",
-    default="0,0.05,0.1,0.2",
+    default=PROBE.epsilons,
     show_default=True,
     metavar="E[,E...]",
     help="Margins for the per-margin shares: an anchor passes when its paraphrase is closer "
@@ -1296,7 +1227,7 @@ def evaluate(
 )
 @click.option(
     "--paraphrases",
-    default="gold",
+    default=PROBE.paraphrases,
     show_default=True,
     metavar="gold|CONFIG",
     help="Where anchors get their paraphrase: gold pairs of the dataset (PairClassification "
@@ -1362,48 +1293,16 @@ def probe(
     (shiftbench's own control). Writes probes.json, probes.md, probe-rows.jsonl and
     plots/probes-<measure>.png.
     """
-    from shiftbench.encoders import Encoder
-    from shiftbench.evaluate.probes import (
-        MEASURES,
-        ProbeSettings,
-        gather_datasets,
-        parse_epsilons,
-        plain,
-        probe_document,
-        score,
-        summarise,
-        write_probe_outputs,
-    )
-    from shiftbench.evaluate.run import RELEASE, Collection, collect_release, collect_run_folder
-    from shiftbench.runfolder import is_run_folder
+    from shiftbench.evaluate.api import ProbeRunSettings, probe_encoders
+    from shiftbench.evaluate.probes import plain
 
-    settings = ProbeSettings(parse_epsilons(epsilons), seed, paraphrases, min_score)
-    collections: list[Collection] = []
-    for target in targets:
-        if is_run_folder(Path(target)):
-            collections.append(collect_run_folder(Path(target)))
-        elif RELEASE.match(target) and not Path(target).exists():
-            collections.append(collect_release(target))
-        else:
-            raise InputError(f"{target} is neither a run folder nor a release ORG/NAME@vX.Y.Z")
-    datasets = gather_datasets(collections, settings)
-    encoders = [
-        Encoder(name, batch_size=batch_size, device=device, precision=precision,
-                cache_dir=cache_dir, progress=not quiet)
-        for name in dict.fromkeys(models)
-    ]  # fmt: skip
-    label = "+".join(d.label for d in datasets)
-    folder = output or Path("shiftbench-results") / f"{label}-probes"
-    values = [
-        (enc, {m: {d.label: score(enc, d.anchors, m) for d in datasets} for m in MEASURES})
-        for enc in encoders
-    ]
-    figures = [
-        (enc, {m: summarise(v, m, settings.epsilons) for m, v in by_measure.items()})
-        for enc, by_measure in values
-    ]
-    document = probe_document(datasets, settings, figures)
-    write_probe_outputs(folder, document, datasets, values, plots)
+    settings = ProbeRunSettings(
+        epsilons=epsilons, paraphrases=paraphrases, min_score=min_score, seed=seed,
+        batch_size=batch_size, device=device, precision=precision, cache_dir=cache_dir,
+        output=output, plots=plots, quiet=quiet,
+    )  # fmt: skip
+    result = probe_encoders(targets, models, settings)
+    folder, document = result.folder, result.document
     click.echo(plain(document))
     click.echo("")
     click.echo(f"results: {folder}")
@@ -1482,8 +1381,7 @@ def report(
     "stages) and run nothing.",
 )
 @quiet_option
-@click.pass_context
-def run(ctx: click.Context, spec_file: Path, until: str | None, dry_run: bool, quiet: bool) -> None:
+def run(spec_file: Path, until: str | None, dry_run: bool, quiet: bool) -> None:
     """Make a release from one SPEC file: gen, validate, human-eval, card, publish.
 
     Every stage runs with the spec's settings into one folder per source under the
@@ -1499,7 +1397,7 @@ def run(ctx: click.Context, spec_file: Path, until: str | None, dry_run: bool, q
     if dry_run:
         click.echo(plan(spec, until))
         return
-    execute(ctx, spec, until, quiet)
+    execute(spec, until, quiet=quiet, say=click.echo)
 
 
 @cli.command("init", context_settings=CONTEXT)

@@ -1,7 +1,7 @@
 """`shiftbench run`: every stage of a release, from one spec, resumable.
 
 The stages run in order (gen for every source, then validate for every source, and so
-on), each through the same command a user would type, with the spec's settings. Each
+on), each through the stage function the command calls, with the spec's settings. Each
 source gets one folder under the spec's output:
 
     <output>/<folder>/run/          the run folder (a Hub dataset repository)
@@ -19,11 +19,10 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import click
 
 from shiftbench import __version__
 from shiftbench.errors import InputError, RuntimeFault, ShiftbenchError
@@ -36,7 +35,6 @@ STATE_FILE = "state.json"
 RUN_DIR = "run"
 HUMAN_DIR = "human-eval"
 SHARDS_DIR = "shards"  # the Ray runner's shard run folders, merged into run/
-ENGINES = "shiftbench.engines"  # ctx.meta key: the generators loaded for this spec
 
 
 @dataclass
@@ -207,25 +205,33 @@ def gen_call(spec: Spec, unit: Unit, quiet: bool) -> tuple[dict[str, Any], GenSe
     return source, settings
 
 
-def run_gen(ctx: click.Context, spec: Spec, unit: Unit, quiet: bool) -> None:
+@dataclass
+class Context:
+    """What every stage of one `run` shares: the loaded generators (one serves every
+    source), where messages go, and whether progress bars show."""
+
+    say: Callable[[str], None]
+    quiet: bool
+    engines: dict[str, Any] = field(default_factory=dict)
+
+
+def run_gen(spec: Spec, unit: Unit, ctx: Context) -> None:
     from shiftbench.gen.api import TooManyFailures, generate
     from shiftbench.sources import load_source
 
-    source, settings = gen_call(spec, unit, quiet)
+    source, settings = gen_call(spec, unit, ctx.quiet)
     scale = spec.values["scale"]
     if scale["runner"] == "ray":
         from shiftbench.gen.ray_runner import gen_on_ray
 
-        click.echo(gen_on_ray(source, settings, unit.root / SHARDS_DIR, unit.run, scale))
+        ctx.say(gen_on_ray(source, settings, unit.root / SHARDS_DIR, unit.run, scale))
         return
-    # one loaded generator serves every source of the spec
-    engines = ctx.meta.setdefault(ENGINES, {})
     try:
-        result = generate(load_source(**source), settings, engines=engines)
+        result = generate(load_source(**source), settings, engines=ctx.engines)
     except TooManyFailures as exc:
-        click.echo(exc.result.summary())
+        ctx.say(exc.result.summary())
         raise
-    click.echo(result.summary())
+    ctx.say(result.summary())
 
 
 def copy_spec(spec: Spec, unit: Unit) -> None:
@@ -235,24 +241,37 @@ def copy_spec(spec: Spec, unit: Unit) -> None:
         target.write_text(spec.text, encoding="utf-8")
 
 
-def run_validate(ctx: click.Context, spec: Spec, unit: Unit, quiet: bool) -> None:
-    from shiftbench.cli import validate
+def run_validate(spec: Spec, unit: Unit, ctx: Context) -> None:
+    from shiftbench.validate.api import (
+        TABLE_HEADER,
+        ValidateSettings,
+        table_lines,
+        validate_runs,
+    )
 
     c, v = spec.values["validate"], spec.values
-    ctx.invoke(
-        validate, runs=(unit.run,), configs=(), langid=c["langid"],
-        markers_file=Path(c["markers"]) if c["markers"] else None,
+    settings = ValidateSettings(
+        langid=c["langid"], markers_file=Path(c["markers"]) if c["markers"] else None,
         max_error_rate=c["max_error_rate"], examples=c["examples"],
         drift_encoder=c["drift_encoder"], judges=tuple(c["judges"]),
-        paraplue=tuple(c["paraplue"]), judge_scoring=c["judge_scoring"],
-        judge_tokens=c["judge_tokens"], base_url=c["base_url"], concurrency=c["concurrency"],
-        batch_size=c["batch_size"], cache_dir=Path(v["cache_dir"]) if v["cache_dir"] else None,
-        no_cache=False, judge_modes=tuple(c["judge_modes"]), quiet=quiet,
+        paraplue=tuple(c["paraplue"]), judge_modes=tuple(c["judge_modes"]),
+        judge_scoring=c["judge_scoring"], judge_tokens=c["judge_tokens"],
+        base_url=c["base_url"], concurrency=c["concurrency"], batch_size=c["batch_size"],
+        cache_dir=Path(v["cache_dir"]) if v["cache_dir"] else None, quiet=ctx.quiet,
     )  # fmt: skip
+    header = [TABLE_HEADER]
+
+    def show(config: Any) -> None:
+        for line in [*header, *table_lines(config)]:
+            ctx.say(line)
+        header.clear()
+
+    validate_runs((unit.run,), settings, on_config=show)
 
 
-def run_human_eval(ctx: click.Context, spec: Spec, unit: Unit, quiet: bool) -> None:
-    from shiftbench.cli import human_eval_batch, human_eval_export
+def run_human_eval(spec: Spec, unit: Unit, ctx: Context) -> None:
+    from shiftbench.human_eval.api import BatchSettings, export_batches, make_batches
+    from shiftbench.human_eval.export import EXPORT_DIR
     from shiftbench.ratings import RATINGS_FILE
 
     h = spec.values["human_eval"]
@@ -264,14 +283,15 @@ def run_human_eval(ctx: click.Context, spec: Spec, unit: Unit, quiet: bool) -> N
                 "move it away to make new batches"
             )
         shutil.rmtree(unit.human)
-    ctx.invoke(
-        human_eval_batch, run=unit.run, output=unit.human, scheme=h["scheme"],
-        scheme_file=Path(h["scheme_file"]) if h["scheme_file"] else None,
+    settings = BatchSettings(
+        scheme=h["scheme"], scheme_file=Path(h["scheme_file"]) if h["scheme_file"] else None,
         per_stratum=h["per_stratum"], raters=h["raters"], controls=h["controls"],
         tolerance=h["tolerance"], seed=h["seed"],
     )  # fmt: skip
+    ctx.say(make_batches(unit.run, unit.human, settings).summary())
     for fmt in dict.fromkeys(h["formats"]):
-        ctx.invoke(human_eval_export, batch=unit.human, fmt=fmt, items_per_hit=h["items_per_hit"])
+        written = export_batches(unit.human, fmt, h["items_per_hit"])
+        ctx.say(f"wrote {len(written)} file(s) to {unit.human / EXPORT_DIR / fmt}")
 
 
 def _human_dirs(unit: Unit) -> tuple[Path, ...]:
@@ -279,25 +299,27 @@ def _human_dirs(unit: Unit) -> tuple[Path, ...]:
     return (unit.human,) if (unit.human / "human_eval.json").is_file() else ()
 
 
-def run_card(ctx: click.Context, spec: Spec, unit: Unit, quiet: bool) -> None:
-    from shiftbench.cli import card
+def _release(spec: Spec, unit: Unit) -> Any:
+    from shiftbench.cards.api import ReleaseSettings
 
     r = spec.values["release"]
-    ctx.invoke(
-        card, run=unit.run, repo=repo_for(spec, unit), version=r["version"],
-        human_eval_dirs=_human_dirs(unit), license_id=r["license"], output=None,
+    return ReleaseSettings(
+        repo=repo_for(spec, unit), version=r["version"], human_dirs=_human_dirs(unit),
+        license_id=r["license"], private=r["private"],
     )  # fmt: skip
 
 
-def run_publish(ctx: click.Context, spec: Spec, unit: Unit, quiet: bool) -> None:
-    from shiftbench.cli import publish
+def run_card(spec: Spec, unit: Unit, ctx: Context) -> None:
+    from shiftbench.cards.api import write_card
 
-    r = spec.values["release"]
-    ctx.invoke(
-        publish, run=unit.run, repo=repo_for(spec, unit), version=r["version"],
-        human_eval_dirs=_human_dirs(unit), license_id=r["license"], private=r["private"],
-        dry_run=False, quiet=False,  # what was published, and how to load it, always shows
-    )  # fmt: skip
+    ctx.say(f"card: {write_card(unit.run, _release(spec, unit))}")
+
+
+def run_publish(spec: Spec, unit: Unit, ctx: Context) -> None:
+    from shiftbench.cards.api import publish_release
+
+    # what was published, and how to load it, always shows
+    publish_release(unit.run, _release(spec, unit), say=ctx.say)
 
 
 RUNNERS = {
@@ -309,12 +331,21 @@ RUNNERS = {
 }
 
 
-def execute(ctx: click.Context, spec: Spec, until: str | None, quiet: bool) -> None:
-    """Run every stage for every source, skipping finished ones; stop at a failed gate."""
-    ctx.meta[ENGINES] = {}
+def execute(
+    spec: Spec, until: str | None = None, *, quiet: bool = False, say: Callable[[str], None] = print
+) -> None:
+    """Run every stage for every source, skipping finished ones; stop at a failed gate.
+
+    Args:
+        spec: The checked spec (`shiftbench.spec.read_spec`).
+        until: The last stage to run; None: every stage the spec has.
+        quiet: No progress bars.
+        say: Where the stages' messages go, line by line.
+    """
+    ctx = Context(say, quiet)
     chosen = stages_for(spec, until)
     if "publish" in chosen:
-        from shiftbench.cards.publish import require_token
+        from shiftbench.hub import require_token
 
         require_token()  # before hours of generation, not after
     todo = units(spec)
@@ -324,11 +355,11 @@ def execute(ctx: click.Context, spec: Spec, until: str | None, quiet: bool) -> N
             label = f"[{stage}] {unit.folder}"
             copy_spec(spec, unit)
             if finished(spec, unit, stage):
-                click.echo(f"{label}: finished earlier, skipped")
+                say(f"{label}: finished earlier, skipped")
                 continue
-            click.echo(f"{label}: running")
+            say(f"{label}: running")
             try:
-                RUNNERS[stage](ctx, spec, unit, quiet)
+                RUNNERS[stage](spec, unit, ctx)
             except RuntimeFault as exc:
                 if stage != "validate":
                     raise RuntimeFault(f"{label}: {exc}") from None
@@ -344,7 +375,7 @@ def execute(ctx: click.Context, spec: Spec, until: str | None, quiet: bool) -> N
                 f"{spec.values['validate']['max_error_rate']:g}): {'; '.join(gate)}; the "
                 "reports are in each run folder's validation.md"
             )
-    click.echo(f"done: {', '.join(chosen)} for {len(todo)} source(s) in {spec.values['output']}")
+    say(f"done: {', '.join(chosen)} for {len(todo)} source(s) in {spec.values['output']}")
 
 
 # -- the dry run ----------------------------------------------------------------------------

@@ -1,15 +1,18 @@
 """The release spec: one YAML file that fixes every setting of a `shiftbench run`.
 
 The schema below is the single list of what a spec may hold. Each field names the CLI
-option it stands for, and takes that option's default and help text from the command
-itself, so `shiftbench init`, the README and `shiftbench run` cannot drift apart from
-the commands they drive. Reading is strict: an unknown key, a value of the wrong type or
-out of range, or a missing required key is an InputError naming the file, line and key.
+option it stands for and takes its help text from the command, and its default from the
+stage's settings (which the command reads too), so `shiftbench init`, the README and
+`shiftbench run` cannot drift apart from the commands and stage functions they drive.
+Reading is strict: an unknown key, a value of the wrong type or out of range, or a
+missing required key is an InputError naming the file, line and key.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import inspect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -187,11 +190,49 @@ def _param(f: Field) -> Any:
     raise LookupError(f"{f.command} has no option {name}")
 
 
+def _owners(command: str) -> tuple[Any, ...]:
+    """The settings classes (and functions) whose defaults a command's options take."""
+    from shiftbench.cards.api import ReleaseSettings
+    from shiftbench.gen.api import GenSettings
+    from shiftbench.human_eval.api import BatchSettings, export_batches
+    from shiftbench.sources import load_source
+    from shiftbench.validate.api import ValidateSettings
+
+    return {
+        "gen": (GenSettings, load_source),
+        "validate": (ValidateSettings,),
+        "human-eval batch": (BatchSettings,),
+        "human-eval export": (export_batches,),
+        "publish": (ReleaseSettings,),
+    }[command]
+
+
+SETTING_NAMES = {"prompt_file": "prompt_files"}  # spec key -> settings field, where they differ
+
+
+def _setting_default(f: Field) -> Any:
+    name = f.param or f.key
+    name = SETTING_NAMES.get(name, name)
+    for owner in _owners(f.command):
+        if dataclasses.is_dataclass(owner):
+            for d in dataclasses.fields(owner):
+                if d.name == name:
+                    if d.default_factory is not dataclasses.MISSING:
+                        return d.default_factory()
+                    return d.default
+        else:
+            parameter = inspect.signature(owner).parameters.get(name)
+            if parameter is not None:
+                return parameter.default
+    raise LookupError(f"no settings of {f.command} hold {name}")
+
+
 def default(f: Field) -> Any:
-    """The field's default: the CLI option's, in the spec's types."""
+    """The field's default: the stage settings' own (the CLI reads the same), in the
+    spec's types."""
     if not f.command or f.default is not None:
         return f.default
-    value = _param(f).to_info_dict()["default"]  # None where the option has no default
+    value = _setting_default(f)
     if f.key == "languages":
         return value.split(",")
     if f.kind == INT_LIST:
@@ -199,7 +240,11 @@ def default(f: Field) -> Any:
     if f.kind == STR_LIST:
         return list(value or ())
     if f.kind == MAPPING:
-        return {}
+        return dict(value or {})
+    if isinstance(value, tuple):  # a repeatable option the spec takes once
+        return value[0] if value else None
+    if isinstance(value, Path):
+        return str(value)
     return value
 
 
@@ -442,7 +487,7 @@ def _check_choices(
         raise fail(("validate", "langid"), "must be lingua or langdetect")
     release = values["release"]
     if release["repo"] is not None:
-        from shiftbench.cards.release import check_repo, check_version
+        from shiftbench.hub import check_repo, check_version
 
         try:
             check_repo(release["repo"])

@@ -16,78 +16,32 @@ huggingface_hub only; nothing here prints or writes it.
 from __future__ import annotations
 
 import json
-import os
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
-
-import click
+from typing import Any
 
 from shiftbench import __version__
-from shiftbench.cards.release import MANIFEST, Release, build, folder_files, sha256_file
+from shiftbench.cards.release import Release, build
 from shiftbench.errors import InputError, RuntimeFault
+from shiftbench.hub import (
+    KEEP,
+    MANIFEST,
+    check_files,
+    fetch_release,
+    folder_files,
+    hub_api,
+    require_token,
+    sha256_file,
+    short_error,
+    with_retries,
+)
 
-T = TypeVar("T")
-RETRY_STATUSES = (408, 429, 500, 502, 503, 504)
-ATTEMPTS = 5
-KEEP = ".gitattributes"  # made by the Hub with the repository; not part of a release
-
-
-def retry_wait() -> float:
-    """Seconds before the first retry (doubling after); `SHIFTBENCH_HUB_RETRY_WAIT` sets it."""
-    return float(os.environ.get("SHIFTBENCH_HUB_RETRY_WAIT", "2"))
-
-
-def transient(exc: BaseException) -> bool:
-    import httpx
-    from huggingface_hub.errors import HfHubHTTPError
-
-    if isinstance(exc, HfHubHTTPError):
-        response = getattr(exc, "response", None)
-        return response is not None and response.status_code in RETRY_STATUSES
-    return isinstance(exc, (httpx.TransportError, ConnectionError, TimeoutError))
+Say = Callable[[str], None]
 
 
-def with_retries(what: str, call: Callable[[], T], *, quiet: bool = False) -> T:
-    """Run `call`, retrying transient Hub errors with exponential backoff."""
-    wait = retry_wait()
-    for attempt in range(1, ATTEMPTS + 1):
-        try:
-            return call()
-        except Exception as exc:
-            if not transient(exc) or attempt == ATTEMPTS:
-                raise
-            if not quiet:
-                click.echo(
-                    f"{what}: {_short(exc)}; retrying in {wait:g}s ({attempt}/{ATTEMPTS - 1})",
-                    err=True,
-                )
-            time.sleep(wait)
-            wait *= 2
-    raise AssertionError("unreachable")
-
-
-def _short(exc: BaseException) -> str:
-    """The first line of a Hub error: status and URL, never headers (which hold the token)."""
-    response = getattr(exc, "response", None)
-    if response is not None:
-        return f"HTTP {response.status_code} from {response.request.url.path}"
-    return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-
-
-def _api() -> Any:
-    from huggingface_hub import HfApi
-
-    return HfApi(endpoint=os.environ.get("HF_ENDPOINT") or None)
-
-
-def require_token() -> None:
-    from huggingface_hub import get_token
-
-    if not get_token():
-        raise InputError("no Hugging Face token: set HF_TOKEN or log in with 'hf auth login' first")
+def _silent(text: str) -> None:
+    pass
 
 
 def publish(
@@ -100,18 +54,23 @@ def publish(
     private: bool = False,
     dry_run: bool = False,
     quiet: bool = False,
+    say: Say = _silent,
 ) -> str:
-    """Publish the release; returns what happened: `published`, `unchanged` or `planned`."""
+    """Publish the release; returns what happened: `published`, `unchanged` or `planned`.
+
+    What was published and how to load it (or, in a dry run, the plan) goes to `say`,
+    line by line; retries are logged.
+    """
     release, meta, _ = build(folder, repo, tag, human_dirs, license_id)
     if not dry_run:
         require_token()
-    api = _api()
-    say = (lambda text: None) if quiet else click.echo
+    api = hub_api()
+    tell = _silent if quiet else say  # the plan of a dry run shows even when quiet
     remote = _remote_state(api, repo, tag, dry_run)
     if remote.get("tag_commit"):
         published = _published_listing(api, repo, tag)
         if published == release.listing():
-            say(f"{repo}@{tag} is already published with this content; nothing to do.")
+            tell(f"{repo}@{tag} is already published with this content; nothing to do.")
             return "unchanged"
         if published is None:
             raise InputError(
@@ -125,7 +84,7 @@ def publish(
         )
     if dry_run:
         files = _files_at(api, repo, "main") if remote.get("exists") else []
-        _print_plan(release, repo, tag, remote, [p for p in files if p not in release.files])
+        _print_plan(release, repo, tag, remote, [p for p in files if p not in release.files], say)
         return "planned"
     step = "creating the repository"
     try:
@@ -143,14 +102,14 @@ def publish(
         raise
     except Exception as exc:
         raise RuntimeFault(
-            f"publishing {repo}@{tag} failed at {step} ({_short(exc)}); no tag was made: "
+            f"publishing {repo}@{tag} failed at {step} ({short_error(exc)}); no tag was made: "
             "run the same command again to complete the release"
         ) from None
-    say(f"published {repo}@{tag} (commit {oid}): {len(release.files)} files")
-    say("")
-    say("from datasets import load_dataset")
+    tell(f"published {repo}@{tag} (commit {oid}): {len(release.files)} files")
+    tell("")
+    tell("from datasets import load_dataset")
     for name in meta["configs"]:
-        say(f'load_dataset("{repo}", "{name}", revision="{tag}")')
+        tell(f'load_dataset("{repo}", "{name}", revision="{tag}")')
     return "published"
 
 
@@ -166,8 +125,8 @@ def _remote_state(api: Any, repo: str, tag: str, dry_run: bool) -> dict[str, Any
         return {"exists": False}
     except Exception as exc:
         if dry_run and transient(exc):
-            return {"exists": None, "error": _short(exc)}
-        raise RuntimeFault(f"cannot read {repo} from the Hub: {_short(exc)}") from None
+            return {"exists": None, "error": short_error(exc)}
+        raise RuntimeFault(f"cannot read {repo} from the Hub: {short_error(exc)}") from None
     tags = {t.name: t.target_commit for t in refs.tags}
     return {"exists": True, "tag_commit": tags.get(tag)}
 
@@ -268,7 +227,7 @@ def _tag(api: Any, repo: str, tag: str, oid: str) -> None:
 
 
 def _print_plan(
-    release: Release, repo: str, tag: str, remote: dict[str, Any], stale: list[str]
+    release: Release, repo: str, tag: str, remote: dict[str, Any], stale: list[str], say: Say
 ) -> None:
     if remote.get("exists") is None:
         state = f"unknown (the Hub did not answer: {remote.get('error')})"
@@ -276,9 +235,9 @@ def _print_plan(
         state = "exists; the release becomes a new commit on main"
     else:
         state = "does not exist yet; it would be created (dataset repository)"
-    click.echo("dry run: nothing is uploaded, created or tagged")
-    click.echo(f"repository {repo}: {state}")
-    click.echo(f"target revision: main, then tag {tag} on the new commit")
+    say("dry run: nothing is uploaded, created or tagged")
+    say(f"repository {repo}: {state}")
+    say(f"target revision: main, then tag {tag} on the new commit")
     total = 0
     rows = []
     for path in sorted(release.files):
@@ -287,10 +246,10 @@ def _print_plan(
         rows.append((path, size))
     width = max(len(p) for p, _ in rows)
     for path, size in rows:
-        click.echo(f"  {path:<{width}}  {human_size(size):>9}")
+        say(f"  {path:<{width}}  {human_size(size):>9}")
     for path in stale:
-        click.echo(f"  {path:<{width}}  {'(delete)':>9}")
-    click.echo(
+        say(f"  {path:<{width}}  {'(delete)':>9}")
+    say(
         f"{len(rows)} files, {human_size(total)}" + (f"; {len(stale)} deleted" if stale else "")
     )
 
@@ -304,81 +263,19 @@ def human_size(size: int) -> str:
     return f"{size} B"
 
 
-def verify(spec: str, *, load: bool = True, quiet: bool = False) -> list[str]:
-    """Download `ORG/NAME@vX.Y.Z` and check it against its manifest; returns the problems."""
+def verify(spec: str, *, load: bool = True, quiet: bool = False, say: Say = _silent) -> list[str]:
+    """Download `ORG/NAME@vX.Y.Z` and check it against its manifest; returns the problems
+    (and tells `say` what was checked)."""
     with tempfile.TemporaryDirectory(prefix="shiftbench-verify-") as scratch:
         local, repo, tag, sha = fetch_release(spec, Path(scratch), quiet=quiet, what="verify")
         problems = check_files(local, tag)
         doc = json.loads((local / MANIFEST).read_text(encoding="utf-8"))
         if load and not problems:
             problems += _load_all(local, doc.get("configs", {}))
-    click.echo(
+    say(
         f"{repo}@{tag} (commit {sha}): {len(doc.get('files', []))} files checked against "
         f"{MANIFEST}" + (f", {len(doc.get('configs', {}))} configs loaded" if load else "")
     )
-    return problems
-
-
-def fetch_release(
-    spec: str, scratch: Path, *, quiet: bool = False, what: str = "verify"
-) -> tuple[Path, str, str, str]:
-    """Download the snapshot of `ORG/NAME@vX.Y.Z` into `scratch`; returns (folder, repo,
-    tag, commit)."""
-    from huggingface_hub import snapshot_download
-    from huggingface_hub.errors import RepositoryNotFoundError, RevisionNotFoundError
-
-    from shiftbench.cards.release import check_repo, check_version
-
-    repo, _, version = spec.partition("@")
-    if not version:
-        raise InputError(f"name the version to {what}: ORG/NAME@vX.Y.Z, got {spec!r}")
-    check_repo(repo)
-    tag = check_version(version)
-    api = _api()
-    if quiet:
-        from huggingface_hub.utils import disable_progress_bars
-
-        disable_progress_bars()
-    try:
-        info = with_retries(
-            "read version",
-            lambda: api.dataset_info(repo, revision=tag),
-            quiet=quiet,
-        )
-    except RepositoryNotFoundError:
-        raise InputError(f"{repo} is not a dataset repository on the Hub") from None
-    except RevisionNotFoundError:
-        raise InputError(f"{repo} has no version {tag}") from None
-    local = Path(
-        with_retries(
-            "download",
-            lambda: snapshot_download(
-                repo, repo_type="dataset", revision=info.sha,
-                local_dir=scratch / "repo", endpoint=api.endpoint,
-            ),
-            quiet=quiet,
-        )
-    )  # fmt: skip
-    return local, repo, tag, str(info.sha)
-
-
-def check_files(local: Path, tag: str) -> list[str]:
-    """Every file against the manifest: present, same size and sha256, nothing extra."""
-    if not (local / MANIFEST).is_file():
-        raise InputError(f"version {tag} holds no {MANIFEST}: not a shiftbench release")
-    doc = json.loads((local / MANIFEST).read_text(encoding="utf-8"))
-    problems = []
-    if doc.get("version") != tag:
-        problems.append(f"the manifest names version {doc.get('version')}, not {tag}")
-    listed = {f["path"]: f for f in doc.get("files", [])}
-    for path, entry in sorted(listed.items()):
-        file = local / path
-        if not file.is_file():
-            problems.append(f"{path}: listed in the manifest, missing from the release")
-        elif file.stat().st_size != entry["size"] or sha256_file(file) != entry["sha256"]:
-            problems.append(f"{path}: content differs from the manifest's sha256")
-    present = {p for p in folder_files(local) if p not in (MANIFEST, KEEP)}
-    problems += [f"{p}: in the release, not in the manifest" for p in sorted(present - set(listed))]
     return problems
 
 

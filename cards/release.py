@@ -25,35 +25,9 @@ from typing import Any
 from shiftbench import __version__
 from shiftbench.cards import card as cards
 from shiftbench.errors import InputError
+from shiftbench.hub import MANIFEST, check_repo, check_version, folder_files, sha256_file
 from shiftbench.runfolder import FORMAT_VERSION, META_FILE, card_rows, read_meta
 from shiftbench.runfolder import render_card as minimal_card
-
-MANIFEST = "shiftbench-release.json"
-VERSION = re.compile(r"^\d+\.\d+\.\d+$")
-REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
-
-
-def check_version(version: str) -> str:
-    """`1.0.0` (a leading v is accepted) → the tag `v1.0.0`."""
-    bare = version[1:] if version.startswith("v") else version
-    if not VERSION.match(bare):
-        raise InputError(f"--version must look like 1.0.0 (MAJOR.MINOR.PATCH), got {version!r}")
-    return f"v{bare}"
-
-
-def check_repo(repo: str) -> str:
-    if not REPO_ID.match(repo) or ".." in repo or repo.endswith((".git", ".")):
-        raise InputError(f"--repo must be ORG/NAME (a Hub dataset repository id), got {repo!r}")
-    return repo
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
 
 @dataclass
 class Release:
@@ -80,16 +54,6 @@ class Release:
             for p in sorted(self.files)
             if p != MANIFEST
         ]
-
-
-def folder_files(folder: Path) -> dict[str, Path]:
-    """The run folder's files by repo path, without hidden entries (staging leftovers)."""
-    found = {}
-    for path in sorted(folder.rglob("*")):
-        rel = path.relative_to(folder)
-        if path.is_file() and not any(part.startswith(".") for part in rel.parts):
-            found[rel.as_posix()] = path
-    return found
 
 
 def check_folder(folder: Path) -> dict[str, Any]:

@@ -306,3 +306,104 @@ def score_encoders(
         InputError: Bad input; nothing written, no model loaded.
     """
     return Evaluation(target, settings).score(models)
+
+
+@dataclass(frozen=True)
+class ProbeRunSettings:
+    """How `probe` runs the alignment probes; every field is the `shiftbench probe` option
+    of its name.
+
+    Attributes:
+        epsilons: Margins of the per-margin shares, comma-separated.
+        paraphrases: "gold" (the dataset's gold pairs) or a transform config of the run
+            folder whose outputs are the anchors' paraphrases.
+        min_score: STS gold pairs: the lowest score that counts as a paraphrase; None:
+            80% of the way up the score range.
+        seed: Seed of the random partners.
+        batch_size: Texts per encoder forward pass.
+        device: Torch device; None picks one.
+        precision: Dtype the weights load in: float32, float16 or bfloat16.
+        cache_dir: Embedding cache folder; None: the default cache.
+        output: Results folder; None: shiftbench-results/<targets>-probes.
+        plots: Draw one histogram per similarity measure.
+        quiet: No progress bars.
+    """
+
+    epsilons: str = "0,0.05,0.1,0.2"
+    paraphrases: str = "gold"
+    min_score: float | None = None
+    seed: int = 0
+    batch_size: int = 32
+    device: str | None = None
+    precision: str = "float32"
+    cache_dir: Path | None = None
+    output: Path | None = None
+    plots: bool = True
+    quiet: bool = False
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    """What probe wrote: the results folder and probes.json as written."""
+
+    folder: Path
+    document: dict[str, Any] = field(repr=False, compare=False)
+
+
+def probe_encoders(
+    targets: Sequence[str | Path], models: Sequence[str], settings: ProbeRunSettings | None = None
+) -> ProbeResult:
+    """Task-free alignment probes (after ALIGN-SIM) of encoders on run folders or releases
+    that hold control configs; several targets are several datasets of one probe run.
+
+    Writes probes.json, probes.md, probe-rows.jsonl and the plots into the results folder.
+
+    Raises:
+        InputError: A target that is neither a run folder nor a release, or one without
+            the configs a probe needs; raised before any model loads.
+    """
+    from shiftbench.encoders import Encoder
+    from shiftbench.evaluate.probes import (
+        MEASURES,
+        ProbeSettings,
+        gather_datasets,
+        parse_epsilons,
+        probe_document,
+        score,
+        summarise,
+        write_probe_outputs,
+    )
+    from shiftbench.evaluate.run import RELEASE, Collection, collect_release, collect_run_folder
+    from shiftbench.runfolder import is_run_folder
+
+    s = settings or ProbeRunSettings()
+    if not models:
+        raise InputError("name at least one model to probe")
+    probe = ProbeSettings(parse_epsilons(s.epsilons), s.seed, s.paraphrases, s.min_score)
+    collections: list[Collection] = []
+    for target in map(str, targets):
+        if is_run_folder(Path(target)):
+            collections.append(collect_run_folder(Path(target)))
+        elif RELEASE.match(target) and not Path(target).exists():
+            collections.append(collect_release(target))
+        else:
+            raise InputError(f"{target} is neither a run folder nor a release ORG/NAME@vX.Y.Z")
+    datasets = gather_datasets(collections, probe)
+    encoders = [
+        Encoder(name, batch_size=s.batch_size, device=s.device, precision=s.precision,
+                cache_dir=s.cache_dir, progress=not s.quiet)
+        for name in dict.fromkeys(models)
+    ]  # fmt: skip
+    label = "+".join(d.label for d in datasets)
+    folder = s.output or Path("shiftbench-results") / f"{label}-probes"
+    values = [
+        (enc, {m: {d.label: score(enc, d.anchors, m) for d in datasets} for m in MEASURES})
+        for enc in encoders
+    ]
+    figures = [
+        (enc, {m: summarise(v, m, probe.epsilons) for m, v in by_measure.items()})
+        for enc, by_measure in values
+    ]
+    document = probe_document(datasets, probe, figures)
+    write_probe_outputs(folder, document, datasets, values, s.plots)
+    return ProbeResult(folder, document)

@@ -152,7 +152,7 @@ def collect_release(spec: str) -> Collection:
     before anything is scored."""
     import tempfile
 
-    from shiftbench.cards.publish import check_files, fetch_release
+    from shiftbench.hub import check_files, fetch_release
 
     with tempfile.TemporaryDirectory(prefix="shiftbench-evaluate-") as scratch:
         local, repo, tag, sha = fetch_release(spec, Path(scratch), quiet=True, what="evaluate")

@@ -1,0 +1,99 @@
+"""cards as a library: a run folder's dataset card, and frozen releases on the Hub.
+
+    >>> from shiftbench.cards.api import ReleaseSettings, publish_release, write_card
+    >>> write_card("runs/sample", ReleaseSettings(repo="org/sample-shift", version="1.0.0"))
+    >>> publish_release("runs/sample", ReleaseSettings(repo="org/sample-shift", version="1.0.0"))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from shiftbench.errors import InputError
+
+
+@dataclass(frozen=True)
+class ReleaseSettings:
+    """What a card and a release declare; every field is the `shiftbench card` and
+    `shiftbench publish` option of its name.
+
+    Attributes:
+        repo: The Hub dataset repository, ORG/NAME (the card's load snippets name it).
+        version: The version, X.Y.Z (a leading v is accepted); tagged vX.Y.Z.
+        human_dirs: Human-eval batch folders with a report, shown in the card.
+        license_id: The Hub license id to declare when the source's is not one.
+        private: Create the repository as private.
+    """
+
+    repo: str | None = None
+    version: str | None = None
+    human_dirs: tuple[Path, ...] = ()
+    license_id: str | None = None
+    private: bool = False
+
+
+def _silent(text: str) -> None:
+    pass
+
+
+def write_card(
+    run: str | Path, settings: ReleaseSettings | None = None, output: str | Path | None = None
+) -> Path:
+    """Write the dataset card of a run folder (every config is loaded with load_dataset
+    first) to `output`, by default RUN/README.md; returns where it went."""
+    from shiftbench.cards.release import build
+    from shiftbench.hub import check_repo, check_version
+
+    s = settings or ReleaseSettings()
+    tag = check_version(s.version) if s.version else None
+    if s.repo:
+        check_repo(s.repo)
+    _, _, text = build(Path(run), s.repo, tag, s.human_dirs, s.license_id)
+    target = Path(output) if output is not None else Path(run) / "README.md"
+    target.write_text(text, encoding="utf-8")
+    return target
+
+
+def publish_release(
+    run: str | Path,
+    settings: ReleaseSettings,
+    *,
+    dry_run: bool = False,
+    quiet: bool = False,
+    say: Callable[[str], None] = _silent,
+) -> str:
+    """Release a run folder to the Hub as the frozen version v`settings.version`.
+
+    Returns:
+        "published", "unchanged" (the same content is published already) or "planned"
+        (a dry run).
+
+    Raises:
+        InputError: No repo or version, a folder that is not a complete run, no token,
+            or a version already published with other content.
+        RuntimeFault: The Hub failed after retries; no tag was made.
+    """
+    from shiftbench.cards.publish import publish
+    from shiftbench.hub import check_repo, check_version
+
+    if not settings.repo or not settings.version:
+        raise InputError("a release needs a repo (ORG/NAME) and a version (X.Y.Z)")
+    tag = check_version(settings.version)
+    check_repo(settings.repo)
+    return publish(
+        Path(run), settings.repo, tag, human_dirs=settings.human_dirs,
+        license_id=settings.license_id, private=settings.private, dry_run=dry_run,
+        quiet=quiet, say=say,
+    )  # fmt: skip
+
+
+def verify_release(
+    release: str, *, load: bool = True, quiet: bool = False, say: Callable[[str], None] = _silent
+) -> list[str]:
+    """Download a published release (ORG/NAME@vX.Y.Z) and check it against its manifest;
+    returns the problems found (none: it matches)."""
+    from shiftbench.cards.publish import verify
+
+    return verify(release, load=load, quiet=quiet, say=say)

@@ -1,0 +1,167 @@
+"""human_eval as a library: rating batches out, ratings in, a screened report.
+
+Each function is one `shiftbench human-eval` command and writes what it writes:
+
+    >>> from shiftbench.human_eval.api import BatchSettings, export_batches, make_batches
+    >>> batch = make_batches("runs/sample", "runs/sample-human", BatchSettings(raters=2))
+    >>> export_batches(batch.folder, "html")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class BatchSettings:
+    """How rating batches are drawn; every field is the `shiftbench human-eval batch`
+    option of its name.
+
+    Attributes:
+        scheme: Packaged rating scheme: "quality" (1-5) or "similarity" (0-5).
+        scheme_file: Your own scheme (instructions, labels, examples), replacing it.
+        per_stratum: Items drawn per stratum (a transformation, and its output language
+            when that differs from the source's).
+        raters: Batches to make, one per rater.
+        controls: Control pairs per batch (an easy positive and an easy negative each).
+        tolerance: How far a control rating may be from the expected one.
+        seed: Seed of the sample, the controls and every batch's order.
+    """
+
+    scheme: str = "quality"
+    scheme_file: Path | None = None
+    per_stratum: int = 50
+    raters: int = 3
+    controls: int = 1
+    tolerance: float = 1.0
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """The batches written.
+
+    Attributes:
+        folder: The batch folder (items.jsonl, batch.json).
+        raters: Batches made, one per rater.
+        items_per_batch: Items in each batch, controls included.
+        controls_per_batch: Control items in each batch.
+        strata: Stratum -> items sampled from it.
+        description: batch.json as written.
+    """
+
+    folder: Path
+    raters: int
+    items_per_batch: int
+    controls_per_batch: int
+    strata: dict[str, int]
+    description: dict[str, Any] = field(repr=False, compare=False)
+
+    def summary(self) -> str:
+        """The line `shiftbench human-eval batch` prints."""
+        strata = ", ".join(f"{k} {v}" for k, v in self.strata.items())
+        return (
+            f"wrote {self.raters} batch(es) of {self.items_per_batch} items to {self.folder} "
+            f"({strata}; controls {self.controls_per_batch} per batch)"
+        )
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    """Ratings added by an import.
+
+    Attributes:
+        added: Ratings read from the files.
+        raters: Distinct raters among them.
+        total: Ratings the batch folder holds now.
+    """
+
+    added: int
+    raters: int
+    total: int
+
+    def summary(self) -> str:
+        return f"imported {self.added} ratings from {self.raters} rater(s); {self.total} in all"
+
+
+def make_batches(
+    run: str | Path, output: str | Path, settings: BatchSettings | None = None
+) -> BatchResult:
+    """Sample a run folder's rewrites into rating batches, stratified by transformation.
+
+    Raises:
+        InputError: The run, the scheme or the output folder is not usable.
+    """
+    from shiftbench.human_eval.batches import Plan, build, load_scheme, write
+
+    s = settings or BatchSettings()
+    plan = Plan(
+        load_scheme(s.scheme, s.scheme_file), s.per_stratum, s.raters, s.controls,
+        s.tolerance, s.seed,
+    )  # fmt: skip
+    description, table = build(Path(run), plan)
+    write(Path(output), description, table)
+    return BatchResult(
+        folder=Path(output),
+        raters=s.raters,
+        items_per_batch=description["items_per_batch"],
+        controls_per_batch=description["controls_per_batch"],
+        strata={k: v["sampled"] for k, v in description["strata"].items()},
+        description=description,
+    )
+
+
+def export_batches(batch: str | Path, fmt: str = "html", items_per_hit: int = 10) -> list[Path]:
+    """Write a batch folder's batches as files for raters, into BATCH/export/<fmt>/.
+
+    Args:
+        batch: The batch folder.
+        fmt: "html", "mturk", "labelstudio" or "argilla".
+        items_per_hit: Items per MTurk HIT (mturk only).
+
+    Returns:
+        The files written.
+    """
+    from shiftbench.human_eval.export import EXPORT_DIR, export
+    from shiftbench.ratings import read_batch
+
+    folder = Path(batch)
+    description, table = read_batch(folder)
+    description["items_per_hit"] = items_per_hit
+    return export(description, table, fmt, folder / EXPORT_DIR / fmt)
+
+
+def import_ratings(batch: str | Path, files: Sequence[str | Path]) -> ImportResult:
+    """Add the ratings in `files` (the HTML form's CSVs, MTurk or Turkle results CSVs,
+    Label Studio JSON exports) to BATCH/ratings.jsonl.
+
+    Every file is checked first; one bad line raises InputError and nothing is written.
+    """
+    from shiftbench.human_eval.ingest import canonical, write_ratings
+    from shiftbench.ratings import read_batch, read_ratings
+
+    folder = Path(batch)
+    description, table = read_batch(folder)
+    earlier = read_ratings(folder)
+    new = canonical([Path(f) for f in files], description, table, earlier)
+    write_ratings(folder, earlier + new)
+    return ImportResult(len(new), len({r["rater_id"] for r in new}), len(earlier) + len(new))
+
+
+def report_ratings(
+    batch: str | Path, threshold: float = 3.0, weights: str = "ordinal"
+) -> dict[str, Any]:
+    """Screen raters on the controls, summarise the ratings (mean ± SD, acceptance,
+    Gwet's AC2 with `weights`), write human_eval.json and human_eval.md into the batch
+    folder, and return the report."""
+    from shiftbench.human_eval.report import summarise, write
+    from shiftbench.ratings import read_batch, read_ratings
+
+    folder = Path(batch)
+    description, table = read_batch(folder)
+    doc = summarise(description, table, read_ratings(folder), threshold=threshold, weights=weights)
+    write(folder, doc)
+    return doc

@@ -1,0 +1,341 @@
+"""validate as a library: run folders in, their validation reports out.
+
+`validate_runs(runs, ValidateSettings(...))` does what `shiftbench validate` does (the automatic
+checks, and the drift, judge and ParaPLUIE measures when asked) and writes the same
+validation.json, validation.md and validation/<config>.jsonl into every run folder:
+
+    >>> from shiftbench import ValidateSettings, validate_runs
+    >>> result = validate_runs(["runs/sample"], ValidateSettings(judges=("embedded",)))
+    >>> for c in result.configs:
+    ...     print(c.config, c.error_rate, c.measures)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from shiftbench.errors import InputError, RuntimeFault
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    """The LLM judges and ParaPLUIE scorers that rate (original, output) pairs; every
+    field is the option of its name on `shiftbench validate` and `judge-calibrate`.
+
+    Attributes:
+        judges: Judge specs, `BACKEND[:MODEL][@URL]` (e.g. "embedded").
+        paraplue: ParaPLUIE-style scorer specs, `BACKEND[:MODEL][@URL]`.
+        judge_modes: What judges rate: "similarity" (0-5) and/or "quality" (1-5).
+        judge_scoring: "reply" (the rating read from the reply) or "expected" (the
+            probability-weighted mean of the scale's numbers).
+        judge_tokens: Longest judge reply, in tokens.
+        base_url: Judge server address when a spec names none.
+        concurrency: Judge requests in flight at once (server backends).
+        batch_size: Prompts per forward pass (embedded judge), texts per encoder batch.
+        cache_dir: Where judge answers are cached; None: $SHIFTBENCH_CACHE_DIR or
+            ~/.cache/shiftbench.
+        no_cache: Keep judge answers in memory only.
+    """
+
+    judges: tuple[str, ...] = ()
+    paraplue: tuple[str, ...] = ()
+    judge_modes: tuple[str, ...] = ("similarity", "quality")
+    judge_scoring: str = "reply"
+    judge_tokens: int = 16
+    base_url: str | None = None
+    concurrency: int = 4
+    batch_size: int = 8
+    cache_dir: Path | None = None
+    no_cache: bool = False
+
+
+@dataclass(frozen=True)
+class ValidateSettings(JudgeSettings):
+    """How validate checks run folders; every field is the `shiftbench validate` option
+    of its name (the judge fields are `JudgeSettings`').
+
+    Attributes:
+        configs: Transformed configs to check; () for all of them.
+        langid: Language identifier of the wrong-language check: "lingua" or "langdetect".
+        markers_file: JSON file of extra reasoning and prefix leak markers.
+        max_error_rate: Raise TooManyErrors (after writing) when a config's total error
+            rate exceeds this share; None: never.
+        examples: Example failures kept per check and config.
+        drift_encoder: sentence-transformers model for embedding drift; None: no drift.
+        quiet: No progress bars.
+    """
+
+    configs: tuple[str, ...] = ()
+    langid: str = "lingua"
+    markers_file: Path | None = None
+    max_error_rate: float | None = None
+    examples: int = 3
+    drift_encoder: str | None = None
+    quiet: bool = False
+
+
+@dataclass(frozen=True)
+class MeasureSummary:
+    """One measure (drift, a judge, a ParaPLUIE scorer) over one config's rows."""
+
+    mean: float | None
+    sd: float | None
+    scored: int
+    unscored: int
+
+
+@dataclass(frozen=True)
+class ConfigValidation:
+    """One config of one run folder, as validation.json summarises it.
+
+    Attributes:
+        run: The run folder.
+        config: The config name.
+        rows: Rows checked.
+        error_rate: Share of rows that failed at least one check.
+        error_rates: Per check, the share of rows that failed it.
+        mean_edit_distance: Mean normalised edit distance from the original.
+        measures: Per measure key, its mean, SD and counts.
+        record: Everything validation.json holds for this config.
+    """
+
+    run: Path
+    config: str
+    rows: int
+    error_rate: float
+    error_rates: dict[str, float]
+    mean_edit_distance: float
+    measures: dict[str, MeasureSummary]
+    record: dict[str, Any] = field(repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class ValidateResult:
+    """What validate wrote: per run folder its report, and every config's summary.
+
+    Attributes:
+        configs: Every config of every run, in order (configs an earlier validation
+            checked with the same settings are carried over and listed too).
+        reports: Run folder -> validation.json as written.
+        over_limit: "run/config (rate)" for each config above `max_error_rate`.
+    """
+
+    configs: tuple[ConfigValidation, ...]
+    reports: dict[Path, dict[str, Any]] = field(repr=False, compare=False)
+    over_limit: tuple[str, ...] = ()
+
+
+class TooManyErrors(RuntimeFault):
+    """A config's total error rate is above `max_error_rate`; the reports are written all
+    the same, and `result` holds them."""
+
+    def __init__(self, message: str, result: ValidateResult) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+TABLE_HEADER = f"{'run':<24} {'config':<28} {'rows':>6} {'errors':>7} {'edit dist':>9}"
+
+
+def table_lines(c: ConfigValidation) -> list[str]:
+    """The lines `shiftbench validate` prints for a config, under TABLE_HEADER."""
+    lines = [
+        f"{c.run.name:<24} {c.config:<28} {c.rows:>6} {c.error_rate:>7.1%} "
+        f"{c.mean_edit_distance:>9.3f}"
+    ]
+    for key, m in c.measures.items():
+        mean = "-" if m.mean is None else f"{m.mean:.3f}"
+        sd = "" if m.sd is None else f" ± {m.sd:.3f}"
+        lines.append(f"{'':<24}   {key}: {mean}{sd} ({m.scored} scored, {m.unscored} not)")
+    return lines
+
+
+def make_judges(settings: JudgeSettings) -> list[Any]:
+    """One Judge per (spec, mode) and one ParaPLUIE scorer per spec, every backend built
+    and loaded once."""
+    from shiftbench.validate.judge import Judge, build_backend
+    from shiftbench.validate.paraplue import Paraplue
+
+    backends: dict[str, Any] = {}
+
+    def backend(spec: str) -> Any:
+        if spec not in backends:
+            backends[spec] = build_backend(
+                spec, base_url=settings.base_url, concurrency=settings.concurrency,
+                batch_size=settings.batch_size,
+            )  # fmt: skip
+        return backends[spec]
+
+    made: list[Any] = []
+    for spec in dict.fromkeys(settings.judges):
+        made += [
+            Judge(backend(spec), m, max_new_tokens=settings.judge_tokens,
+                  scoring=settings.judge_scoring)
+            for m in dict.fromkeys(settings.judge_modes)
+        ]  # fmt: skip
+    made += [Paraplue(backend(spec)) for spec in dict.fromkeys(settings.paraplue)]
+    return made
+
+
+def judge_cache(settings: JudgeSettings) -> Any:
+    """The cache judge answers go to (in memory only with `no_cache`)."""
+    from shiftbench.llm.cache import GenerationCache, default_cache_dir
+
+    return GenerationCache(None if settings.no_cache else (settings.cache_dir or default_cache_dir()))
+
+
+def _config(run: Path, name: str, c: dict[str, Any]) -> ConfigValidation:
+    return ConfigValidation(
+        run=run,
+        config=name,
+        rows=c["rows"],
+        error_rate=c["total_error_rate"],
+        error_rates=dict(c.get("error_rates", {})),
+        mean_edit_distance=c["mean_edit_distance"],
+        measures={
+            key: MeasureSummary(m["mean"], m["sd"], m["scored"], m["unscored"])
+            for key, m in c.get("measures", {}).items()
+        },
+        record=c,
+    )
+
+
+def validate_runs(
+    runs: Sequence[str | Path],
+    settings: ValidateSettings | None = None,
+    *,
+    on_config: Callable[[ConfigValidation], None] | None = None,
+) -> ValidateResult:
+    """Check every transformed config of each run folder and write its reports.
+
+    Args:
+        runs: Run folders written by gen.
+        settings: What to check and measure; None for the defaults.
+        on_config: Called with each config's summary as soon as its run is done.
+
+    Returns:
+        Every config's summary and each run's validation.json.
+
+    Raises:
+        InputError: A run folder, config, marker file or language identifier that is not
+            there or not valid; raised before any run is checked.
+        TooManyErrors: Some config is above `max_error_rate` (after every report is written).
+    """
+    from shiftbench.checks import use_markers
+    from shiftbench.langid import get_identifier
+    from shiftbench.validate.report import Measure, over_limit, plan, validate_run
+
+    s = settings or ValidateSettings()
+    folders = [Path(r) for r in runs]
+    if not folders:
+        raise InputError("name at least one run folder to validate")
+    for run in folders:
+        plan(run, s.configs)
+    if s.markers_file is not None:
+        try:
+            use_markers(str(s.markers_file))
+        except FileNotFoundError:
+            raise InputError(f"marker file {s.markers_file} does not exist") from None
+        except (json.JSONDecodeError, AttributeError, TypeError) as exc:
+            raise InputError(
+                f"marker file {s.markers_file} is not a marker table ({exc})"
+            ) from None
+    identifier = get_identifier(s.langid)
+    measures: list[Measure] = []
+    if s.drift_encoder is not None:
+        from shiftbench.validate.drift import Drift
+
+        measures.append(Drift(s.drift_encoder, batch_size=s.batch_size))
+    measures += make_judges(s)
+    cache = judge_cache(s)
+    configs: list[ConfigValidation] = []
+    reports: dict[Path, dict[str, Any]] = {}
+    gate: list[str] = []
+    try:
+        for run in folders:
+            report = validate_run(
+                run, identifier, configs=s.configs, examples=s.examples,
+                measures=tuple(measures), cache=cache, quiet=s.quiet,
+            )  # fmt: skip
+            reports[run] = report
+            for name, c in report["configs"].items():
+                configs.append(_config(run, name, c))
+                if on_config is not None:
+                    on_config(configs[-1])
+            if s.max_error_rate is not None:
+                gate += [f"{run.name}/{n} ({r:.1%})" for n, r in over_limit(report, s.max_error_rate)]
+    finally:
+        cache.close()
+    result = ValidateResult(tuple(configs), reports, tuple(gate))
+    if gate:
+        assert s.max_error_rate is not None
+        raise TooManyErrors(
+            f"{len(gate)} config(s) exceed --max-error-rate {s.max_error_rate:.1%}: "
+            f"{', '.join(gate)}",
+            result,
+        )
+    return result
+
+
+@dataclass(frozen=True)
+class CalibrateSettings(JudgeSettings):
+    """How judge-calibrate rates an STS source's gold pairs; every field is the
+    `shiftbench judge-calibrate` option of its name.
+
+    Attributes:
+        limit: Use only the first N pairs of each split.
+        gold_range: The gold scores' scale (low, high), mapped onto the judge's 0-5;
+            None: the task's own, else (0, 5).
+        quiet: No progress bars.
+    """
+
+    judge_modes: tuple[str, ...] = ("similarity",)
+    limit: int | None = None
+    gold_range: tuple[float, float] | None = None
+    quiet: bool = False
+
+
+def calibrate_judges(
+    source: Any,
+    settings: CalibrateSettings,
+    *,
+    on_judge: Callable[[dict[str, Any]], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Rate the gold pairs of an STS source with every judge and scorer of `settings` and
+    compare with the gold scores.
+
+    Args:
+        source: An STS source, from `load_source`.
+        settings: The judges and scorers; at least one is needed.
+        on_judge: Called with each judge's calibration as soon as it is done.
+
+    Returns:
+        One calibration per judge: Spearman (with a 95% bootstrap interval) and Pearson
+        correlation, mean absolute error on the 0-5 scale, and per gold-score bin the
+        error and mean rating.
+    """
+    from shiftbench.validate.calibrate import calibrate, gold_pairs
+
+    s = settings
+    if not s.judges and not s.paraplue:
+        raise InputError("name at least one --judge or --paraplue (e.g. --judge embedded)")
+    pairs = gold_pairs(source, s.limit)
+    scale = s.gold_range or (source.score_range or (0.0, 5.0))
+    made = make_judges(s)
+    cache = judge_cache(s)
+    reports = []
+    try:
+        for judge in made:
+            report = calibrate(judge, pairs, scale, cache, quiet=s.quiet, label=judge.key)
+            report["source"] = {"name": source.name, "path": source.dataset_path,
+                                "revision": source.revision}  # fmt: skip
+            reports.append(report)
+            if on_judge is not None:
+                on_judge(report)
+    finally:
+        cache.close()
+    return reports
