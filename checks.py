@@ -17,6 +17,7 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
+from shiftbench.registry import Registry
 from shiftbench.runfolder import IDENTITY_KEPT
 
 LONGER_BY_DESIGN = ("expansion", "summarised-expansion")
@@ -142,18 +143,21 @@ def summary_too_long(case: Case) -> bool:
     return case.transform in SUMMARIES and word_count(case.output) > word_count(case.source)
 
 
-CHECKS: dict[str, Check] = {
-    "empty": empty,
-    "identical": identical,
-    "ellipsis": ellipsis,
-    "json-fragment": json_fragment,
-    "reasoning-leak": reasoning_leak,
-    "prefix-leak": prefix_leak,
-    "wrong-language": wrong_language,
-    "runaway": runaway,
-    "truncated": truncated,
-    "summary-too-long": summary_too_long,
-}
+CHECKS = Registry(
+    "check",
+    {
+        "empty": empty,
+        "identical": identical,
+        "ellipsis": ellipsis,
+        "json-fragment": json_fragment,
+        "reasoning-leak": reasoning_leak,
+        "prefix-leak": prefix_leak,
+        "wrong-language": wrong_language,
+        "runaway": runaway,
+        "truncated": truncated,
+        "summary-too-long": summary_too_long,
+    },
+)
 GEN_CHECKS = ("empty", "identical", "reasoning-leak", "prefix-leak", "runaway")
 
 # English negation cues: a negation must change how many a text has; an affirmative

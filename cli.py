@@ -17,6 +17,7 @@ from shiftbench.errors import InputError, RuntimeFault, ShiftbenchError
 from shiftbench.evaluate.api import EvalSettings, ProbeRunSettings
 from shiftbench.gen.api import GenSettings
 from shiftbench.human_eval.api import BatchSettings
+from shiftbench.human_eval.export import FORMATS as EXPORT_FORMATS
 from shiftbench.spec import STAGES
 from shiftbench.validate.api import ValidateSettings
 
@@ -688,8 +689,7 @@ def validate(
     paraphrase log-likelihood ratio. Each run folder gets
     validation.json, validation.md and validation/<config>.jsonl; a summary goes to stdout.
     """
-    from shiftbench.validate.api import TABLE_HEADER, ConfigValidation, table_lines
-    from shiftbench.validate.api import validate_runs
+    from shiftbench.validate.api import TABLE_HEADER, ConfigValidation, table_lines, validate_runs
 
     settings = ValidateSettings(
         configs=configs, langid=langid, markers_file=markers_file,
@@ -746,7 +746,8 @@ def human_eval() -> None:
     help="Control pairs per batch: each is one easy positive (a text and itself) and one "
     "easy negative (two unrelated texts).",
 )  # fmt: skip
-@click.option("--tolerance", type=click.FloatRange(min=0), default=BATCH.tolerance, show_default=True,
+@click.option("--tolerance", type=click.FloatRange(min=0), default=BATCH.tolerance,
+              show_default=True,
               help="How far a control rating may be from the expected one.")  # fmt: skip
 @click.option("--seed", type=int, default=BATCH.seed, show_default=True,
               help="Seed of the sample, the controls and every batch's order.")  # fmt: skip
@@ -767,7 +768,7 @@ def human_eval_batch(
 @human_eval.command("export", context_settings=CONTEXT)
 @click.argument("batch", type=click.Path(file_okay=False, path_type=Path))
 @click.option(
-    "--format", "fmt", type=click.Choice(["html", "mturk", "labelstudio", "argilla"]),
+    "--format", "fmt", type=click.Choice(EXPORT_FORMATS),
     default="html", show_default=True,
     help="html: a self-contained rating form per batch; mturk: HIT template and batch CSV "
     "(also Turkle, localturk); labelstudio: tasks and labeling config; argilla: dataset "

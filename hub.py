@@ -91,7 +91,11 @@ def with_retries(what: str, call: Callable[[], T], *, quiet: bool = False) -> T:
                 raise
             if not quiet:
                 log.warning(
-                    "%s: %s; retrying in %gs (%d/%d)", what, short_error(exc), wait, attempt,
+                    "%s: %s; retrying in %gs (%d/%d)",
+                    what,
+                    short_error(exc),
+                    wait,
+                    attempt,
                     ATTEMPTS - 1,
                 )
             time.sleep(wait)

@@ -31,6 +31,7 @@ from functools import cache
 from typing import Any, Protocol
 
 from shiftbench.errors import InputError
+from shiftbench.registry import Registry
 from shiftbench.scripts import letter_count
 
 UNDETERMINED = "und"
@@ -195,16 +196,11 @@ def _pairs(values: Any) -> list[tuple[str, float]]:
     return sorted(merged.items(), key=lambda kv: -kv[1])
 
 
-IDENTIFIERS = {"langdetect": Langdetect, "lingua": Lingua}
+IDENTIFIERS = Registry("language identifier", {"langdetect": Langdetect, "lingua": Lingua})
 DEFAULT_IDENTIFIER = "lingua"
 
 
 def get_identifier(name: str) -> LanguageID:
-    try:
-        cls = IDENTIFIERS[name]
-    except KeyError:
-        raise InputError(
-            f"unknown language identifier {name!r}; available: {', '.join(IDENTIFIERS)}"
-        ) from None
+    cls = IDENTIFIERS.load(name)
     identifier: LanguageID = cls()
     return identifier

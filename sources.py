@@ -8,7 +8,6 @@ or the small STS sample that ships with shiftbench.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import os
 import tempfile
@@ -20,6 +19,7 @@ from typing import Any
 import yaml
 
 from shiftbench.errors import InputError
+from shiftbench.registry import suggest
 
 SAMPLE_NAME = "sample"
 SAMPLE_DIR = Path(__file__).resolve().parent / "sample"
@@ -413,13 +413,6 @@ def _mteb_task_names() -> tuple[str, ...]:
     import mteb
 
     return tuple(t.metadata.name for t in mteb.get_tasks(exclude_superseded=False))
-
-
-def suggest(name: str, choices: tuple[str, ...] | list[str]) -> str:
-    """Close matches for a mistyped name, as a sentence tail ('' when there are none)."""
-    lowered = {c.lower(): c for c in choices}
-    close = difflib.get_close_matches(name.lower(), list(lowered), n=3, cutoff=0.6)
-    return f"; did you mean {', '.join(lowered[c] for c in close)}?" if close else ""
 
 
 def _get_mteb_task(name: str) -> Any:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from shiftbench.errors import InputError
 from shiftbench.languages import get_language
-from shiftbench.sources import suggest
+from shiftbench.registry import Registry, suggest
 
 # Which language a step writes in.
 SOURCE = "source"  # the text's own language
@@ -204,7 +204,7 @@ CONTROLS: dict[str, Transform] = {
         ),
     ]
 }  # fmt: skip
-REGISTERED = {**TRANSFORMS, **CONTROLS}
+REGISTERED = Registry("transform", {**TRANSFORMS, **CONTROLS})
 GROUPS = {"all": list(TRANSFORMS), "controls": list(CONTROLS)}
 
 PROMPT_VARIANTS = {

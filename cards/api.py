@@ -1,8 +1,8 @@
 """cards as a library: a run folder's dataset card, and frozen releases on the Hub.
 
-    >>> from shiftbench.cards.api import ReleaseSettings, publish_release, write_card
-    >>> write_card("runs/sample", ReleaseSettings(repo="org/sample-shift", version="1.0.0"))
-    >>> publish_release("runs/sample", ReleaseSettings(repo="org/sample-shift", version="1.0.0"))
+>>> from shiftbench.cards.api import ReleaseSettings, publish_release, write_card
+>>> write_card("runs/sample", ReleaseSettings(repo="org/sample-shift", version="1.0.0"))
+>>> publish_release("runs/sample", ReleaseSettings(repo="org/sample-shift", version="1.0.0"))
 """
 
 from __future__ import annotations

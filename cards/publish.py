@@ -29,11 +29,10 @@ from shiftbench.hub import (
     MANIFEST,
     check_files,
     fetch_release,
-    folder_files,
     hub_api,
     require_token,
-    sha256_file,
     short_error,
+    transient,
     with_retries,
 )
 
@@ -249,9 +248,7 @@ def _print_plan(
         say(f"  {path:<{width}}  {human_size(size):>9}")
     for path in stale:
         say(f"  {path:<{width}}  {'(delete)':>9}")
-    say(
-        f"{len(rows)} files, {human_size(total)}" + (f"; {len(stale)} deleted" if stale else "")
-    )
+    say(f"{len(rows)} files, {human_size(total)}" + (f"; {len(stale)} deleted" if stale else ""))
 
 
 def human_size(size: int) -> str:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -25,9 +24,10 @@ from typing import Any
 from shiftbench import __version__
 from shiftbench.cards import card as cards
 from shiftbench.errors import InputError
-from shiftbench.hub import MANIFEST, check_repo, check_version, folder_files, sha256_file
+from shiftbench.hub import MANIFEST, folder_files, sha256_file
 from shiftbench.runfolder import FORMAT_VERSION, META_FILE, card_rows, read_meta
 from shiftbench.runfolder import render_card as minimal_card
+
 
 @dataclass
 class Release:

@@ -170,7 +170,7 @@ class Evaluation:
 
     def __init__(self, target: str | Path, settings: EvalSettings | None = None) -> None:
         from shiftbench.evaluate.run import collect, require_supported
-        from shiftbench.gen.protocols import scoring_protocol, with_scoring
+        from shiftbench.protocols import scoring_protocol, with_scoring
         from shiftbench.runfolder import is_run_folder, read_meta
         from shiftbench.sources import resolve_source
 

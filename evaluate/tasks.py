@@ -11,23 +11,26 @@ scored.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from shiftbench.encoders import Encoder
 from shiftbench.evaluate.resample import Replicate
+from shiftbench.registry import Registry
 
-EVALUATORS: dict[str, str] = {
-    "STS": "shiftbench.evaluate.sts:evaluate",
-    "PairClassification": "shiftbench.evaluate.pair_classification:evaluate",
-    "Classification": "shiftbench.evaluate.classification:evaluate",
-    "Clustering": "shiftbench.evaluate.clustering:evaluate",
-    "Retrieval": "shiftbench.evaluate.retrieval:evaluate",
-    "Reranking": "shiftbench.evaluate.retrieval:evaluate",
-    "Summarization": "shiftbench.evaluate.summarization:evaluate",
-}
+EVALUATORS = Registry(
+    "task type",
+    {
+        "STS": "shiftbench.evaluate.sts:evaluate",
+        "PairClassification": "shiftbench.evaluate.pair_classification:evaluate",
+        "Classification": "shiftbench.evaluate.classification:evaluate",
+        "Clustering": "shiftbench.evaluate.clustering:evaluate",
+        "Retrieval": "shiftbench.evaluate.retrieval:evaluate",
+        "Reranking": "shiftbench.evaluate.retrieval:evaluate",
+        "Summarization": "shiftbench.evaluate.summarization:evaluate",
+    },
+)
 
 
 @dataclass
@@ -60,8 +63,7 @@ Evaluator = Callable[[Scoring], Mapping[str, float]]
 
 
 def evaluator(task_type: str) -> Evaluator:
-    module, _, name = EVALUATORS[task_type].partition(":")
-    found: Evaluator = getattr(importlib.import_module(module), name)
+    found: Evaluator = EVALUATORS.load(task_type)
     return found
 
 

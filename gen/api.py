@@ -163,12 +163,12 @@ def _prepare(source: Source, settings: GenSettings) -> _Prepared:
         load_lexicon,
         parse_parts_of_speech,
     )
-    from shiftbench.gen.protocols import apply_protocol, get_protocol
     from shiftbench.gen.rewrite import Variant
     from shiftbench.languages import parse_pool
     from shiftbench.llm.backends import Sampling
     from shiftbench.llm.cache import default_cache_dir
     from shiftbench.parts import check_rewrite, parse_rewrite
+    from shiftbench.protocols import apply_protocol, get_protocol
     from shiftbench.transforms import expand_transforms, load_prompts, parse_prompt_files
 
     s = settings

@@ -10,7 +10,6 @@ from typing import Any
 
 from shiftbench.errors import InputError
 from shiftbench.gen.controls import RuleVariant
-from shiftbench.gen.protocols import check_protocol
 from shiftbench.gen.rewrite import (
     BUDGET_GROWTH,
     NOT_APPLICABLE,
@@ -25,6 +24,7 @@ from shiftbench.listfields import field_texts, misfit, regrouped
 from shiftbench.llm.backends import Backend
 from shiftbench.llm.cache import GenerationCache
 from shiftbench.parts import CORPUS, DEFAULT, check_rewrite, ranking_rows, rewritten_splits
+from shiftbench.protocols import check_protocol
 from shiftbench.runfolder import (
     IDENTICAL,
     OK,

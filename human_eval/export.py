@@ -21,7 +21,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from shiftbench.errors import InputError
+from shiftbench.registry import Registry
 from shiftbench.transforms import instruction
 
 EXPORT_DIR = "export"
@@ -249,18 +249,20 @@ def export_argilla(
     return [out / "settings.json", out / "records.jsonl"]
 
 
-EXPORTERS = {
-    "html": export_html,
-    "mturk": export_mturk,
-    "labelstudio": export_labelstudio,
-    "argilla": export_argilla,
-}
+EXPORTERS = Registry(
+    "export format",
+    {
+        "html": export_html,
+        "mturk": export_mturk,
+        "labelstudio": export_labelstudio,
+        "argilla": export_argilla,
+    },
+)
 FORMATS = tuple(EXPORTERS)
 
 
 def export(
     description: dict[str, Any], table: list[dict[str, Any]], fmt: str, out: Path
 ) -> list[Path]:
-    if fmt not in EXPORTERS:
-        raise InputError(f"unknown export format {fmt!r}; available: {', '.join(EXPORTERS)}")
-    return EXPORTERS[fmt](description, table, out)
+    written: list[Path] = EXPORTERS.load(fmt)(description, table, out)
+    return written

@@ -115,3 +115,137 @@ def test_evaluation_refuses_bad_input_before_any_model_loads(tmp_path):
     with pytest.raises(shiftbench.InputError, match="name at least one model"):
         evaluation.score([])
     assert not (tmp_path / "r").exists()
+
+
+def test_every_stage_reads_its_defaults_from_its_settings():
+    """The commands' option defaults and the spec's are the stage settings' own."""
+    from shiftbench import cli
+    from shiftbench.spec import SECTIONS, TOP_FIELDS, _param, default
+
+    pairs = [
+        (cli.validate, shiftbench.ValidateSettings()),
+        (cli.judge_calibrate, shiftbench.CalibrateSettings()),
+        (cli.human_eval_batch, shiftbench.BatchSettings()),
+        (cli.probe, shiftbench.ProbeRunSettings()),
+    ]
+    for command, settings in pairs:
+        options = {p.name: p.to_info_dict()["default"] for p in command.params}
+        shared = [n for n in options if hasattr(settings, n)]
+        assert len(shared) >= 4, command.name
+        for name in shared:
+            if name == "judge_modes" and command is cli.judge_calibrate:
+                continue  # calibration always asks for similarity
+            want = getattr(settings, name)
+            want = list(want) if isinstance(want, tuple) else want
+            got = options[name]
+            got = list(got or ()) if isinstance(want, list) else got
+            assert got == want, (command.name, name)
+    fields = [f for f in TOP_FIELDS if f.command] + [
+        f for s in SECTIONS for f in s.fields if f.command
+    ]
+    assert len(fields) > 40
+    for f in fields:
+        if f.default is not None or f.key in ("transforms", "seeds"):
+            continue
+        shown = _param(f).to_info_dict()["default"]
+        value = default(f)
+        if f.key == "languages":
+            assert ",".join(value) == shown
+        elif isinstance(value, list | dict):
+            assert value == (type(value)(shown or ())), f.key
+        else:
+            assert value == shown, f.key
+
+
+def test_validate_runs_writes_what_the_command_writes(status_run, invoke, tmp_path):
+    import shutil
+
+    twin = tmp_path / "twin"
+    shutil.copytree(status_run, twin)
+    shown = []
+    result = shiftbench.validate_runs(
+        [twin], shiftbench.ValidateSettings(langid="langdetect", quiet=True),
+        on_config=shown.append,
+    )  # fmt: skip
+    command = invoke("validate", status_run, "--langid", "langdetect", "-q")
+    assert command.exit_code == 0, command.output
+    for name in ("validation.json", "validation.md"):
+        assert (twin / name).read_text(encoding="utf-8").replace(str(twin), "") == (
+            status_run / name
+        ).read_text(encoding="utf-8").replace(str(status_run), "")
+    written = json.loads((twin / "validation.json").read_text(encoding="utf-8"))
+    assert (
+        [c.config for c in result.configs] == list(written["configs"]) == ["backtranslation-s1337"]
+    )
+    config = result.configs[0]
+    assert shown == [config]
+    assert config.rows == written["configs"]["backtranslation-s1337"]["rows"]
+    assert config.error_rate == written["configs"]["backtranslation-s1337"]["total_error_rate"]
+    assert config.error_rate > 0  # row 2 is cut at the token budget
+    from dataclasses import replace
+
+    from shiftbench.validate.api import TABLE_HEADER, table_lines
+
+    assert command.output.splitlines() == [
+        TABLE_HEADER,
+        *table_lines(replace(config, run=status_run)),
+    ]
+
+
+def test_validate_runs_raises_too_many_errors_after_writing(status_run):
+    with pytest.raises(shiftbench.TooManyErrors) as caught:
+        shiftbench.validate_runs(
+            [status_run], shiftbench.ValidateSettings(langid="langdetect", max_error_rate=0.0)
+        )
+    assert (status_run / "validation.json").is_file()
+    rate = caught.value.result.configs[0].error_rate
+    assert caught.value.result.over_limit == (
+        f"{status_run.name}/backtranslation-s1337 ({rate:.1%})",
+    )
+    assert caught.value.exit_code == 1
+
+
+def test_stage_functions_refuse_bad_input_with_the_commands_messages(tmp_path):
+    with pytest.raises(shiftbench.InputError, match="name at least one run folder"):
+        shiftbench.validate_runs([])
+    with pytest.raises(shiftbench.InputError, match="name at least one --judge or --paraplue"):
+        shiftbench.calibrate_judges(
+            shiftbench.load_source("sample"), shiftbench.CalibrateSettings()
+        )
+    with pytest.raises(shiftbench.InputError, match="a release needs a repo"):
+        shiftbench.publish_release(tmp_path, shiftbench.ReleaseSettings())
+    with pytest.raises(shiftbench.InputError, match=r"--version must look like 1\.0\.0"):
+        shiftbench.write_card(tmp_path, shiftbench.ReleaseSettings(version="one"))
+    with pytest.raises(shiftbench.InputError, match="name at least one model to probe"):
+        shiftbench.probe_encoders([tmp_path], [])
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_human_eval_functions_round_trip(status_run, tmp_path):
+    batch = shiftbench.make_batches(
+        status_run, tmp_path / "batch", shiftbench.BatchSettings(per_stratum=3, raters=2)
+    )
+    assert batch.raters == 2 and batch.folder == tmp_path / "batch"
+    assert sum(batch.strata.values()) == 3
+    assert batch.summary().startswith(f"wrote 2 batch(es) of {batch.items_per_batch} items")
+    written = shiftbench.export_batches(batch.folder, "mturk")
+    assert written and all(p.is_file() for p in written)
+    with pytest.raises(shiftbench.InputError, match="no ratings imported yet"):
+        shiftbench.report_ratings(batch.folder)
+    # every rater gives every item of their batch the expected control rating, or 4
+    table = [json.loads(line) for line in (batch.folder / "items.jsonl").read_text().splitlines()]
+    criteria = list(batch.description["scheme"]["criteria"])
+    lines = ["batch_id,item_id,rater_id,criterion,rating"]
+    for item in table:
+        for criterion in criteria:
+            rating = item["expected"][criterion] if item["is_control"] else 4
+            lines.append(
+                f"{item['batch_id']},{item['item_id']},r-{item['batch_id']},{criterion},{rating}"
+            )
+    form = tmp_path / "ratings.csv"
+    form.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    added = shiftbench.import_ratings(batch.folder, [form])
+    assert (added.added, added.raters, added.total) == (len(lines) - 1, 2, len(lines) - 1)
+    report = shiftbench.report_ratings(batch.folder)
+    assert sorted(report["kept_raters"]) == ["r-b01", "r-b02"]
+    assert (batch.folder / "human_eval.md").is_file()

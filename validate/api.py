@@ -185,7 +185,9 @@ def judge_cache(settings: JudgeSettings) -> Any:
     """The cache judge answers go to (in memory only with `no_cache`)."""
     from shiftbench.llm.cache import GenerationCache, default_cache_dir
 
-    return GenerationCache(None if settings.no_cache else (settings.cache_dir or default_cache_dir()))
+    return GenerationCache(
+        None if settings.no_cache else (settings.cache_dir or default_cache_dir())
+    )
 
 
 def _config(run: Path, name: str, c: dict[str, Any]) -> ConfigValidation:
@@ -267,7 +269,9 @@ def validate_runs(
                 if on_config is not None:
                     on_config(configs[-1])
             if s.max_error_rate is not None:
-                gate += [f"{run.name}/{n} ({r:.1%})" for n, r in over_limit(report, s.max_error_rate)]
+                gate += [
+                    f"{run.name}/{n} ({r:.1%})" for n, r in over_limit(report, s.max_error_rate)
+                ]
     finally:
         cache.close()
     result = ValidateResult(tuple(configs), reports, tuple(gate))

@@ -6,36 +6,29 @@ backend is chosen.
 
 from __future__ import annotations
 
-import importlib
-
-from shiftbench.errors import InputError
 from shiftbench.llm.backends.base import Backend, Generation, OnDone, Request, Sampling
-from shiftbench.sources import suggest
+from shiftbench.registry import Registry
 
-BACKENDS: dict[str, str] = {
-    "embedded": "shiftbench.llm.backends.embedded:EmbeddedBackend",
-    "ollama": "shiftbench.llm.backends.ollama:OllamaBackend",
-    "openai": "shiftbench.llm.backends.openai:OpenAIBackend",
-    "vllm": "shiftbench.llm.backends.vllm_backend:VLLMBackend",
-}
+BACKENDS = Registry(
+    "backend",
+    {
+        "embedded": "shiftbench.llm.backends.embedded:EmbeddedBackend",
+        "ollama": "shiftbench.llm.backends.ollama:OllamaBackend",
+        "openai": "shiftbench.llm.backends.openai:OpenAIBackend",
+        "vllm": "shiftbench.llm.backends.vllm_backend:VLLMBackend",
+    },
+)
 DEFAULT_BACKEND = "embedded"
 
 
 def backend_target(name: str) -> str:
     """The `module:Class` registered as `name`; an InputError naming the choices if none."""
-    try:
-        return BACKENDS[name]
-    except KeyError:
-        raise InputError(
-            f"unknown backend {name!r}; available: {', '.join(BACKENDS)}"
-            f"{suggest(name, list(BACKENDS))}"
-        ) from None
+    return str(BACKENDS.entry(name))
 
 
 def get_backend(name: str, model: str | None = None, **options: object) -> Backend:
     """Build the backend registered as `name` for `model` (its default model when None)."""
-    module_name, class_name = backend_target(name).split(":")
-    cls = getattr(importlib.import_module(module_name), class_name)
+    cls = BACKENDS.load(name)
     backend: Backend = cls(model=model, **options)
     return backend
 

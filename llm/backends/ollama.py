@@ -25,7 +25,7 @@ from shiftbench.llm.backends.base import (
     retry_transient,
 )
 from shiftbench.llm.backends.reasoning import strip_reasoning
-from shiftbench.sources import suggest
+from shiftbench.registry import suggest
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
 DEFAULT_NUM_CTX = 8192

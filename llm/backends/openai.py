@@ -24,7 +24,7 @@ from shiftbench.llm.backends.base import (
     retry_transient,
 )
 from shiftbench.llm.backends.reasoning import strip_reasoning
-from shiftbench.sources import suggest
+from shiftbench.registry import suggest
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
 API_KEY_ENV = "OPENAI_API_KEY"

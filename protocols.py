@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shiftbench.errors import InputError
-from shiftbench.sources import suggest
+from shiftbench.registry import suggest
 from shiftbench.transforms import GROUPS
 
 QUERIES = "queries"
