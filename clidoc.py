@@ -66,26 +66,25 @@ def spec_reference() -> str:
     """Every key of a run spec, a Markdown table per section."""
     from shiftbench.spec import SECTIONS, TOP_FIELDS
 
-    parts = [_spec_table("Top level", "", "Keys outside any section.", TOP_FIELDS)]
+    parts = [_spec_table("Top level", "Keys outside any section.", TOP_FIELDS)]
     for section in SECTIONS:
         shape = "a list of mappings, one per source" if section.many else "a mapping"
-        prefix = f"{section.key}[]." if section.many else f"{section.key}."
         about = f"{section.help} The value is {shape}."
-        parts.append(_spec_table(f"`{section.key}`", prefix, about, section.fields))
+        parts.append(_spec_table(f"`{section.key}`", about, section.fields))
     return "\n".join(parts)
 
 
-def _spec_table(title: str, prefix: str, help_: str, fields: tuple[Any, ...]) -> str:
+def _spec_table(title: str, help_: str, fields: tuple[Any, ...]) -> str:
     from shiftbench.spec import _param, _yaml_value, default, help_text
 
-    rows = ["| key | type | default | option | what it sets |", "|---|---|---|---|---|"]
+    rows = ["| key | type | default | option of | what it sets |", "|---|---|---|---|---|"]
     for f in fields:
         option = ""
         if f.command:
             flag = max(_param(f).opts, key=len)
-            option = f"`shiftbench {f.command} {flag}`"
+            option = f"`{f.command} {flag}`"
         shown = "(required)" if f.required else f"`{_yaml_value(default(f))}`"
-        cells = [f"`{prefix}{f.key}`", f.kind, shown, option, _plain(help_text(f))]
+        cells = [f"`{f.key}`", f.kind, shown, option, _plain(help_text(f))]
         rows.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     return f"### {title}\n\n{help_}\n\n" + "\n".join(rows) + "\n"
 
