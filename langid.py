@@ -9,7 +9,7 @@ and for texts the identifier gives up on:
   and then gives the same answer for the same text every time.
 `bench/bench_langid.py` measures both on the STS Benchmark sentences in six languages:
 lingua named 98.3% of 15,128 sentences right and langdetect 96.6% (English: 98.2% against
-93.7%), and lingua was 5.5 times as fast; the README has the table.
+93.7%), and lingua was 5.5 times as fast; docs/guides/validate.md has the table.
 
 Given the language each text should be in, an identifier answers that language whenever
 its confidence is at least EXPECTED_SHARE of the top language's, and the top language

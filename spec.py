@@ -2,8 +2,9 @@
 
 The schema below is the single list of what a spec may hold. Each field names the CLI
 option it stands for and takes its help text from the command, and its default from the
-stage's settings (which the command reads too), so `shiftbench init`, the README and
-`shiftbench run` cannot drift apart from the commands and stage functions they drive.
+stage's settings (which the command reads too), so `shiftbench init`, the spec reference
+(docs/reference/spec.md) and `shiftbench run` cannot drift apart from the commands and
+stage functions they drive.
 Reading is strict: an unknown key, a value of the wrong type or out of range, or a
 missing required key is an InputError naming the file, line and key.
 """

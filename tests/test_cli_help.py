@@ -33,17 +33,19 @@ def test_version_and_short_help(invoke):
     assert "Usage: shiftbench gen [OPTIONS] SOURCE" in result.stdout
 
 
-def test_the_readme_cli_reference_is_every_commands_help():
-    """README.md's CLI reference is what --help prints (regenerate it with
-    `python -m shiftbench.clidoc --write README.md`)."""
+def test_the_cli_reference_is_every_commands_help():
+    """docs/reference/cli.md's CLI reference is what --help prints (regenerate it with
+    `python -m shiftbench.clidoc --write`)."""
     from pathlib import Path
 
     from shiftbench.clidoc import reference, section
 
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-    assert section(readme) == reference()
+    page = (Path(__file__).parent.parent / "docs" / "reference" / "cli.md").read_text(
+        encoding="utf-8"
+    )
+    assert section(page) == reference()
     for name, _ in all_commands(cli):
-        assert f"<code>{name}</code>" in readme, name
+        assert f"<code>{name}</code>" in page, name
 
 
 def test_every_command_has_help_for_its_arguments_and_a_usage_line(invoke):

