@@ -14,6 +14,7 @@ CLI reads them from `GenSettings` itself.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import MutableMapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
     from shiftbench.gen.plan import GenPlan
     from shiftbench.llm.backends import Backend
     from shiftbench.sources import Source
+
+log = logging.getLogger(__name__)
 
 # the gen options a protocol preset fills in when they are left at None
 PROTOCOL_OPTIONS = ("transforms", "seeds", "temperature", "top_p")
@@ -301,8 +304,14 @@ def generate(
         [settings.backend, settings.model, {k: str(v) for k, v in ready.backend_settings.items()}]
     )
     engine = engines.get(key) if engines is not None else None
+    log.info(
+        "gen %s: %d variant(s) (%s), rewriting %s, into %s",
+        source.name, len(ready.variants), ", ".join(v.base_name for v in ready.variants),
+        ", ".join(ready.parts) or "the evaluated texts", ready.target,
+    )  # fmt: skip
     if engine is None and _needs_generator(ready.variants):  # rule-based controls need none
         engine = get_backend(settings.backend, settings.model, **ready.backend_settings)
+        log.info("loading the %s generator %s", settings.backend, settings.model or "(default)")
         engine.load()
         if engines is not None:
             engines[key] = engine
@@ -324,6 +333,8 @@ def generate(
     finally:
         cache.close()
     failed, total = failure_share(written)
+    if total:
+        log.info("gen %s: %d of %d checked rows failed the checks", source.name, failed, total)
     result = GenResult(ready.target, tuple(c.name for c in written), failed, total)
     if total and failed / total > settings.max_failure_rate:
         raise TooManyFailures(

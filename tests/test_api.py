@@ -249,3 +249,17 @@ def test_human_eval_functions_round_trip(status_run, tmp_path):
     report = shiftbench.report_ratings(batch.folder)
     assert sorted(report["kept_raters"]) == ["r-b01", "r-b02"]
     assert (batch.folder / "human_eval.md").is_file()
+
+
+def test_verbose_shows_what_the_stages_do_on_stderr(invoke, scripted, tmp_path):
+    args = ("gen", "sample", "-t", "paraphrase", "-s", "1", "-b", "scripted", "--limit", "4", "-q")
+    quiet = invoke(*args, "-o", tmp_path / "a")
+    assert quiet.exit_code == 0 and quiet.stderr == ""
+    told = invoke("-v", *args, "-o", tmp_path / "b")
+    assert told.exit_code == 0, told.output
+    assert told.stderr.splitlines() == [
+        f"gen sample: 1 variant(s) (paraphrase-s1), rewriting queries, into {tmp_path / 'b'}",
+        "loading the scripted generator (default)",
+        "gen sample: 0 of 4 checked rows failed the checks",
+    ]
+    assert told.stdout == quiet.stdout.replace(str(tmp_path / "a"), str(tmp_path / "b"))

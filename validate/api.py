@@ -13,12 +13,15 @@ validation.json, validation.md and validation/<config>.jsonl into every run fold
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from shiftbench.errors import InputError, RuntimeFault
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -259,6 +262,7 @@ def validate_runs(
     gate: list[str] = []
     try:
         for run in folders:
+            log.info("validate %s with %d measure(s)", run, len(measures))
             report = validate_run(
                 run, identifier, configs=s.configs, examples=s.examples,
                 measures=tuple(measures), cache=cache, quiet=s.quiet,
