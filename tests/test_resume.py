@@ -6,34 +6,22 @@ from __future__ import annotations
 
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
-from contextlib import closing
 from pathlib import Path
 
+import pytest
+from conftest import cached_rows
 from openai_server import OpenAIStub
 from waiting import wait_for
+
+# each test starts gen in a subprocess against a local OpenAI-compatible server
+pytestmark = [pytest.mark.server, pytest.mark.slow]
 
 ROWS = 20  # 40 unique sentences
 CONCURRENCY = 2
 STEP = 8  # finished rows each killed attempt caches before its kill
 PROGRESS_TIMEOUT = 300  # seconds a run may take to cache STEP more rows
-
-
-def cached_rows(cache: Path) -> int:
-    """How many finished rows the generation cache (llm/cache.py) holds; 0 before the run
-    made it. Read-only, so the reader never checkpoints or changes what a kill left."""
-    path = cache / "generations.sqlite"
-    if not path.is_file():
-        return 0
-    uri = f"{path.resolve().as_uri()}?mode=ro"
-    try:
-        with closing(sqlite3.connect(uri, uri=True, timeout=5)) as conn:
-            (count,) = conn.execute("SELECT count(*) FROM generations").fetchone()
-    except sqlite3.OperationalError:  # the run has not made the table yet
-        return 0
-    return int(count)
 
 
 def signal_once_cached(process: subprocess.Popen, cache: Path, rows: int, signum: int) -> bool:
