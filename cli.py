@@ -192,24 +192,47 @@ def quiet_option(func: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--quiet", "-q", is_flag=True, help="No progress bars.")(func)
 
 
+# commands that generate: a row finished before an interrupt is in the generation cache
+GENERATING = frozenset({"gen", "run"})
+
+
 class ShiftbenchGroup(click.Group):
-    """A group whose failures are one line on stderr: 2 for bad input, 1 otherwise."""
+    """A group whose failures are one line on stderr: 2 for bad input, 1 otherwise, 130
+    after Ctrl-C."""
+
+    running: str | None = None  # the command being run, for the interrupt's message
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name, command, rest = super().resolve_command(ctx, args)
+        self.running = command.name if command is not None else name
+        return name, command, rest
+
+    def interrupted(self) -> str:
+        if self.running in GENERATING:
+            return "Interrupted; finished rows are cached."
+        return "Interrupted."
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         kwargs["standalone_mode"] = False
+        self.running = None
         try:
             return super().main(*args, **kwargs)
         except click.exceptions.Exit as exc:
             sys.exit(exc.exit_code)
-        except click.Abort:
+        except click.Abort as exc:
+            # click turns Ctrl-C into Abort (after a blank line that ends the ^C echo)
+            if isinstance(exc.__cause__, KeyboardInterrupt):
+                _fail(self.interrupted(), 130)
             _fail("Aborted.", 1)
         except click.ClickException as exc:
             _fail(f"Error: {exc.format_message()}", exc.exit_code)
         except ShiftbenchError as exc:
             _fail(f"Error: {exc}", exc.exit_code)
-        except KeyboardInterrupt:
-            _fail("Interrupted; finished rows are cached.", 130)
+        except KeyboardInterrupt:  # one that came outside click's own handling
+            _fail(self.interrupted(), 130)
         except Exception as exc:
             if os.environ.get("SHIFTBENCH_DEBUG"):
                 raise

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -63,6 +65,22 @@ def invoke(runner: CliRunner):
 def read_rows(path: Path) -> list[dict]:
     """The rows of a JSON Lines file."""
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def cached_rows(cache: Path) -> int:
+    """How many finished rows the generation cache in `cache` (llm/cache.py) holds; 0
+    before a run made it. Read-only, so a test watching a run never checkpoints the cache
+    or changes what a kill left in it."""
+    path = cache / "generations.sqlite"
+    if not path.is_file():
+        return 0
+    uri = f"{path.resolve().as_uri()}?mode=ro"
+    try:
+        with closing(sqlite3.connect(uri, uri=True, timeout=5)) as conn:
+            (count,) = conn.execute("SELECT count(*) FROM generations").fetchone()
+    except sqlite3.OperationalError:  # the run has not made the table yet
+        return 0
+    return int(count)
 
 
 @pytest.fixture

@@ -13,6 +13,9 @@ from ollama_server import DIGEST, OllamaStub
 
 from shiftbench.llm.backends.ollama import OllamaBackend
 
+# every test talks to the ollama stub server on 127.0.0.1
+pytestmark = pytest.mark.server
+
 
 @pytest.fixture
 def stub(monkeypatch):

@@ -12,6 +12,9 @@ from openai_server import OpenAIStub
 
 from shiftbench.llm.backends.openai import OpenAIBackend
 
+# every test talks to the OpenAI-compatible stub server on 127.0.0.1
+pytestmark = pytest.mark.server
+
 
 @pytest.fixture
 def stub(monkeypatch):

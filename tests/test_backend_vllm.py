@@ -19,6 +19,9 @@ from shiftbench.llm.backends.vllm_backend import VLLMBackend
 from shiftbench.llm.backends.weights import DEFAULT_MODEL, locate_model
 from shiftbench.transforms import TRANSFORMS
 
+# the real vLLM engine (only in tests/vllm_env.sh's environment)
+pytestmark = pytest.mark.slow
+
 if os.environ.get("SHIFTBENCH_REQUIRE_VLLM") == "1":
     import vllm  # noqa: F401  (an ImportError here fails the run, as it should)
 else:

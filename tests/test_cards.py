@@ -159,6 +159,7 @@ def human_rater_lines(text: str) -> str:
     return text[start : text.index("## Loading")]
 
 
+@pytest.mark.server
 def test_round_trip_two_versions(stsb_run, shared_data, invoke, hub, tmp_path):
     env = hub_env(hub, tmp_path)
     old = {c: read_rows(stsb_run / c / "test.jsonl") for c in ("paraphrase-s1", "translation-s1")}
@@ -213,6 +214,7 @@ def test_round_trip_two_versions(stsb_run, shared_data, invoke, hub, tmp_path):
     }
 
 
+@pytest.mark.server
 def test_published_versions_are_frozen(stsb_run, invoke, hub, tmp_path):
     env = hub_env(hub, tmp_path)
     assert (
@@ -239,6 +241,7 @@ def test_published_versions_are_frozen(stsb_run, invoke, hub, tmp_path):
     assert tags(hub) == before and len(hub.repos[REPO].commits) == commits
 
 
+@pytest.mark.server
 def test_dry_run_prints_the_plan_and_touches_nothing(stsb_run, hub, tmp_path):
     env = hub_env(hub, tmp_path, token=None)  # a dry run needs no token
     before = sorted(p.relative_to(stsb_run) for p in stsb_run.rglob("*"))
@@ -264,6 +267,7 @@ def test_dry_run_prints_the_plan_and_touches_nothing(stsb_run, hub, tmp_path):
     assert (stsb_run / "README.md").read_bytes() == card
 
 
+@pytest.mark.server
 def test_token_is_never_shown_or_written(stsb_run, hub, tmp_path):
     env = hub_env(hub, tmp_path)
     outputs = []
@@ -298,6 +302,7 @@ def test_token_is_never_shown_or_written(stsb_run, hub, tmp_path):
     assert "v1.0.2" in tags(hub) and FAKE_TOKEN not in done.stdout + done.stderr
 
 
+@pytest.mark.server
 def test_missing_token_and_bad_input_write_nothing(stsb_run, hub, tmp_path):
     env = hub_env(hub, tmp_path, token=None)
     cases = [
@@ -351,6 +356,7 @@ def test_card_of_a_local_source(scripted, invoke, tmp_path):
     assert "This release was not validated with `shiftbench validate`." in text
 
 
+@pytest.mark.server
 def test_failures_midway_leave_no_tag_and_a_rerun_completes(stsb_run, hub, tmp_path):
     env = hub_env(hub, tmp_path)
     publish = ["publish", stsb_run, "--repo", REPO, "--version", "1.0.0"]
@@ -382,6 +388,7 @@ def test_failures_midway_leave_no_tag_and_a_rerun_completes(stsb_run, hub, tmp_p
     assert shiftbench(env, "verify", f"{REPO}@v1.0.0").returncode == 0
 
 
+@pytest.mark.server
 def test_verify_finds_a_changed_file(stsb_run, hub, tmp_path):
     env = hub_env(hub, tmp_path)
     assert (
@@ -406,6 +413,7 @@ def test_verify_finds_a_changed_file(stsb_run, hub, tmp_path):
     assert not out.exists()
 
 
+@pytest.mark.server
 def test_mteb_evaluates_a_published_config(stsb_run, hub, invoke, tmp_path):
     """The card's own mteb snippet, run against the local Hub, equals shiftbench's score."""
     env = hub_env(hub, tmp_path)
@@ -457,6 +465,7 @@ def test_mteb_evaluates_a_published_config(stsb_run, hub, invoke, tmp_path):
     assert [r["scores"] for r in by_name] == [r["scores"] for r in doc["models"][0]["results"]]
 
 
+@pytest.mark.server
 def test_probe_scores_a_published_version_with_controls(
     stsb_run, shared_data, hub, invoke, tmp_path
 ):
@@ -512,6 +521,7 @@ def test_card_of_a_run_over_two_subsets(scripted, invoke, shared_data, tmp_path)
     assert "import mteb" not in text  # one mteb task per subset is beyond a snippet
 
 
+@pytest.mark.server
 def test_run_publishes_each_source_of_a_spec(scripted, invoke, shared_data, hub, tmp_path):
     """`shiftbench run` with a release: one repository per source, tagged, loadable at the
     version, with the spec in the repository and its card; a re-run publishes nothing."""

@@ -303,3 +303,26 @@ def test_max_new_tokens_must_leave_room_for_the_prompt(invoke, tmp_path, backend
         "context of 4096 tokens; raise --num-ctx",
         out,
     )
+
+
+@pytest.mark.parametrize(
+    ("command", "target", "message"),
+    [
+        (
+            ["gen", "sample"],
+            "shiftbench.gen.api.generate",
+            "Interrupted; finished rows are cached.",
+        ),
+        (["init"], "shiftbench.spec.starter", "Interrupted."),
+    ],
+)
+def test_ctrl_c_is_one_line_and_exit_130(invoke, monkeypatch, tmp_path, command, target, message):
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(target, interrupt)
+    monkeypatch.chdir(tmp_path)
+    result = invoke(*command)
+    assert result.exit_code == 130, result.output
+    assert result.stderr.splitlines()[-1] == message
+    assert result.stdout == ""

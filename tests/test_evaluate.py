@@ -30,6 +30,7 @@ def mteb_scores(task_name: str, folder) -> dict:
     return result.task_results[0].scores["test"][0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task_name", ["STSBenchmark", "BIOSSES"])
 def test_scores_equal_mteb(task_name, shared_data, invoke, tmp_path):
     out = tmp_path / "results"
@@ -55,6 +56,7 @@ PARITY = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task_type", sorted(PARITY))
 def test_task_types_score_as_mteb(task_type, shared_data, invoke, tmp_path):
     folder, stand_in, named_as = PARITY[task_type]
@@ -73,6 +75,7 @@ def test_task_types_score_as_mteb(task_type, shared_data, invoke, tmp_path):
     assert ours["main_score"] == pytest.approx(theirs["main_score"], abs=1e-4)
 
 
+@pytest.mark.slow
 def test_clustering_scores_as_mteb(shared_data, invoke, tmp_path):
     """Each language's headlines form one set, given to mteb in its legacy layout (one row
     holding the set's lists)."""
@@ -443,6 +446,7 @@ def _ranking_tables(folder, queries=None):
     return corpus, qrows, qrels, relevant
 
 
+@pytest.mark.slow
 def test_retrieval_scores_as_mteb(shared_data, invoke, tmp_path):
     """XQuADRetrieval (en): every metric mteb reports that shiftbench computes."""
     folder = shared_data / "XQuADRetrieval"
@@ -471,6 +475,7 @@ def test_retrieval_scores_as_mteb(shared_data, invoke, tmp_path):
     assert ours["main_score"] == pytest.approx(theirs["ndcg_at_10"], abs=1e-4)
 
 
+@pytest.mark.slow
 def test_reranking_scores_as_mteb(shared_data, invoke, tmp_path):
     """A reranking fixture from XQuAD (en): each query's candidates are its relevant
     paragraph and nine others of the same article; mteb scores it as a Reranking task."""
@@ -512,6 +517,7 @@ def test_reranking_scores_as_mteb(shared_data, invoke, tmp_path):
     assert ours["scores"]["recall_at_10"] == pytest.approx(1.0)
 
 
+@pytest.mark.slow
 def test_summarization_scores_as_mteb(shared_data, invoke, tmp_path):
     """A summarisation fixture from XQuAD paragraphs: two human summaries (the first two
     sentences), five machine summaries (later sentences, questions about the paragraph, a
@@ -615,6 +621,7 @@ def test_evalrank_by_hand():
     )
 
 
+@pytest.mark.slow
 def test_evalrank_on_stsbenchmark_equals_an_independent_computation(shared_data, invoke, tmp_path):
     """EvalRank of all-MiniLM-L6-v2 on STSBenchmark's test split, recomputed with
     sentence-transformers and a plain loop over pairs."""
@@ -772,6 +779,7 @@ def test_retrieval_run_rewrites_queries_and_scores_against_the_source_corpus(
     assert original["main_score"] == pytest.approx(expected["ndcg_at_10"], abs=1e-9)
 
 
+@pytest.mark.slow
 def test_bootstrap_clustering_scores_as_mteb(shared_data, invoke, tmp_path):
     """mteb's bootstrapped protocol (SIB200ClusteringS2S: up to 1004 documents embedded,
     10 rounds of 16384 draws), its data replaced by MasakhaNEWS headlines in two

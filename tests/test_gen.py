@@ -44,6 +44,7 @@ def sample_run(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_every_config_loads_with_load_dataset(sample_run):
     for config in ("original", "paraphrase-s1", "paraphrase-s2"):
         ds = datasets.load_dataset(str(sample_run), config, split="test")
@@ -67,6 +68,7 @@ def test_every_config_loads_with_load_dataset(sample_run):
     assert variant["score"] == [r["score"] for r in original]
 
 
+@pytest.mark.slow
 def test_provenance(sample_run):
     meta = json.loads((sample_run / "shiftbench.json").read_text(encoding="utf-8"))
     source = meta["source"]
@@ -99,6 +101,7 @@ def test_provenance(sample_run):
     assert "config_name: paraphrase-s2" in card
 
 
+@pytest.mark.slow
 def test_equal_seeds_give_byte_identical_output_across_batch_sizes(sample_run, invoke, tmp_path):
     out = tmp_path / "again"
     result = invoke(
@@ -121,12 +124,14 @@ def test_equal_seeds_give_byte_identical_output_across_batch_sizes(sample_run, i
     assert (sample_run / "paraphrase-s2" / "test.jsonl").read_bytes() != first
 
 
+@pytest.mark.slow
 def test_outputs_are_rewrites_not_copies(sample_run):
     rows = read_rows(sample_run / "paraphrase-s1" / "test.jsonl")
     changed = [r for r in rows if r["sentence1"] != r["original_sentence1"]]
     assert changed, "sampling at temperature 0.7 should change some sentences"
 
 
+@pytest.mark.slow
 def test_rerun_skips_finished_configs_and_other_settings_need_overwrite(sample_run, invoke):
     before = (sample_run / "shiftbench.json").read_bytes()
     result = invoke("gen", "sample", "--limit", LIMIT, "-s", "1", "-q", "-o", sample_run)
@@ -418,6 +423,7 @@ def test_max_new_tokens_above_the_default_cap_reaches_the_backend(scripted, invo
     assert config["paraphrase-s1337"]["max_new_tokens"] == 2000
 
 
+@pytest.mark.slow
 def test_the_embedded_model_cut_at_the_cap_is_truncated(invoke, tmp_path):
     out = tmp_path / "run"
     result = invoke(

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import shutil
 import socket
 import subprocess
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 from conftest import read_rows
+from waiting import wait_for
 
 from shiftbench.human_eval.agreement import gwet
 from shiftbench.human_eval.export import export_html
@@ -101,16 +103,23 @@ def start_chromedriver(log: Path) -> tuple[subprocess.Popen, int]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and process.poll() is None:
+
+    def listening() -> bool:
+        if process.poll() is not None:
+            raise AssertionError(f"chromedriver exited ({process.returncode})")
         try:
             socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return process, port
         except OSError:
-            time.sleep(0.2)
-    process.kill()
-    tail = log.read_text(errors="replace")[-2000:] if log.exists() else "(no log)"
-    pytest.fail(f"chromedriver did not listen on 127.0.0.1:{port} (exit {process.poll()}): {tail}")
+            return False
+        return True
+
+    try:
+        wait_for(listening, 60, f"chromedriver to listen on 127.0.0.1:{port}")
+    except AssertionError as exc:
+        process.kill()
+        tail = log.read_text(errors="replace")[-2000:] if log.exists() else "(no log)"
+        pytest.fail(f"{exc}: {tail}")
+    return process, port
 
 
 @pytest.fixture
@@ -178,15 +187,37 @@ def fill_form(driver, page: Path, rater: str, items: list[dict], criteria: list[
             ).click()
         assert download.is_enabled() == (index == len(items) - 1)
     download.click()
-    target = driver.downloads / f"{items[0]['batch_id']}-{rater}.csv"
-    deadline = time.monotonic() + 20
-    while not target.exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert target.exists(), "the form's CSV was not downloaded"
-    time.sleep(0.2)
-    return target
+    return finished_download(
+        driver.downloads / f"{items[0]['batch_id']}-{rater}.csv", len(items) * len(criteria)
+    )
 
 
+def finished_download(target: Path, rows: int, timeout: float = 60) -> Path:
+    """`target` once Chromium has finished writing it: it exists, no .crdownload temporary
+    is left beside it, its size is the same (and not zero) at two looks in a row, and it
+    parses as the form's CSV with its header and `rows` rows."""
+    sizes: list[int] = []
+
+    def finished() -> bool:
+        if any(target.parent.glob("*.crdownload")) or not target.is_file():
+            sizes.clear()
+            return False
+        sizes.append(target.stat().st_size)
+        if sizes[-1] == 0 or sizes[-2:-1] != sizes[-1:]:
+            return False
+        try:
+            text = target.read_bytes().decode("utf-8")
+        except UnicodeDecodeError:  # cut inside a character
+            return False
+        table = list(csv.reader(io.StringIO(text, newline="")))
+        return bool(table) and table[0] == HEADER.split(",") and len(table) == rows + 1
+
+    return wait_for(
+        lambda: finished() and target, timeout, f"Chromium to finish downloading {target.name}"
+    )
+
+
+@pytest.mark.browser
 def test_form_round_trip_in_chromium(run, invoke, browser, tmp_path):
     batch = tmp_path / "batch"
     table = make_batch(invoke, run, batch, "--raters", "3")
@@ -233,6 +264,7 @@ def test_form_round_trip_in_chromium(run, invoke, browser, tmp_path):
     assert row["ratings"] == 10 and by_item
 
 
+@pytest.mark.browser
 def test_item_text_is_shown_as_text_and_runs_nothing(browser, tmp_path):
     from selenium.common.exceptions import NoAlertPresentException
     from selenium.webdriver.common.by import By
@@ -265,7 +297,15 @@ def test_item_text_is_shown_as_text_and_runs_nothing(browser, tmp_path):
     ]
     (page,) = export_html({"scheme": packaged_scheme("quality")}, table, tmp_path / "html")
     browser.get(page.as_uri())
-    time.sleep(0.5)
+
+    def rendered() -> bool:  # the form's script has built every item and run update()
+        return (
+            browser.execute_script("return document.readyState") == "complete"
+            and len(browser.find_elements(By.CSS_SELECTOR, ".item .text")) == 2 * len(hostile)
+            and browser.find_element(By.ID, "progress").text.endswith(" answered")
+        )
+
+    wait_for(rendered, 30, "the form to render its items")
     with pytest.raises(NoAlertPresentException):
         browser.switch_to.alert.text  # noqa: B018
     assert browser.execute_script("return window.__pwned === undefined")
@@ -471,6 +511,7 @@ def rated_batch(invoke, run: Path, tmp_path: Path) -> Path:
     return batch
 
 
+@pytest.mark.slow
 def test_report_correlates_ratings_with_drift(run, invoke, tmp_path):
     from scipy.stats import spearmanr
 

@@ -341,6 +341,7 @@ def test_compare_refuses_what_it_cannot_compare(scripted, judgebot, invoke, tmp_
     )
 
 
+@pytest.mark.slow
 def test_judge_through_the_real_embedded_model():
     from shiftbench.llm.backends.embedded import EmbeddedBackend
     from shiftbench.validate.paraplue import Paraplue

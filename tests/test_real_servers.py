@@ -11,14 +11,17 @@ import json
 import socket
 import subprocess
 import sys
-import time
 
 import datasets
 import httpx
 import pytest
+from waiting import wait_for
 
 from shiftbench.llm.backends.weights import DEFAULT_MODEL, locate_model
 from shiftbench.transforms import TRANSFORMS
+
+# the real SmolLM2 on every transformation (embedded, or served by llama.cpp)
+pytestmark = pytest.mark.slow
 
 ALL = list(TRANSFORMS)
 CONFIGS = ["original"] + [f"{t}-s{s}" for t in ALL for s in (1, 2)]
@@ -51,16 +54,17 @@ def llama_server():
         stderr=subprocess.DEVNULL,
     )
     url = f"http://127.0.0.1:{port}/v1"
+
+    def serving() -> bool:
+        if process.poll() is not None:
+            raise AssertionError(f"the llama.cpp server exited ({process.returncode})")
+        try:
+            return httpx.get(f"{url}/models", timeout=2).status_code == 200
+        except httpx.TransportError:
+            return False
+
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{url}/models", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.5)
-        else:
-            pytest.fail("llama.cpp server did not start within 120 s")
+        wait_for(serving, 120, "the llama.cpp server to serve /v1/models")
         yield url
     finally:
         process.terminate()
@@ -90,6 +94,7 @@ def data_files(out):
     return {p.relative_to(out): p.read_bytes() for p in out.glob("*/test.jsonl")}
 
 
+@pytest.mark.server
 def test_all_transforms_on_llama_cpp_server(llama_server, shared_data, invoke, tmp_path):
     args = [
         "gen",
@@ -140,6 +145,7 @@ def test_all_transforms_on_embedded_model(shared_data, invoke, tmp_path):
     assert len(same) == 3
 
 
+@pytest.mark.server
 def test_paraplue_and_judge_through_llama_cpp_server(llama_server):
     """The openai backend asks a real llama.cpp server for first-token log-probabilities."""
     import math

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import read_rows
+from conftest import cached_rows, read_rows
+from waiting import wait_for
 
 from shiftbench.spec import SECTIONS, TOP_FIELDS, read_spec
 
@@ -286,6 +287,7 @@ def tree(folder: Path, root: Path) -> dict[str, bytes]:
     }
 
 
+@pytest.mark.slow
 def test_a_killed_run_finishes_as_an_uninterrupted_one(shared_data, tmp_path):
     """The done-when run: two sources (one multilingual), three transformations, two seeds,
     the embedded SmolLM2; killed once its first source's generation is done, then run
@@ -294,7 +296,7 @@ def test_a_killed_run_finishes_as_an_uninterrupted_one(shared_data, tmp_path):
     import signal
     import subprocess
     import sys
-    import time
+    from collections.abc import Callable
 
     def start(folder: Path, cache: Path, *args: str) -> subprocess.Popen[str]:
         folder.mkdir()
@@ -309,11 +311,27 @@ def test_a_killed_run_finishes_as_an_uninterrupted_one(shared_data, tmp_path):
     killed, cache = tmp_path / "killed", tmp_path / "cache-killed"
     process = start(killed, cache)
     first = killed / "out" / "STSBenchmark"
-    while not (first / "state.json").is_file() and process.poll() is None:
-        time.sleep(0.2)
-    time.sleep(2)  # the second source's generation is under way
-    assert process.poll() is None, process.communicate()
-    process.send_signal(signal.SIGKILL)
+
+    def running(condition: Callable[[], bool]) -> Callable[[], bool]:
+        def check() -> bool:
+            if process.poll() is not None:
+                raise AssertionError(f"the run exited early: {process.communicate()}")
+            return condition()
+
+        return check
+
+    try:
+        wait_for(
+            running((first / "state.json").is_file), 1800, "the first source's generation to end"
+        )
+        first_rows = cached_rows(cache)
+        wait_for(  # a row of the second source is finished: its generation is under way
+            running(lambda: cached_rows(cache) > first_rows),
+            600,
+            "the second source's first cached row",
+        )
+    finally:
+        process.send_signal(signal.SIGKILL)
     process.wait()
     assert json.loads((first / "state.json").read_text()).keys() == {"gen"}
     assert not (killed / "out" / "stsb-multilingual" / "state.json").exists()
@@ -350,6 +368,7 @@ def test_a_killed_run_finishes_as_an_uninterrupted_one(shared_data, tmp_path):
     assert "## How this release was made" in (multi / "run" / "README.md").read_text()
 
 
+@pytest.mark.slow
 def test_ray_runner_maps_gen_over_shards_on_a_local_ray_instance(invoke, tmp_path):
     """scale.runner ray: two shards as Ray Data tasks on a local Ray instance, with the
     embedded SmolLM2; merged, they are the run folder one process writes."""

@@ -110,6 +110,7 @@ def _results(out: Path) -> list[dict]:
     return json.loads((out / "results.json").read_text(encoding="utf-8"))["models"][0]["results"]
 
 
+@pytest.mark.slow
 def test_scores_equal_mteb_to_1e6(folder, invoke, tmp_path):
     """The MTEB task with --data-dir and the folder with --task-type both give mteb's own
     figures (its v2 evaluator run on the same data with the same encoder)."""

@@ -172,6 +172,7 @@ def test_language_id_on_real_translated_sentences(shared_data, name, floor):
         assert sum(c == lang for c in found) / len(found) >= floor, lang
 
 
+@pytest.mark.slow
 def test_a_real_generated_run_validates(invoke, tmp_path):
     out = tmp_path / "real"
     made = invoke("gen", "sample", "--limit", "3", "-t", "paraphrase", "-q", "-o", out)
