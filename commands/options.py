@@ -1,0 +1,187 @@
+"""Options and defaults the commands share; every default is a stage settings object's own."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from shiftbench.evaluate.api import EvalSettings, ProbeRunSettings
+from shiftbench.gen.api import GenSettings
+from shiftbench.human_eval.api import BatchSettings
+from shiftbench.validate.api import ValidateSettings
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+GEN = GenSettings()  # gen's option defaults are the settings' own
+EVAL = EvalSettings()  # and evaluate's (probe shares the encoder options)
+VAL = ValidateSettings()  # and validate's (judge-calibrate shares the judge options)
+BATCH = BatchSettings()  # and human-eval batch's
+PROBE = ProbeRunSettings()  # and probe's
+
+
+def source_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Options that pick what to read from a source (shared by gen and evaluate)."""
+    options = [
+        click.option(
+            "--task-type",
+            default=None,
+            metavar="TYPE",
+            help="Task type of a local folder (STS, PairClassification, "
+            "Classification, Clustering, Retrieval, Reranking, Summarization).",
+        ),
+        click.option(
+            "--data-dir",
+            default=None,
+            metavar="DIR",
+            help="Local copy (Hub layout) of an MTEB task's dataset, read instead of "
+            "the Hub; the task's metadata still comes from mteb.",
+        ),
+        click.option(
+            "--subset",
+            "subsets",
+            multiple=True,
+            metavar="NAME",
+            help="Subset (Hub config) to use; repeat for several. Default: all.",
+        ),
+        click.option(
+            "--split",
+            "splits",
+            multiple=True,
+            metavar="NAME",
+            help="Split to use; repeat for several. Default: mteb's eval splits "
+            "(a local folder: test).",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def judge_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Options for commands that ask LLM judges (validate, judge-calibrate)."""
+    for option in reversed(
+        [
+            click.option(
+                "--judge",
+                "judges",
+                multiple=True,
+                metavar="BACKEND[:MODEL][@URL]",
+                help="LLM judge to rate every (original, output) pair, through any gen "
+                "backend; repeatable. E.g. embedded, ollama:qwen2.5:7b, "
+                "openai:gpt-4o-mini@http://127.0.0.1:8000/v1.",
+            ),
+            click.option(
+                "--paraplue",
+                "paraplue",
+                multiple=True,
+                metavar="BACKEND[:MODEL][@URL]",
+                help="Also score every pair with a ParaPLUIE-style log-likelihood ratio, "
+                "log p(Yes) - log p(No) for 'do A and B say the same thing?', from this "
+                "model (embedded, openai, ollama or vllm); repeatable.",
+            ),
+            click.option(
+                "--judge-scoring",
+                type=click.Choice(["reply", "expected"]),
+                default=VAL.judge_scoring,
+                show_default=True,
+                help="reply: read the rating from the judge's reply; expected: weight the "
+                "scale's whole numbers by the probability that the reply begins with each "
+                "(no generation; embedded, openai, ollama or vllm).",
+            ),
+            click.option(
+                "--judge-tokens",
+                type=click.IntRange(min=1),
+                default=VAL.judge_tokens,
+                show_default=True,
+                help="Longest judge reply, in tokens.",
+            ),
+            click.option(
+                "--base-url",
+                default=None,
+                metavar="URL",
+                help="Judge server address when the judge spec names none (defaults as for gen).",
+            ),
+            click.option(
+                "--concurrency",
+                type=click.IntRange(min=1),
+                default=VAL.concurrency,
+                show_default=True,
+                help="Judge requests in flight at once (server backends).",
+            ),
+            click.option(
+                "--batch-size",
+                type=click.IntRange(min=1),
+                default=VAL.batch_size,
+                show_default=True,
+                help="Prompts per forward pass (embedded judge) and texts per encoder batch.",
+            ),
+            click.option(
+                "--cache-dir",
+                type=click.Path(file_okay=False, path_type=Path),
+                default=None,
+                help="Where judge answers are cached. Default: $SHIFTBENCH_CACHE_DIR or "
+                "~/.cache/shiftbench.",
+            ),
+            click.option("--no-cache", is_flag=True, help="Keep judge answers in memory only."),
+        ]
+    ):
+        func = option(func)
+    return func
+
+
+def encoder_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The encoders to score and how they run (shared by evaluate and probe)."""
+    options = [
+        click.option(
+            "--model",
+            "-m",
+            "models",
+            multiple=True,
+            required=True,
+            help="sentence-transformers model: Hub name or local path; repeatable.",
+        ),
+        click.option(
+            "--batch-size",
+            type=click.IntRange(min=1),
+            default=EVAL.batch_size,
+            show_default=True,
+            help="Texts per encoder batch.",
+        ),
+        click.option(
+            "--device", default=None, help="torch device (cpu, cuda, mps). Default: auto."
+        ),
+        click.option(
+            "--precision",
+            type=click.Choice(["float32", "float16", "bfloat16"]),
+            default=EVAL.precision,
+            show_default=True,
+            help="Dtype the encoder's weights are loaded in.",
+        ),
+        click.option(
+            "--cache-dir",
+            type=click.Path(file_okay=False, path_type=Path),
+            default=None,
+            help="Keep embeddings on disk here, keyed by model, revision, precision and "
+            "text, so later runs encode only texts never seen before.",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+plots_option = click.option(
+    "--plots/--no-plots",
+    default=True,
+    show_default=True,
+    help="Write the PNG plots (bars, heatmap, scatter).",
+)
+
+
+def quiet_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--quiet", "-q", is_flag=True, help="No progress bars.")(func)
+
+
+# commands that generate: a row finished before an interrupt is in the generation cache
