@@ -126,3 +126,17 @@ def test_no_command_runs_another():
         if ".invoke(" in path.read_text(encoding="utf-8")
     ]
     assert callers == []
+
+
+def test_a_deprecation_raised_at_a_shiftbench_call_fails_the_tests():
+    """pyproject's filters turn a deprecation attributed to shiftbench's code (or the
+    tests') into an error, while other libraries' internal ones stay quiet."""
+    import warnings
+
+    import pytest
+
+    for module in ("shiftbench.gen.api", "shiftbench", "test_api"):
+        for category in (DeprecationWarning, FutureWarning):
+            with pytest.raises(category):
+                warnings.warn_explicit("old", category, "x.py", 1, module=module)
+    warnings.warn_explicit("old", DeprecationWarning, "x.py", 1, module="transformers.utils")
