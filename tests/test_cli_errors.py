@@ -43,6 +43,7 @@ def test_unknown_task_suggests_close_matches(invoke, tmp_path):
     )
 
 
+@pytest.mark.slow
 def test_unknown_split(invoke, tmp_path):
     out = tmp_path / "run"
     result = invoke("gen", "sample", "--split", "dev", "-o", out)
