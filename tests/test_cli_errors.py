@@ -43,7 +43,7 @@ def test_unknown_task_suggests_close_matches(invoke, tmp_path):
     )
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # gen loads the embedded model before it refuses this input
 def test_unknown_split(invoke, tmp_path):
     out = tmp_path / "run"
     result = invoke("gen", "sample", "--split", "dev", "-o", out)
@@ -56,6 +56,7 @@ def test_unknown_config(invoke, tmp_path):
     assert_refused(result, "unknown subset (config) 'fr' for sample; available: default", out)
 
 
+@pytest.mark.slow  # gen loads the embedded model before it refuses this input
 def test_missing_text_columns(invoke, tmp_path):
     folder = write_folder(tmp_path / "src", [{"a": "x", "b": "y", "score": 1.0}] * 3)
     out = tmp_path / "run"
@@ -68,6 +69,7 @@ def test_missing_text_columns(invoke, tmp_path):
     )
 
 
+@pytest.mark.slow  # gen loads the embedded model before it refuses this input
 def test_non_text_column(invoke, tmp_path):
     rows = [{"sentence1": "a b", "sentence2": 3, "score": 1.0}] * 2
     folder = write_folder(tmp_path / "src", rows)
@@ -97,6 +99,7 @@ def test_folder_without_configs(invoke, tmp_path):
     assert_refused(result, f"{folder / 'README.md'} has no configs: list in its YAML header", out)
 
 
+@pytest.mark.slow  # gen loads the embedded model before it refuses this input
 def test_offline_hub(invoke, tmp_path):
     out = tmp_path / "run"
     result = invoke("gen", "STSBenchmark", "-o", out)
@@ -185,6 +188,7 @@ def test_prompt_without_placeholder(invoke, tmp_path):
     assert_refused(result, f"prompt file {prompt} has no {{text}} placeholder", out)
 
 
+@pytest.mark.slow  # gen loads the embedded model before it refuses this input
 def test_output_that_is_not_a_run_folder(invoke, tmp_path):
     out = tmp_path / "busy"
     out.mkdir()
@@ -262,6 +266,7 @@ def test_evaluate_release_without_a_version(invoke, tmp_path):
     assert_refused(result, "name the version to evaluate: ORG/NAME@vX.Y.Z, got 'my-org/stsb@'", out)
 
 
+@pytest.mark.slow  # gen loads the embedded model before it refuses this input
 def test_gen_refuses_machine_summaries_that_are_not_a_list(invoke, tmp_path):
     rows = [
         {"text": "A long text.", "human_summaries": ["Short."], "machine_summaries": ["Brief."],

@@ -283,6 +283,7 @@ def test_run_folder_scores_variants_on_their_ok_rows(scripted_run, invoke, tmp_p
     assert lines[-1] == f"results: {out}"
 
 
+@pytest.mark.slow
 def test_each_unique_text_is_encoded_once(scripted_run):
     from shiftbench.evaluate.run import collect_run_folder, score_collection
 
