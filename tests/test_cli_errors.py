@@ -319,13 +319,23 @@ def test_max_new_tokens_must_leave_room_for_the_prompt(invoke, tmp_path, backend
             "shiftbench.gen.api.generate",
             "Interrupted; finished rows are cached.",
         ),
+        (
+            ["run", "spec.yaml"],
+            "shiftbench.pipeline.execute",
+            "Interrupted; finished rows are cached.",
+        ),
         (["init"], "shiftbench.spec.starter", "Interrupted."),
     ],
 )
 def test_ctrl_c_is_one_line_and_exit_130(invoke, monkeypatch, tmp_path, command, target, message):
+    """Ctrl-C (KeyboardInterrupt) is no click "Aborted.": exit 130, and the commands that
+    generate say their finished rows are cached (tests/test_resume.py sends a real SIGINT)."""
+    from shiftbench.spec import starter
+
     def interrupt(*args, **kwargs):
         raise KeyboardInterrupt
 
+    (tmp_path / "spec.yaml").write_text(starter("spec.yaml"), encoding="utf-8")
     monkeypatch.setattr(target, interrupt)
     monkeypatch.chdir(tmp_path)
     result = invoke(*command)
