@@ -94,6 +94,7 @@ def tags(hub: LocalHub) -> dict[str, str]:
     return dict(hub.repos[REPO].tags) if REPO in hub.repos else {}
 
 
+@pytest.mark.slow
 def test_card_describes_the_run_and_loads(stsb_run, invoke, tmp_path):
     from datasets import load_dataset
     from huggingface_hub import DatasetCard

@@ -51,6 +51,7 @@ def _files(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*.*"))}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dataset", ["MRPC", "STSBenchmark"])
 def test_controls_are_byte_identical_across_runs(
     dataset, shared_data, wordnet_dir, tmp_path, mrpc_controls
@@ -93,6 +94,7 @@ def test_controls_are_byte_identical_across_runs(
     assert counts["ok"] > 0.7 * rows
 
 
+@pytest.mark.slow
 def test_another_seed_gives_other_outputs(shared_data, wordnet_dir, tmp_path, mrpc_controls):
     out = tmp_path / "s2"
     _gen(CliRunner(), *_mrpc(shared_data), "-t", "synonym-swap-1,word-jumble-1", "-s", "2",
@@ -117,6 +119,7 @@ def _case(word: str) -> str:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["synonym-swap-1", "synonym-swap-2", "synonym-swap-3"])
 def test_synonym_swap_keeps_part_of_speech_inflection_and_case(name, mrpc_controls, wordnet_dir):
     """Exactly n words change (besides a/an before them); each is a verb or adjective, and
@@ -163,6 +166,7 @@ def test_synonym_swap_keeps_part_of_speech_inflection_and_case(name, mrpc_contro
     assert checked > 500
 
 
+@pytest.mark.slow
 def test_antonym_swap_uses_a_wordnet_antonym(mrpc_controls, wordnet_dir):
     from shiftbench.gen.wordnet import open_wordnet
 
@@ -191,6 +195,7 @@ def test_antonym_swap_uses_a_wordnet_antonym(mrpc_controls, wordnet_dir):
     assert checked > 300
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pairs", [1, 2, 3])
 def test_word_jumble_is_a_permutation_of_the_words(pairs, mrpc_controls):
     """The same words, each pair swapped exactly once: 2n words move, and punctuation and
@@ -417,6 +422,7 @@ def test_affirmative_paraphrase_is_a_control_and_needs_english(invoke, tmp_path,
     )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_evaluate_leaves_controls_to_probe(invoke, tmp_path, scripted):
     run = tmp_path / "run"
     result = invoke("gen", "sample", "-t", "paraphrase,word-jumble-1", "-b", "scripted", "-q",

@@ -116,6 +116,7 @@ def test_clustering_scores_as_mteb(shared_data, invoke, tmp_path):
         )
 
 
+@pytest.mark.slow
 def test_classification_variants_share_the_original_classifiers(
     scripted, shared_data, invoke, tmp_path
 ):
@@ -217,6 +218,7 @@ def scripted_run(scripted, invoke, tmp_path):
     return out
 
 
+@pytest.mark.slow
 def test_run_folder_scores_variants_on_their_ok_rows(scripted_run, invoke, tmp_path):
     out = tmp_path / "results"
     result = invoke("evaluate", scripted_run, "-m", MODEL, "-o", out)
@@ -281,6 +283,7 @@ def test_run_folder_scores_variants_on_their_ok_rows(scripted_run, invoke, tmp_p
     assert lines[-1] == f"results: {out}"
 
 
+@pytest.mark.slow
 def test_each_unique_text_is_encoded_once(scripted_run):
     from shiftbench.evaluate.run import collect_run_folder, score_collection
 
@@ -323,6 +326,7 @@ def test_encoder_by_local_path(invoke, tmp_path):
     assert f"{record['main_score']:.5f}" in result.stdout
 
 
+@pytest.mark.slow
 def test_two_models_axis_table_report_and_plots(
     scripted, shared_data, invoke, tmp_path, static_encoder
 ):
@@ -661,6 +665,7 @@ def test_evalrank_on_stsbenchmark_equals_an_independent_computation(shared_data,
     assert figures["cosine"]["hits_at_3"] == pytest.approx(np.mean(ranks <= 3), abs=1e-9)
 
 
+@pytest.mark.slow
 def test_embedding_store_on_disk_serves_a_later_run(invoke, tmp_path, monkeypatch):
     """With --cache-dir, a second run encodes nothing and gives the same scores; the
     store is keyed by model revision and precision."""
@@ -693,6 +698,7 @@ def test_embedding_store_on_disk_serves_a_later_run(invoke, tmp_path, monkeypatc
     assert len(list(store.glob("*.sqlite"))) == 2  # another precision, another store
 
 
+@pytest.mark.slow
 def test_model_prompts_are_used_and_recorded(invoke, tmp_path):
     """A model whose own prompts name the task type gets that prompt, as mteb gives it."""
     import shutil
@@ -721,6 +727,7 @@ def test_model_prompts_are_used_and_recorded(invoke, tmp_path):
     assert doc["results"][0]["main_score"] == pytest.approx(expected["cosine_spearman"], abs=1e-6)
 
 
+@pytest.mark.slow
 def test_retrieval_run_rewrites_queries_and_scores_against_the_source_corpus(
     scripted, shared_data, invoke, tmp_path
 ):
@@ -863,6 +870,7 @@ def test_a_fault_in_a_later_model_keeps_the_finished_ones(
     assert (out / "report.md").is_file()
 
 
+@pytest.mark.slow
 def test_faithful_rows_scored_beside_all_rows(scripted_run, judgebot, invoke, tmp_path):
     """validate's judge rates every rewrite; --faithful judge>=4.4 scores the variant and
     the original again on the rows both of whose rewrites the judge rates 4.4 or more."""
@@ -933,6 +941,7 @@ def test_faithful_bad_input(scripted_run, invoke, tmp_path, args, message):
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_identical_back_translations_are_scored_and_truncated_rows_are_not(
     status_run, invoke, tmp_path
 ):
@@ -990,6 +999,7 @@ def _hand_sts_replicates(encoder, variant_rows, original_by_id, drawn):
     return np.asarray(out)
 
 
+@pytest.mark.slow
 def test_sts_delta_interval_is_a_paired_bootstrap_without_the_failed_rows(
     scripted_run, invoke, tmp_path
 ):
@@ -1045,6 +1055,7 @@ def _rotated(text, k):
     return " ".join(words[k:] + words[:k])
 
 
+@pytest.mark.slow
 def test_bootstrap_draws_are_shared_by_every_variant_and_model(invoke, tmp_path, static_encoder):
     """Two variants (one with failed rows) and two encoders: every record's replicates are
     the hand bootstrap over one set of draws (seed 7), so they line up draw by draw."""
@@ -1091,6 +1102,7 @@ def test_a_variant_equal_to_its_original_has_a_zero_interval(invoke, tmp_path):
     assert set(copy["delta_replicates"]) == {0.0}
 
 
+@pytest.mark.slow
 def test_resamples_zero_turns_intervals_off_and_few_are_refused(scripted_run, invoke, tmp_path):
     out = tmp_path / "results"
     refused = invoke("evaluate", scripted_run, "-m", MODEL, "--resamples", "5", "-o", out)

@@ -7,9 +7,12 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow
 def test_wheel_holds_only_the_shiftbench_package(tmp_path):
     subprocess.run(
         [

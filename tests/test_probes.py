@@ -106,6 +106,7 @@ def _control_pairs(run: Path, name: str, anchors, embed, base):
     return index, embed([r["sentence1"] for r in rows])
 
 
+@pytest.mark.slow
 def test_figures_match_an_independent_computation(mrpc_run, probed):
     """Every figure of all-MiniLM-L6-v2 in probes.json, recomputed here from the run
     folder's files with sentence-transformers and numpy, as ALIGN-SIM defines them."""
@@ -172,6 +173,7 @@ def test_figures_match_an_independent_computation(mrpc_run, probed):
     assert ned["preserved"]["synonym-swap-1"]["mean"] < 0.1
 
 
+@pytest.mark.slow
 def test_alpha_is_averaged_over_the_datasets_of_the_run(mrpc_run, stsb_run, probed, tmp_path):
     """Two targets in one probe: the adjustment uses the mean over the two datasets of
     each one's mean random-pair figure (ALIGN-SIM eq. 1 and 2), not the mean over all
@@ -215,6 +217,7 @@ def test_alpha_is_averaged_over_the_datasets_of_the_run(mrpc_run, stsb_run, prob
         )
 
 
+@pytest.mark.slow
 def test_a_bag_of_tokens_encoder_cannot_see_word_order(probed):
     """The static (mean-pooled word-piece) encoder gives a jumbled text the anchor's own
     embedding: it never prefers the paraphrase, at any margin. It is also far more
@@ -240,6 +243,7 @@ def test_a_bag_of_tokens_encoder_cannot_see_word_order(probed):
     assert max(ned_jumbled) < 1e-5  # NED is a distance: a jumble is at the anchor itself
 
 
+@pytest.mark.slow
 def test_printed_tables_and_files(probed):
     out, _, stdout = probed
     doc = json.loads((out / "probes.json").read_text(encoding="utf-8"))
@@ -296,6 +300,7 @@ def test_printed_tables_and_files(probed):
         assert (out / "plots" / f"probes-{measure}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow
 def test_a_rerun_is_byte_identical_and_the_seed_moves_the_partners(
     mrpc_run, probed, static_encoder, tmp_path
 ):
@@ -321,6 +326,7 @@ def test_a_rerun_is_byte_identical_and_the_seed_moves_the_partners(
     assert cosine["preserved"] != before["preserved"]
 
 
+@pytest.mark.slow
 def test_sts_gold_pairs_use_the_top_fifth_of_the_scale(stsb_run, tmp_path):
     scores = [r["score"] for r in read_rows(stsb_run / "original" / "test.jsonl")]
     for extra, threshold in (([], 4.0), (["--min-score", "3"], 3.0)):

@@ -153,6 +153,7 @@ def test_card_lists_the_protocol_and_its_overrides(scripted, invoke, tmp_path):
     assert "sampling: temperature=0.5, top_p=backend default, max_new_tokens=None;" in card
 
 
+@pytest.mark.slow
 def test_pteb_scores_classification_with_one_classifier_on_all_train_rows(
     scripted, shared_data, invoke, tmp_path
 ):

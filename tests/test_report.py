@@ -243,6 +243,7 @@ def axis_documents(rng, models, datasets, signal):
     return docs
 
 
+@pytest.mark.slow
 def test_split_half_is_near_zero_without_model_signal():
     """Signal-free results: the models' axis figures are noise around axis-wide offsets.
     Pooling every (model, axis) into one correlation reads the offsets as reliability;

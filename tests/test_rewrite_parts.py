@@ -98,6 +98,7 @@ def _ndcg(encoder: Encoder, queries: list[dict], documents: list[dict], qrels: d
     return retrieval_metrics(ranking, {q["id"]: qrels[q["id"]] for q in queries})["ndcg_at_10"]
 
 
+@pytest.mark.slow
 def test_four_combinations_equal_a_computation_by_hand(corpus_run, invoke, tmp_path):
     """evaluate needs no --data-dir; original, query-side, corpus-side and both-sides
     equal the retrieval functions run on the folder's texts, every combination on the
@@ -227,6 +228,7 @@ def test_another_rewrite_on_an_existing_folder_is_refused(scripted, shared_data,
     assert len(scripted.calls) == calls
 
 
+@pytest.mark.slow
 def test_a_rewritten_train_split_trains_the_variant_classifiers(
     scripted, shared_data, invoke, tmp_path
 ):

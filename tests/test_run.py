@@ -155,6 +155,7 @@ def test_dry_run_prints_the_plan_and_writes_nothing(invoke, scripted, shared_dat
     assert sorted(p.name for p in tmp_path.iterdir()) == ["spec.yaml"]
 
 
+@pytest.mark.slow
 def test_stages_run_in_order_and_a_rerun_skips_finished_ones(
     invoke, scripted, shared_data, tmp_path
 ):

@@ -211,6 +211,7 @@ def _per_document(machine: list[list[str]], docs: list[dict], model) -> np.ndarr
     return np.asarray(found)
 
 
+@pytest.mark.slow
 def test_evaluate_scores_rewritten_summaries_against_original_human_scores(
     summ_run, invoke, tmp_path
 ):

@@ -160,6 +160,7 @@ def test_language_id_is_deterministic_and_leaves_short_texts_undetermined(name):
         assert get_identifier(name).detect(texts) == first
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "floor"), [("lingua", 0.95), ("langdetect", 0.8)])
 def test_language_id_on_real_translated_sentences(shared_data, name, floor):
     """The first 300 sentences of each language; bench/bench_langid.py measured lingua at
