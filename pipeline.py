@@ -243,9 +243,8 @@ def copy_spec(spec: Spec, unit: Unit) -> None:
 
 def run_validate(spec: Spec, unit: Unit, ctx: Context) -> None:
     from shiftbench.validate.api import (
-        TABLE_HEADER,
         ValidateSettings,
-        table_lines,
+        table_printer,
         validate_runs,
     )
 
@@ -259,14 +258,8 @@ def run_validate(spec: Spec, unit: Unit, ctx: Context) -> None:
         base_url=c["base_url"], concurrency=c["concurrency"], batch_size=c["batch_size"],
         cache_dir=Path(v["cache_dir"]) if v["cache_dir"] else None, quiet=ctx.quiet,
     )  # fmt: skip
-    header = [TABLE_HEADER]
 
-    def show(config: Any) -> None:
-        for line in [*header, *table_lines(config)]:
-            ctx.say(line)
-        header.clear()
-
-    validate_runs((unit.run,), settings, on_config=show)
+    validate_runs((unit.run,), settings, on_config=table_printer(ctx.say))
 
 
 def run_human_eval(spec: Spec, unit: Unit, ctx: Context) -> None:

@@ -104,7 +104,7 @@ def validate(
     paraphrase log-likelihood ratio. Each run folder gets
     validation.json, validation.md and validation/<config>.jsonl; a summary goes to stdout.
     """
-    from shiftbench.validate.api import TABLE_HEADER, ConfigValidation, table_lines, validate_runs
+    from shiftbench.validate.api import table_printer, validate_runs
 
     settings = ValidateSettings(
         configs=configs, langid=langid, markers_file=markers_file,
@@ -113,14 +113,8 @@ def validate(
         judge_tokens=judge_tokens, base_url=base_url, concurrency=concurrency,
         batch_size=batch_size, cache_dir=cache_dir, no_cache=no_cache, quiet=quiet,
     )  # fmt: skip
-    header = [TABLE_HEADER]
 
-    def show(c: ConfigValidation) -> None:
-        for line in [*header, *table_lines(c)]:
-            click.echo(line)
-        header.clear()
-
-    validate_runs(runs, settings, on_config=show)
+    validate_runs(runs, settings, on_config=table_printer(click.echo))
 
 
 @click.command(context_settings=CONTEXT)

@@ -157,6 +157,18 @@ def table_lines(c: ConfigValidation) -> list[str]:
     return lines
 
 
+def table_printer(say: Callable[[str], None]) -> Callable[[ConfigValidation], None]:
+    """An `on_config` callback that prints the table to `say`, its header once, first."""
+    header = [TABLE_HEADER]
+
+    def show(config: ConfigValidation) -> None:
+        for line in [*header, *table_lines(config)]:
+            say(line)
+        header.clear()
+
+    return show
+
+
 def make_judges(settings: JudgeSettings) -> list[Any]:
     """One Judge per (spec, mode) and one ParaPLUIE scorer per spec, every backend built
     and loaded once."""
