@@ -250,18 +250,13 @@ class VLLMBackend:
         from shiftbench.llm.logprobs import TOP_LOGPROBS, from_top_logprobs
 
         self.load()
-        llm = self._llm
-        if llm.llm_engine.has_unfinished_requests():
-            raise RuntimeFault("the vllm engine still has requests from an earlier call")
-        tokenizer = llm.get_tokenizer()
+        tokenizer = self._llm.get_tokenizer()
+        with _TOKENIZER_LOCK:
+            ids = [_prompt_ids(tokenizer, p) for p in prompts]
         params = SamplingParams(n=1, temperature=0.0, max_tokens=1, logprobs=TOP_LOGPROBS, seed=0)
-        outputs = llm.generate(
-            [{"prompt_token_ids": _prompt_ids(tokenizer, p)} for p in prompts],
-            params,
-            use_tqdm=False,
-        )
-        results = []
-        for out in outputs:
+        results: list[dict[str, float | None]] = [{} for _ in prompts]
+
+        def finished(i: int, out: Any) -> None:
             first = out.outputs[0].logprobs[0]
             top = {
                 (
@@ -269,7 +264,11 @@ class VLLMBackend:
                 ): float(lp.logprob)
                 for tid, lp in first.items()
             }
-            results.append(from_top_logprobs(top, answers))
+            results[i] = from_top_logprobs(top, answers)
+
+        # Through the engine's one feeding thread, like generate(): a request an earlier,
+        # interrupted call left behind is dropped there, never mixed into these outputs.
+        self._stream().run(ids, [params] * len(ids), finished)
         return results
 
 
