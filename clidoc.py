@@ -75,15 +75,16 @@ def spec_reference() -> str:
 
 
 def _spec_table(title: str, help_: str, fields: tuple[Any, ...]) -> str:
-    from shiftbench.spec import _param, _yaml_value, default, help_text
+    from shiftbench.commands.specdoc import help_text, option_of, yaml_value
+    from shiftbench.spec import default
 
     rows = ["| key | type | default | option of | what it sets |", "|---|---|---|---|---|"]
     for f in fields:
         option = ""
         if f.command:
-            flag = max(_param(f).opts, key=len)
+            flag = max(option_of(f).opts, key=len)
             option = f"`{f.command} {flag}`"
-        shown = "(required)" if f.required else f"`{_yaml_value(default(f))}`"
+        shown = "(required)" if f.required else f"`{yaml_value(default(f))}`"
         cells = [f"`{f.key}`", f.kind, shown, option, _plain(help_text(f))]
         rows.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     return f"### {title}\n\n{help_}\n\n" + "\n".join(rows) + "\n"

@@ -1,10 +1,11 @@
 """The release spec: one YAML file that fixes every setting of a `shiftbench run`.
 
 The schema below is the single list of what a spec may hold. Each field names the CLI
-option it stands for and takes its help text from the command, and its default from the
-stage's settings (which the command reads too), so `shiftbench init`, the spec reference
-(docs/reference/spec.md) and `shiftbench run` cannot drift apart from the commands and
-stage functions they drive.
+option it stands for; its default and its range or choices are the stage settings' own
+(which the command reads too), and its help text is the option's
+(`shiftbench.commands.specdoc` writes the starter spec and the spec reference from it), so
+`shiftbench init`, docs/reference/spec.md and `shiftbench run` cannot drift apart from the
+commands and stage functions they drive. This module reads specs and needs no CLI.
 Reading is strict: an unknown key, a value of the wrong type or out of range, or a
 missing required key is an InputError naming the file, line and key.
 """
@@ -23,6 +24,7 @@ from typing import Any
 import yaml
 
 from shiftbench.errors import InputError
+from shiftbench.settings import problem
 
 # What a field's YAML value must be.
 STR, INT, FLOAT, BOOL = "string", "integer", "number", "true or false"
@@ -37,7 +39,7 @@ class Field:
     key: str
     kind: str
     command: str = ""  # "gen", "validate", "human-eval batch", ... ("" for spec-only keys)
-    param: str = ""  # the click parameter's name; default: the key
+    param: str = ""  # the option's parameter name (and setting's); default: the key
     help: str = ""  # spec-only keys carry their own help
     default: Any = None  # spec-only keys carry their own default
     required: bool = False
@@ -174,28 +176,11 @@ SECTIONS = (
 STAGES = ("gen", "validate", "human-eval", "card", "publish")
 
 
-def _command(name: str) -> Any:
-    from shiftbench.cli import cli
-
-    command: Any = cli
-    for part in name.split():
-        command = command.commands[part]
-    return command
-
-
-def _param(f: Field) -> Any:
-    name = f.param or f.key
-    for p in _command(f.command).params:
-        if p.name == name:
-            return p
-    raise LookupError(f"{f.command} has no option {name}")
-
-
 def _owners(command: str) -> tuple[Any, ...]:
     """The settings classes (and functions) whose defaults a command's options take."""
     from shiftbench.cards.api import ReleaseSettings
     from shiftbench.gen.api import GenSettings
-    from shiftbench.human_eval.api import BatchSettings, export_batches
+    from shiftbench.human_eval.api import BatchSettings, ExportSettings
     from shiftbench.sources import load_source
     from shiftbench.validate.api import ValidateSettings
 
@@ -203,7 +188,7 @@ def _owners(command: str) -> tuple[Any, ...]:
         "gen": (GenSettings, load_source),
         "validate": (ValidateSettings,),
         "human-eval batch": (BatchSettings,),
-        "human-eval export": (export_batches,),
+        "human-eval export": (ExportSettings,),
         "publish": (ReleaseSettings,),
     }[command]
 
@@ -247,12 +232,6 @@ def default(f: Field) -> Any:
     if isinstance(value, Path):
         return str(value)
     return value
-
-
-def help_text(f: Field) -> str:
-    if f.help or not f.command:
-        return f.help
-    return " ".join(str(_param(f).help or "").split())
 
 
 # -- reading -----------------------------------------------------------------------------
@@ -421,25 +400,23 @@ def _typed(
     else:
         checked = scalar(value, f.kind, at)
     if f.command:
-        _check_with_click(checked, f, at, fail)
+        _check_bounds(checked, f, at, fail)
     return checked
 
 
-def _check_with_click(
+def _check_bounds(
     value: Any, f: Field, at: tuple[Any, ...], fail: Callable[[tuple[Any, ...], str], InputError]
 ) -> None:
-    """Ranges and choices, checked by the option's own click type."""
-    import click
-
-    param = _param(f)
-    if param.is_flag or f.key in ("seeds", "languages", "engine_args"):
-        return
-    for i, item in enumerate(value if isinstance(value, list) else [value]):
-        try:
-            param.type.convert(item, param, None)
-        except click.BadParameter as exc:
-            where = (*at, i) if isinstance(value, list) else at
-            raise fail(where, " ".join(str(exc.message).split())) from None
+    """Ranges and choices, as the stage settings' fields declare them."""
+    name = SETTING_NAMES.get(f.param or f.key, f.param or f.key)
+    for owner in _owners(f.command):
+        if not dataclasses.is_dataclass(owner):
+            continue
+        items = value if isinstance(value, list) else [value]
+        for i, item in enumerate(items):
+            found = problem(owner, name, item)
+            if found is not None:
+                raise fail((*at, i) if isinstance(value, list) else at, found)
 
 
 def _a(kind: str) -> str:
@@ -457,7 +434,8 @@ def _shown(value: Any) -> str:
 def _check_choices(
     values: dict[str, Any], fail: Callable[[tuple[Any, ...], str], InputError]
 ) -> None:
-    """What the click types cannot see: transform names, the version's shape."""
+    """What the settings' bounds cannot see: transform names, the backend, the runner,
+    the language identifier, the repository and the version's shape."""
     from shiftbench.transforms import expand_transforms
 
     for i, name in enumerate(values["transforms"]):
@@ -517,58 +495,3 @@ def _check_folders(spec: Spec, fail: Callable[[tuple[Any, ...], str], InputError
             raise fail(("sources", i), f"folder {name!r} is taken by sources[{seen.get(name)}]; "
                        "give this source its own 'folder'")  # fmt: skip
         seen[name] = i
-
-
-# -- the starter spec --------------------------------------------------------------------
-
-STARTER_VALUES = {
-    ("output",): "release",
-    ("sources", "name"): "sample",
-    ("transforms",): ["paraphrase"],
-    ("seeds",): [1],
-}
-INTRO = """\
-shiftbench release spec. `shiftbench run {file}` runs gen, validate, human-eval, card
-and publish with these settings, into one folder per source under `output`; a re-run
-skips finished work. `shiftbench run {file} --dry-run` prints the plan first.
-Commented keys show their defaults; uncomment one to change it. Relative paths are read
-from this file's folder.
-"""
-
-
-def _wrapped(text: str, indent: str, width: int = 92) -> list[str]:
-    import textwrap
-
-    return [f"{indent}# {line}" for line in textwrap.wrap(text, width - len(indent) - 2)]
-
-
-def _yaml_value(value: Any) -> str:
-    dumped = yaml.safe_dump(value, default_flow_style=True, allow_unicode=True, width=10_000)
-    return dumped.removesuffix("\n...\n").strip()
-
-
-def _field_lines(f: Field, at: tuple[str, ...], indent: str, first: str = "") -> list[str]:
-    lines = _wrapped(("(required) " if f.required else "") + help_text(f), indent)
-    given = STARTER_VALUES.get((*at, f.key))
-    if given is not None:
-        return [*lines, f"{indent}{first}{f.key}: {_yaml_value(given)}"]
-    return [*lines, f"{indent}# {first}{f.key}: {_yaml_value(default(f))}"]
-
-
-def starter(file_name: str) -> str:
-    """A commented spec: the defaults of every key, each with its help, from the schema."""
-    lines = _wrapped(INTRO.format(file=file_name).replace("\n", " "), "")
-    for f in TOP_FIELDS:
-        lines += ["", *_field_lines(f, (), "")]
-    for section in SECTIONS:
-        lines += ["", *_wrapped(section.help, ""), f"{section.key}:"]
-        if section.many:
-            name, *rest = section.fields
-            head = _field_lines(name, (section.key,), "  ", "- ")
-            lines += head
-            for f in rest:
-                lines += _field_lines(f, (section.key,), "    ")
-        else:
-            for f in section.fields:
-                lines += _field_lines(f, (section.key,), "  ")
-    return "\n".join(lines) + "\n"

@@ -9,10 +9,12 @@ import click
 from shiftbench.commands.options import (
     CONTEXT,
     GEN,
+    option_type,
     quiet_option,
     source_options,
 )
 from shiftbench.errors import InputError
+from shiftbench.gen.api import GenSettings
 
 
 @click.command(context_settings=CONTEXT)
@@ -56,7 +58,7 @@ from shiftbench.errors import InputError
 )
 @click.option(
     "--prompt-variant",
-    type=click.IntRange(min=1),
+    type=option_type(GenSettings, "prompt_variant"),
     default=GEN.prompt_variant,
     show_default=True,
     help="Packaged prompt variant (paraphrase has 1-4), to measure prompt sensitivity.",
@@ -84,21 +86,21 @@ from shiftbench.errors import InputError
 )
 @click.option(
     "--temperature",
-    type=click.FloatRange(min=0),
+    type=option_type(GenSettings, "temperature"),
     default=GEN.temperature,
     help="Sampling temperature; 0 decodes greedily (default: the --protocol's; shiftbench: "
     "0.7, pteb: the backend's own, not sent; hteb: 1.0).",
 )
 @click.option(
     "--top-p",
-    type=click.FloatRange(0, 1, min_open=True),
+    type=option_type(GenSettings, "top_p"),
     default=GEN.top_p,
     help="Nucleus sampling mass (default: the --protocol's; shiftbench: 0.95, pteb: the "
     "backend's own, not sent; hteb: 0.95).",
 )
 @click.option(
     "--max-new-tokens",
-    type=click.IntRange(min=1),
+    type=option_type(GenSettings, "max_new_tokens"),
     default=None,
     help="The cap: most tokens one call may produce. Default: the transform's own cap "
     "(1024 for expansion and summarised-expansion, 512 for the rest). A value replaces it, "
@@ -108,7 +110,7 @@ from shiftbench.errors import InputError
 )
 @click.option(
     "--max-attempts",
-    type=click.IntRange(min=1),
+    type=option_type(GenSettings, "max_attempts"),
     default=GEN.max_attempts,
     show_default=True,
     help="Tries for a text whose output fails the automatic checks (empty, identical to "
@@ -125,7 +127,7 @@ from shiftbench.errors import InputError
 )
 @click.option(
     "--num-ctx",
-    type=click.IntRange(min=256),
+    type=option_type(GenSettings, "num_ctx"),
     default=GEN.num_ctx,
     show_default=True,
     help="Context length: the ollama backend asks for it on every request, the vllm "
@@ -133,7 +135,7 @@ from shiftbench.errors import InputError
 )
 @click.option(
     "--concurrency",
-    type=click.IntRange(min=1),
+    type=option_type(GenSettings, "concurrency"),
     default=GEN.concurrency,
     show_default=True,
     help="Requests in flight at once (server backends).",
@@ -148,14 +150,14 @@ from shiftbench.errors import InputError
 )
 @click.option(
     "--batch-size",
-    type=click.IntRange(min=1),
+    type=option_type(GenSettings, "batch_size"),
     default=GEN.batch_size,
     show_default=True,
     help="Prompts per forward pass (embedded backend); outputs do not depend on it.",
 )
 @click.option(
     "--limit",
-    type=click.IntRange(min=1),
+    type=option_type(GenSettings, "limit"),
     default=None,
     help="Use only the first N rows of each split; in Classification and Clustering, N rows "
     "taken a label at a time in turn, so a small run keeps many classes.",
@@ -195,7 +197,7 @@ from shiftbench.errors import InputError
 )
 @click.option(
     "--max-failure-rate",
-    type=click.FloatRange(0, 1),
+    type=option_type(GenSettings, "max_failure_rate"),
     default=GEN.max_failure_rate,
     show_default=True,
     help="Exit with 1 when a larger share of the rows written failed the checks (the run "

@@ -9,8 +9,11 @@ import click
 from shiftbench.commands.options import (
     BATCH,
     CONTEXT,
+    option_type,
 )
-from shiftbench.human_eval.export import FORMATS as EXPORT_FORMATS
+from shiftbench.human_eval.api import BatchSettings, ExportSettings
+
+EXPORT = ExportSettings()  # export's option defaults are the settings' own
 
 
 @click.group("human-eval", context_settings=CONTEXT)
@@ -30,7 +33,7 @@ def human_eval() -> None:
     help="Folder for the batch (items.jsonl, batch.json); it must not hold one already.",
 )  # fmt: skip
 @click.option(
-    "--scheme", type=click.Choice(["quality", "similarity"]), default=BATCH.scheme,
+    "--scheme", type=option_type(BatchSettings, "scheme"), default=BATCH.scheme,
     show_default=True,
     help="quality: rewrite quality and fluency, 1-5; similarity: meaning similarity, 0-5.",
 )  # fmt: skip
@@ -40,18 +43,21 @@ def human_eval() -> None:
     "(human_eval/schemes/<scheme>.json).",
 )  # fmt: skip
 @click.option(
-    "--per-stratum", type=click.IntRange(min=1), default=BATCH.per_stratum, show_default=True,
+    "--per-stratum", type=option_type(BatchSettings, "per_stratum"),
+    default=BATCH.per_stratum, show_default=True,
     help="Items drawn per stratum (a transformation, and its output language when that "
     "differs from the source's).",
 )  # fmt: skip
-@click.option("--raters", type=click.IntRange(min=1), default=BATCH.raters, show_default=True,
+@click.option("--raters", type=option_type(BatchSettings, "raters"), default=BATCH.raters,
+              show_default=True,
               help="Batches to make: one per rater.")  # fmt: skip
 @click.option(
-    "--controls", type=click.IntRange(min=1), default=BATCH.controls, show_default=True,
+    "--controls", type=option_type(BatchSettings, "controls"), default=BATCH.controls,
+    show_default=True,
     help="Control pairs per batch: each is one easy positive (a text and itself) and one "
     "easy negative (two unrelated texts).",
 )  # fmt: skip
-@click.option("--tolerance", type=click.FloatRange(min=0), default=BATCH.tolerance,
+@click.option("--tolerance", type=option_type(BatchSettings, "tolerance"), default=BATCH.tolerance,
               show_default=True,
               help="How far a control rating may be from the expected one.")  # fmt: skip
 @click.option("--seed", type=int, default=BATCH.seed, show_default=True,
@@ -73,13 +79,14 @@ def human_eval_batch(
 @human_eval.command("export", context_settings=CONTEXT)
 @click.argument("batch", type=click.Path(file_okay=False, path_type=Path))
 @click.option(
-    "--format", "fmt", type=click.Choice(EXPORT_FORMATS),
-    default="html", show_default=True,
+    "--format", "fmt", type=option_type(ExportSettings, "fmt"),
+    default=EXPORT.fmt, show_default=True,
     help="html: a self-contained rating form per batch; mturk: HIT template and batch CSV "
     "(also Turkle, localturk); labelstudio: tasks and labeling config; argilla: dataset "
     "settings and records.",
 )  # fmt: skip
-@click.option("--items-per-hit", type=click.IntRange(min=1), default=10, show_default=True,
+@click.option("--items-per-hit", type=option_type(ExportSettings, "items_per_hit"),
+              default=EXPORT.items_per_hit, show_default=True,
               help="Items per MTurk HIT (mturk format).")  # fmt: skip
 def human_eval_export(batch: Path, fmt: str, items_per_hit: int) -> None:
     """Write BATCH's rating batches as files for raters, into BATCH/export/<format>/."""

@@ -11,7 +11,8 @@ import click
 from shiftbench.evaluate.api import EvalSettings, ProbeRunSettings
 from shiftbench.gen.api import GenSettings
 from shiftbench.human_eval.api import BatchSettings
-from shiftbench.validate.api import ValidateSettings
+from shiftbench.settings import bound
+from shiftbench.validate.api import JudgeSettings, ValidateSettings
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 GEN = GenSettings()  # gen's option defaults are the settings' own
@@ -19,6 +20,18 @@ EVAL = EvalSettings()  # and evaluate's (probe shares the encoder options)
 VAL = ValidateSettings()  # and validate's (judge-calibrate shares the judge options)
 BATCH = BatchSettings()  # and human-eval batch's
 PROBE = ProbeRunSettings()  # and probe's
+
+
+def option_type(owner: Any, name: str) -> click.ParamType:
+    """The click type of a settings field's bound: the range or the choices, as written
+    once on the field (see shiftbench.settings)."""
+    limit = bound(owner, name)
+    if limit is None:
+        raise LookupError(f"{owner.__name__}.{name} has no bound")
+    if limit.choices:
+        return click.Choice(list(limit.choices))
+    number = click.IntRange if limit.kind is int else click.FloatRange
+    return number(limit.low, limit.high, min_open=limit.low_open, max_open=limit.high_open)
 
 
 def source_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -83,7 +96,7 @@ def judge_options(func: Callable[..., Any]) -> Callable[..., Any]:
             ),
             click.option(
                 "--judge-scoring",
-                type=click.Choice(["reply", "expected"]),
+                type=option_type(JudgeSettings, "judge_scoring"),
                 default=VAL.judge_scoring,
                 show_default=True,
                 help="reply: read the rating from the judge's reply; expected: weight the "
@@ -92,7 +105,7 @@ def judge_options(func: Callable[..., Any]) -> Callable[..., Any]:
             ),
             click.option(
                 "--judge-tokens",
-                type=click.IntRange(min=1),
+                type=option_type(JudgeSettings, "judge_tokens"),
                 default=VAL.judge_tokens,
                 show_default=True,
                 help="Longest judge reply, in tokens.",
@@ -105,14 +118,14 @@ def judge_options(func: Callable[..., Any]) -> Callable[..., Any]:
             ),
             click.option(
                 "--concurrency",
-                type=click.IntRange(min=1),
+                type=option_type(JudgeSettings, "concurrency"),
                 default=VAL.concurrency,
                 show_default=True,
                 help="Judge requests in flight at once (server backends).",
             ),
             click.option(
                 "--batch-size",
-                type=click.IntRange(min=1),
+                type=option_type(JudgeSettings, "batch_size"),
                 default=VAL.batch_size,
                 show_default=True,
                 help="Prompts per forward pass (embedded judge) and texts per encoder batch.",
@@ -144,7 +157,7 @@ def encoder_options(func: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option(
             "--batch-size",
-            type=click.IntRange(min=1),
+            type=option_type(EvalSettings, "batch_size"),
             default=EVAL.batch_size,
             show_default=True,
             help="Texts per encoder batch.",
@@ -154,7 +167,7 @@ def encoder_options(func: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option(
             "--precision",
-            type=click.Choice(["float32", "float16", "bfloat16"]),
+            type=option_type(EvalSettings, "precision"),
             default=EVAL.precision,
             show_default=True,
             help="Dtype the encoder's weights are loaded in.",

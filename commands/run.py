@@ -59,7 +59,7 @@ def init(spec_file: Path, force: bool) -> None:
     It lists every key with its default and help; as written, it rewrites the packaged
     sample with the default embedded generator.
     """
-    from shiftbench.spec import starter
+    from shiftbench.commands.specdoc import starter
 
     if spec_file.exists() and not force:
         raise InputError(f"{spec_file} exists; pass --force to replace it")

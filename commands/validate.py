@@ -12,11 +12,12 @@ from shiftbench.commands.options import (
     CONTEXT,
     VAL,
     judge_options,
+    option_type,
     quiet_option,
     source_options,
 )
 from shiftbench.errors import InputError
-from shiftbench.validate.api import ValidateSettings
+from shiftbench.validate.api import CalibrateSettings, ValidateSettings
 
 
 @click.command(context_settings=CONTEXT)
@@ -44,14 +45,14 @@ from shiftbench.validate.api import ValidateSettings
 )
 @click.option(
     "--max-error-rate",
-    type=click.FloatRange(0, 1),
+    type=option_type(ValidateSettings, "max_error_rate"),
     default=None,
     help="Exit with code 1 when a config's total error rate exceeds this share (the "
     "reports are written all the same).",
 )
 @click.option(
     "--examples",
-    type=click.IntRange(min=0),
+    type=option_type(ValidateSettings, "examples"),
     default=VAL.examples,
     show_default=True,
     help="Example failures kept per check and config.",
@@ -68,7 +69,7 @@ from shiftbench.validate.api import ValidateSettings
 @click.option(
     "--judge-mode",
     "judge_modes",
-    type=click.Choice(["similarity", "quality"]),
+    type=option_type(ValidateSettings, "judge_modes"),
     multiple=True,
     default=VAL.judge_modes,
     show_default=True,
@@ -162,7 +163,7 @@ def compare(runs: tuple[Path, ...], kind: str, output: Path | None) -> None:
 @judge_options
 @click.option(
     "--limit",
-    type=click.IntRange(min=3),
+    type=option_type(CalibrateSettings, "limit"),
     default=None,
     help="Use only the first N pairs of each split.",
 )

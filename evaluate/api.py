@@ -18,6 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from shiftbench.errors import InputError
+from shiftbench.settings import check, chosen, ranged
+
+PRECISIONS = ("float32", "float16", "bfloat16")  # the dtypes an encoder's weights load in
 
 
 @dataclass(frozen=True)
@@ -47,9 +50,9 @@ class EvalSettings:
     data_dir: str | None = None
     subsets: tuple[str, ...] = ()
     splits: tuple[str, ...] = ()
-    batch_size: int = 32
+    batch_size: int = ranged(32, low=1)
     device: str | None = None
-    precision: str = "float32"
+    precision: str = chosen("float32", *PRECISIONS)
     cache_dir: Path | None = None
     output: Path | None = None
     faithful: str | None = None
@@ -59,6 +62,9 @@ class EvalSettings:
     protocol: str | None = None
     plots: bool = True
     quiet: bool = False
+
+    def __post_init__(self) -> None:
+        check(self)
 
 
 @dataclass(frozen=True)
@@ -333,13 +339,16 @@ class ProbeRunSettings:
     paraphrases: str = "gold"
     min_score: float | None = None
     seed: int = 0
-    batch_size: int = 32
+    batch_size: int = ranged(32, low=1)
     device: str | None = None
-    precision: str = "float32"
+    precision: str = chosen("float32", *PRECISIONS)
     cache_dir: Path | None = None
     output: Path | None = None
     plots: bool = True
     quiet: bool = False
+
+    def __post_init__(self) -> None:
+        check(self)
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from shiftbench.errors import InputError, RuntimeFault
+from shiftbench.settings import check, ranged
 
 if TYPE_CHECKING:
     from shiftbench.gen.plan import GenPlan
@@ -75,30 +76,33 @@ class GenSettings:
     seeds: tuple[int, ...] | None = None
     protocol: str = "shiftbench"
     languages: str = "es,fr,de,tr,ar"
-    prompt_variant: int = 1
+    prompt_variant: int = ranged(1, low=1)
     prompt_files: tuple[str, ...] = ()
     rewrite: str | None = None
     backend: str = "embedded"
     model: str | None = None
-    temperature: float | None = None
-    top_p: float | None = None
-    max_new_tokens: int | None = None
-    max_attempts: int = 3
+    temperature: float | None = ranged(None, float, low=0)
+    top_p: float | None = ranged(None, float, low=0, high=1, low_open=True)
+    max_new_tokens: int | None = ranged(None, low=1)
+    max_attempts: int = ranged(3, low=1)
     base_url: str | None = None
-    num_ctx: int = 8192
+    num_ctx: int = ranged(8192, low=256)
     engine_args: dict[str, Any] = field(default_factory=dict)
-    concurrency: int = 4
-    batch_size: int = 8
-    limit: int | None = None
+    concurrency: int = ranged(4, low=1)
+    batch_size: int = ranged(8, low=1)
+    limit: int | None = ranged(None, low=1)
     output: Path | None = None
     cache_dir: Path | None = None
     no_cache: bool = False
     shard: tuple[int, int] | None = None
-    max_failure_rate: float = 0.5
+    max_failure_rate: float = ranged(0.5, float, low=0, high=1)
     control_pos: str = "verb,adjective"
     wordnet_dir: str | None = None
     overwrite: bool = False
     quiet: bool = False
+
+    def __post_init__(self) -> None:
+        check(self)
 
 
 def defaults() -> dict[str, Any]:
@@ -294,7 +298,7 @@ def generate(
         TooManyFailures: More rows failed the checks than `max_failure_rate`; written.
         RuntimeFault: The generator failed for good; finished rows are cached.
     """
-    from shiftbench.gen.generate import failure_share, run_gen
+    from shiftbench.gen.generate import check_gen, failure_share, run_gen
     from shiftbench.llm.backends import get_backend
     from shiftbench.llm.cache import GenerationCache
 
@@ -308,6 +312,11 @@ def generate(
         "gen %s: %d variant(s) (%s), rewriting %s, into %s",
         source.name, len(ready.variants), ", ".join(v.base_name for v in ready.variants),
         ", ".join(ready.parts) or "the evaluated texts", ready.target,
+    )  # fmt: skip
+    # The source, the output folder and the languages are checked before a model loads.
+    checked = check_gen(
+        source, ready.variants, ready.target, limit=settings.limit, shard=settings.shard,
+        rewrite=ready.parts, protocol=ready.record,
     )  # fmt: skip
     if engine is None and _needs_generator(ready.variants):  # rule-based controls need none
         engine = get_backend(settings.backend, settings.model, **ready.backend_settings)
@@ -329,6 +338,7 @@ def generate(
             quiet=settings.quiet,
             rewrite=ready.parts,
             protocol=ready.record,
+            checked=checked,
         )
     finally:
         cache.close()

@@ -19,7 +19,7 @@ from shiftbench.gen.rewrite import (
     rewrite_texts,
 )
 from shiftbench.gen.schedule import Jobs
-from shiftbench.languages import Language
+from shiftbench.languages import Language, draw
 from shiftbench.listfields import field_texts, misfit, regrouped
 from shiftbench.llm.backends import Backend
 from shiftbench.llm.cache import GenerationCache
@@ -37,7 +37,7 @@ from shiftbench.runfolder import (
 )
 from shiftbench.source_languages import field_languages, with_detected
 from shiftbench.sources import LISTED_TYPES, RANKING_TYPES, TABULAR_TYPES, Source, source_meta
-from shiftbench.transforms import PER_DATASET, PIVOT, SOURCE
+from shiftbench.transforms import PER_DATASET, PER_TEXT, PIVOT, SOURCE
 
 
 @dataclass(frozen=True)
@@ -54,22 +54,21 @@ class Prepared:
     source: Source | None = None  # the source with the languages found for it
 
 
-def prepare_gen(
+def check_gen(
     source: Source,
     variants: list[Variant | RuleVariant],
-    described: dict[str, Any],
     output: Path,
     *,
     limit: int | None = None,
     shard: tuple[int, int] | None = None,
-    overwrite: bool = False,
     rewrite: tuple[str, ...] = DEFAULT,
     protocol: dict[str, Any] | None = None,
 ) -> Prepared:
-    """Read the rows and check everything that can be checked before a model call (gen
-    and gen --dry-run): a bad input raises InputError, and nothing is written. `rewrite`
-    names the parts rewritten (shiftbench.parts): the scored texts, and a ranking corpus or
-    a Classification train split."""
+    """Read the rows and check everything that needs no generator: a bad input raises
+    InputError, and nothing is written. gen runs this before it loads a model, so a typo
+    costs no model load. `rewrite` names the parts rewritten (shiftbench.parts): the scored
+    texts, and a ranking corpus or a Classification train split. The configs to make are
+    left for `prepare_gen`, which needs the generator's description."""
     if source.task_type not in (*TABULAR_TYPES, *RANKING_TYPES, *LISTED_TYPES):
         raise InputError(
             f"gen does not rewrite {source.task_type} tasks yet; it handles "
@@ -97,8 +96,33 @@ def prepare_gen(
     if protocol is not None:
         check_protocol(output, meta, protocol["name"])
         top["protocol"] = protocol
-    todo = _configs_to_make(source, variants, described, meta, output, overwrite)
-    return Prepared(data, languages, recorded, top, meta, todo, tuple(parts), source)
+    return Prepared(data, languages, recorded, top, meta, [], tuple(parts), source)
+
+
+def prepare_gen(
+    source: Source,
+    variants: list[Variant | RuleVariant],
+    described: dict[str, Any],
+    output: Path,
+    *,
+    limit: int | None = None,
+    shard: tuple[int, int] | None = None,
+    overwrite: bool = False,
+    rewrite: tuple[str, ...] = DEFAULT,
+    protocol: dict[str, Any] | None = None,
+    checked: Prepared | None = None,
+) -> Prepared:
+    """`check_gen` (unless `checked` holds its result already) and the (subset, variant)
+    configs still to make, given the generator's description `described` (gen and gen
+    --dry-run): a bad input raises InputError, and nothing is written."""
+    if checked is None:
+        checked = check_gen(
+            source, variants, output, limit=limit, shard=shard, rewrite=rewrite,
+            protocol=protocol,
+        )  # fmt: skip
+    assert checked.source is not None
+    todo = _configs_to_make(checked.source, variants, described, checked.meta, output, overwrite)
+    return replace(checked, todo=todo)
 
 
 def texts_to_rewrite(
@@ -130,14 +154,17 @@ def run_gen(
     quiet: bool = False,
     rewrite: tuple[str, ...] = DEFAULT,
     protocol: dict[str, Any] | None = None,
+    checked: Prepared | None = None,
 ) -> list[ConfigData]:
     """Generate every variant of every subset of `source` into the run folder `output`.
 
     Everything that can be checked is checked before the first model call, so bad input
     writes nothing. With `shard` (index, count), only rows whose row_id % count == index are
     made; `shiftbench merge` puts the shards together. `backend` may be None when every
-    variant is a rule-based control. The variants' calls go to the backend as one stream
-    when it serves many at once (gen/schedule.py). Returns the configs written.
+    variant is a rule-based control. `checked` is `check_gen`'s result for the same
+    arguments, when the caller ran it already (before loading the backend). The variants'
+    calls go to the backend as one stream when it serves many at once (gen/schedule.py).
+    Returns the configs written.
     """
     described = backend.describe() if backend is not None else {}
     ready = prepare_gen(
@@ -150,6 +177,7 @@ def run_gen(
         overwrite=overwrite,
         rewrite=rewrite,
         protocol=protocol,
+        checked=checked,
     )
     data, languages, meta, todo = ready.data, ready.languages, ready.meta, ready.todo
     source = ready.source or source
@@ -264,15 +292,21 @@ def _check_languages(
             f"{transform.name} needs the source language of "
             f"{source.name}[{missing[0]}]; name it with --source-language"
         )
-    if transform.draw != PER_DATASET:
+    if transform.draw not in (PER_DATASET, PER_TEXT):
         return
     for subset, langs in languages.items():
-        if len(set(langs)) > 1 and not [lang for lang in variant.pool if lang not in langs]:
+        several = len(set(langs)) > 1
+        if transform.draw == PER_DATASET and several and not [
+            lang for lang in variant.pool if lang not in langs
+        ]:
             raise InputError(
                 f"the language pool ({', '.join(lang.code for lang in variant.pool)}) has no "
                 f"language other than the source languages of {source.name}[{subset}] "
                 f"({', '.join(lang.code for lang in langs if lang)})"
             )
+        for lang in dict.fromkeys(langs):
+            if lang is not None:  # the draw gen makes per text, refused now as it would be then
+                draw(variant.drawn_pool(), lang)
 
 
 def _require_english(

@@ -67,6 +67,17 @@ class Variant:
             budget_growth=BUDGET_GROWTH,
         )
 
+    def drawn_pool(self) -> tuple[Language, ...]:
+        """The languages a draw picks from: the pool, and English for a per-text draw of
+        a transform whose pool has it (back-translation's pivots)."""
+        if (
+            self.transform.draw == PER_TEXT
+            and self.transform.pool_has_english
+            and LANGUAGES["en"] not in self.pool
+        ):
+            return (*self.pool, LANGUAGES["en"])
+        return self.pool
+
     def step_languages(
         self, text: str, source: Language | None, dataset_id: str
     ) -> tuple[Language | None, ...]:
@@ -78,10 +89,7 @@ class Variant:
         if self.transform.draw == PER_DATASET:
             other = draw(self.pool, source, self.transform.name, self.seed, dataset_id)
         elif self.transform.draw == PER_TEXT:
-            pool = self.pool
-            if self.transform.pool_has_english and LANGUAGES["en"] not in pool:
-                pool = (*pool, LANGUAGES["en"])
-            other = draw(pool, source, self.transform.name, self.seed, text)
+            other = draw(self.drawn_pool(), source, self.transform.name, self.seed, text)
         return tuple(source if s.language == SOURCE else other for s in self.transform.steps)
 
 

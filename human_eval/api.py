@@ -14,6 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from shiftbench.human_eval.export import FORMATS as EXPORT_FORMATS
+from shiftbench.settings import check, chosen, ranged
+
 
 @dataclass(frozen=True)
 class BatchSettings:
@@ -31,13 +34,16 @@ class BatchSettings:
         seed: Seed of the sample, the controls and every batch's order.
     """
 
-    scheme: str = "quality"
+    scheme: str = chosen("quality", "quality", "similarity")
     scheme_file: Path | None = None
-    per_stratum: int = 50
-    raters: int = 3
-    controls: int = 1
-    tolerance: float = 1.0
+    per_stratum: int = ranged(50, low=1)
+    raters: int = ranged(3, low=1)
+    controls: int = ranged(1, low=1)
+    tolerance: float = ranged(1.0, float, low=0)
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        check(self)
 
 
 @dataclass(frozen=True)
@@ -114,6 +120,22 @@ def make_batches(
     )
 
 
+@dataclass(frozen=True)
+class ExportSettings:
+    """How `shiftbench human-eval export` writes a batch folder's batches.
+
+    Attributes:
+        fmt: The format: "html", "mturk", "labelstudio" or "argilla".
+        items_per_hit: Items per MTurk HIT (mturk only).
+    """
+
+    fmt: str = chosen("html", *EXPORT_FORMATS)
+    items_per_hit: int = ranged(10, low=1)
+
+    def __post_init__(self) -> None:
+        check(self)
+
+
 def export_batches(batch: str | Path, fmt: str = "html", items_per_hit: int = 10) -> list[Path]:
     """Write a batch folder's batches as files for raters, into BATCH/export/<fmt>/.
 
@@ -128,9 +150,10 @@ def export_batches(batch: str | Path, fmt: str = "html", items_per_hit: int = 10
     from shiftbench.human_eval.export import EXPORT_DIR, export
     from shiftbench.ratings import read_batch
 
+    settings = ExportSettings(fmt, items_per_hit)
     folder = Path(batch)
     description, table = read_batch(folder)
-    description["items_per_hit"] = items_per_hit
+    description["items_per_hit"] = settings.items_per_hit
     return export(description, table, fmt, folder / EXPORT_DIR / fmt)
 
 

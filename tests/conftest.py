@@ -174,3 +174,14 @@ def status_run(scripted, invoke, tmp_path: Path) -> Path:
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     return out
+
+
+@pytest.fixture
+def no_model(monkeypatch):
+    """gen must refuse these inputs before it loads a generator: loading one fails the test."""
+    from shiftbench.llm.backends.embedded import EmbeddedBackend
+
+    def load(self):
+        raise AssertionError("gen loaded the generator before refusing the input")
+
+    monkeypatch.setattr(EmbeddedBackend, "load", load)

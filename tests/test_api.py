@@ -120,7 +120,8 @@ def test_evaluation_refuses_bad_input_before_any_model_loads(tmp_path):
 def test_every_stage_reads_its_defaults_from_its_settings():
     """The commands' option defaults and the spec's are the stage settings' own."""
     from shiftbench import cli
-    from shiftbench.spec import SECTIONS, TOP_FIELDS, _param, default
+    from shiftbench.commands.specdoc import option_of
+    from shiftbench.spec import SECTIONS, TOP_FIELDS, default
 
     pairs = [
         (cli.validate, shiftbench.ValidateSettings()),
@@ -147,7 +148,7 @@ def test_every_stage_reads_its_defaults_from_its_settings():
     for f in fields:
         if f.default is not None or f.key in ("transforms", "seeds"):
             continue
-        shown = _param(f).to_info_dict()["default"]
+        shown = option_of(f).to_info_dict()["default"]
         value = default(f)
         if f.key == "languages":
             assert ",".join(value) == shown

@@ -43,7 +43,7 @@ def test_unknown_task_suggests_close_matches(invoke, tmp_path):
     )
 
 
-@pytest.mark.slow  # gen loads the embedded model before it refuses this input
+@pytest.mark.usefixtures("no_model")
 def test_unknown_split(invoke, tmp_path):
     out = tmp_path / "run"
     result = invoke("gen", "sample", "--split", "dev", "-o", out)
@@ -56,7 +56,7 @@ def test_unknown_config(invoke, tmp_path):
     assert_refused(result, "unknown subset (config) 'fr' for sample; available: default", out)
 
 
-@pytest.mark.slow  # gen loads the embedded model before it refuses this input
+@pytest.mark.usefixtures("no_model")
 def test_missing_text_columns(invoke, tmp_path):
     folder = write_folder(tmp_path / "src", [{"a": "x", "b": "y", "score": 1.0}] * 3)
     out = tmp_path / "run"
@@ -69,7 +69,7 @@ def test_missing_text_columns(invoke, tmp_path):
     )
 
 
-@pytest.mark.slow  # gen loads the embedded model before it refuses this input
+@pytest.mark.usefixtures("no_model")
 def test_non_text_column(invoke, tmp_path):
     rows = [{"sentence1": "a b", "sentence2": 3, "score": 1.0}] * 2
     folder = write_folder(tmp_path / "src", rows)
@@ -99,7 +99,7 @@ def test_folder_without_configs(invoke, tmp_path):
     assert_refused(result, f"{folder / 'README.md'} has no configs: list in its YAML header", out)
 
 
-@pytest.mark.slow  # gen loads the embedded model before it refuses this input
+@pytest.mark.usefixtures("no_model")
 def test_offline_hub(invoke, tmp_path):
     out = tmp_path / "run"
     result = invoke("gen", "STSBenchmark", "-o", out)
@@ -188,7 +188,7 @@ def test_prompt_without_placeholder(invoke, tmp_path):
     assert_refused(result, f"prompt file {prompt} has no {{text}} placeholder", out)
 
 
-@pytest.mark.slow  # gen loads the embedded model before it refuses this input
+@pytest.mark.usefixtures("no_model")
 def test_output_that_is_not_a_run_folder(invoke, tmp_path):
     out = tmp_path / "busy"
     out.mkdir()
@@ -266,7 +266,7 @@ def test_evaluate_release_without_a_version(invoke, tmp_path):
     assert_refused(result, "name the version to evaluate: ORG/NAME@vX.Y.Z, got 'my-org/stsb@'", out)
 
 
-@pytest.mark.slow  # gen loads the embedded model before it refuses this input
+@pytest.mark.usefixtures("no_model")
 def test_gen_refuses_machine_summaries_that_are_not_a_list(invoke, tmp_path):
     rows = [
         {"text": "A long text.", "human_summaries": ["Short."], "machine_summaries": ["Brief."],
@@ -324,13 +324,13 @@ def test_max_new_tokens_must_leave_room_for_the_prompt(invoke, tmp_path, backend
             "shiftbench.pipeline.execute",
             "Interrupted; finished rows are cached.",
         ),
-        (["init"], "shiftbench.spec.starter", "Interrupted."),
+        (["init"], "shiftbench.commands.specdoc.starter", "Interrupted."),
     ],
 )
 def test_ctrl_c_is_one_line_and_exit_130(invoke, monkeypatch, tmp_path, command, target, message):
     """Ctrl-C (KeyboardInterrupt) is no click "Aborted.": exit 130, and the commands that
     generate say their finished rows are cached (tests/test_resume.py sends a real SIGINT)."""
-    from shiftbench.spec import starter
+    from shiftbench.commands.specdoc import starter
 
     def interrupt(*args, **kwargs):
         raise KeyboardInterrupt

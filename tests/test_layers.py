@@ -21,9 +21,9 @@ SKIP = {"tests", "bench", "build", "docs", "sample"}
 # Edges still to remove, each named so that removing one fails this test until it is
 # struck from the list (and a new one fails it at once).
 PENDING: set[tuple[str, str]] = set()
-# Modules that may import click: the command line itself, and the spec reader, which
-# checks a spec's values with the options' own Click types and shows their help.
-CLICK_MODULES = {"cli.py", "clidoc.py", "spec.py"} | {
+# Modules that may import click: the command line itself (its commands, and clidoc, which
+# writes the CLI reference from --help).
+CLICK_MODULES = {"cli.py", "clidoc.py"} | {
     f"commands/{p.name}" for p in (PACKAGE / "commands").glob("*.py") if p.name != "__init__.py"
 }
 CLICK_PENDING: set[str] = set()
@@ -107,6 +107,15 @@ def test_only_the_command_line_imports_click():
             if any(n == "click" or n.startswith("click.") for n in names):
                 users.add(path.relative_to(PACKAGE).as_posix())
     assert users == CLICK_MODULES | CLICK_PENDING
+
+
+def test_the_spec_reader_and_the_runner_need_no_command_line():
+    """Reading a spec and running it are library code: they take ranges, choices and
+    defaults from the stage settings, never from the options."""
+    command_line = ("shiftbench.cli", "shiftbench.commands", "shiftbench.clidoc")
+    for name in ("spec.py", "pipeline.py", "settings.py"):
+        edges = [t for t in imports(PACKAGE / name) if t.startswith(command_line)]
+        assert not edges, f"{name} imports {edges}"
 
 
 def test_the_walk_sees_lazy_imports(tmp_path):

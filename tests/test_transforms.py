@@ -211,14 +211,14 @@ def test_prompt_variants(scripted, invoke, tmp_path):
             "unknown language 'xx': not an ISO 639-1 or 639-3 code or a language tag such as "
             "eng-Latn",
         ),
-        pytest.param(
+        (
             ["-t", "translation", "--languages", "en"],
             "the language pool (en) has no language other than the source language (en)",
-            marks=pytest.mark.slow,  # gen loads the embedded model before it refuses this
         ),
         (["--languages", "es,es"], "the language pool 'es,es' names a language twice"),
     ],
 )
+@pytest.mark.usefixtures("no_model")
 def test_bad_transform_options(invoke, tmp_path, args, message):
     prompt = tmp_path / "p.txt"
     prompt.write_text("Do it: {text}", encoding="utf-8")

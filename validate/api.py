@@ -20,8 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from shiftbench.errors import InputError, RuntimeFault
+from shiftbench.settings import check, chosen, ranged
 
 log = logging.getLogger(__name__)
+
+JUDGE_MODES = ("similarity", "quality")  # what a judge can rate
 
 
 @dataclass(frozen=True)
@@ -46,14 +49,17 @@ class JudgeSettings:
 
     judges: tuple[str, ...] = ()
     paraplue: tuple[str, ...] = ()
-    judge_modes: tuple[str, ...] = ("similarity", "quality")
-    judge_scoring: str = "reply"
-    judge_tokens: int = 16
+    judge_modes: tuple[str, ...] = chosen(("similarity", "quality"), *JUDGE_MODES)
+    judge_scoring: str = chosen("reply", "reply", "expected")
+    judge_tokens: int = ranged(16, low=1)
     base_url: str | None = None
-    concurrency: int = 4
-    batch_size: int = 8
+    concurrency: int = ranged(4, low=1)
+    batch_size: int = ranged(8, low=1)
     cache_dir: Path | None = None
     no_cache: bool = False
+
+    def __post_init__(self) -> None:
+        check(self)
 
 
 @dataclass(frozen=True)
@@ -75,8 +81,8 @@ class ValidateSettings(JudgeSettings):
     configs: tuple[str, ...] = ()
     langid: str = "lingua"
     markers_file: Path | None = None
-    max_error_rate: float | None = None
-    examples: int = 3
+    max_error_rate: float | None = ranged(None, float, low=0, high=1)
+    examples: int = ranged(3, low=0)
     drift_encoder: str | None = None
     quiet: bool = False
 
@@ -313,8 +319,8 @@ class CalibrateSettings(JudgeSettings):
         quiet: No progress bars.
     """
 
-    judge_modes: tuple[str, ...] = ("similarity",)
-    limit: int | None = None
+    judge_modes: tuple[str, ...] = chosen(("similarity",), *JUDGE_MODES)
+    limit: int | None = ranged(None, low=3)
     gold_range: tuple[float, float] | None = None
     quiet: bool = False
 
