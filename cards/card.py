@@ -481,11 +481,12 @@ def _human(human: list[dict[str, Any]]) -> list[str]:
             f"{len(doc.get('kept_raters', []))} raters kept and "
             f"{len(doc.get('excluded_raters', []))} excluded by the control items; languages "
             f"rated: {langs}. Acceptance threshold {doc.get('threshold')}; agreement is "
-            f"Gwet's AC2 with {doc.get('weights')} weights.",
+            f"Gwet's AC2 with {doc.get('weights')} weights, and Krippendorff's alpha with "
+            "ordinal distances where the report has it.",
             "",
             "| criterion | by | group | items | ratings | mean ± SD | accepted "
-            "| agreement [95% CI] |",
-            "|---|---|---|---:|---:|---:|---:|---:|",
+            "| AC2 [95% CI] | alpha ordinal [95% CI] |",
+            "|---|---|---|---:|---:|---:|---:|---:|---:|",
         ]
         for row in doc.get("rows", []):
             sd = "" if row.get("sd") is None else f" ± {row['sd']:.2f}"
@@ -494,10 +495,16 @@ def _human(human: list[dict[str, Any]]) -> list[str]:
             if agreement.get("value") is not None:
                 low, high = agreement["ci95"]
                 ac2 = f"{agreement['value']:.3f} [{low:.3f}, {high:.3f}]"
+            alpha = (row.get("alpha") or {}).get("ordinal") or {}
+            ordinal = "-"
+            if alpha.get("value") is not None:
+                ordinal = f"{alpha['value']:.3f}"
+                if alpha.get("ci95"):
+                    ordinal += f" [{alpha['ci95'][0]:.3f}, {alpha['ci95'][1]:.3f}]"
             out.append(
                 f"| {row['criterion']} | {row['level']} | {row['group']} | {row['items']} | "
                 f"{row['ratings']} | {row['mean']:.2f}{sd} | "
-                f"{100 * row['accepted_share']:.0f}% | {ac2} |"
+                f"{100 * row['accepted_share']:.0f}% | {ac2} | {ordinal} |"
             )
         out.append("")
     out.append("The summaries are in `human_eval/`; rater ids are not published.")

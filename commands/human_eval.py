@@ -22,7 +22,8 @@ def human_eval() -> None:
 
     batch samples items into rating batches (one per rater, with control items); export
     writes them as rating forms; import reads the raters' files back; report screens
-    raters on the controls and writes mean ± SD, acceptance and Gwet's AC2.
+    raters on the controls and writes mean ± SD, acceptance, Gwet's AC2 and Krippendorff's
+    alpha.
     """
 
 
@@ -117,11 +118,14 @@ def human_eval_import(batch: Path, files: tuple[Path, ...]) -> None:
               help="Acceptance: an item's mean rating must reach it.")  # fmt: skip
 @click.option("--weights", type=click.Choice(["ordinal", "linear", "quadratic", "identity"]),
               default="ordinal", show_default=True,
-              help="Agreement weights (identity gives AC1).")  # fmt: skip
+              help="Gwet's agreement weights (identity gives AC1).")  # fmt: skip
 def human_eval_report(batch: Path, threshold: float, weights: str) -> None:
     """Screen raters on the controls and summarise BATCH's ratings.
 
-    Writes human_eval.json and human_eval.md into BATCH and prints the table.
+    Per criterion, transformation and axis: mean ± SD, acceptance, Gwet's AC2, and
+    Krippendorff's alpha with ordinal and with interval distances (95% intervals from 1000
+    item bootstraps). Writes human_eval.json and human_eval.md into BATCH and prints the
+    table.
     """
     from shiftbench.human_eval.api import report_ratings
     from shiftbench.human_eval.report import render_markdown

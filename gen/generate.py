@@ -296,9 +296,11 @@ def _check_languages(
         return
     for subset, langs in languages.items():
         several = len(set(langs)) > 1
-        if transform.draw == PER_DATASET and several and not [
-            lang for lang in variant.pool if lang not in langs
-        ]:
+        if (
+            transform.draw == PER_DATASET
+            and several
+            and not [lang for lang in variant.pool if lang not in langs]
+        ):
             raise InputError(
                 f"the language pool ({', '.join(lang.code for lang in variant.pool)}) has no "
                 f"language other than the source languages of {source.name}[{subset}] "

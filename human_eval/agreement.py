@@ -143,3 +143,145 @@ def gwet(
         raters=matrix.shape[1],
         ratings=int(rated.sum()),
     )
+
+
+# -- Krippendorff's alpha ----------------------------------------------------------------
+
+LEVELS = ("nominal", "ordinal", "interval")
+
+
+@dataclass(frozen=True)
+class Alpha:
+    """Krippendorff's alpha of an items x raters matrix, with a bootstrap interval.
+
+    Attributes:
+        level: The metric: "nominal", "ordinal" or "interval".
+        value: alpha = 1 - D_o / D_e.
+        observed: D_o, the mean squared difference between values paired within items.
+        expected: D_e, the same over all pairs of values, items ignored.
+        ci95: The 2.5th and 97.5th percentiles of alpha over item resamples (None without
+            resamples).
+        resamples: Bootstrap draws; resamples in which every value is equal (alpha
+            undefined) are left out, and `resamples_used` says how many remained.
+        resamples_used: Draws that gave a value.
+        seed: Seed of the draws.
+        items: Items with two or more ratings (the pairable ones alpha uses).
+        raters: Columns of the matrix.
+        ratings: Ratings on the pairable items.
+    """
+
+    level: str
+    value: float
+    observed: float
+    expected: float
+    ci95: tuple[float, float] | None
+    resamples: int
+    resamples_used: int
+    seed: int
+    items: int
+    raters: int
+    ratings: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _unit_coincidences(matrix: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """Per pairable item u, its q x q coincidences (n_uc n_uk - [c=k] n_uc) / (m_u - 1)."""
+    counts = np.stack([(matrix == p).sum(axis=1) for p in scale], axis=1).astype(np.float64)
+    per_item = counts.sum(axis=1)
+    outer = counts[:, :, None] * counts[:, None, :]
+    same = counts[:, :, None] * np.eye(scale.size)[None, :, :]
+    return (outer - same) / (per_item - 1)[:, None, None]
+
+
+def _squared_distances(level: str, scale: np.ndarray, totals: np.ndarray) -> np.ndarray:
+    """delta^2 between scale points, one q x q matrix per row of `totals` (the values'
+    frequencies n_c, which the ordinal metric depends on)."""
+    q = scale.size
+    if level == "nominal":
+        return np.broadcast_to(1.0 - np.eye(q), (totals.shape[0], q, q))
+    if level == "interval":
+        diff = scale[:, None] - scale[None, :]
+        return np.broadcast_to(diff**2, (totals.shape[0], q, q))
+    if level == "ordinal":  # (sum of n_g for g from c to k, minus half of n_c and of n_k)^2
+        middle = np.cumsum(totals, axis=1) - totals / 2
+        return (middle[:, :, None] - middle[:, None, :]) ** 2
+    raise ValueError(f"unknown level {level!r}; available: {', '.join(LEVELS)}")
+
+
+def _alphas(
+    coincidences: np.ndarray, level: str, scale: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """alpha, D_o and D_e for each q x q coincidence matrix in `coincidences` (B x q x q);
+    alpha is NaN where D_e is 0 (every value the same)."""
+    totals = coincidences.sum(axis=2)  # n_c
+    n = totals.sum(axis=1)
+    delta = _squared_distances(level, scale, totals)
+    observed = (coincidences * delta).sum(axis=(1, 2)) / n
+    expected = (totals[:, :, None] * totals[:, None, :] * delta).sum(axis=(1, 2)) / (n * (n - 1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        alpha = np.where(expected > 0, 1 - observed / np.where(expected > 0, expected, 1), np.nan)
+    return alpha, observed, expected
+
+
+def krippendorff_alpha(
+    ratings: Any,
+    points: Sequence[float],
+    level: str = "ordinal",
+    *,
+    resamples: int = 1000,
+    seed: int = 0,
+) -> Alpha:
+    """Krippendorff's alpha for an items x raters matrix (NaN = missing), on the scale
+    `points`, with the percentile interval of `resamples` item bootstraps.
+
+    The point estimate is Krippendorff's (coincidence matrix over pairable items; the
+    ordinal metric from the values' frequencies). The interval resamples whole items with
+    replacement and recomputes alpha, the ordinal metric included; it is not Hayes and
+    Krippendorff's (2007) bootstrap, which resamples pairs of values.
+    """
+    matrix = np.asarray(ratings, dtype=np.float64)
+    if matrix.ndim != 2:
+        raise ValueError("ratings must be an items x raters matrix")
+    if level not in LEVELS:
+        raise ValueError(f"unknown level {level!r}; available: {', '.join(LEVELS)}")
+    scale = np.asarray(sorted(points), dtype=np.float64)
+    rated = ~np.isnan(matrix)
+    off = np.unique(matrix[rated][~np.isin(matrix[rated], scale)])
+    if off.size:
+        raise ValueError(f"ratings {off.tolist()} are not on the scale {scale.tolist()}")
+    pairable = matrix[rated.sum(axis=1) >= 2]
+    if pairable.shape[0] == 0:
+        raise ValueError("no item has two or more ratings")
+    units = _unit_coincidences(pairable, scale)
+    alpha, observed, expected = _alphas(units.sum(axis=0)[None], level, scale)
+    if np.isnan(alpha[0]):
+        raise ValueError("every rating is the same value: alpha is undefined")
+    ci: tuple[float, float] | None = None
+    used = 0
+    if resamples > 0:
+        rng = np.random.default_rng(seed)
+        m = units.shape[0]
+        draws = rng.multinomial(m, np.full(m, 1.0 / m), size=resamples).astype(np.float64)
+        q = scale.size
+        boot = (draws @ units.reshape(m, q * q)).reshape(resamples, q, q)
+        values = _alphas(boot, level, scale)[0]
+        values = values[~np.isnan(values)]
+        used = int(values.size)
+        if used:
+            low, high = np.percentile(values, [2.5, 97.5])
+            ci = (float(low), float(high))
+    return Alpha(
+        level=level,
+        value=float(alpha[0]),
+        observed=float(observed[0]),
+        expected=float(expected[0]),
+        ci95=ci,
+        resamples=resamples,
+        resamples_used=used,
+        seed=seed,
+        items=int(pairable.shape[0]),
+        raters=int(matrix.shape[1]),
+        ratings=int((~np.isnan(pairable)).sum()),
+    )

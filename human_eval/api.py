@@ -178,8 +178,8 @@ def report_ratings(
     batch: str | Path, threshold: float = 3.0, weights: str = "ordinal"
 ) -> dict[str, Any]:
     """Screen raters on the controls, summarise the ratings (mean ± SD, acceptance,
-    Gwet's AC2 with `weights`), write human_eval.json and human_eval.md into the batch
-    folder, and return the report."""
+    Gwet's AC2 with `weights`, Krippendorff's alpha with ordinal and interval distances),
+    write human_eval.json and human_eval.md into the batch folder, and return the report."""
     from shiftbench.human_eval.report import summarise, write
     from shiftbench.ratings import read_batch, read_ratings
 

@@ -6,8 +6,10 @@ Excluded raters are listed with their misses, and none of their ratings count.
 
 Per criterion, over the kept raters' ratings of real (non-control) items, per
 transformation and per axis: mean ± SD of the ratings, the share of items whose mean
-rating reaches the acceptance threshold, pass (the mean reaches it) or fail, and Gwet's
-AC2 (items x raters, ordinal weights by default) with its 95% interval.
+rating reaches the acceptance threshold, pass (the mean reaches it) or fail, Gwet's AC2
+(items x raters, ordinal weights by default) with its 95% interval, and Krippendorff's
+alpha with ordinal and with interval distances, each with a 95% percentile interval from
+1000 item bootstraps.
 
 When the run folder was validated with --drift-encoder, the report also correlates each
 item's mean rating with its embedding drift (Spearman, 95% bootstrap interval), per
@@ -26,12 +28,16 @@ import numpy as np
 
 from shiftbench import __version__
 from shiftbench.errors import InputError
-from shiftbench.human_eval.agreement import gwet
+from shiftbench.human_eval.agreement import gwet, krippendorff_alpha
 from shiftbench.ratings import HUMAN_REPORT as REPORT_JSON
 from shiftbench.ratings import screen
 from shiftbench.runfolder import read_jsonl
 
 REPORT_MD = "human_eval.md"
+# Krippendorff's alpha is reported on both readings of a rating scale, each with the
+# percentile interval of this many item bootstraps (seed 0).
+ALPHA_LEVELS = ("ordinal", "interval")
+ALPHA_RESAMPLES = 1000
 
 
 def summarise(
@@ -88,6 +94,21 @@ def summarise(
             } | {"ci95": [round(result.ci95[0], 4), round(result.ci95[1], 4)]}
         except ValueError as exc:  # fewer than two ratings on every item
             row["agreement_note"] = str(exc)
+        row["alpha"] = {}
+        for level in ALPHA_LEVELS:
+            try:
+                alpha = krippendorff_alpha(
+                    matrix, criteria[criterion]["scale"], level, resamples=ALPHA_RESAMPLES
+                )
+            except ValueError as exc:  # no pairable item, or every rating the same
+                row["alpha"][level] = None
+                row["alpha_note"] = str(exc)
+                continue
+            row["alpha"][level] = {
+                k: (round(v, 4) if isinstance(v, float) else v)
+                for k, v in alpha.as_dict().items()
+                if k != "ci95"
+            } | {"ci95": None if alpha.ci95 is None else [round(x, 4) for x in alpha.ci95]}
         rows.append(row)
     return {
         "format": 1,
@@ -154,18 +175,24 @@ def render_markdown(doc: dict[str, Any]) -> str:
         f"shiftbench {doc['shiftbench_version']}. Raters kept: {len(doc['kept_raters'])} of "
         f"{len(doc['raters'])} (screened on control items before the ratings were seen). "
         f"Acceptance: an item's mean rating of at least {doc['threshold']:g}; a group passes "
-        f"when its mean rating does. Agreement: Gwet's AC2, {doc['weights']} weights.",
+        f"when its mean rating does. Agreement: Gwet's AC2, {doc['weights']} weights; "
+        "Krippendorff's alpha, ordinal and interval (95% intervals: percentiles of 1000 "
+        "item bootstraps).",
         "",
-        "| criterion | by | group | items | ratings | mean ± SD | accepted | pass | AC2 [95% CI] |",
-        "|---|---|---|---:|---:|---:|---:|---|---:|",
+        "| criterion | by | group | items | ratings | mean ± SD | accepted | pass | AC2 [95% CI] "
+        "| alpha ordinal [95% CI] | alpha interval [95% CI] |",
+        "|---|---|---|---:|---:|---:|---:|---|---:|---:|---:|",
     ]
     for r in doc["rows"]:
         spread = f"{r['mean']:.2f} ± {r['sd']:.2f}" if r["sd"] is not None else f"{r['mean']:.2f}"
         a = r["agreement"]
         ac = f"{a['value']:.3f} [{a['ci95'][0]:.3f}, {a['ci95'][1]:.3f}]" if a else "-"
+        alphas = [_alpha_cell((r.get("alpha") or {}).get(level)) for level in ALPHA_LEVELS]
         lines.append(
             f"| {r['criterion']} | {r['level']} | {r['group']} | {r['items']} | {r['ratings']} | "
-            f"{spread} | {r['accepted_share']:.0%} | {'pass' if r['passed'] else 'fail'} | {ac} |"
+            f"{spread} | {r['accepted_share']:.0%} | {'pass' if r['passed'] else 'fail'} | {ac} | "
+            + " | ".join(alphas)
+            + " |"
         )
     correlations = [c for c in doc.get("drift_correlation", []) if "spearman" in c]
     if correlations:
@@ -187,6 +214,14 @@ def render_markdown(doc: dict[str, Any]) -> str:
         for name, entry in excluded:
             lines.append(f"- {name}: {entry['reason']}")
     return "\n".join(lines) + "\n"
+
+
+def _alpha_cell(alpha: dict[str, Any] | None) -> str:
+    if not alpha:
+        return "-"
+    if alpha["ci95"] is None:
+        return f"{alpha['value']:.3f}"
+    return f"{alpha['value']:.3f} [{alpha['ci95'][0]:.3f}, {alpha['ci95'][1]:.3f}]"
 
 
 def write(folder: Path, doc: dict[str, Any]) -> None:

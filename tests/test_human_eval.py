@@ -11,6 +11,7 @@ import socket
 import subprocess
 from pathlib import Path
 
+import krippendorff
 import numpy as np
 import pytest
 from conftest import read_rows
@@ -260,6 +261,12 @@ def test_form_round_trip_in_chromium(run, invoke, browser, tmp_path):
     )  # fmt: skip
     expected = gwet(matrix, [1, 2, 3, 4, 5], "ordinal")
     assert row["agreement"]["value"] == round(expected.value, 4)
+    for level in ("ordinal", "interval"):  # raters x items for the krippendorff package
+        theirs = krippendorff.alpha(
+            matrix.T, value_domain=[1, 2, 3, 4, 5], level_of_measurement=level
+        )
+        assert row["alpha"][level]["value"] == round(float(theirs), 4)
+        assert len(row["alpha"][level]["ci95"]) == 2 and row["alpha"][level]["resamples"] == 1000
     assert row["mean"] == round(float(matrix.mean()), 4) and row["items"] == len(items) == 5
     assert row["ratings"] == 10 and by_item
 
