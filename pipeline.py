@@ -283,7 +283,8 @@ def run_human_eval(spec: Spec, unit: Unit, ctx: Context) -> None:
     )  # fmt: skip
     ctx.say(make_batches(unit.run, unit.human, settings).summary())
     for fmt in dict.fromkeys(h["formats"]):
-        written = export_batches(unit.human, fmt, h["items_per_hit"])
+        prolific = (h["completion_code"], h["submit_url"]) if fmt == "prolific" else (None, None)
+        written = export_batches(unit.human, fmt, h["items_per_hit"], *prolific)
         ctx.say(f"wrote {len(written)} file(s) to {unit.human / EXPORT_DIR / fmt}")
 
 

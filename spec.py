@@ -120,6 +120,8 @@ HUMAN_EVAL_FIELDS = (
           help="Export formats, each into <batch>/export/<format>/ (html, mturk, "
           "labelstudio, argilla)."),
     Field("items_per_hit", INT, "human-eval export"),
+    Field("completion_code", STR, "human-eval export"),
+    Field("submit_url", STR, "human-eval export"),
 )  # fmt: skip
 
 RELEASE_FIELDS = (
@@ -464,6 +466,15 @@ def _check_choices(
 
     if values["validate"]["langid"] not in IDENTIFIERS:
         raise fail(("validate", "langid"), "must be lingua or langdetect")
+    human = values["human_eval"]
+    if "prolific" in human["formats"]:
+        from shiftbench.human_eval.api import ExportSettings
+
+        try:
+            ExportSettings("prolific", human["items_per_hit"], human["completion_code"],
+                           human["submit_url"])  # fmt: skip
+        except InputError as exc:
+            raise fail(("human_eval", "completion_code"), str(exc)) from None
     release = values["release"]
     if release["repo"] is not None:
         from shiftbench.hub import check_repo, check_version

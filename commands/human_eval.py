@@ -83,18 +83,30 @@ def human_eval_batch(
     "--format", "fmt", type=option_type(ExportSettings, "fmt"),
     default=EXPORT.fmt, show_default=True,
     help="html: a self-contained rating form per batch; mturk: HIT template and batch CSV "
-    "(also Turkle, localturk); labelstudio: tasks and labeling config; argilla: dataset "
-    "settings and records.",
+    "(also Turkle, localturk); labelstudio: tasks and labeling config; argilla: the folder "
+    "argilla.Dataset.from_disk loads; prolific: the html forms for a Prolific study (needs "
+    "--completion-code).",
 )  # fmt: skip
 @click.option("--items-per-hit", type=option_type(ExportSettings, "items_per_hit"),
               default=EXPORT.items_per_hit, show_default=True,
               help="Items per MTurk HIT (mturk format).")  # fmt: skip
-def human_eval_export(batch: Path, fmt: str, items_per_hit: int) -> None:
+@click.option("--completion-code", default=None, metavar="CODE",
+              help="prolific format: the study's completion code, shown (with the link back "
+              "to Prolific) once the ratings are in. The rater id is the URL's PROLIFIC_PID; "
+              "give the study URL ?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}"
+              "&SESSION_ID={{%SESSION_ID%}}.")  # fmt: skip
+@click.option("--submit-url", default=None, metavar="URL",
+              help="prolific format: POST each participant's ratings CSV here (as text/plain; "
+              "the endpoint must allow cross-origin requests). Default: the form downloads "
+              "it.")  # fmt: skip
+def human_eval_export(
+    batch: Path, fmt: str, items_per_hit: int, completion_code: str | None, submit_url: str | None
+) -> None:
     """Write BATCH's rating batches as files for raters, into BATCH/export/<format>/."""
     from shiftbench.human_eval.api import export_batches
     from shiftbench.human_eval.export import EXPORT_DIR
 
-    written = export_batches(batch, fmt, items_per_hit)
+    written = export_batches(batch, fmt, items_per_hit, completion_code, submit_url)
     click.echo(f"wrote {len(written)} file(s) to {batch / EXPORT_DIR / fmt}")
 
 
@@ -103,7 +115,7 @@ def human_eval_export(batch: Path, fmt: str, items_per_hit: int) -> None:
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 def human_eval_import(batch: Path, files: tuple[Path, ...]) -> None:
     """Add the ratings in FILES to BATCH/ratings.jsonl: the HTML form's CSVs, MTurk (or
-    Turkle) batch results CSVs, Label Studio JSON exports.
+    Turkle) batch results CSVs, Label Studio JSON exports, Argilla records JSON.
 
     Every file is checked first; one bad line stops the import and nothing is written.
     """

@@ -9,11 +9,14 @@ Each function is one `shiftbench human-eval` command and writes what it writes:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
+from shiftbench.errors import InputError
 from shiftbench.human_eval.export import FORMATS as EXPORT_FORMATS
 from shiftbench.settings import check, chosen, ranged
 
@@ -127,22 +130,53 @@ class ExportSettings:
     Attributes:
         fmt: The format: "html", "mturk", "labelstudio" or "argilla".
         items_per_hit: Items per MTurk HIT (mturk only).
+        completion_code: The completion code of the Prolific study (prolific only, and
+            required there): the form shows it, with the link back to Prolific, once the
+            ratings are in.
+        submit_url: Where the prolific form POSTs its ratings CSV (as text/plain; the
+            endpoint must allow cross-origin requests). None: the form downloads the CSV.
     """
 
     fmt: str = chosen("html", *EXPORT_FORMATS)
     items_per_hit: int = ranged(10, low=1)
+    completion_code: str | None = None
+    submit_url: str | None = None
 
     def __post_init__(self) -> None:
         check(self)
+        if self.fmt != "prolific":
+            if self.completion_code is not None or self.submit_url is not None:
+                raise InputError("--completion-code and --submit-url apply to --format prolific")
+            return
+        if self.completion_code is None:
+            raise InputError(
+                "--format prolific needs --completion-code, the code Prolific gives the study"
+            )
+        if not re.fullmatch(r"[A-Za-z0-9]{4,40}", self.completion_code):
+            raise InputError(
+                f"completion code {self.completion_code!r} is not 4 to 40 letters and digits"
+            )
+        if self.submit_url is not None:
+            url = urlsplit(self.submit_url)
+            if url.scheme not in ("http", "https") or not url.netloc:
+                raise InputError(f"--submit-url {self.submit_url!r} is not an http(s) URL")
 
 
-def export_batches(batch: str | Path, fmt: str = "html", items_per_hit: int = 10) -> list[Path]:
+def export_batches(
+    batch: str | Path,
+    fmt: str = "html",
+    items_per_hit: int = 10,
+    completion_code: str | None = None,
+    submit_url: str | None = None,
+) -> list[Path]:
     """Write a batch folder's batches as files for raters, into BATCH/export/<fmt>/.
 
     Args:
         batch: The batch folder.
         fmt: "html", "mturk", "labelstudio" or "argilla".
         items_per_hit: Items per MTurk HIT (mturk only).
+        completion_code: The Prolific study's completion code (prolific only, required).
+        submit_url: Where the prolific form sends its ratings; None: it downloads them.
 
     Returns:
         The files written.
@@ -150,16 +184,21 @@ def export_batches(batch: str | Path, fmt: str = "html", items_per_hit: int = 10
     from shiftbench.human_eval.export import EXPORT_DIR, export
     from shiftbench.ratings import read_batch
 
-    settings = ExportSettings(fmt, items_per_hit)
+    settings = ExportSettings(fmt, items_per_hit, completion_code, submit_url)
     folder = Path(batch)
     description, table = read_batch(folder)
     description["items_per_hit"] = settings.items_per_hit
+    if settings.completion_code is not None:
+        description["prolific"] = {
+            "completion_code": settings.completion_code,
+            "submit_url": settings.submit_url,
+        }
     return export(description, table, fmt, folder / EXPORT_DIR / fmt)
 
 
 def import_ratings(batch: str | Path, files: Sequence[str | Path]) -> ImportResult:
     """Add the ratings in `files` (the HTML form's CSVs, MTurk or Turkle results CSVs,
-    Label Studio JSON exports) to BATCH/ratings.jsonl.
+    Label Studio JSON exports, Argilla records JSON) to BATCH/ratings.jsonl.
 
     Every file is checked first; one bad line raises InputError and nothing is written.
     """

@@ -7,7 +7,10 @@
 - `mturk`: a HIT template with `${field}` placeholders and a batch CSV whose headers match
   them, one HIT per group of items of one batch; Turkle and localturk read the same pair.
 - `labelstudio`: tasks JSON and a labeling config with one choice control per criterion.
-- `argilla`: the dataset settings (text fields, rating questions, guidelines) and records.
+- `prolific`: the html forms for a Prolific study: the rater id comes from the study URL,
+  and the form sends (or downloads) the ratings, then shows the completion code.
+- `argilla`: the folder `argilla.Dataset.to_disk` writes (settings, dataset, records), which
+  `argilla.Dataset.from_disk` loads into an Argilla server.
 """
 
 from __future__ import annotations
@@ -16,10 +19,12 @@ import csv
 import hashlib
 import html
 import json
+import re
 from collections import defaultdict
 from importlib import resources
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from shiftbench.registry import Registry
 from shiftbench.transforms import instruction
@@ -49,9 +54,43 @@ def _script_json(value: Any) -> str:
     return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
+PROLIFIC_COMPLETE = "https://app.prolific.com/submissions/complete?cc="
+
+
 def export_html(description: dict[str, Any], table: list[dict[str, Any]], out: Path) -> list[Path]:
     """One form per batch: <out>/<batch_id>.html."""
+    return _forms(description, table, out, None)
+
+
+def export_prolific(
+    description: dict[str, Any], table: list[dict[str, Any]], out: Path
+) -> list[Path]:
+    """The html forms in Prolific's mode: the rater id is the PROLIFIC_PID the study URL
+    carries (STUDY_ID and SESSION_ID go into the CSV too), and once every item is rated
+    the form sends the ratings to the submit URL (or downloads them), then shows the
+    completion code and the link back to Prolific."""
+    given = description["prolific"]
+    prolific = {
+        "completion_code": given["completion_code"],
+        "submit_url": given.get("submit_url"),
+        "complete_url": PROLIFIC_COMPLETE + given["completion_code"],
+    }
+    return _forms(description, table, out, prolific)
+
+
+def _forms(
+    description: dict[str, Any],
+    table: list[dict[str, Any]],
+    out: Path,
+    prolific: dict[str, Any] | None,
+) -> list[Path]:
     template = (resources.files("shiftbench.human_eval") / "form.html").read_text(encoding="utf-8")
+    if prolific is not None and prolific["submit_url"]:
+        # the page may send to the submit URL's origin and nowhere else
+        url = urlsplit(prolific["submit_url"])
+        policy = "default-src 'none';"
+        assert policy in template
+        template = template.replace(policy, f"{policy} connect-src {url.scheme}://{url.netloc};", 1)
     scheme = description["scheme"]
     labels = (
         {"a": "Text A", "b": "Text B"}
@@ -71,6 +110,8 @@ def export_html(description: dict[str, Any], table: list[dict[str, Any]], out: P
             "labels": labels,
             "items": items,
         }
+        if prolific is not None:
+            data["prolific"] = prolific
         data["form_id"] = hashlib.sha256(_script_json(data).encode("utf-8")).hexdigest()[:16]
         page = template.replace("__DATA__", _script_json(data), 1)
         path = out / f"{batch_id}.html"
@@ -201,34 +242,82 @@ def export_labelstudio(
     return [out / "tasks.json", out / "config.xml"]
 
 
+ARGILLA_CONFIG = ".argilla"  # Argilla's own folder for a dataset's settings and model
+
+
+def _argilla_property(name: str, kind: str, **extra: Any) -> dict[str, Any]:
+    """A field, question or metadata property as `argilla.Settings.serialize()` writes it
+    (ids and dates are the server's, so None here)."""
+    return {"id": None, "inserted_at": None, "updated_at": None, "name": name,
+            "dataset_id": None, **extra} | ({"type": kind} if kind else {})  # fmt: skip
+
+
+def _argilla_name(description: dict[str, Any]) -> str:
+    """A dataset name Argilla accepts: letters, digits, - and _, from the run's folder."""
+    run = Path(str(description.get("run") or "batch")).name
+    scheme = str(description["scheme"].get("name") or "ratings")
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", f"shiftbench-{run}-{scheme}").strip("-_")
+
+
 def export_argilla(
     description: dict[str, Any], table: list[dict[str, Any]], out: Path
 ) -> list[Path]:
-    """settings.json (fields, rating questions, guidelines) and records.jsonl, shaped as
-    Argilla's Settings and Record take them."""
+    """The folder `argilla.Dataset.to_disk` writes, which `argilla.Dataset.from_disk(out,
+    client=...)` creates on an Argilla server: .argilla/settings.json (text fields, one
+    rating question per criterion, guidelines, batch and item ids as metadata),
+    .argilla/dataset.json, and records.json (one record per row of the item table, its id
+    BATCH:ITEM). Each record is one rater's (a batch is one rater's), so every record is to
+    be submitted once."""
     scheme = description["scheme"]
     labels = ("Text A", "Text B") if scheme.get("symmetric") else ("Original", "Rewrite")
+    text = {"type": "text", "use_markdown": False}
+    fields = [
+        _argilla_property(
+            name, "text", settings=text, title=title, required=required, description=None
+        )
+        for name, title, required in (
+            ("instruction", "Instruction", False),
+            ("text_a", labels[0], True),
+            ("text_b", labels[1], True),
+        )
+    ]
+    questions = [
+        _argilla_property(
+            name,
+            "rating",
+            settings={"type": "rating", "options": [{"value": p} for p in c["scale"]]},
+            title=c["question"],
+            description="; ".join(f"{p} = {label}" for p, label in _scale_text(c)),
+            required=True,
+        )
+        for name, c in scheme["criteria"].items()
+    ]
+    metadata = [
+        _argilla_property(
+            name,
+            "",
+            settings={"visible_for_annotators": False, "type": "terms", "values": None},
+            title=name,
+            visible_for_annotators=False,
+        )
+        for name in ("batch_id", "item_id")
+    ]
     settings = {
-        "guidelines": scheme.get("instructions", ""),
-        "fields": [
-            {"name": "instruction", "title": "Instruction", "type": "text", "required": False},
-            {"name": "text_a", "title": labels[0], "type": "text", "required": True},
-            {"name": "text_b", "title": labels[1], "type": "text", "required": True},
-        ],
-        "questions": [
-            {
-                "name": name,
-                "title": c["question"],
-                "type": "rating",
-                "values": list(c["scale"]),
-                "description": "; ".join(f"{p} = {label}" for p, label in _scale_text(c)),
-                "required": True,
-            }
-            for name, c in scheme["criteria"].items()
-        ],
-        "metadata": [{"name": "batch_id", "type": "terms"}],
+        "guidelines": scheme.get("instructions") or "Rate each pair.",
+        "questions": questions,
+        "fields": fields,
+        "vectors": [],
+        "metadata": metadata,
+        "allow_extra_metadata": False,
         "distribution": {"strategy": "overlap", "min_submitted": 1},
+        "mapping": None,
     }
+    dataset = {
+        "id": None, "inserted_at": None, "updated_at": None,
+        "name": _argilla_name(description),
+        "status": "draft", "guidelines": None, "allow_extra_metadata": False,
+        "distribution": None, "workspace_id": None, "last_activity_at": None,
+    }  # fmt: skip
     records = []
     for rows in by_batch(table).values():
         for item in shown_items(rows, scheme):
@@ -237,16 +326,21 @@ def export_argilla(
                     "id": f"{item['batch_id']}:{item['item_id']}",
                     "fields": {k: item[k] for k in ("instruction", "text_a", "text_b")},
                     "metadata": {"batch_id": item["batch_id"], "item_id": item["item_id"]},
+                    "suggestions": {},
+                    "responses": {},
+                    "vectors": {},
+                    "status": "pending",
+                    "_server_id": None,
                 }
             )
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "settings.json").write_text(
-        json.dumps(settings, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    (out / ARGILLA_CONFIG).mkdir(parents=True, exist_ok=True)
+    written = [out / ARGILLA_CONFIG / "settings.json", out / ARGILLA_CONFIG / "dataset.json"]
+    for path, doc in zip(written, (settings, dataset), strict=True):
+        path.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    (out / "records.json").write_text(
+        json.dumps(records, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
     )
-    (out / "records.jsonl").write_text(
-        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8"
-    )
-    return [out / "settings.json", out / "records.jsonl"]
+    return [*written, out / "records.json"]
 
 
 EXPORTERS = Registry(
@@ -256,6 +350,7 @@ EXPORTERS = Registry(
         "mturk": export_mturk,
         "labelstudio": export_labelstudio,
         "argilla": export_argilla,
+        "prolific": export_prolific,
     },
 )
 FORMATS = tuple(EXPORTERS)

@@ -1,10 +1,12 @@
 """Importers: raters' files back into one canonical ratings table.
 
-Three kinds of file, told apart by their content:
+Four kinds of file, told apart by their content:
 - the HTML form's CSV (columns batch_id, item_id, rater_id, criterion, rating);
 - MTurk's batch results CSV, which Turkle writes too (WorkerId, SubmitTime, Input.* and
   Answer.<criterion>_<k> columns, one row per assignment);
-- Label Studio's JSON export (tasks with their annotations' choices).
+- Label Studio's JSON export (tasks with their annotations' choices);
+- Argilla's records JSON (`Dataset.records.to_json`, or records.json of `Dataset.to_disk`),
+  told from Label Studio's by its records' `responses`.
 
 Each rating becomes {batch_id, item_id, rater_id, criterion, rating, time, file}. Every
 file is read whole and checked before anything is kept: a bad file is named with the line
@@ -44,7 +46,17 @@ def read_records(path: Path, criteria: list[str]) -> list[Record]:
     rating, time}) with the values as written."""
     text = _text(path)
     if path.suffix.lower() == ".json":
-        return _labelstudio(path, text)
+        try:
+            tasks = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{path}:{exc.lineno}: not JSON ({exc.msg})") from None
+        if not isinstance(tasks, list):
+            raise InputError(
+                f"{path}: a Label Studio or Argilla export is a JSON list of tasks or records"
+            )
+        if tasks and all(isinstance(t, dict) and "responses" in t for t in tasks):
+            return _argilla(path, tasks)
+        return _labelstudio(path, tasks)
     reader = csv.DictReader(io.StringIO(text, newline=""))
     header = reader.fieldnames or []
     if "WorkerId" in header or any(h.startswith("Input.") for h in header):
@@ -95,13 +107,7 @@ def _mturk(path: Path, reader: csv.DictReader[str], criteria: list[str]) -> list
     return out
 
 
-def _labelstudio(path: Path, text: str) -> list[Record]:
-    try:
-        tasks = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}:{exc.lineno}: not JSON ({exc.msg})") from None
-    if not isinstance(tasks, list):
-        raise InputError(f"{path}: a Label Studio export is a JSON list of tasks")
+def _labelstudio(path: Path, tasks: list[Any]) -> list[Record]:
     out = []
     for number, task in enumerate(tasks, start=1):
         where = f"{path}: task {number}"
@@ -125,6 +131,47 @@ def _labelstudio(path: Path, text: str) -> list[Record]:
                             "criterion": str(result.get("from_name", "")),
                             "rating": str(choices[0]),
                             "time": str(annotation.get("created_at") or ""),
+                        },
+                    )
+                )
+    return out
+
+
+def _argilla(path: Path, records: list[dict[str, Any]]) -> list[Record]:
+    """Argilla records as `Dataset.records.to_json` (or `Dataset.to_disk`) writes them:
+    each with metadata batch_id and item_id (or the id BATCH:ITEM shiftbench gave it) and
+    responses {question: [{value, user_id}, ...]}. A response marked with a status other
+    than submitted (a draft, a discarded one) is no rating."""
+    out = []
+    for number, record in enumerate(records, start=1):
+        where = f"{path}: record {number}"
+        meta = record.get("metadata") or {}
+        batch, item = meta.get("batch_id"), meta.get("item_id")
+        if (batch is None or item is None) and ":" in str(record.get("id") or ""):
+            batch, item = str(record["id"]).split(":", 1)
+        if batch is None or item is None:
+            raise InputError(f"{where}: no metadata.batch_id and metadata.item_id")
+        responses = record.get("responses") or {}
+        if not isinstance(responses, dict):
+            raise InputError(f"{where}: responses is not a mapping of questions")
+        for question, answers in responses.items():
+            for answer in answers or []:
+                if not isinstance(answer, dict):
+                    raise InputError(f"{where}: a {question} response is not an object")
+                if answer.get("status", "submitted") != "submitted":
+                    continue
+                rater = answer.get("user_id")
+                value = answer.get("value")
+                out.append(
+                    (
+                        where,
+                        {
+                            "batch_id": str(batch),
+                            "item_id": str(item),
+                            "rater_id": "" if rater is None else str(rater),
+                            "criterion": str(question),
+                            "rating": "" if value is None else str(value),
+                            "time": "",
                         },
                     )
                 )

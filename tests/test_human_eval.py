@@ -446,13 +446,12 @@ def test_mturk_export_and_results_import(run, invoke, tmp_path):
     assert result.stderr == f"Error: {broken}:1: missing column(s) Answer.fluency_1\n"
 
 
-def test_label_studio_and_argilla_exports(run, invoke, tmp_path):
+def test_label_studio_round_trip(run, invoke, tmp_path):
     import xml.etree.ElementTree as ET
 
     batch = tmp_path / "batch"
     table = make_batch(invoke, run, batch, "--raters", "2")
-    for fmt in ("labelstudio", "argilla"):
-        assert invoke("human-eval", "export", batch, "--format", fmt).exit_code == 0
+    assert invoke("human-eval", "export", batch, "--format", "labelstudio").exit_code == 0
     folder = batch / "export" / "labelstudio"
     tasks = json.loads((folder / "tasks.json").read_text(encoding="utf-8"))
     assert len(tasks) == len(table) == 24
@@ -493,13 +492,86 @@ def test_label_studio_and_argilla_exports(run, invoke, tmp_path):
     }
     for r in ratings:
         assert r["rating"] == rate(by_item[(r["batch_id"], r["item_id"])], r["criterion"], "r2")
-    # Argilla: the settings and one record per row of the item table.
+
+
+@pytest.fixture
+def argilla_client():
+    """An argilla SDK client on a local stub of the two calls it makes before it parses."""
+    import argilla as rg
+    from argilla_server import ArgillaStub
+
+    stub = ArgillaStub(api_key="argilla-test-key").start()
+    try:
+        yield rg.Argilla(api_url=stub.url, api_key="argilla-test-key")
+    finally:
+        stub.stop()
+
+
+@pytest.mark.server
+def test_argilla_round_trip(run, invoke, tmp_path, argilla_client):
+    """The export is the folder argilla.Dataset.to_disk writes: argilla's own parsers read
+    its settings and records; records annotated with argilla's own Response objects and
+    written by its own records writer import back as ratings."""
+    import argilla as rg
+    from argilla.records._io import JsonIO  # what Dataset.records.to_json calls
+
+    batch = tmp_path / "batch"
+    table = make_batch(invoke, run, batch, "--raters", "2")
+    result = invoke("human-eval", "export", batch, "--format", "argilla")
+    assert result.exit_code == 0, result.output
     folder = batch / "export" / "argilla"
-    settings = json.loads((folder / "settings.json").read_text(encoding="utf-8"))
-    assert [q["name"] for q in settings["questions"]] == ["quality", "fluency"]
-    assert settings["questions"][0]["values"] == [1, 2, 3, 4, 5]
-    records = read_rows(folder / "records.jsonl")
-    assert len({r["id"] for r in records}) == len(records) == 24
+    assert sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*.json")) == [
+        ".argilla/dataset.json", ".argilla/settings.json", "records.json"
+    ]  # fmt: skip
+    settings = rg.Settings.from_json(folder / ".argilla" / "settings.json")
+    assert [q.name for q in settings.questions] == ["quality", "fluency"]
+    assert [q.values for q in settings.questions] == [[1, 2, 3, 4, 5]] * 2
+    assert [f.name for f in settings.fields] == ["instruction", "text_a", "text_b"]
+    assert [m.name for m in settings.metadata] == ["batch_id", "item_id"]
+    exported = json.loads((folder / "records.json").read_text(encoding="utf-8"))
+    records = [rg.Record.from_dict(r) for r in exported]
+    assert len({r.id for r in records}) == len(records) == len(table) == 24
+    by_item = {(r["batch_id"], r["item_id"]): r for r in table}
+    users = {
+        "b01": "0c6f1d7e-3b2a-4c5d-8e9f-1a2b3c4d5e6f",
+        "b02": "7a8b9c0d-1e2f-4a3b-9c4d-5e6f7a8b9c0d",
+    }
+    annotated = []
+    for record in records:
+        item = by_item[(record.metadata["batch_id"], record.metadata["item_id"])]
+        assert record.fields["text_b"] == item["text_b"]
+        responses = [
+            rg.Response(question_name=c, value=rate(item, c, "r2"),
+                        user_id=users[item["batch_id"]], status="submitted")
+            for c in ("quality", "fluency")
+        ]  # fmt: skip
+        annotated.append(
+            rg.Record(
+                id=record.id,
+                fields=dict(record.fields),
+                metadata=dict(record.metadata),
+                responses=responses,
+            )
+        )
+    path = JsonIO.to_json(annotated, tmp_path / "argilla-records.json")
+    written = json.loads(path.read_text(encoding="utf-8"))
+    good = written[6]["responses"]["fluency"][0]["value"]
+    written[6]["responses"]["fluency"][0]["value"] = 9
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps(written), encoding="utf-8")
+    result = invoke("human-eval", "import", batch, broken)
+    assert result.exit_code == 2
+    assert result.stderr.startswith(
+        f"Error: {broken}: record 7: rating '9' is not on the fluency scale"
+    )
+    assert not (batch / "ratings.jsonl").exists()
+    assert good in (1, 2, 3, 4, 5)
+    result = invoke("human-eval", "import", batch, path)
+    assert result.exit_code == 0, result.output
+    ratings = read_rows(batch / "ratings.jsonl")
+    assert len(ratings) == 48 and {r["rater_id"] for r in ratings} == set(users.values())
+    for r in ratings:
+        assert r["rating"] == rate(by_item[(r["batch_id"], r["item_id"])], r["criterion"], "r2")
 
 
 def rated_batch(invoke, run: Path, tmp_path: Path) -> Path:
@@ -544,3 +616,134 @@ def test_report_correlates_ratings_with_drift(run, invoke, tmp_path):
     assert quality["spearman"] == round(float(spearmanr(means, [drift[i] for i in real])[0]), 4)
     assert quality["ci95"][0] <= quality["spearman"] <= quality["ci95"][1]
     assert "Item mean rating against embedding drift" in result.output
+
+
+class StudySite:
+    """A researcher's web server for a Prolific study: it serves the exported forms
+    (GET /<batch>.html) and keeps each ratings CSV a form POSTs to /ratings."""
+
+    def __init__(self, forms: Path, received: Path) -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        from urllib.parse import urlsplit
+
+        received.mkdir()
+        self.received = received
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:
+                pass
+
+            def _reply(self, status: int, body: bytes, kind: str) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_GET(self) -> None:
+                page = forms / urlsplit(self.path).path.lstrip("/")
+                if page.parent == forms and page.suffix == ".html" and page.is_file():
+                    self._reply(200, page.read_bytes(), "text/html; charset=utf-8")
+                else:
+                    self._reply(404, b"not found", "text/plain")
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                if self.path != "/ratings":
+                    self._reply(404, b"not found", "text/plain")
+                    return
+                count = len(list(received.iterdir()))
+                part = received / f"part-{count}"
+                part.write_bytes(body)  # complete before it gets its final name
+                part.rename(received / f"submission-{count + 1}.csv")
+                self._reply(200, b"ok", "text/plain")
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def __enter__(self) -> StudySite:
+        import threading
+
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.browser
+def test_prolific_round_trip_in_chromium(run, invoke, browser, tmp_path):
+    """A participant opens the study URL Prolific sends them: the form takes their id from
+    it, sends the ratings to the study's server, and shows the completion code and the link
+    back to Prolific; the CSV it sent imports with that id as the rater."""
+    from selenium.webdriver.common.by import By
+
+    batch = tmp_path / "batch"
+    table = make_batch(invoke, run, batch, "--raters", "2")
+    forms = batch / "export" / "prolific"
+    criteria = ["quality", "fluency"]
+    for args, message in (
+        ([], "--format prolific needs --completion-code, the code Prolific gives the study"),
+        (["--completion-code", "C0DE-1"],
+         "completion code 'C0DE-1' is not 4 to 40 letters and digits"),
+        (["--completion-code", "C0DE1234", "--submit-url", "ftp://x"],
+         "--submit-url 'ftp://x' is not an http(s) URL"),
+    ):  # fmt: skip
+        bad = invoke("human-eval", "export", batch, "--format", "prolific", *args)
+        assert (bad.exit_code, bad.stderr) == (2, f"Error: {message}\n")
+    bad = invoke("human-eval", "export", batch, "--completion-code", "C0DE1234")
+    assert (bad.exit_code, bad.stderr) == (
+        2, "Error: --completion-code and --submit-url apply to --format prolific\n"
+    )  # fmt: skip
+    assert not forms.exists()
+    with StudySite(forms, tmp_path / "received") as site:
+        result = invoke(
+            "human-eval", "export", batch, "--format", "prolific",
+            "--completion-code", "C0DE1234", "--submit-url", f"{site.url}/ratings",
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        for number, (b, pid) in enumerate((("b01", "5f1a2b3c"), ("b02", "6e7d8c9b")), start=1):
+            browser.get(
+                f"{site.url}/{b}.html?PROLIFIC_PID={pid}&STUDY_ID=st9&SESSION_ID=se{number}"
+            )
+            rater = browser.find_element(By.ID, "rater")
+            assert rater.get_attribute("value") == pid and rater.get_attribute("readonly")
+            submit = browser.find_element(By.ID, "download")
+            assert submit.text == "Submit ratings" and not submit.is_enabled()
+            items = [r for r in table if r["batch_id"] == b]
+            for index, item in enumerate(items):
+                for c in criteria:
+                    browser.find_element(
+                        By.CSS_SELECTOR,
+                        f"#item-{index} input[name='r{index}-{c}'][value='{rate(item, c, 'r1')}']",
+                    ).click()
+            submit.click()
+            sent = wait_for(
+                lambda n=number: (
+                    (site.received / f"submission-{n}.csv").is_file()
+                    and site.received / f"submission-{n}.csv"
+                ),
+                60,
+                f"the form of {b} to send its ratings",
+            )
+            box = browser.find_element(By.ID, "complete")
+            wait_for(box.is_displayed, 30, "the completion code to show")
+            assert "Your completion code is C0DE1234." in box.text
+            link = browser.find_element(By.ID, "complete-link")
+            assert link.get_attribute("href") == (
+                "https://app.prolific.com/submissions/complete?cc=C0DE1234"
+            )
+            rows = list(csv.DictReader(io.StringIO(sent.read_text(encoding="utf-8"))))
+            assert len(rows) == len(items) * len(criteria)
+            assert {(r["rater_id"], r["study_id"], r["session_id"]) for r in rows} == {
+                (pid, "st9", f"se{number}")
+            }
+    files = sorted((tmp_path / "received").iterdir())
+    result = invoke("human-eval", "import", batch, *files)
+    assert result.exit_code == 0, result.output
+    ratings = read_rows(batch / "ratings.jsonl")
+    assert {r["rater_id"] for r in ratings} == {"5f1a2b3c", "6e7d8c9b"}
+    by_item = {(r["batch_id"], r["item_id"]): r for r in table}
+    for r in ratings:
+        assert r["rating"] == rate(by_item[(r["batch_id"], r["item_id"])], r["criterion"], "r1")

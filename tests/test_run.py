@@ -89,6 +89,10 @@ BAD_SPECS = [
      "generator:\n  backend: olama\n",
      "spec.yaml:6: generator.backend: unknown backend 'olama'; available: embedded, "
      "ollama, openai, vllm; did you mean ollama?"),
+    ("output: o\nsources: [{name: sample}]\ntransforms: [paraphrase]\nseeds: [1]\n"
+     "human_eval:\n  formats: [html, prolific]\n",
+     "spec.yaml:5: human_eval.completion_code: --format prolific needs --completion-code, "
+     "the code Prolific gives the study"),
 ]  # fmt: skip
 
 
