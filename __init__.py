@@ -39,6 +39,7 @@ _API = {
     "ProbeRunSettings": "shiftbench.evaluate.api",
     "ProbeResult": "shiftbench.evaluate.api",
     "probe_encoders": "shiftbench.evaluate.api",
+    "mteb_tasks": "shiftbench.evaluate.mteb_tasks",
     "JudgeSettings": "shiftbench.validate.api",
     "ValidateSettings": "shiftbench.validate.api",
     "ValidateResult": "shiftbench.validate.api",

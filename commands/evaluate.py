@@ -109,7 +109,8 @@ def evaluate(
     corpus-side.
 
     The results folder holds results.json (everything), one mteb-style file per model
-    and config (<model>/<revision>/<config>.json), summary.json and report.md (the axis
+    and config (<model>/<revision>/<source>.<config>.json, the task shiftbench.mteb_tasks
+    names), summary.json and report.md (the axis
     table: mean over seeds, then over an axis's transformations; total = mean of the
     axes; with the statistics) and plots/ (bars, heatmap, scatter).
     """

@@ -493,8 +493,10 @@ def write_json(path: Path, document: Any) -> None:
 
 def mteb_layout(document: dict[str, Any]) -> dict[Path, dict[str, Any]]:
     """Per (model, config): a result file laid out like mteb's (`<model>/<revision>/
-    <config>.json` holding `scores[split]` entries with `hf_subset`, `languages` and
-    `main_score`), with shiftbench's own fields under `shiftbench`."""
+    <source>.<config>.json` holding `scores[split]` entries with `hf_subset`, `languages`
+    and `main_score`), with shiftbench's own fields under `shiftbench`. The task name is
+    `<source>.<config>`, the name `mteb_tasks` gives the config's task, so mteb's
+    `ResultCache` reads the folder as results of those tasks."""
     source = document["source"]
     files: dict[Path, dict[str, Any]] = {}
     for entry in document["models"]:
@@ -517,9 +519,10 @@ def mteb_layout(document: dict[str, Any]) -> dict[Path, dict[str, Any]]:
                     }
                 )
             first = records[0]
-            files[folder / f"{config}.json"] = {
+            task = f"{source['name']}.{config}"
+            files[folder / f"{task}.json"] = {
                 "dataset_revision": source.get("revision"),
-                "task_name": source["name"],
+                "task_name": task,
                 "mteb_version": document["mteb_version"],
                 "scores": scores,
                 "evaluation_time": round(sum(r["evaluation_time"] for r in records), 3),

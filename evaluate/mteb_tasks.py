@@ -1,0 +1,137 @@
+"""A run folder (or a published release) as mteb tasks, one per config.
+
+`mteb_tasks(target)` returns mteb task objects whose data is a config's rows as
+`shiftbench evaluate` scores them: a transform's rows that passed the checks (`ok`, and
+`identical` where an unchanged output is a result), every row of the original. A ranking
+config keeps the source's corpus and judgements, or its own rewritten corpus. So
+`mteb.evaluate(model, mteb_tasks(run))` gives, config by config, the main score that
+`shiftbench evaluate` reports for it (not the delta: that needs the original on the same
+rows, which evaluate pairs and mteb does not).
+
+Each task is the source's own mteb task when the run was made from one (its metadata,
+prompts and evaluator), else a registered task of the same type standing in for a local
+folder; its name becomes `<source>.<config>` and its data is replaced, so mteb never
+downloads anything.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from shiftbench.errors import InputError
+from shiftbench.runfolder import OK, usable
+
+# Registered mteb tasks whose evaluator scores a local folder of their type.
+STAND_INS = {
+    "STS": "STSBenchmark",
+    "PairClassification": "TwitterSemEval2015",
+    "Retrieval": "SciFact",
+}
+
+
+def mteb_tasks(
+    target: str | Path, *, data_dir: str | None = None, configs: tuple[str, ...] = ()
+) -> list[Any]:
+    """mteb task objects, one per config of a run folder or release (controls left out).
+
+    Args:
+        target: A run folder, or a published release `ORG/NAME@vX.Y.Z`.
+        data_dir: Local copy of a ranking source's data (its corpus and judgements).
+        configs: The configs to make tasks of; () for every one.
+
+    Returns:
+        Task objects for `mteb.evaluate`, in the run folder's config order.
+
+    Raises:
+        InputError: `target` is neither, its task type has no mteb task here, or a config
+            named is not in it.
+    """
+    import mteb
+
+    from shiftbench.evaluate.run import (
+        RELEASE,
+        collect_release,
+        collect_run_folder,
+        with_ranking_context,
+    )
+    from shiftbench.runfolder import is_run_folder
+
+    where = str(target)
+    if is_run_folder(Path(where)):
+        collection = collect_run_folder(Path(where))
+    elif RELEASE.match(where) and not Path(where).exists():
+        collection = collect_release(where)
+    else:
+        raise InputError(f"{where} is neither a run folder nor a release ORG/NAME@vX.Y.Z")
+    source = collection.source
+    kind = source["task_type"]
+    if kind not in STAND_INS:
+        raise InputError(
+            f"mteb_tasks makes {', '.join(STAND_INS)} tasks; {collection.label} is {kind}"
+        )
+    collection = with_ranking_context(collection, data_dir)
+    known = [c.name for c in collection.configs]
+    missing = [c for c in configs if c not in known]
+    if missing:
+        raise InputError(
+            f"{collection.label} has no config {missing[0]!r}; it has {', '.join(known)}"
+        )
+    originals = {c.meta["subset"]: c for c in collection.configs if c.meta["kind"] == "original"}
+    tasks = []
+    for config in collection.configs:
+        if config.meta["kind"] == "control" or (configs and config.name not in configs):
+            continue
+        task = mteb.get_task(source.get("mteb_task") or STAND_INS[kind])
+        subset = config.meta["subset"]
+        splits = [s for s in source["splits"] if s in config.splits]
+        data = {s: _split_data(kind, source, config, originals.get(subset), s) for s in splits}
+        task.metadata = task.metadata.model_copy(
+            update={
+                "name": f"{source['name']}.{config.name}",
+                "eval_splits": splits,
+                "main_score": source["main_score"],
+                "superseded_by": None,  # a task of this run, not the registered one
+            }
+        )
+        if kind == "STS" and source.get("score_range"):  # the gold scale mteb normalises by
+            low, high = source["score_range"]
+            setattr(task, "min_score", low)  # noqa: B010 (not on AbsTask's type)
+            setattr(task, "max_score", high)  # noqa: B010
+        task.hf_subsets = [subset]
+        task.dataset = {subset: data}
+        task.data_loaded = True
+        tasks.append(task)
+    return tasks
+
+
+def _split_data(kind: str, source: dict[str, Any], config: Any, original: Any, split: str) -> Any:
+    """One split of a config in the layout mteb's evaluator of `kind` reads."""
+    import datasets
+
+    transform = config.meta.get("transform")
+    rows = [r for r in config.splits[split] if usable(r.get("status", OK), transform)]
+    if kind in ("STS", "PairClassification"):
+        first, second = source["text_fields"]
+        label = "score" if kind == "STS" else "labels"
+        return datasets.Dataset.from_list(
+            [{"sentence1": r[first], "sentence2": r[second], label: r[label]} for r in rows]
+        )
+    from shiftbench.evaluate.retrieval import judgements
+    from shiftbench.evaluate.sides import own_context
+
+    context_splits = source.get("context_splits", [])
+    context = {s: original.splits[s] for s in context_splits if s in original.splits}
+    if config is not original:
+        context.update(own_context(config, context_splits, transform))
+    corpus = context[f"corpus/{split}"]
+    queries = [{"id": str(r["id"]), "text": r["text"]} for r in rows]
+    documents = [
+        {"id": str(d["id"]), "title": d.get("title") or "", "text": d["text"]} for d in corpus
+    ]
+    return {
+        "corpus": datasets.Dataset.from_list(documents),
+        "queries": datasets.Dataset.from_list(queries),
+        "relevant_docs": judgements(context[f"qrels/{split}"]),
+        "top_ranked": None,
+    }

@@ -1,0 +1,86 @@
+"""A run folder as mteb tasks: mteb.evaluate on them gives evaluate's main scores."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import shiftbench
+
+MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+def ours(invoke, run, tmp_path, *extra) -> dict[str, float]:
+    """evaluate's main scores per config, checked against mteb's own reading of the
+    results folder's mteb-layout files."""
+    import mteb
+
+    cache = tmp_path / "cache"
+    out = cache / "results"  # mteb's ResultCache reads CACHE/results/<model>/<revision>/
+    args = ("-m", MODEL, "-o", out, "--no-plots", "--resamples", "0", *extra)
+    result = invoke("evaluate", run, *args)
+    assert result.exit_code == 0, result.output
+    doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    scores = {r["config"]: r["main_score"] for r in doc["models"][0]["results"]}
+    read = mteb.ResultCache(cache_path=cache).load_results(
+        require_model_meta=False, include_remote=False
+    )
+    ((model,),) = [read.model_results]
+    assert model.model_name == MODEL
+    source = doc["source"]["name"]
+    by_task = {t.task_name: t.get_score() for t in model.task_results}
+    assert by_task == pytest.approx({f"{source}.{c}": v for c, v in scores.items()})
+    return scores
+
+
+def theirs(tasks) -> dict[str, float]:
+    import mteb
+
+    from shiftbench.encoders import Encoder
+
+    model = Encoder(MODEL).model
+    results = mteb.evaluate(model, tasks, cache=None, overwrite_strategy="always")
+    scores = {}
+    for task in results.task_results:
+        ((_split, entries),) = task.scores.items()
+        (entry,) = entries
+        scores[task.task_name.split(".", 1)[1]] = entry["main_score"]
+    return scores
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("source", "extra"),
+    [
+        ("STSBenchmark", ["--limit", "40"]),
+        ("MRPC", ["--task-type", "PairClassification", "--limit", "40"]),
+        ("XQuADRetrieval", ["--subset", "en", "--split", "test", "--limit", "40"]),
+    ],
+)
+def test_mteb_scores_the_tasks_as_evaluate_does(
+    scripted, shared_data, invoke, tmp_path, source, extra
+):
+    run = tmp_path / "run"
+    where = shared_data / source
+    args = [source, "--data-dir", where] if source != "MRPC" else [where]
+    result = invoke(
+        "gen", *args, *extra, "-t", "paraphrase,backtranslation", "-s", "1",
+        "-b", "scripted", "-q", "-o", run, "--max-failure-rate", "1",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    data_dir = str(where) if source == "XQuADRetrieval" else None
+    tasks = shiftbench.mteb_tasks(run, data_dir=data_dir)
+    expected = ours(invoke, run, tmp_path, *(["--data-dir", data_dir] if data_dir else []))
+    assert [t.metadata.name.split(".", 1)[1] for t in tasks] == list(expected)
+    got = theirs(tasks)
+    assert sorted(got) == sorted(expected)
+    for config, value in expected.items():
+        assert got[config] == pytest.approx(value, abs=1e-4), config
+
+
+def test_mteb_tasks_refuses_what_it_cannot_make(tmp_path):
+    from shiftbench.errors import InputError
+
+    with pytest.raises(InputError, match="is neither a run folder nor a release"):
+        shiftbench.mteb_tasks(tmp_path)
