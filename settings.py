@@ -127,3 +127,22 @@ def check(settings: Any) -> None:
         found = problem(owner, f.name, getattr(settings, f.name))
         if found is not None:
             raise InputError(f"{owner.__name__}.{f.name}: {found}")
+
+
+def key_values(pairs: tuple[str, ...] | list[str], option: str) -> dict[str, Any]:
+    """`KEY=VALUE` strings (an option given several times) as a mapping; a value is JSON
+    when it parses as JSON (numbers, booleans, objects) and a string otherwise. A key may
+    use - for _."""
+    import json
+
+    found: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or not key.isidentifier():
+            raise InputError(f"{option} {pair!r} is not KEY=VALUE")
+        try:
+            found[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            found[key] = raw
+    return found

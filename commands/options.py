@@ -173,16 +173,73 @@ def encoder_options(func: Callable[..., Any]) -> Callable[..., Any]:
             help="Dtype the encoder's weights are loaded in.",
         ),
         click.option(
+            "--trust-remote-code",
+            is_flag=True,
+            help="Run the code a model ships with it (models whose architecture is not in "
+            "transformers).",
+        ),
+        click.option(
+            "--model-kwarg",
+            "model_kwargs",
+            multiple=True,
+            metavar="KEY=VALUE",
+            help="Keyword argument for the model's transformers model (repeatable), e.g. "
+            "attn_implementation=eager; VALUE is read as JSON when it can be.",
+        ),
+        click.option(
+            "--encode-kwarg",
+            "encode_kwargs",
+            multiple=True,
+            metavar="KEY=VALUE",
+            help="Keyword argument for every encode call (repeatable), e.g. "
+            "normalize_embeddings=true or truncate_dim=256; VALUE is read as JSON when it can be.",
+        ),
+        click.option(
+            "--prompt",
+            "prompts",
+            multiple=True,
+            metavar="NAME=TEXT",
+            help="A prompt by name, added to the model's own (repeatable; a given name "
+            "replaces the model's): a task name, a task type, query, document or TYPE-query, "
+            "picked in mteb's order (task-role, task, type-role, type, role), e.g. "
+            "--prompt 'query=query: ' --prompt 'document=passage: '.",
+        ),
+        click.option(
             "--cache-dir",
             type=click.Path(file_okay=False, path_type=Path),
             default=None,
-            help="Keep embeddings on disk here, keyed by model, revision, precision and "
-            "text, so later runs encode only texts never seen before.",
+            help="Keep embeddings on disk here, keyed by model, revision, precision, model "
+            "and encode arguments, and text, so later runs encode only texts never seen "
+            "before.",
         ),
     ]
     for option in reversed(options):
         func = option(func)
     return func
+
+
+def encoder_fields(
+    trust_remote_code: bool,
+    model_kwargs: tuple[str, ...],
+    encode_kwargs: tuple[str, ...],
+    prompts: tuple[str, ...],
+) -> dict[str, Any]:
+    """The encoder options as EvalSettings and ProbeRunSettings fields."""
+    from shiftbench.errors import InputError
+    from shiftbench.settings import key_values
+
+    named: dict[str, str] = {}
+    for pair in prompts:
+        name, sep, text = pair.partition("=")
+        if not sep or not name.strip():
+            raise InputError(f"--prompt {pair!r} is not NAME=TEXT")
+        named[name.strip()] = text
+    return {
+        "trust_remote_code": trust_remote_code,
+        "model_kwargs": key_values(model_kwargs, "--model-kwarg"),
+        "encode_kwargs": key_values(encode_kwargs, "--encode-kwarg"),
+        "prompts": named,
+    }
 
 
 plots_option = click.option(

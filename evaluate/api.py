@@ -35,6 +35,11 @@ class EvalSettings:
         batch_size: Texts per encoder forward pass.
         device: Torch device; None picks one.
         precision: Dtype the weights load in: float32, float16 or bfloat16.
+        trust_remote_code: Run the model's own code (models that ship it).
+        model_kwargs: Keyword arguments for the model's transformers model.
+        encode_kwargs: Keyword arguments for every `encode` call.
+        prompts: Prompts by name (a task name, a task type, query, document, or
+            TYPE-query), added to and overriding the model's own.
         cache_dir: Embedding cache folder; None: the default cache.
         output: Results folder; None: shiftbench-results/<target name>.
         faithful: Score only rows certified faithful (e.g. "judge>=4", "human>=4").
@@ -53,6 +58,10 @@ class EvalSettings:
     batch_size: int = ranged(32, low=1)
     device: str | None = None
     precision: str = chosen("float32", *PRECISIONS)
+    trust_remote_code: bool = False
+    model_kwargs: dict[str, Any] = field(default_factory=dict)
+    encode_kwargs: dict[str, Any] = field(default_factory=dict)
+    prompts: dict[str, str] = field(default_factory=dict)
     cache_dir: Path | None = None
     output: Path | None = None
     faithful: str | None = None
@@ -65,6 +74,19 @@ class EvalSettings:
 
     def __post_init__(self) -> None:
         check(self)
+
+
+def encoder_options(s: EvalSettings | ProbeRunSettings) -> dict[str, Any]:
+    """How the settings load and run an encoder, as `Encoder` takes it."""
+    return dict(
+        batch_size=s.batch_size,
+        device=s.device,
+        precision=s.precision,
+        trust_remote_code=s.trust_remote_code,
+        model_kwargs=s.model_kwargs,
+        encode_kwargs=s.encode_kwargs,
+        prompts=s.prompts,
+    )
 
 
 @dataclass(frozen=True)
@@ -244,14 +266,7 @@ class Evaluation:
         if not models:
             raise InputError("name at least one model to evaluate")
         encoders = [
-            Encoder(
-                name,
-                batch_size=s.batch_size,
-                device=s.device,
-                precision=s.precision,
-                cache_dir=s.cache_dir,
-                progress=not s.quiet,
-            )
+            Encoder(name, cache_dir=s.cache_dir, progress=not s.quiet, **encoder_options(s))
             for name in dict.fromkeys(models)
         ]
         folder = s.output or default_output(self.collection.label)
@@ -329,6 +344,11 @@ class ProbeRunSettings:
         batch_size: Texts per encoder forward pass.
         device: Torch device; None picks one.
         precision: Dtype the weights load in: float32, float16 or bfloat16.
+        trust_remote_code: Run the model's own code (models that ship it).
+        model_kwargs: Keyword arguments for the model's transformers model.
+        encode_kwargs: Keyword arguments for every `encode` call.
+        prompts: Prompts by name (a task name, a task type, query, document, or
+            TYPE-query), added to and overriding the model's own.
         cache_dir: Embedding cache folder; None: the default cache.
         output: Results folder; None: shiftbench-results/<targets>-probes.
         plots: Draw one histogram per similarity measure.
@@ -342,6 +362,10 @@ class ProbeRunSettings:
     batch_size: int = ranged(32, low=1)
     device: str | None = None
     precision: str = chosen("float32", *PRECISIONS)
+    trust_remote_code: bool = False
+    model_kwargs: dict[str, Any] = field(default_factory=dict)
+    encode_kwargs: dict[str, Any] = field(default_factory=dict)
+    prompts: dict[str, str] = field(default_factory=dict)
     cache_dir: Path | None = None
     output: Path | None = None
     plots: bool = True
@@ -399,8 +423,7 @@ def probe_encoders(
             raise InputError(f"{target} is neither a run folder nor a release ORG/NAME@vX.Y.Z")
     datasets = gather_datasets(collections, probe)
     encoders = [
-        Encoder(name, batch_size=s.batch_size, device=s.device, precision=s.precision,
-                cache_dir=s.cache_dir, progress=not s.quiet)
+        Encoder(name, cache_dir=s.cache_dir, progress=not s.quiet, **encoder_options(s))
         for name in dict.fromkeys(models)
     ]  # fmt: skip
     label = "+".join(d.label for d in datasets)

@@ -63,17 +63,9 @@ _TOKENIZER_LOCK = threading.Lock()
 def parse_engine_args(pairs: tuple[str, ...] | list[str]) -> dict[str, Any]:
     """`KEY=VALUE` strings as keyword arguments for `vllm.LLM`; values are JSON when they
     parse as JSON (numbers, booleans, objects) and strings otherwise."""
-    args: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        key = key.strip().replace("-", "_")
-        if not sep or not key.isidentifier():
-            raise InputError(f"--engine-arg {pair!r} is not KEY=VALUE")
-        try:
-            args[key] = json.loads(raw)
-        except json.JSONDecodeError:
-            args[key] = raw
-    return args
+    from shiftbench.settings import key_values
+
+    return key_values(pairs, "--engine-arg")
 
 
 class VLLMBackend:

@@ -1,0 +1,104 @@
+"""Encoder options: a model's own code and arguments, encode arguments and prompts, each
+recorded, each scored as mteb scores the same model with the same settings."""
+
+from __future__ import annotations
+
+import json
+
+import datasets
+import pytest
+
+MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+def evaluate(invoke, shared_data, tmp_path, name, *options):
+    out = tmp_path / name
+    result = invoke(
+        "evaluate", "BIOSSES", "--data-dir", shared_data / "BIOSSES", "-m", MODEL, "-o", out,
+        "--no-plots", "--resamples", "0", "-q", *options,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    ((record,),) = [doc["models"][0]["results"]]
+    return doc["models"][0]["model"], record
+
+
+def mteb_main_score(shared_data, *, prompts=None, encode_kwargs=None) -> float:
+    """mteb itself, on the same data, with a SentenceTransformer given the same prompts."""
+    import mteb
+    from sentence_transformers import SentenceTransformer
+
+    from shiftbench.encoders import resolve_encoder
+
+    path, _ = resolve_encoder(MODEL)
+    model = SentenceTransformer(path, prompts=prompts or {})
+    task = mteb.get_task("BIOSSES")
+    task.dataset = datasets.load_dataset(str(shared_data / "BIOSSES"))
+    task.data_loaded = True
+    result = mteb.evaluate(
+        model, task, cache=None, overwrite_strategy="always", encode_kwargs=encode_kwargs or {}
+    )
+    return float(result.task_results[0].scores["test"][0]["main_score"])
+
+
+@pytest.mark.slow
+def test_prompts_and_encode_arguments_score_as_mteb(shared_data, invoke, tmp_path):
+    _, plain = evaluate(invoke, shared_data, tmp_path, "plain")
+    model, prompted = evaluate(
+        invoke, shared_data, tmp_path, "prompted", "--prompt", "STS=Represent the sentence: "
+    )
+    assert model["prompts_given"] == {"STS": "Represent the sentence: "}
+    assert model["prompts"] == {"BIOSSES": "STS"}  # the task used the STS prompt
+    theirs = mteb_main_score(shared_data, prompts={"STS": "Represent the sentence: "})
+    assert prompted["main_score"] == pytest.approx(theirs, abs=1e-4)
+    assert abs(prompted["main_score"] - plain["main_score"]) > 1e-3  # the prompt mattered
+
+    model, truncated = evaluate(
+        invoke, shared_data, tmp_path, "truncated", "--encode-kwarg", "truncate_dim=64"
+    )
+    assert model["encode_kwargs"] == {"truncate_dim": 64}
+    theirs = mteb_main_score(shared_data, encode_kwargs={"truncate_dim": 64})
+    assert truncated["main_score"] == pytest.approx(theirs, abs=1e-4)
+    assert abs(truncated["main_score"] - plain["main_score"]) > 1e-3
+
+    model, _ = evaluate(
+        invoke, shared_data, tmp_path, "eager", "--trust-remote-code",
+        "--model-kwarg", "attn_implementation=eager",
+    )  # fmt: skip
+    assert model["trust_remote_code"] is True
+    assert model["model_kwargs"] == {"attn_implementation": "eager"}
+
+
+def test_encode_arguments_are_part_of_the_embedding_cache_key(tmp_path):
+    """Two runs with different encode arguments never share cached vectors."""
+    from shiftbench.encoders import EmbeddingStore, Encoder
+
+    class Static(Encoder):  # no model load: only the cache key is under test
+        def _load(self):
+            return None
+
+    a = Static(MODEL, cache_dir=tmp_path)
+    b = Static(MODEL, cache_dir=tmp_path, encode_kwargs={"truncate_dim": 64})
+    c = Static(MODEL, cache_dir=tmp_path, encode_kwargs={"truncate_dim": 64})
+    assert isinstance(a.store, EmbeddingStore) and a.store.path != b.store.path
+    assert b.store.path == c.store.path
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--model-kwarg", "eager"], "--model-kwarg 'eager' is not KEY=VALUE"),
+        (["--encode-kwarg", "batch_size=4"],
+         "--encode-kwarg batch_size is set by shiftbench itself"),
+        (["--encode-kwarg", "prompt=x"],
+         "--encode-kwarg prompt is set by shiftbench itself (use --prompt)"),
+        (["--prompt", "query"], "--prompt 'query' is not NAME=TEXT"),
+        (["--model-kwarg", "torch_dtype=float16"],
+         "the weights' dtype is --precision, not a --model-kwarg"),
+    ],
+)  # fmt: skip
+def test_bad_encoder_options_are_one_line_and_write_nothing(invoke, tmp_path, options, message):
+    out = tmp_path / "results"
+    result = invoke("evaluate", "sample", "-m", MODEL, "-o", out, *options)
+    assert (result.exit_code, result.stderr) == (2, f"Error: {message}\n")
+    assert not out.exists()
