@@ -171,8 +171,10 @@ def test_four_combinations_equal_a_computation_by_hand(corpus_run, invoke, tmp_p
     assert unit["transforms"]["paraphrase"]["score"] == both["main_score"]
     assert f"| {MODEL} | paraphrase-s1.en [corpus rewritten] | test | 29 |" in report
     # the mteb-layout file of the variant holds its own record only
-    (layout,) = (out / MODEL.replace("/", "__")).glob("*/paraphrase-s1.en.json")
-    scores = json.loads(layout.read_text(encoding="utf-8"))["scores"]["test"]
+    (layout,) = (out / MODEL.replace("/", "__")).glob("*/XQuADRetrieval.paraphrase-s1.en.json")
+    document = json.loads(layout.read_text(encoding="utf-8"))
+    assert document["task_name"] == "XQuADRetrieval.paraphrase-s1.en"
+    scores = document["scores"]["test"]
     assert [s["main_score"] for s in scores] == [both["main_score"]]
 
 
