@@ -32,12 +32,11 @@ def task_key(task_name: str | None, task_type: str, role: str | None) -> str:
 class MtebModel:
     """A model `mteb.get_model` loaded, with sentence-transformers' `encode` face."""
 
-    prompts: dict[str, str] = {}  # noqa: RUF012 (mteb picks the prompts itself)
-
     def __init__(self, name: str, device: str | None = None) -> None:
         import mteb
 
         self.name = name
+        self.prompts: dict[str, str] = {}  # mteb picks the model's prompts itself
         try:
             self.meta = mteb.get_model_meta(name)
         except (KeyError, ValueError, LookupError):

@@ -14,12 +14,12 @@ in the Authorization header; it is never recorded.
 from __future__ import annotations
 
 import os
-import time
 from typing import Any
 
 import numpy as np
 
 from shiftbench.errors import InputError, RuntimeFault
+from shiftbench.retries import TransientError, error_text, retry_transient
 
 PREFIX = "openai:"
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
@@ -37,10 +37,6 @@ def parse_endpoint(spec: str) -> tuple[str, str]:
         raise InputError(f"{spec!r}: the URL after @ must start with http:// or https://")
     base = url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
     return name, base.rstrip("/")
-
-
-class _Transient(Exception):
-    pass
 
 
 class EmbeddingsEndpoint:
@@ -114,22 +110,14 @@ class EmbeddingsEndpoint:
         rows: list[np.ndarray] = []
         for start in range(0, len(sentences), batch_size):
             chunk = [f"{prompt or ''}{t}" for t in sentences[start : start + batch_size]]
-            rows.extend(self._with_retries(chunk))
+            rows.extend(
+                retry_transient(
+                    lambda c=chunk: self._post(c), self.tries, self.BACKOFF, self.base_url
+                )
+            )
         if not rows:
             return np.zeros((0, self.dimension or 0), dtype=np.float32)
         return np.stack(rows).astype(np.float32)
-
-    def _with_retries(self, texts: list[str]) -> list[np.ndarray]:
-        for attempt in range(1, self.tries + 1):
-            try:
-                return self._post(texts)
-            except _Transient as exc:
-                if attempt == self.tries:
-                    raise RuntimeFault(
-                        f"{self.base_url} kept failing ({exc}) after {self.tries} tries"
-                    ) from None
-                time.sleep(self.BACKOFF * 2 ** (attempt - 1))
-        raise AssertionError("unreachable")
 
     def _post(self, texts: list[str]) -> list[np.ndarray]:
         import httpx
@@ -138,19 +126,19 @@ class EmbeddingsEndpoint:
         try:
             response = self._http.post("/embeddings", json=body)
         except httpx.TransportError as exc:
-            raise _Transient(type(exc).__name__) from None
+            raise TransientError(type(exc).__name__) from None
         self.requests += 1
         if response.status_code == 429 or response.status_code >= 500:
-            raise _Transient(f"HTTP {response.status_code}")
+            raise TransientError(f"HTTP {response.status_code}")
         if response.status_code != 200:
             raise RuntimeFault(
-                f"{self.base_url} answered HTTP {response.status_code}: {_error_text(response)}"
+                f"{self.base_url} answered HTTP {response.status_code}: {error_text(response)}"
             )
         try:
             data = sorted(response.json()["data"], key=lambda d: d["index"])
             vectors = [np.asarray(d["embedding"], dtype=np.float64) for d in data]
         except (ValueError, KeyError, TypeError):
-            raise _Transient("malformed response body") from None
+            raise TransientError("malformed response body") from None
         if len(vectors) != len(texts) or any(v.ndim != 1 for v in vectors):
             raise RuntimeFault(
                 f"{self.base_url} returned {len(vectors)} embeddings for {len(texts)} texts"
@@ -175,15 +163,3 @@ class EmbeddingsEndpoint:
         from sentence_transformers.util import pairwise_cos_sim
 
         return pairwise_cos_sim(np.asarray(a, dtype=np.float32), np.asarray(b, dtype=np.float32))
-
-
-def _error_text(response: Any) -> str:
-    try:
-        error = response.json().get("error")
-        if isinstance(error, dict):
-            error = error.get("message")
-        if error is None:
-            error = response.json().get("detail")
-        return " ".join(str(error).split())[:200]
-    except (ValueError, AttributeError):
-        return " ".join(response.text.split())[:200]

@@ -406,21 +406,13 @@ def probe_encoders(
         summarise,
         write_probe_outputs,
     )
-    from shiftbench.evaluate.run import RELEASE, Collection, collect_release, collect_run_folder
-    from shiftbench.runfolder import is_run_folder
+    from shiftbench.evaluate.run import collect_generated
 
     s = settings or ProbeRunSettings()
     if not models:
         raise InputError("name at least one model to probe")
     probe = ProbeSettings(parse_epsilons(s.epsilons), s.seed, s.paraphrases, s.min_score)
-    collections: list[Collection] = []
-    for target in map(str, targets):
-        if is_run_folder(Path(target)):
-            collections.append(collect_run_folder(Path(target)))
-        elif RELEASE.match(target) and not Path(target).exists():
-            collections.append(collect_release(target))
-        else:
-            raise InputError(f"{target} is neither a run folder nor a release ORG/NAME@vX.Y.Z")
+    collections = [collect_generated(str(target)) for target in targets]
     datasets = gather_datasets(collections, probe)
     encoders = [
         Encoder(name, cache_dir=s.cache_dir, progress=not s.quiet, **encoder_options(s))

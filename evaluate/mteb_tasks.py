@@ -49,21 +49,9 @@ def mteb_tasks(
     """
     import mteb
 
-    from shiftbench.evaluate.run import (
-        RELEASE,
-        collect_release,
-        collect_run_folder,
-        with_ranking_context,
-    )
-    from shiftbench.runfolder import is_run_folder
+    from shiftbench.evaluate.run import collect_generated, with_ranking_context
 
-    where = str(target)
-    if is_run_folder(Path(where)):
-        collection = collect_run_folder(Path(where))
-    elif RELEASE.match(where) and not Path(where).exists():
-        collection = collect_release(where)
-    else:
-        raise InputError(f"{where} is neither a run folder nor a release ORG/NAME@vX.Y.Z")
+    collection = collect_generated(str(target))
     source = collection.source
     kind = source["task_type"]
     if kind not in STAND_INS:

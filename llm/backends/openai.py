@@ -19,12 +19,11 @@ from shiftbench.llm.backends.base import (
     Request,
     Sampling,
     SharedRequests,
-    TransientError,
     complete_concurrently,
-    retry_transient,
 )
 from shiftbench.llm.backends.reasoning import strip_reasoning
 from shiftbench.registry import suggest
+from shiftbench.retries import TransientError, error_text, retry_transient
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
 API_KEY_ENV = "OPENAI_API_KEY"
@@ -180,7 +179,7 @@ class OpenAIBackend(SharedRequests):
             raise TransientError(f"HTTP {response.status_code}")
         if response.status_code != 200:
             raise RuntimeFault(
-                f"{self.base_url} answered HTTP {response.status_code}: {_error_text(response)}"
+                f"{self.base_url} answered HTTP {response.status_code}: {error_text(response)}"
             )
         try:
             return response.json()
@@ -204,13 +203,3 @@ class OpenAIBackend(SharedRequests):
             usage.get("completion_tokens"),
             time.perf_counter() - start,
         )
-
-
-def _error_text(response: Any) -> str:
-    try:
-        error = response.json().get("error")
-        if isinstance(error, dict):
-            error = error.get("message")
-        return " ".join(str(error).split())[:200]
-    except (ValueError, AttributeError, json.JSONDecodeError):
-        return " ".join(response.text.split())[:200]

@@ -1,0 +1,45 @@
+"""Retrying a call that failed for a moment, and the one-line reason an HTTP server gave.
+
+Every client of a remote service (the openai and ollama generation backends, the
+embeddings endpoint) raises `TransientError` for a fault worth retrying (a connection
+error, a timeout, HTTP 429 or 5xx, a malformed body) and calls through `retry_transient`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from shiftbench.errors import RuntimeFault
+
+T = TypeVar("T")
+
+
+class TransientError(Exception):
+    """A fault worth retrying: the same request may well succeed in a moment."""
+
+
+def retry_transient(call: Callable[[], T], tries: int, backoff: float, where: str) -> T:
+    """`call()`, tried again after each TransientError with exponential backoff."""
+    for attempt in range(1, tries + 1):
+        try:
+            return call()
+        except TransientError as exc:
+            if attempt == tries:
+                raise RuntimeFault(f"{where} kept failing ({exc}) after {tries} tries") from None
+            time.sleep(backoff * 2 ** (attempt - 1))
+    raise AssertionError("unreachable")
+
+
+def error_text(response: Any) -> str:
+    """The error an OpenAI-compatible server put in its answer (its `error`, or
+    `error.message`), or the body's text, on one line of at most 200 characters."""
+    try:
+        error = response.json().get("error")
+        if isinstance(error, dict):
+            error = error.get("message")
+        return " ".join(str(error).split())[:200]
+    except (ValueError, AttributeError, json.JSONDecodeError):
+        return " ".join(response.text.split())[:200]
