@@ -27,6 +27,7 @@ from typing import Any
 from shiftbench import __version__
 from shiftbench.errors import InputError, RuntimeFault, ShiftbenchError
 from shiftbench.gen.api import GenSettings
+from shiftbench.protocols import DEFAULT_PROTOCOL
 from shiftbench.runfolder import SPEC_FILE as SPEC_COPY
 from shiftbench.sources import folder_digest
 from shiftbench.spec import STAGES, Spec, folder_name
@@ -125,7 +126,7 @@ def data_digest(run: Path) -> str:
 
 GEN_TOP = (
     "transforms", "seeds", "languages", "prompt_variant", "prompt_file", "control_pos",
-    "wordnet_dir", "protocol",
+    "wordnet_dir", "protocol", "rewrite",
 )  # fmt: skip
 
 
@@ -179,8 +180,8 @@ def _source_name(spec: Spec, source: dict[str, Any]) -> str:
 
 def gen_call(spec: Spec, unit: Unit, quiet: bool) -> tuple[dict[str, Any], GenSettings]:
     """What the spec gives gen for one source: `load_source`'s arguments and the settings.
-    A spec must name its transforms and seeds, so a protocol preset never replaces them;
-    the generator's temperature and top_p replace the preset's only when the spec sets them."""
+    The protocol's transforms, seeds, sampling and rewritten parts hold wherever the spec
+    leaves the key out; a key the spec sets replaces the preset's (and is recorded so)."""
     from shiftbench.gen.api import GenSettings
 
     v, g, s = spec.values, spec.values["generator"], unit.source
@@ -190,7 +191,9 @@ def gen_call(spec: Spec, unit: Unit, quiet: bool) -> tuple[dict[str, Any], GenSe
         source_language=s["source_language"],
     )  # fmt: skip
     settings = GenSettings(
-        transforms=tuple(v["transforms"]), seeds=tuple(int(x) for x in v["seeds"]),
+        transforms=None if v["transforms"] is None else tuple(v["transforms"]),
+        seeds=None if v["seeds"] is None else tuple(int(x) for x in v["seeds"]),
+        rewrite=",".join(v["rewrite"]) if v["rewrite"] else None,
         languages=",".join(v["languages"]), prompt_variant=v["prompt_variant"],
         prompt_files=(v["prompt_file"],) if v["prompt_file"] else (),
         protocol=v["protocol"], control_pos=v["control_pos"], wordnet_dir=v["wordnet_dir"],
@@ -374,75 +377,67 @@ def execute(
 
 # -- the dry run ----------------------------------------------------------------------------
 
-CHARS_PER_TOKEN = 4  # the estimate of prompt tokens: characters / 4
+
+def _columns(figures: tuple[int, ...], known: bool) -> str:
+    configs, texts, calls, cached, shared, to_make = figures
+    shown = str(cached) if known else "?"
+    return f"{configs:>7} {texts:>7} {calls:>7} {shown:>7} {shared:>7} {to_make:>8}"
 
 
 def plan(spec: Spec, until: str | None) -> str:
-    """What `run` would do: per source, the rows and texts, the generator calls and their
-    estimated tokens, and which stages are finished already. Reads the sources; writes
+    """What `run` would do: per source, the configs gen would write and the generator calls
+    they need (as `gen --dry-run` counts them: the protocol, the rewritten parts, each
+    field's language, the cache and greedy sharing across seeds all taken into account),
+    and which stages are finished already. Reads the sources; loads no model; writes
     nothing."""
-    from shiftbench.checks import negation_cues
-    from shiftbench.gen.generate import _rewritable, _rows
-    from shiftbench.listfields import field_texts
-    from shiftbench.sources import resolve_source
-    from shiftbench.transforms import expand_transforms, load_prompts
+    from shiftbench.gen.api import plan_generation
+    from shiftbench.sources import load_source
 
     v = spec.values
     chosen = stages_for(spec, until)
-    transforms = expand_transforms(tuple(v["transforms"]))
-    seeds = len(v["seeds"])
-    cap = v["generator"]["max_new_tokens"]
+    given = [
+        f"{key} {', '.join(str(x) for x in v[key])}"
+        for key in ("transforms", "seeds", "rewrite")
+        if v[key]
+    ]
     lines = [
         f"spec {spec.path} (sha256 {spec.sha256[:16]}): stages {', '.join(chosen)}",
         f"generator: {v['generator']['backend']} {v['generator']['model'] or '(default model)'}; "
-        f"transforms {', '.join(t.name for t in transforms)}; seeds "
-        f"{', '.join(str(s) for s in v['seeds'])}",
+        f"protocol {v['protocol'] or DEFAULT_PROTOCOL}" + "".join(f"; {g}" for g in given),
         "",
-        f"{'source':<28} {'rows':>7} {'texts':>7} {'calls':>8} {'prompt tok':>11} "
-        f"{'output tok':>11}  stages finished",
+        f"{'source':<28} {'configs':>7} {'texts':>7} {'calls':>7} {'cached':>7} {'shared':>7} "
+        f"{'to make':>8}  stages finished",
     ]
-    totals = [0, 0, 0, 0, 0]
+    totals = [0, 0, 0, 0, 0, 0]
+    known = True
     for unit in units(spec):
-        s = unit.source
-        source = resolve_source(
-            _source_name(spec, s), task_type=s["task_type"], data_dir=s["data_dir"],
-            subsets=tuple(s["subsets"]), splits=tuple(s["splits"]),
+        source, settings = gen_call(spec, unit, quiet=True)
+        planned = plan_generation(load_source(**source), settings)
+        known = known and planned.model_known
+        cached = sum(c.cached or 0 for c in planned.configs)
+        figures = (
+            len(planned.configs), sum(c.texts for c in planned.configs), planned.calls,
+            cached, sum(c.shared for c in planned.configs), planned.to_make,
         )  # fmt: skip
-        rows = texts = calls = prompt_tokens = output_tokens = 0
-        for subset in source.subsets:
-            data = _rows(_rewritable(source, subset), s["limit"], None)
-            evaluated = [r for split in source.splits for r in data[split]]
-            rows += len(evaluated)
-            every = (t for r in evaluated for f in source.text_fields for t in field_texts(r[f]))
-            unique = [t for t in dict.fromkeys(every) if isinstance(t, str) and t.strip()]
-            texts += len(unique)
-            for t in transforms:
-                prompts = load_prompts(t, v["prompt_file"], v["prompt_variant"])
-                sent = [x for x in unique if negation_cues(x)] if t.negated_only else unique
-                for step, prompt in zip(t.steps, prompts, strict=True):
-                    limit = cap or t.max_new_tokens
-                    for text in sent:
-                        calls += seeds
-                        prompt_tokens += seeds * (len(prompt.render(text, "English")) //
-                                                  CHARS_PER_TOKEN + 1)  # fmt: skip
-                        output_tokens += seeds * step.budget.tokens(text, limit)
         done = [stage for stage in chosen if finished(spec, unit, stage)]
         lines.append(
-            f"{unit.folder:<28} {rows:>7} {texts:>7} {calls:>8} {prompt_tokens:>11} "
-            f"{output_tokens:>11}  {', '.join(done) or '-'}"
+            f"{unit.folder:<28} {_columns(figures, planned.model_known)}  {', '.join(done) or '-'}"
         )
-        for i, n in enumerate((rows, texts, calls, prompt_tokens, output_tokens)):
-            totals[i] += n
-    lines.append(
-        f"{'all':<28} {totals[0]:>7} {totals[1]:>7} {totals[2]:>8} {totals[3]:>11} {totals[4]:>11}"
-    )
+        totals = [a + b for a, b in zip(totals, figures, strict=True)]
+    lines.append(f"{'all':<28} {_columns(tuple(totals), known)}")
     lines += [
         "",
-        "calls: one per unique text, step and seed (retries of failed outputs come on top);",
-        f"prompt tok: characters / {CHARS_PER_TOKEN}; output tok: the token budgets, an upper "
-        "bound; calls already in the cache are not made again.",
+        "configs: those gen would write (finished ones are left out); texts: unique texts sent;",
+        "calls: first attempts, one per text and step (retries and larger budgets come on "
+        "top); cached: answered by the cache;",
+        "shared: made once for an earlier config (greedy decoding shares calls across seeds).",
         f"output: {v['output']}/<source>/{{{RUN_DIR},{HUMAN_DIR},{STATE_FILE}}}",
     ]
+    if not known:
+        lines.append(
+            "cached: unknown (?), since the model's precision is known only once it is "
+            "loaded; finished configs were not checked."
+        )
     repo = v["release"]["repo"]
     if repo and "publish" in chosen:
         lines.append(

@@ -151,16 +151,22 @@ SCALE_FIELDS = (
 TOP_FIELDS = (
     Field("output", STR, required=True, path=True,
           help="The output folder: one sub-folder per source (run/, human-eval/, state)."),
-    Field("transforms", STR_LIST, "gen", "transforms", required=True,
+    Field("transforms", STR_LIST, "gen", "transforms",
           help="Transformations to apply, e.g. [paraphrase, summarisation, translation]; "
-          "[all] for all eight; [controls] for the controls (see 'shiftbench probe')."),
-    Field("seeds", INT_LIST, "gen", required=True,
-          help="Seeds; each gives its own variant (config) of each transform."),
+          "[all] for all eight; [controls] for the controls (see 'shiftbench probe'). "
+          "Omitted: the protocol's."),
+    Field("seeds", INT_LIST, "gen",
+          help="Seeds; each gives its own variant (config) of each transform. Omitted: the "
+          "protocol's."),
     Field("languages", STR_LIST, "gen",
           help="Target-language pool of the translation transforms, e.g. [es, fr, de]."),
     Field("prompt_variant", INT, "gen"),
     Field("prompt_file", STR, "gen", path=True),
     Field("protocol", STR, "gen"),
+    Field("rewrite", STR_LIST, "gen",
+          help="Parts rewritten: queries (the scored texts), corpus (ranking documents, "
+          "reranking candidates), train (the classification train split), e.g. [queries, "
+          "corpus]. Omitted: the protocol's parts for each task type."),
     Field("control_pos", STR, "gen"),
     Field("wordnet_dir", STR, "gen", path=True),
     Field("cache_dir", STR, "gen", path=True),
@@ -223,6 +229,8 @@ def default(f: Field) -> Any:
     value = _setting_default(f)
     if f.key == "languages":
         return value.split(",")
+    if value is None and f.kind in (INT_LIST, STR_LIST):
+        return None  # the setting's None: chosen elsewhere (e.g. by the protocol)
     if f.kind == INT_LIST:
         return [int(x) for x in value or ()]
     if f.kind == STR_LIST:
@@ -440,15 +448,27 @@ def _check_choices(
     the language identifier, the repository and the version's shape."""
     from shiftbench.transforms import expand_transforms
 
-    for i, name in enumerate(values["transforms"]):
+    for i, name in enumerate(values["transforms"] or ()):
         try:
             expand_transforms((name,))
         except InputError as exc:
             raise fail(("transforms", i), str(exc)) from None
-    if not values["transforms"]:
+    if values["transforms"] == []:
         raise fail(("transforms",), "names no transform")
-    if not values["seeds"]:
+    if values["seeds"] == []:
         raise fail(("seeds",), "names no seed")
+    if values["protocol"] is not None:
+        from shiftbench.protocols import get_protocol
+
+        try:
+            get_protocol(values["protocol"])
+        except InputError as exc:
+            raise fail(("protocol",), str(exc)) from None
+    from shiftbench.parts import PARTS
+
+    for i, part in enumerate(values["rewrite"] or ()):
+        if part not in PARTS:
+            raise fail(("rewrite", i), f"unknown part {part!r}; parts: {', '.join(PARTS)}")
     from shiftbench.llm.backends import backend_target
 
     try:

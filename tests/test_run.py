@@ -47,8 +47,8 @@ def stsb_spec(folder: Path, data: Path, extra: str = "", backend: str = "scripte
 BAD_SPECS = [
     ("output: o\nsources: [{name: sample}]\ntransforms: [paraphrase]\nseeds: [1]\ncolour: red\n",
      "spec.yaml:5: colour: unknown key; allowed here: cache_dir, control_pos, generator, "
-     "human_eval, languages, output, prompt_file, prompt_variant, protocol, release, scale, "
-     "seeds, "
+     "human_eval, languages, output, prompt_file, prompt_variant, protocol, release, rewrite, "
+     "scale, seeds, "
      "sources, transforms, validate, wordnet_dir"),
     ("output: o\nsources:\n  - name: sample\n    limt: 3\ntransforms: [paraphrase]\nseeds: [1]\n",
      "spec.yaml:4: sources[0].limt: unknown key; allowed here: data_dir, folder, limit, name, "
@@ -70,8 +70,7 @@ BAD_SPECS = [
      "translation, cross-translation, synonym-swap-1, synonym-swap-2, synonym-swap-3, "
      "antonym-swap, word-jumble-1, word-jumble-2, word-jumble-3, negation, "
      "affirmative-paraphrase (groups: all, controls); did you mean paraphrase?"),
-    ("output: o\nsources: [{name: sample}]\nseeds: [1]\n",
-     "spec.yaml:1: transforms: is required"),
+    ("sources: [{name: sample}]\nseeds: [1]\n", "spec.yaml:1: output: is required"),
     ("output: o\nsources:\n  - limit: 3\ntransforms: [paraphrase]\nseeds: [1]\n",
      "spec.yaml:3: sources[0]: needs 'name'"),
     ("output: o\nsources: [{name: sample}]\ntransforms: [paraphrase]\nseeds: [1]\nseeds: [2]\n",
@@ -104,6 +103,76 @@ def test_a_bad_spec_is_one_line_naming_file_line_and_key(invoke, tmp_path, text,
         result = invoke("run", spec, *extra)
         assert result.exit_code == 2
         assert result.stderr == f"Error: {spec.parent}/{message}\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["spec.yaml"]
+
+
+def test_a_spec_without_transforms_or_seeds_takes_its_protocols(
+    invoke, scripted, shared_data, tmp_path
+):
+    """HTEB's eight transforms, three seeds and rewritten corpus, planned as gen plans them
+    (greedy decoding shares calls across seeds), then generated and recorded."""
+    spec = write_spec(
+        tmp_path,
+        f"""
+        output: out
+        sources:
+          - name: XQuADRetrieval
+            data_dir: {shared_data / "XQuADRetrieval"}
+            subsets: [en]
+            splits: [test]
+            limit: 2
+        protocol: hteb
+        generator:
+          backend: scripted
+          temperature: 0
+        cache_dir: cache
+        """,
+    )
+    result = invoke("run", spec, "--dry-run")
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[1] == "generator: scripted (default model); protocol hteb"
+    planned = lines[4].split()
+    gen = invoke(
+        "gen", "XQuADRetrieval", "--data-dir", shared_data / "XQuADRetrieval", "--subset", "en",
+        "--split", "test", "--limit", "2", "--protocol", "hteb", "-b", "scripted",
+        "--temperature", "0", "--cache-dir", tmp_path / "cache", "-o", tmp_path / "gen",
+        "--dry-run",
+    )  # fmt: skip
+    assert gen.exit_code == 0, gen.stderr
+    total = next(line for line in gen.stdout.splitlines() if line.startswith("all ")).split()
+    # configs, texts, calls, cached, shared, to make: gen's own figures for the same run
+    assert planned[0] == "XQuADRetrieval" and planned[1] == "24"
+    assert planned[3:7] == total[1:5]
+    assert int(planned[5]) > 0  # seeds share the greedy calls
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["spec.yaml"]
+
+    assert invoke("run", spec, "--until", "gen").exit_code == 0
+    record = json.loads((tmp_path / "out/XQuADRetrieval/run/shiftbench.json").read_text())
+    protocol = record["protocol"]
+    assert protocol["name"] == "hteb"
+    assert protocol["settings"]["seeds"] == [1337, 1338, 1339]
+    assert len(protocol["settings"]["transforms"]) == 8
+    assert protocol["overridden"] == ["temperature"]
+    assert len(record["configs"]) == 1 + 8 * 3
+    assert record["configs"]["paraphrase-s1339.en"]["rows"] == {"test": 2, "corpus.test": 2}
+
+
+@pytest.mark.parametrize(
+    ("key", "message"),
+    [
+        ("rewrite: [queries, documents]",
+         "spec.yaml:4: rewrite[1]: unknown part 'documents'; parts: queries, corpus, train"),
+        ("protocol: htb",
+         "spec.yaml:4: protocol: unknown protocol 'htb'; available: shiftbench, pteb, hteb; "
+         "did you mean hteb?"),
+        ("transforms: []", "spec.yaml:4: transforms: names no transform"),
+    ],
+)  # fmt: skip
+def test_a_bad_protocol_or_part_in_a_spec_is_one_line(invoke, tmp_path, key, message):
+    spec = write_spec(tmp_path, f"output: o\nsources: [{{name: sample}}]\ngenerator: {{}}\n{key}\n")
+    result = invoke("run", spec, "--dry-run")
+    assert (result.exit_code, result.stderr) == (2, f"Error: {spec.parent / message}\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["spec.yaml"]
 
 
@@ -149,13 +218,16 @@ def test_dry_run_prints_the_plan_and_writes_nothing(invoke, scripted, shared_dat
         f"spec {spec} (sha256 {hashlib.sha256(spec.read_bytes()).hexdigest()[:16]}"
     )
     assert lines[0].endswith("stages gen, validate, human-eval, card")
+    assert lines[1] == (
+        "generator: scripted (default model); protocol shiftbench; transforms "
+        "paraphrase, summarisation; seeds 1, 2"
+    )
     table = {line.split()[0]: line.split()[1:] for line in lines[4:7]}
-    # STSBenchmark: 6 rows, 12 texts (none repeated); sample: 42 rows, 84 texts;
-    # 2 transforms x 2 seeds, one call each
-    assert table["STSBenchmark"][:3] == ["6", "12", "48"]
-    assert table["sample"][:3] == ["42", "84", "336"]
-    assert table["all"][:3] == ["48", "96", "384"]
-    assert int(table["all"][3]) == int(table["STSBenchmark"][3]) + int(table["sample"][3])
+    # configs, texts, calls, cached, shared, to make: STSBenchmark's 6 rows hold 12 texts
+    # (none repeated) and the sample's 42 rows 84, each sent once per transform and seed
+    assert table["STSBenchmark"][:6] == ["4", "48", "48", "0", "0", "48"]
+    assert table["sample"][:6] == ["4", "336", "336", "0", "0", "336"]
+    assert table["all"] == ["8", "384", "384", "0", "0", "384"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["spec.yaml"]
 
 
