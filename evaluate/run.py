@@ -16,6 +16,7 @@ from shiftbench.encoders import Encoder
 from shiftbench.errors import InputError
 from shiftbench.evaluate.resample import RESAMPLES, SEED, Replicate, paired_delta, record_fields
 from shiftbench.evaluate.sides import (
+    certified_context,
     config_label,
     narrowed,
     own_context,
@@ -243,6 +244,7 @@ def score_collection(
         # a variant's own rewritten corpus or train split replaces the original's; its
         # paired original keeps the original's on the same rows
         own = own_context(config, context_splits, transform) if base is not config else {}
+        base_context = context
         paired_context, context = narrowed(context, own), {**context, **own}
         for split, rows in config.splits.items():
             if split in context_splits and split not in collection.source.get("splits", []):
@@ -285,10 +287,18 @@ def score_collection(
                         r for r in rows
                         if usable(r.get("status", OK), transform) and (split, r["row_id"]) in keep
                     ]  # fmt: skip
+                    # a rewritten corpus or train split: its certified rows alone, and the
+                    # paired original's context on the same rows
+                    trusted = certified_context(own, keep)
+                    contexts = ({**base_context, **trusted}, narrowed(base_context, trusted))
                     record["faithful"] = _faithful_figures(
-                        collection, encoder, chosen, by_id, (context, paired_context), split,
-                        prior, faithful.criterion, draws, position,
+                        collection, encoder, chosen, by_id, contexts, split, prior,
+                        faithful.criterion, draws, position,
                     )  # fmt: skip
+                    if own:
+                        record["faithful"]["context_rows"] = {
+                            name: len(rows) for name, rows in trusted.items()
+                        }
             record.update(record_fields(replicates))
             record["evalrank"] = _evalrank(collection, encoder, rows, base_rows, split, transform)
             record["evaluation_time"] = round(time.perf_counter() - started, 3)

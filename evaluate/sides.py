@@ -23,7 +23,7 @@ from statistics import fmean
 from typing import Any
 
 from shiftbench.evaluate.resample import record_fields
-from shiftbench.parts import CORPUS, PARTS, QUERIES
+from shiftbench.parts import CORPUS, PARTS, QUERIES, folder_split
 from shiftbench.runfolder import OK, usable
 
 Rows = list[dict[str, Any]]
@@ -46,6 +46,16 @@ def narrowed(context: dict[str, Rows], own: dict[str, Rows]) -> dict[str, Rows]:
         ids = {r["row_id"] for r in rows}
         out[name] = [r for r in context.get(name, []) if r["row_id"] in ids]
     return out
+
+
+def certified_context(own: dict[str, Rows], keep: set[tuple[str, Any]]) -> dict[str, Rows]:
+    """A variant's own rewritten context cut down to the rows a --faithful criterion
+    certifies; `keep` holds (run-folder split, row_id) pairs, as validation names them
+    (`corpus.test`, `train`)."""
+    return {
+        name: [r for r in rows if (folder_split(name), r["row_id"]) in keep]
+        for name, rows in own.items()
+    }
 
 
 def rewritten_parts(own: dict[str, Rows]) -> list[str]:

@@ -178,6 +178,62 @@ def test_four_combinations_equal_a_computation_by_hand(corpus_run, invoke, tmp_p
     assert [s["main_score"] for s in scores] == [both["main_score"]]
 
 
+@pytest.mark.slow
+def test_faithful_on_a_rewritten_corpus_keeps_its_certified_documents(
+    corpus_run, judgebot, invoke, tmp_path
+):
+    """--faithful scores the both-sides variant on its certified queries against its
+    certified documents, and the original on the same queries and documents: a document
+    rewrite the judge does not certify is left out of both corpora, as a failed one is."""
+    from judge_backend import similarity
+
+    from shiftbench.evaluate.retrieval import judgements
+
+    done = invoke("validate", corpus_run, "--judge", "judgebot", "-q")
+    assert done.exit_code == 0, done.output
+    variant = corpus_run / "paraphrase-s1.en"
+    queries = read_rows(variant / "test.jsonl")
+    docs = read_rows(variant / "corpus.test.jsonl")
+    rated = sorted(similarity(d["original_text"], d["text"]) for d in docs if d["status"] == "ok")
+    threshold = rated[len(rated) // 2]  # about half the documents pass
+
+    def trusted(rows):
+        return [
+            r for r in rows
+            if r["status"] == "ok" and similarity(r["original_text"], r["text"]) >= threshold
+        ]  # fmt: skip
+
+    new_queries, new_docs = trusted(queries), trusted(docs)
+    assert 0 < len(new_docs) < len(docs) - 1 and 0 < len(new_queries)
+    out = tmp_path / "results"
+    result = invoke(
+        "evaluate", corpus_run, "-m", MODEL, "--faithful", f"judge>={threshold}", "-o", out,
+        "--no-plots",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    both = json.loads((out / "results.json").read_text(encoding="utf-8"))["models"][0][
+        "results"
+    ][1]
+    assert both["rewritten"] == ["queries", "corpus"]
+    figures = both["faithful"]
+    assert figures["rows"] == len(new_queries)
+    assert figures["context_rows"] == {"corpus/test": len(new_docs)}
+
+    qrels = judgements(read_rows(corpus_run / "original.en" / "qrels.test.jsonl"))
+    ids = {q["id"] for q in new_queries}
+    kept = {d["id"] for d in new_docs}
+    old_queries = [q for q in read_rows(corpus_run / "original.en" / "test.jsonl") if q["id"] in ids]
+    old_docs = [d for d in read_rows(corpus_run / "original.en" / "corpus.test.jsonl")
+                if d["id"] in kept]  # fmt: skip
+    encoder = Encoder(MODEL)
+    assert figures["main_score"] == pytest.approx(
+        _ndcg(encoder, new_queries, new_docs, qrels), abs=1e-9
+    )
+    assert figures["original_same_rows"] == pytest.approx(
+        _ndcg(encoder, old_queries, old_docs, qrels), abs=1e-9
+    )
+
+
 @pytest.mark.parametrize(
     ("source", "parts", "message"),
     [
