@@ -204,16 +204,15 @@ def test_faithful_on_a_rewritten_corpus_keeps_its_certified_documents(
         ]  # fmt: skip
 
     new_queries, new_docs = trusted(queries), trusted(docs)
-    assert 0 < len(new_docs) < len(docs) - 1 and 0 < len(new_queries)
+    assert 0 < len(new_docs) < len(docs) - 1
+    assert new_queries
     out = tmp_path / "results"
     result = invoke(
         "evaluate", corpus_run, "-m", MODEL, "--faithful", f"judge>={threshold}", "-o", out,
         "--no-plots",
     )  # fmt: skip
     assert result.exit_code == 0, result.output
-    both = json.loads((out / "results.json").read_text(encoding="utf-8"))["models"][0][
-        "results"
-    ][1]
+    both = json.loads((out / "results.json").read_text(encoding="utf-8"))["models"][0]["results"][1]
     assert both["rewritten"] == ["queries", "corpus"]
     figures = both["faithful"]
     assert figures["rows"] == len(new_queries)
@@ -222,9 +221,9 @@ def test_faithful_on_a_rewritten_corpus_keeps_its_certified_documents(
     qrels = judgements(read_rows(corpus_run / "original.en" / "qrels.test.jsonl"))
     ids = {q["id"] for q in new_queries}
     kept = {d["id"] for d in new_docs}
-    old_queries = [q for q in read_rows(corpus_run / "original.en" / "test.jsonl") if q["id"] in ids]
-    old_docs = [d for d in read_rows(corpus_run / "original.en" / "corpus.test.jsonl")
-                if d["id"] in kept]  # fmt: skip
+    original = corpus_run / "original.en"
+    old_queries = [q for q in read_rows(original / "test.jsonl") if q["id"] in ids]
+    old_docs = [d for d in read_rows(original / "corpus.test.jsonl") if d["id"] in kept]
     encoder = Encoder(MODEL)
     assert figures["main_score"] == pytest.approx(
         _ndcg(encoder, new_queries, new_docs, qrels), abs=1e-9
