@@ -233,7 +233,27 @@ def test_every_masakhanews_language_generates_and_unknown_ones_are_not_checked(
 
     local = shared_data / "MasakhaNEWSClusteringS2S"
     task = mteb.get_task("MasakhaNEWSClusteringS2S")
-    assert task.metadata.hf_subsets_to_langscripts["lin"] == ["lin-Latn"]
+    every = task.metadata.hf_subsets_to_langscripts
+    assert every["lin"] == ["lin-Latn"]
+    # all 16 of the task's languages are known (name, code), and the identifiers say which
+    # of them they can check; the rest are not-checked, never refused
+    from shiftbench.langid import checkable, get_identifier
+    from shiftbench.languages import get_language
+
+    named = {subset: get_language(tags[0]) for subset, tags in every.items()}
+    assert len(named) == 16 and named["pcm"].name == "Nigerian Pidgin"
+    assert named["tir"].name == "Tigrinya" and named["orm"].code == "om"
+    unknown = {
+        name: sorted(
+            s for s, lang in named.items() if not checkable(get_identifier(name), lang.code)
+        )
+        for name in ("lingua", "langdetect")
+    }
+    assert unknown == {
+        "lingua": ["amh", "hau", "ibo", "lin", "orm", "pcm", "run", "tir"],
+        "langdetect": ["amh", "hau", "ibo", "lin", "lug", "orm", "pcm", "run", "sna", "tir", "xho",
+                       "yor"],
+    }  # fmt: skip
     data = tmp_path / "masakhanews"
     data.mkdir()
     held = ["eng", "fra", "hau", "swa", "amh"]
