@@ -130,11 +130,19 @@ GEN_TOP = (
 )  # fmt: skip
 
 
+def prompt_path(value: str) -> str:
+    """The file of a prompt_file entry (FILE or TRANSFORM[:STEP]=FILE)."""
+    from shiftbench.transforms import TARGETED_PROMPT
+
+    found = TARGETED_PROMPT.match(value)
+    return found[3] if found else value
+
+
 def fingerprint(spec: Spec, unit: Unit, stage: str) -> str:
     v = spec.values
     if stage == "gen":
         settings = {k: v[k] for k in GEN_TOP}
-        prompt = _file(Path(v["prompt_file"])) if v["prompt_file"] else b""
+        prompt = b"".join(_file(Path(prompt_path(x))) for x in v["prompt_file"] or ())
         return _sha(stage, unit.source, settings, v["generator"], prompt)
     data = data_digest(unit.run)
     if stage == "validate":
@@ -195,7 +203,7 @@ def gen_call(spec: Spec, unit: Unit, quiet: bool) -> tuple[dict[str, Any], GenSe
         seeds=None if v["seeds"] is None else tuple(int(x) for x in v["seeds"]),
         rewrite=",".join(v["rewrite"]) if v["rewrite"] else None,
         languages=",".join(v["languages"]), prompt_variant=v["prompt_variant"],
-        prompt_files=(v["prompt_file"],) if v["prompt_file"] else (),
+        prompt_files=tuple(v["prompt_file"] or ()),
         protocol=v["protocol"], control_pos=v["control_pos"], wordnet_dir=v["wordnet_dir"],
         output=unit.run, backend=g["backend"], model=g["model"],
         temperature=g["temperature"], top_p=g["top_p"], max_new_tokens=g["max_new_tokens"],

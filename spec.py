@@ -44,6 +44,7 @@ class Field:
     default: Any = None  # spec-only keys carry their own default
     required: bool = False
     path: bool = False  # a path, read relative to the spec file's folder
+    single: bool = False  # a list key that also takes one string (as a one-item list)
 
 
 @dataclass(frozen=True)
@@ -161,7 +162,10 @@ TOP_FIELDS = (
     Field("languages", STR_LIST, "gen",
           help="Target-language pool of the translation transforms, e.g. [es, fr, de]."),
     Field("prompt_variant", INT, "gen"),
-    Field("prompt_file", STR, "gen", path=True),
+    Field("prompt_file", STR_LIST, "gen", path=True, single=True,
+          help="Prompt templates instead of the transforms' own, each FILE, TRANSFORM=FILE or "
+          "TRANSFORM:STEP=FILE as for gen --prompt-file (e.g. backtranslation:2=back.txt); "
+          "one string or a list. {text} marks the input, {language} the language to write in."),
     Field("protocol", STR, "gen"),
     Field("rewrite", STR_LIST, "gen",
           help="Parts rewritten: queries (the scored texts), corpus (ranking documents, "
@@ -378,9 +382,20 @@ def _check_mapping(
             continue
         value = _typed(given[f.key], f, (*at, f.key), fail)
         if f.path and value is not None:
-            value = str(base / Path(value).expanduser())
+            value = [_beside(v, base) for v in value] if isinstance(value, list) \
+                else _beside(value, base)  # fmt: skip
         out[f.key] = value
     return out
+
+
+def _beside(value: str, base: Path) -> str:
+    """A path read from the spec's folder; in TRANSFORM[:STEP]=FILE, the FILE part."""
+    from shiftbench.transforms import TARGETED_PROMPT
+
+    found = TARGETED_PROMPT.match(value)
+    if found:
+        return f"{value[: found.start(3)]}{base / Path(found[3]).expanduser()}"
+    return str(base / Path(value).expanduser())
 
 
 def _typed(
@@ -399,6 +414,8 @@ def _typed(
 
     if f.kind in (STR_LIST, INT_LIST):
         items = value if isinstance(value, list) else None
+        if f.single and isinstance(value, str):
+            items = [value]
         if items is None:
             raise fail(at, f"must be {_a(f.kind)}, not {_shown(value)}")
         kind = STR if f.kind == STR_LIST else INT

@@ -251,7 +251,8 @@ def expand_transforms(names: tuple[str, ...]) -> list[Transform]:
 # for the bare FILE of every single-call transform, (name, None) for TRANSFORM=FILE.
 PromptFiles = dict[tuple[str | None, int | None], str]
 
-_TARGETED = re.compile(r"^([a-z0-9-]+)(?::(\d+))?=(.+)$")
+# --prompt-file TRANSFORM[:STEP]=FILE
+TARGETED_PROMPT = re.compile(r"^([a-z0-9-]+)(?::(\d+))?=(.+)$")
 
 
 def parse_prompt_files(values: tuple[str, ...], chosen: list[Transform]) -> PromptFiles:
@@ -260,7 +261,7 @@ def parse_prompt_files(values: tuple[str, ...], chosen: list[Transform]) -> Prom
     files: PromptFiles = {}
     names = {t.name for t in chosen}
     for value in values:
-        match = _TARGETED.match(value)
+        match = TARGETED_PROMPT.match(value)
         if match is None:
             key: tuple[str | None, int | None] = (None, None)
             path = value

@@ -158,6 +158,63 @@ def test_a_spec_without_transforms_or_seeds_takes_its_protocols(
     assert record["configs"]["paraphrase-s1339.en"]["rows"] == {"test": 2, "corpus.test": 2}
 
 
+def test_a_spec_gives_prompt_files_for_one_step_read_from_its_folder(invoke, scripted, tmp_path):
+    """prompt_file takes gen's three forms, one string or a list; FILE is read from the
+    spec's folder, TRANSFORM:STEP=FILE reaches the second call of backtranslation."""
+    from scripted_backend import ScriptedBackend
+
+    (tmp_path / "prompts").mkdir()
+    (tmp_path / "prompts" / "back.txt").write_text(
+        "Put this back into {language}, please.\n\n{text}", encoding="utf-8"
+    )
+    (tmp_path / "prompts" / "para.txt").write_text("Say it again: {text}", encoding="utf-8")
+    spec = write_spec(
+        tmp_path,
+        """
+        output: out
+        sources:
+          - name: sample
+            limit: 1
+        transforms: [paraphrase, backtranslation]
+        seeds: [1]
+        prompt_file: [paraphrase=prompts/para.txt, "backtranslation:2=prompts/back.txt"]
+        generator:
+          backend: scripted
+        """,
+    )
+    result = invoke("run", spec, "--until", "gen", "-q")
+    assert result.exit_code == 0, result.output
+    meta = json.loads((tmp_path / "out/sample/run/shiftbench.json").read_text(encoding="utf-8"))
+    origins = {
+        name: [p["origin"] for p in c["prompts"]]
+        for name, c in meta["configs"].items()
+        if c["kind"] == "transform"
+    }
+    assert origins == {
+        "paraphrase-s1": [str(tmp_path / "prompts" / "para.txt")],
+        "backtranslation-s1": ["shiftbench:translate.txt", str(tmp_path / "prompts" / "back.txt")],
+    }
+    assert any(p.startswith("Put this back into English, please.") for p in ScriptedBackend.prompts)
+    assert any(p.startswith("Say it again: ") for p in ScriptedBackend.prompts)
+
+    # one string is a one-item list; a step the transform lacks is bad input, nothing written
+    text = spec.read_text(encoding="utf-8")
+    spec.write_text(
+        text.replace(
+            'prompt_file: [paraphrase=prompts/para.txt, "backtranslation:2=prompts/back.txt"]',
+            "prompt_file: backtranslation:3=prompts/back.txt",
+        ).replace("output: out", "output: out2"),
+        encoding="utf-8",
+    )
+    result = invoke("run", spec, "--until", "gen")
+    assert (result.exit_code, result.stderr) == (
+        2,
+        f"Error: [gen] sample: --prompt-file backtranslation:3={tmp_path / 'prompts' / 'back.txt'}: "
+        "backtranslation has 2 steps\n",
+    )
+    assert not (tmp_path / "out2").exists()
+
+
 @pytest.mark.parametrize(
     ("key", "message"),
     [
