@@ -209,7 +209,7 @@ def test_a_spec_gives_prompt_files_for_one_step_read_from_its_folder(invoke, scr
     result = invoke("run", spec, "--until", "gen")
     assert (result.exit_code, result.stderr) == (
         2,
-        f"Error: [gen] sample: --prompt-file backtranslation:3={tmp_path / 'prompts' / 'back.txt'}: "
+        f"Error: [gen] sample: --prompt-file backtranslation:3={tmp_path}/prompts/back.txt: "
         "backtranslation has 2 steps\n",
     )
     assert not (tmp_path / "out2").exists()
