@@ -6,6 +6,7 @@ import json
 import os
 import re
 import time
+from collections import Counter
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -24,7 +25,7 @@ from shiftbench.evaluate.sides import (
     side_records,
 )
 from shiftbench.evaluate.tasks import EVALUATORS, Scoring, evaluator, train_split
-from shiftbench.parts import DEFAULT, context_name
+from shiftbench.parts import DEFAULT, context_name, folder_split
 from shiftbench.runfolder import OK, config_name, is_run_folder, read_jsonl, read_meta, usable
 from shiftbench.sources import LISTED_TYPES, RANKING_TYPES, Source
 
@@ -205,6 +206,23 @@ def require_supported(collection: Collection) -> None:
                 raise InputError(
                     f"Classification fits its classifiers on a train split; "
                     f"{collection.label} has only {held}"
+                )
+    context_splits = collection.source.get("context_splits", [])
+    for config in collection.configs:  # a rewritten corpus must keep a document to rank
+        if config.meta["kind"] != "transform":
+            continue
+        transform = config.meta.get("transform")
+        for name in context_splits:
+            if not name.startswith("corpus/") or name not in config.splits:
+                continue
+            rows = config.splits[name]
+            if not any(usable(r.get("status", OK), transform) for r in rows):
+                counts = Counter(r.get("status", OK) for r in rows)
+                shown = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+                raise InputError(
+                    f"{collection.label} {config.name}/{folder_split(name)} has no usable "
+                    f"document to rank ({shown}); make it again, e.g. with a larger "
+                    f"--max-new-tokens"
                 )
     if task_type == "STS":  # a correlation needs two pairs: refuse before any model loads
         for config in collection.configs:

@@ -233,6 +233,30 @@ def test_faithful_on_a_rewritten_corpus_keeps_its_certified_documents(
     )
 
 
+def test_a_variant_whose_corpus_rewrites_all_failed_is_refused(
+    scripted, shared_data, invoke, tmp_path
+):
+    """No usable document is left to rank: evaluate names the config and its statuses, exits
+    2 before loading a model, and writes nothing."""
+    data = shared_data / "XQuADRetrieval" / "en"
+    scripted.script = {d["text"].strip(): ["", "", ""] for d in read_rows(data / "corpus.jsonl")}
+    run = tmp_path / "run"
+    result = invoke(
+        "gen", "XQuADRetrieval", "--data-dir", shared_data / "XQuADRetrieval", "--subset", "en",
+        "--split", "test", "--limit", "2", "-t", "paraphrase", "-s", "1", "-b", "scripted",
+        "--rewrite", "queries,corpus", "-q", "-o", run,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "results"
+    result = invoke("evaluate", run, "-m", "no/such-model", "-o", out)
+    assert (result.exit_code, result.stderr) == (
+        2,
+        "Error: run paraphrase-s1.en/corpus.test has no usable document to rank (empty 2); "
+        "make it again, e.g. with a larger --max-new-tokens\n",
+    )
+    assert not out.exists()
+
+
 @pytest.mark.parametrize(
     ("source", "parts", "message"),
     [
