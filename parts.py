@@ -2,7 +2,10 @@
 
 `queries` are the scored texts: a ranking task's queries, the evaluation split of every other
 task type. `corpus` is a Retrieval or Reranking task's documents (a Reranking task's candidates
-are corpus documents). `train` is a Classification task's train split.
+are corpus documents). `train` is a Classification task's train split. `references` is a
+Summarization task's human summaries, which the machine summaries are scored against (HTEB's
+release rewrites them with the machine summaries); they are a second text field of the same
+rows, so the variant's rows hold both.
 
 A ranking run that rewrites its corpus is self-contained: its original config holds the
 corpus, the judgements and (Reranking) the candidates of each scored split as the splits
@@ -21,8 +24,10 @@ from typing import Any
 from shiftbench.errors import InputError
 from shiftbench.sources import RANKING_TABLES, RANKING_TYPES
 
-QUERIES, CORPUS, TRAIN = "queries", "corpus", "train"
-PARTS = (QUERIES, CORPUS, TRAIN)
+QUERIES, CORPUS, TRAIN, REFERENCES = "queries", "corpus", "train", "references"
+PARTS = (QUERIES, CORPUS, TRAIN, REFERENCES)
+# the text fields a part adds to the rows a variant rewrites
+PART_FIELDS = {("Summarization", REFERENCES): ("human_summaries",)}
 DEFAULT = (QUERIES,)
 
 
@@ -32,7 +37,18 @@ def parts_of(task_type: str) -> tuple[str, ...]:
         return (QUERIES, CORPUS)
     if task_type == "Classification":
         return (QUERIES, TRAIN)
+    if task_type == "Summarization":
+        return (QUERIES, REFERENCES)
     return (QUERIES,)
+
+
+def with_parts(source: Any, rewrite: tuple[str, ...]) -> Any:
+    """The source whose text fields include those the rewritten parts add (Summarization's
+    human summaries under `references`)."""
+    import dataclasses
+
+    extra = tuple(f for p in rewrite for f in PART_FIELDS.get((source.task_type, p), ()))
+    return dataclasses.replace(source, extra_text_fields=extra) if extra else source
 
 
 def default_rewrite(task_type: str) -> tuple[str, ...]:

@@ -3,7 +3,8 @@
 A protocol names the transforms, seeds and sampling a paper generates with, which parts of
 each task type it rewrites (`queries`: the scored texts, i.e. ranking queries and the
 evaluation split of other task types; `corpus`: ranking documents and reranking
-candidates; `train`: the classification train split) and how evaluate scores
+candidates; `train`: the classification train split; `references`: a summarisation task's
+human summaries) and how evaluate scores
 classification and retrieval. An option the user gives explicitly wins over the preset,
 and the record says which ones did.
 """
@@ -21,7 +22,8 @@ from shiftbench.transforms import GROUPS
 QUERIES = "queries"
 CORPUS = "corpus"
 TRAIN = "train"
-PARTS = (QUERIES, CORPUS, TRAIN)
+REFERENCES = "references"
+PARTS = (QUERIES, CORPUS, TRAIN, REFERENCES)
 
 # How evaluate scores Classification: mteb's rounds of undersampled training sets, or one
 # logistic regression fitted on the whole train split.
@@ -103,7 +105,8 @@ PROTOCOLS: dict[str, Protocol] = {
         Protocol(
             "hteb",
             "HTEB (current release): the eight transformations, three seeds, the release's "
-            "sampling defaults, ranking documents and classification train rewritten too, "
+            "sampling defaults, ranking documents, classification train and human reference "
+            "summaries rewritten too, "
             "classification scored with one classifier fitted on the whole train split",
             "HTEB: Holistic Text Embedding Benchmark (section 3, appendix B); code release "
             "hteb/config.py, hteb/evaluation.py, configs/hteb_english.yaml",
@@ -114,6 +117,9 @@ PROTOCOLS: dict[str, Protocol] = {
                 "Classification": (QUERIES, TRAIN),
                 "Retrieval": RANKING_PARTS,
                 "Reranking": RANKING_PARTS,
+                # the release rewrites every text field of a summarisation row: the machine
+                # and the human summaries (the document is never embedded)
+                "Summarization": (QUERIES, REFERENCES),
                 "*": (QUERIES,),
             },
             classification=FULL_TRAIN,

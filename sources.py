@@ -61,7 +61,7 @@ TASK_SCHEMAS: dict[str, TaskSchema] = {
         ("machine_summaries",),
         ("text", "human_summaries", "machine_summaries", "relevance"),
         "cosine_spearman",
-        list_fields=("machine_summaries",),
+        list_fields=("machine_summaries", "human_summaries"),
     ),
 }
 TABULAR_TYPES = ("STS", "PairClassification", "Classification", "Clustering")
@@ -115,6 +115,8 @@ class Source:
     # Settings of mteb's evaluation protocol that the task sets (Classification's
     # n_experiments, samples_per_label and seed); empty for the other task types.
     protocol: dict[str, Any] = field(default_factory=dict)
+    # text fields a run rewrites beyond the task type's own (parts.with_parts)
+    extra_text_fields: tuple[str, ...] = ()
 
     @property
     def schema(self) -> TaskSchema:
@@ -122,7 +124,7 @@ class Source:
 
     @property
     def text_fields(self) -> tuple[str, ...]:
-        return self.schema.text_fields
+        return (*self.schema.text_fields, *self.extra_text_fields)
 
     @property
     def multi_subset(self) -> bool:

@@ -223,9 +223,9 @@ from shiftbench.gen.api import GenSettings
     metavar="PART[,PART...]",
     help="What to rewrite: queries (the scored texts: ranking queries, or the evaluation "
     "split), corpus (Retrieval and Reranking documents; the run folder then holds the "
-    "corpus, judgements and candidates itself), train (Classification's train split). "
-    "Default: the protocol's parts for the task type (shiftbench: queries; pteb: queries "
-    "and train; hteb: queries, corpus and train).",
+    "corpus, judgements and candidates itself), train (Classification's train split), "
+    "references (Summarization's human summaries). Default: the protocol's parts for the "
+    "task type (shiftbench: queries; pteb: queries and train; hteb: every part).",
 )
 @click.option("--overwrite", is_flag=True, help="Replace configs that already exist.")
 @click.option(

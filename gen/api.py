@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from shiftbench.errors import InputError, RuntimeFault
+from shiftbench.parts import with_parts
 from shiftbench.settings import check, ranged
 
 if TYPE_CHECKING:
@@ -259,6 +260,7 @@ def plan_generation(source: Source, settings: GenSettings | None = None) -> GenP
 
     settings = settings or GenSettings()
     ready = _prepare(source, settings)
+    source = with_parts(source, ready.parts)  # a part may add text fields (references)
     engine = None
     if _needs_generator(ready.variants):
         engine = get_backend(settings.backend, settings.model, **ready.backend_settings)
@@ -304,6 +306,7 @@ def generate(
 
     settings = settings or GenSettings()
     ready = _prepare(source, settings)
+    source = with_parts(source, ready.parts)  # a part may add text fields (references)
     key = json.dumps(
         [settings.backend, settings.model, {k: str(v) for k, v in ready.backend_settings.items()}]
     )

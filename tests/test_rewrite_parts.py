@@ -267,7 +267,7 @@ def test_a_variant_whose_corpus_rewrites_all_failed_is_refused(
         ("banking", "queries,corpus", "--rewrite corpus: Classification tasks have no corpus "
          "to rewrite; their parts: queries, train"),
         ("sample", "queries,docs", "unknown --rewrite part 'docs'; choose from queries, "
-         "corpus, train"),
+         "corpus, train, references"),
         ("xquad", "corpus", "--rewrite corpus leaves out queries, the scored texts; name them "
          "too (queries,corpus)"),
     ],

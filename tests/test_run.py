@@ -219,7 +219,8 @@ def test_a_spec_gives_prompt_files_for_one_step_read_from_its_folder(invoke, scr
     ("key", "message"),
     [
         ("rewrite: [queries, documents]",
-         "spec.yaml:4: rewrite[1]: unknown part 'documents'; parts: queries, corpus, train"),
+         "spec.yaml:4: rewrite[1]: unknown part 'documents'; parts: queries, corpus, train, "
+         "references"),
         ("protocol: htb",
          "spec.yaml:4: protocol: unknown protocol 'htb'; available: shiftbench, pteb, hteb; "
          "did you mean hteb?"),

@@ -289,5 +289,59 @@ def test_run_plan_counts_each_machine_summary_once(folder, invoke, tmp_path):
     result = invoke("run", spec, "--dry-run")
     assert result.exit_code == 0, result.stderr
     row = next(line for line in result.stdout.splitlines() if line.startswith("SummEval"))
-    assert row.split()[:4] == ["SummEvalSummarization.v2", "4", "15", "30"]
+    # configs, texts, calls: two configs, each sending the 15 unique texts once
+    assert row.split()[:4] == ["SummEvalSummarization.v2", "2", "30", "30"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["spec.yaml", "summeval"]
+
+
+@pytest.mark.slow
+def test_references_rewrites_the_human_summaries_too(scripted, folder, invoke, tmp_path):
+    """--rewrite queries,references (HTEB's parts for summarisation) rewrites each human
+    summary as well; evaluate scores the rewritten machine summaries against the rewritten
+    human summaries, with the original relevance scores."""
+    from sentence_transformers import SentenceTransformer
+
+    from shiftbench.encoders import resolve_encoder
+
+    out = tmp_path / "run"
+    result = invoke(
+        "gen", "SummEvalSummarization.v2", "--data-dir", folder, "-t", "paraphrase", "-s", "1",
+        "-b", "scripted", "-q", "-o", out, "--no-cache", "--protocol", "hteb",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    meta = json.loads((out / "shiftbench.json").read_text(encoding="utf-8"))
+    assert meta["rewrite"] == ["queries", "references"]
+    assert meta["source"]["text_fields"] == ["machine_summaries", "human_summaries"]
+    rows = read_rows(out / "paraphrase-s1" / "test.jsonl")
+    for row, doc in zip(rows, DOCUMENTS, strict=True):
+        assert row["original_human_summaries"] == doc["human_summaries"]
+        assert row["human_summaries"] == [f"REWRITTEN {t}" for t in doc["human_summaries"]]
+        assert row["status_human_summaries"] == ["ok"] * len(doc["human_summaries"])
+        assert row["text"] == doc["text"]  # the document is never embedded, nor rewritten
+
+    results = tmp_path / "results"
+    result = invoke("evaluate", out, "-m", ENCODER, "-o", results, "--no-plots")
+    assert result.exit_code == 0, result.output
+    original, variant = _results(results)
+    model = SentenceTransformer(resolve_encoder(ENCODER)[0], device="cpu")
+    rewritten = [
+        {**d, "human_summaries": [f"REWRITTEN {t}" for t in d["human_summaries"]]}
+        for d in DOCUMENTS
+    ]
+    machine = [[f"REWRITTEN {t}" for t in d["machine_summaries"]] for d in DOCUMENTS]
+    after = _per_document(machine, rewritten, model)
+    assert variant["rows"] == 4
+    assert variant["main_score"] == pytest.approx(np.nanmean(after), abs=1e-6)
+    before = _per_document([d["machine_summaries"] for d in DOCUMENTS], DOCUMENTS, model)
+    assert original["main_score"] == pytest.approx(np.nanmean(before), abs=1e-6)
+
+
+def test_references_is_a_summarization_part_only(scripted, shared_data, invoke, tmp_path):
+    result = invoke("gen", "sample", "--rewrite", "queries,references", "-b", "scripted",
+                    "-o", tmp_path / "run")  # fmt: skip
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "Error: --rewrite references: STS tasks have no references to rewrite; their parts: "
+        "queries\n"
+    )
+    assert not (tmp_path / "run").exists()
