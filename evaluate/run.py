@@ -529,10 +529,29 @@ def write_json(path: Path, document: Any) -> None:
     os.replace(tmp, path)
 
 
+def model_meta(model: dict[str, Any]) -> dict[str, Any]:
+    """mteb's metadata of an evaluated model, as mteb's ResultCache keeps it beside the
+    results (`model_meta.json`): the registry's entry when mteb knows the model by its
+    name, else an entry naming only the model; the name and revision are the ones the
+    results were made with."""
+    import mteb
+    from mteb.models import ModelMeta
+
+    name = str(model["id"]).removeprefix("mteb:")
+    try:
+        meta = mteb.get_model_meta(name)
+    except KeyError:
+        meta = ModelMeta.create_empty({"name": name})
+    out: dict[str, Any] = json.loads(json.dumps(meta.to_dict(), default=str))
+    out.update(name=name, revision=model.get("revision"))
+    return out
+
+
 def mteb_layout(document: dict[str, Any]) -> dict[Path, dict[str, Any]]:
     """Per (model, config): a result file laid out like mteb's (`<model>/<revision>/
     <source>.<config>.json` holding `scores[split]` entries with `hf_subset`, `languages`
-    and `main_score`), with shiftbench's own fields under `shiftbench`. The task name is
+    and `main_score`), with shiftbench's own fields under `shiftbench`, and the model's
+    `model_meta.json` beside them. The task name is
     `<source>.<config>`, the name `mteb_tasks` gives the config's task, so mteb's
     `ResultCache` reads the folder as results of those tasks."""
     source = document["source"]
@@ -541,6 +560,7 @@ def mteb_layout(document: dict[str, Any]) -> dict[Path, dict[str, Any]]:
         model = entry["model"]
         revision = model_folder_name(model.get("revision") or "no_revision")
         folder = Path(model_folder_name(model["id"])) / revision
+        files[folder / "model_meta.json"] = model_meta(model)
         by_config: dict[str, list[dict[str, Any]]] = {}
         for record in entry["results"]:
             if not record.get("partial"):  # a query-side or corpus-side figure (sides.py)

@@ -24,7 +24,7 @@ def ours(invoke, run, tmp_path, *extra) -> dict[str, float]:
     doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
     scores = {r["config"]: r["main_score"] for r in doc["models"][0]["results"]}
     read = mteb.ResultCache(cache_path=cache).load_results(
-        require_model_meta=False, include_remote=False
+        require_model_meta=True, include_remote=False
     )
     ((model,),) = [read.model_results]
     assert model.model_name == MODEL
