@@ -11,7 +11,11 @@ rows, which evaluate pairs and mteb does not).
 Each task is the source's own mteb task when the run was made from one (its metadata,
 prompts and evaluator), else a registered task of the same type standing in for a local
 folder; its name becomes `<source>.<config>` and its data is replaced, so mteb never
-downloads anything.
+downloads anything. A Classification task holds the train split evaluate fits on (the
+original's, or the variant's own rewritten one) and the undersampling settings recorded in
+the run folder; mteb scores it with its own rounds of undersampled training sets, which
+is evaluate's figure under the shiftbench protocol (not PTEB's or HTEB's one classifier on
+the whole train split).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from shiftbench.errors import InputError
+from shiftbench.evaluate.tasks import train_split
 from shiftbench.runfolder import OK, usable
 
 # Registered mteb tasks whose evaluator scores a local folder of their type.
@@ -27,6 +32,7 @@ STAND_INS = {
     "STS": "STSBenchmark",
     "PairClassification": "TwitterSemEval2015",
     "Retrieval": "SciFact",
+    "Classification": "Banking77Classification",
 }
 
 
@@ -86,6 +92,9 @@ def mteb_tasks(
             low, high = source["score_range"]
             setattr(task, "min_score", low)  # noqa: B010 (not on AbsTask's type)
             setattr(task, "max_score", high)  # noqa: B010
+        if kind == "Classification":
+            data[train_split(source)] = _train_data(source, config, originals.get(subset))
+            _mteb_protocol(task, source)
         task.hf_subsets = [subset]
         task.dataset = {subset: data}
         task.data_loaded = True
@@ -99,6 +108,9 @@ def _split_data(kind: str, source: dict[str, Any], config: Any, original: Any, s
 
     transform = config.meta.get("transform")
     rows = [r for r in config.splits[split] if usable(r.get("status", OK), transform)]
+    if kind == "Classification":
+        (text,) = source["text_fields"]
+        return datasets.Dataset.from_list([{"text": r[text], "label": r["label"]} for r in rows])
     if kind in ("STS", "PairClassification"):
         first, second = source["text_fields"]
         label = "score" if kind == "STS" else "labels"
@@ -123,3 +135,28 @@ def _split_data(kind: str, source: dict[str, Any], config: Any, original: Any, s
         "relevant_docs": judgements(context[f"qrels/{split}"]),
         "top_ranked": None,
     }
+
+
+def _train_data(source: dict[str, Any], config: Any, original: Any) -> Any:
+    """The train split a Classification config is scored with: the original's, or the
+    config's own rewritten one (its usable rows), as evaluate fits on it."""
+    import datasets
+
+    from shiftbench.evaluate.sides import own_context
+
+    name = train_split(source)
+    rows = original.splits[name]
+    if config is not original:
+        rows = own_context(config, [name], config.meta.get("transform")).get(name, rows)
+    (text,) = source["text_fields"]
+    return datasets.Dataset.from_list([{"text": r[text], "label": r["label"]} for r in rows])
+
+
+def _mteb_protocol(task: Any, source: dict[str, Any]) -> None:
+    """The undersampling settings evaluate used (the source's task's own, recorded in the
+    run folder), on the task object mteb's classification evaluator reads them from."""
+    protocol = source.get("protocol") or {}
+    for key in ("n_experiments", "samples_per_label", "seed"):
+        if protocol.get(key) is not None:
+            setattr(task, key, protocol[key])
+    task.train_split = train_split(source)

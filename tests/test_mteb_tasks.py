@@ -56,6 +56,7 @@ def theirs(tasks) -> dict[str, float]:
         ("STSBenchmark", ["--limit", "40"]),
         ("MRPC", ["--task-type", "PairClassification", "--limit", "40"]),
         ("XQuADRetrieval", ["--subset", "en", "--split", "test", "--limit", "40"]),
+        ("Banking77Classification", ["--limit", "160"]),
     ],
 )
 def test_mteb_scores_the_tasks_as_evaluate_does(
