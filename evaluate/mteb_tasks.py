@@ -33,6 +33,7 @@ STAND_INS = {
     "PairClassification": "TwitterSemEval2015",
     "Retrieval": "SciFact",
     "Classification": "Banking77Classification",
+    "Summarization": "SummEvalSummarization.v2",
 }
 
 
@@ -88,7 +89,7 @@ def mteb_tasks(
                 "superseded_by": None,  # a task of this run, not the registered one
             }
         )
-        if kind == "STS" and source.get("score_range"):  # the gold scale mteb normalises by
+        if kind in ("STS", "Summarization") and source.get("score_range"):  # the gold scale
             low, high = source["score_range"]
             setattr(task, "min_score", low)  # noqa: B010 (not on AbsTask's type)
             setattr(task, "max_score", high)  # noqa: B010
@@ -108,6 +109,9 @@ def _split_data(kind: str, source: dict[str, Any], config: Any, original: Any, s
 
     transform = config.meta.get("transform")
     rows = [r for r in config.splits[split] if usable(r.get("status", OK), transform)]
+    if kind == "Summarization":  # each text field as it is, rewritten or not
+        columns = ("text", "human_summaries", "machine_summaries", "relevance")
+        return datasets.Dataset.from_list([{c: r[c] for c in columns} for r in rows])
     if kind == "Classification":
         (text,) = source["text_fields"]
         return datasets.Dataset.from_list([{"text": r[text], "label": r["label"]} for r in rows])

@@ -34,7 +34,9 @@ def ours(invoke, run, tmp_path, *extra) -> dict[str, float]:
     return scores
 
 
-def theirs(tasks) -> dict[str, float]:
+def theirs(tasks, source: str | None = None) -> dict[str, float]:
+    """mteb's main score per config; `source`: the task names' prefix (default: up to the
+    first dot)."""
     import mteb
 
     from shiftbench.encoders import Encoder
@@ -45,7 +47,9 @@ def theirs(tasks) -> dict[str, float]:
     for task in results.task_results:
         ((_split, entries),) = task.scores.items()
         (entry,) = entries
-        scores[task.task_name.split(".", 1)[1]] = entry["main_score"]
+        name = task.task_name
+        config = name.removeprefix(f"{source}.") if source else name.split(".", 1)[1]
+        scores[config] = entry["main_score"]
     return scores
 
 

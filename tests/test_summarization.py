@@ -345,3 +345,34 @@ def test_references_is_a_summarization_part_only(scripted, shared_data, invoke, 
         "queries\n"
     )
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("protocol", ["shiftbench", "hteb"])
+def test_mteb_scores_the_run_as_tasks_as_evaluate_does(
+    scripted, folder, invoke, tmp_path, protocol
+):
+    """shiftbench.mteb_tasks on a summarisation run, machine summaries rewritten (and, under
+    hteb, the human summaries too): mteb's own evaluator gives evaluate's main scores."""
+    from test_mteb_tasks import ours, theirs
+
+    import shiftbench
+
+    run = tmp_path / "run"
+    result = invoke(
+        "gen", "SummEvalSummarization.v2", "--data-dir", folder, "-t", "paraphrase", "-s", "1",
+        "-b", "scripted", "-q", "-o", run, "--no-cache", "--protocol", protocol,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    tasks = shiftbench.mteb_tasks(run)
+    expected = ours(invoke, run, tmp_path)
+    assert [t.metadata.name for t in tasks] == [
+        "SummEvalSummarization.v2.original",
+        "SummEvalSummarization.v2.paraphrase-s1",
+    ]
+    got = theirs(tasks, "SummEvalSummarization.v2")
+    assert sorted(got) == sorted(expected) == ["original", "paraphrase-s1"]
+    if protocol == "shiftbench":  # (rank correlations of four documents can tie)
+        assert got["original"] != pytest.approx(got["paraphrase-s1"], abs=1e-3)
+    for config, value in expected.items():
+        assert got[config] == pytest.approx(value, abs=1e-4), config
