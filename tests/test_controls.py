@@ -479,7 +479,8 @@ def test_a_spec_makes_rule_controls_without_a_generator(invoke, tmp_path, wordne
     plan = invoke("run", spec, "--dry-run")
     assert plan.exit_code == 0, plan.output
     row = next(line for line in plan.stdout.splitlines() if line.startswith("sample "))
-    assert row.split()[:4] == ["sample", "42", "84", "0"]
+    # configs, texts, calls: two configs of the 84 texts each, no generator call
+    assert row.split()[:4] == ["sample", "2", "168", "0"]
     done = invoke("run", spec, "--until", "gen", "-q")
     assert done.exit_code == 0, done.output
     meta = json.loads((tmp_path / "out/sample/run/shiftbench.json").read_text(encoding="utf-8"))
