@@ -81,6 +81,48 @@ def read_jsonl(
     return rows
 
 
+DATA_FORMATS = ("jsonl", "parquet")  # a run folder's data files; a release's (parquet)
+
+
+def split_file(folder: Path, split: str) -> Path | None:
+    """The data file of one split of a config folder: `<split>.jsonl` (what gen writes) or
+    `<split>.parquet` (what a release holds); None when there is neither."""
+    for suffix in DATA_FORMATS:
+        path = folder / f"{split}.{suffix}"
+        if path.is_file():
+            return path
+    return None
+
+
+def read_split(
+    folder: Path, split: str, *, required: Iterable[str] = (), strings: Iterable[str] = ()
+) -> list[dict[str, Any]]:
+    """The rows of one split of a config folder, JSON Lines or Parquet, checked as
+    read_jsonl checks them (a Parquet column's missing values are absent keys)."""
+    path = split_file(folder, split)
+    if path is None:
+        raise InputError(f"{folder / split}.jsonl: no such file")
+    if path.suffix == ".jsonl":
+        return read_jsonl(path, required=required, strings=strings)
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except Exception as exc:  # pyarrow raises several types; all mean "not readable"
+        raise InputError(f"{path}: not a readable Parquet file ({exc})") from None
+    rows = [{k: v for k, v in row.items() if v is not None} for row in table.to_pylist()]
+    need, texts = tuple(required), tuple(strings)
+    for number, row in enumerate(rows, 1):
+        absent = [f for f in need if f not in row]
+        if absent:
+            raise InputError(f"{path}: row {number}: missing field(s) {', '.join(absent)}")
+        for f in texts:
+            if f in row and not isinstance(row[f], str):
+                kind = type(row[f]).__name__
+                raise InputError(f"{path}: row {number}: field {f} must be a string, not {kind}")
+    return rows
+
+
 def config_name(base: str, subset: str, multi_subset: bool) -> str:
     """`original`, `paraphrase-s1337`; with several subsets, `original.de` and so on."""
     return f"{base}.{subset}" if multi_subset else base
@@ -237,7 +279,7 @@ def _atomic_text(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def render_card(meta: dict[str, Any]) -> str:
+def render_card(meta: dict[str, Any], data_format: str = "jsonl") -> str:
     """A minimal dataset card: the `configs:` that load_dataset needs and a config table."""
     import yaml
 
@@ -246,7 +288,7 @@ def render_card(meta: dict[str, Any]) -> str:
     header = {
         "pretty_name": f"{source['name']} (shiftbench variants)",
         "tags": ["shiftbench", "mteb", "synthetic", "robustness"],
-        "configs": card_configs(meta),
+        "configs": card_configs(meta, data_format),
     }
     where = source["dataset_path"]
     if source.get("revision"):
@@ -292,25 +334,35 @@ def _parts_sentence(meta: dict[str, Any]) -> str:
     return f" The variants rewrite: {', '.join(meta['rewrite'])}."
 
 
-def card_configs(meta: dict[str, Any]) -> list[dict[str, Any]]:
-    """The card's `configs:` list: every config and split, the first config the default.
+def default_config(meta: dict[str, Any]) -> str:
+    """The config `load_dataset(repo)` loads when none is named: the source's rows
+    (`original`, or with several subsets the first `original.<subset>`), else the first."""
+    configs = meta["configs"]
+    return next((n for n, i in configs.items() if i.get("kind") == "original"), next(iter(configs)))
 
-    A ranking config's corpus, judgements and candidates (`corpus.test` and so on, see
-    shiftbench.parts) have columns of their own, so each kind is a config of its own on
-    the card, as in a ranking dataset's own repository: `original-corpus` (with several
-    subsets `original-corpus.en`), split `test`.
+
+def card_configs(meta: dict[str, Any], data_format: str = "jsonl") -> list[dict[str, Any]]:
+    """The card's `configs:` list: every config and split, the original the default.
+
+    `data_format` is the data files' extension: `jsonl` in a run folder, `parquet` in a
+    release (see shiftbench.cards.release). A ranking config's corpus, judgements and
+    candidates (`corpus.test` and so on, see shiftbench.parts) have columns of their own,
+    so each kind is a config of its own on the card, as in a ranking dataset's own
+    repository: `original-corpus` (with several subsets `original-corpus.en`), split `test`.
     """
     out = []
-    for i, (name, info) in enumerate(meta["configs"].items()):
+    default = default_config(meta)
+    for name, info in meta["configs"].items():
         tables: dict[str, list[dict[str, str]]] = {}
         files: list[dict[str, str]] = []
         for split in info["rows"]:
             kind, _, of = context_name(split).rpartition("/")
-            entry = {"split": of, "path": f"{name}/{split}.jsonl"}
+            entry = {"split": of, "path": f"{name}/{split}.{data_format}"}
             (tables.setdefault(kind, []) if kind else files).append(entry)
         out.append(
-            {"config_name": name, "data_files": files, **({"default": True} if i == 0 else {})}
-        )
+            {"config_name": name, "data_files": files,
+             **({"default": True} if name == default else {})}
+        )  # fmt: skip
         out += [
             {"config_name": table_config(name, kind, info.get("subset")), "data_files": entries}
             for kind, entries in tables.items()

@@ -25,6 +25,15 @@ class ReleaseSettings:
         human_dirs: Human-eval batch folders with a report, shown in the card.
         license_id: The Hub license id to declare when the source's is not one.
         private: Create the repository as private.
+        data_format: `parquet` (a release's default: typed data files and croissant.json)
+            or `jsonl` (the files as gen writes them; what `write_card` describes unless
+            told otherwise, since the run folder holds JSON Lines).
+        results: evaluate results folders, `DIR` or `NAME=DIR` (NAME: the model's Hub id,
+            needed when it was evaluated from a local path), whose main scores go into the
+            card's model-index and the release's eval_results/.
+        rai: Croissant responsible-AI fields to add or replace, `FIELD=TEXT`.
+        date_published: Croissant's datePublished (ISO 8601); none by default, so equal
+            content gives equal bytes.
     """
 
     repo: str | None = None
@@ -32,6 +41,10 @@ class ReleaseSettings:
     human_dirs: tuple[Path, ...] = ()
     license_id: str | None = None
     private: bool = False
+    data_format: str = "parquet"
+    results: tuple[str, ...] = ()
+    rai: tuple[str, ...] = ()
+    date_published: str | None = None
 
 
 def _silent(text: str) -> None:
@@ -46,11 +59,19 @@ def write_card(
     from shiftbench.cards.release import build
     from shiftbench.hub import check_repo, check_version
 
-    s = settings or ReleaseSettings()
+    s = settings or ReleaseSettings(data_format="jsonl")
     tag = check_version(s.version) if s.version else None
     if s.repo:
         check_repo(s.repo)
-    _, _, text = build(Path(run), s.repo, tag, s.human_dirs, s.license_id)
+    if output is None and s.data_format != "jsonl":
+        raise InputError(
+            f"a {s.data_format} card names data files the run folder does not hold; write "
+            "it elsewhere with --output (publish converts the files)"
+        )
+    _, _, text = build(
+        Path(run), s.repo, tag, s.human_dirs, s.license_id, data_format=s.data_format,
+        results=s.results, rai=s.rai, date_published=s.date_published,
+    )  # fmt: skip
     target = Path(output) if output is not None else Path(run) / "README.md"
     target.write_text(text, encoding="utf-8")
     return target
@@ -82,11 +103,7 @@ def publish_release(
         raise InputError("a release needs a repo (ORG/NAME) and a version (X.Y.Z)")
     tag = check_version(settings.version)
     check_repo(settings.repo)
-    return publish(
-        Path(run), settings.repo, tag, human_dirs=settings.human_dirs,
-        license_id=settings.license_id, private=settings.private, dry_run=dry_run,
-        quiet=quiet, say=say,
-    )  # fmt: skip
+    return publish(Path(run), settings.repo, tag, settings, dry_run=dry_run, quiet=quiet, say=say)
 
 
 def verify_release(

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from shiftbench import __version__
+from shiftbench.cards import results
+from shiftbench.cards.results import ModelScores
 from shiftbench.errors import InputError
 from shiftbench.languages import get_language
 from shiftbench.ratings import BATCH_FILE, ITEMS_FILE
@@ -26,6 +28,7 @@ from shiftbench.runfolder import (
     META_FILE,
     SPEC_FILE,
     card_configs,
+    default_config,
     read_jsonl,
 )
 from shiftbench.runfolder import VALIDATION_REPORT as VALIDATION_JSON
@@ -54,6 +57,23 @@ HUB_LICENSES = {
 def source_dataset(source: dict[str, Any]) -> str | None:
     """The source's Hub repository, or None for a local folder (whose path stays private)."""
     return str(source["dataset_path"]) if source.get("mteb_task") else None
+
+
+def summary(meta: dict[str, Any], markdown: bool = False) -> str:
+    """What the release is, in one paragraph (the card's first, Croissant's description)."""
+    source = meta["source"]
+    origin = source_dataset(source)
+    q = "`" if markdown else ""
+    where = f"{q}{origin}{q} at revision {q}{source['revision']}{q}" if origin else (
+        f"a local {source['task_type']} dataset folder named {q}{source['name']}{q} (content "
+        f"hash {q}{source['revision']}{q})"
+    )  # fmt: skip
+    return (
+        f"LLM-rewritten variants of the {source['task_type']} dataset {where}, for measuring "
+        "how much of a text-embedding model's score survives when the benchmark's texts are "
+        "reworded, resized or translated. Made with shiftbench "
+        f"{meta.get('shiftbench_version', __version__)}."
+    )
 
 
 def hub_license(source_license: str | None) -> tuple[str, str | None]:
@@ -104,6 +124,11 @@ def languages(meta: dict[str, Any]) -> tuple[list[str], str]:
     return sorted(found), "multilingual" if len(found) > 1 else "monolingual"
 
 
+def validation_report(folder: Path) -> dict[str, Any] | None:
+    """The run folder's validation.json, when it was validated."""
+    return _read_json(folder / VALIDATION_JSON)
+
+
 def _read_json(path: Path) -> dict[str, Any] | None:
     try:
         doc: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
@@ -150,7 +175,13 @@ def human_summary(entry: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def card_data(meta: dict[str, Any], infos: dict[str, Any], license_id: str | None) -> Any:
+def card_data(
+    meta: dict[str, Any],
+    infos: dict[str, Any],
+    license_id: str | None,
+    data_format: str = "jsonl",
+    model_index: list[Any] | None = None,
+) -> Any:
     from datasets.info import DatasetInfosDict
     from huggingface_hub import DatasetCardData
 
@@ -171,8 +202,10 @@ def card_data(meta: dict[str, Any], infos: dict[str, Any], license_id: str | Non
         source_datasets=[f"{origin}@{source['revision']}"] if origin else None,
         annotations_creators=["machine-generated"],
         tags=["mteb", "synthetic", "robustness", "shiftbench"],
-        configs=card_configs(meta),
+        configs=card_configs(meta, data_format),
     )
+    if model_index:
+        data["model-index"] = model_index  # not an attribute name: set as an item
     DatasetInfosDict(infos).to_dataset_card_data(data)
     return data
 
@@ -186,15 +219,19 @@ def render(
     tag: str | None = None,
     human: list[dict[str, Any]] | None = None,
     license_id: str | None = None,
+    data_format: str = "jsonl",
+    models: list[ModelScores] | None = None,
 ) -> str:
     """The whole card (YAML header and prose) as text."""
     from huggingface_hub import DatasetCard
 
-    data = card_data(meta, infos, license_id)
+    index = results.model_index(models, repo, tag) if models else None
+    data = card_data(meta, infos, license_id, data_format, index)
     validation = _read_json(folder / VALIDATION_JSON)
     body = "\n".join(
         _prose(meta, repo=repo, tag=tag, validation=validation, human=human or [],
-               license_id=license_id, spec=_spec(folder))
+               license_id=license_id, spec=_spec(folder), data_format=data_format,
+               models=models or [])
     )  # fmt: skip
     card = DatasetCard(f"---\n{data.to_yaml()}\n---\n\n{body}\n")
     return str(card).rstrip("\n") + "\n"
@@ -209,24 +246,19 @@ def _prose(
     human: list[dict[str, Any]],
     license_id: str | None,
     spec: list[str],
+    data_format: str,
+    models: list[ModelScores],
 ) -> list[str]:
     source = meta["source"]
     configs = meta["configs"]
-    origin = source_dataset(source)
-    where = f"`{origin}` at revision `{source['revision']}`" if origin else (
-        f"a local {source['task_type']} dataset folder named `{source['name']}` (content hash "
-        f"`{source['revision']}`)"
-    )  # fmt: skip
     fields = ", ".join(f"`{f}`" for f in source["text_fields"])
     out = [
         f"# {source['name']}: shiftbench variants" + (f" {tag}" if tag else ""),
         "",
-        f"LLM-rewritten variants of the {source['task_type']} dataset {where}, for measuring "
-        "how much of a text-embedding model's score survives when the benchmark's texts are "
-        "reworded, resized or translated. Made with shiftbench "
-        f"{meta.get('shiftbench_version', __version__)}.",
+        summary(meta, markdown=True),
         "",
-        f"The config `original` holds the source rows as they are. Every other config is one "
+        f"The config `original` holds the source rows as they are (it is the default "
+        f"config: `{default_config(meta)}`). Every other config is one "
         f"transformation with one seed: the fields {fields} are rewritten, every other column "
         "is kept, the source text stays beside the new one as `original_<field>`, and each "
         "row has a `status` (`ok`, `identical` for a back-translation that came back "
@@ -261,6 +293,8 @@ def _prose(
     out += spec
     out += _validation(configs, validation)
     out += _human(human)
+    out += results.prose(models)
+    out += _croissant_section(data_format)
     out += _loading(configs, repo, tag)
     out += _evaluating(meta, repo, tag)
     out += _citation(source)
@@ -627,39 +661,82 @@ def _evaluating(meta: dict[str, Any], repo: str | None, tag: str | None) -> list
     return out
 
 
+def bibtex(source: dict[str, Any]) -> str | None:
+    """The source task's BibTeX as mteb records it, or None."""
+    if not source.get("mteb_task"):
+        return None
+    try:
+        import mteb
+
+        text = mteb.get_task(source["mteb_task"]).metadata.bibtex_citation
+    except Exception:  # an unknown task in this mteb version: cite nothing rather than fail
+        return None
+    return text.strip() if text and text.strip() else None
+
+
 def _citation(source: dict[str, Any]) -> list[str]:
     out = ["", "## Citation", ""]
-    bibtex = None
-    if source.get("mteb_task"):
-        try:
-            import mteb
-
-            bibtex = mteb.get_task(source["mteb_task"]).metadata.bibtex_citation
-        except Exception:  # an unknown task in this mteb version: cite nothing rather than fail
-            bibtex = None
-    if not bibtex or not bibtex.strip():
+    text = bibtex(source)
+    if text is None:
         return [*out, "Cite the source dataset as its authors ask."]
-    return [*out, "Please cite the source dataset:", "", "```bibtex", bibtex.strip(), "```"]
+    return [*out, "Please cite the source dataset:", "", "```bibtex", text, "```"]
 
 
-def _limitations(human: list[dict[str, Any]], license_value: str | None) -> list[str]:
+def limitations(human: list[dict[str, Any]], license_value: str | None) -> list[str]:
+    """What the release cannot vouch for, a sentence each (the card's Limitations and
+    Croissant's rai:dataLimitations)."""
     checked = sorted({lang for entry in human for lang in entry["languages"]})
     out = [
-        "",
-        "## Limitations",
-        "",
-        "- The variants are written by a language model. They can drift in meaning, add or "
+        "The variants are written by a language model. They can drift in meaning, add or "
         "drop details, or keep traces of the prompt, even where every automatic check passed.",
-        "- The gold labels (scores, classes, relevance) are the source's, carried over on the "
+        "The gold labels (scores, classes, relevance) are the source's, carried over on the "
         "assumption that a faithful rewrite keeps them; unfaithful rewrites break that.",
-        "- Validation measures other than the rule-based checks come from language models "
+        "Validation measures other than the rule-based checks come from language models "
         "judging language models, with their own biases.",
     ]
     if checked:
-        out.append(f"- People rated samples in these languages only: {', '.join(checked)}.")
+        out.append(f"People rated samples in these languages only: {', '.join(checked)}.")
     else:
-        out.append("- No person has rated these variants.")
+        out.append("No person has rated these variants.")
     _, note = hub_license(license_value)
     if note:
-        out.append(f"- License: {note} Check the source's terms before reuse.")
+        out.append(f"License: {note} Check the source's terms before reuse.")
     return out
+
+
+def human_analysis(human: list[dict[str, Any]]) -> list[str]:
+    """One sentence per human-eval batch: raters kept, agreement per criterion."""
+    out = []
+    for entry in human:
+        doc = entry["report"]
+        parts = []
+        for row in doc.get("rows", []):
+            agreement = (row.get("agreement") or {}).get("value")
+            if agreement is not None and row.get("group") in (None, "all"):
+                parts.append(f"{row['criterion']} ({row['level']}) AC2 {agreement:.3f}")
+        out.append(
+            f"Human ratings, batch {entry['name']}: scheme {doc.get('scheme')}, "
+            f"{len(doc.get('kept_raters', []))} raters kept after control items"
+            + (f"; Gwet's AC2: {', '.join(parts)}" if parts else "")
+            + "."
+        )
+    return out
+
+
+def _limitations(human: list[dict[str, Any]], license_value: str | None) -> list[str]:
+    return ["", "## Limitations", "", *(f"- {line}" for line in limitations(human, license_value))]
+
+
+def _croissant_section(data_format: str) -> list[str]:
+    if data_format != "parquet":
+        return []
+    return [
+        "",
+        "## Croissant metadata",
+        "",
+        "`croissant.json` describes this release in the Croissant 1.0 vocabulary, checked "
+        "with mlcroissant before publishing: every Parquet file with its sha256, a record "
+        "set per config and split, and the responsible-AI fields (how the rows were made, "
+        "by which model, how they were validated, their known limitations). Read it with "
+        '`mlcroissant.Dataset(jsonld="croissant.json")` in a copy of the repository.',
+    ]

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from shiftbench import __version__
+from shiftbench.cards.api import ReleaseSettings
 from shiftbench.cards.release import Release, build
 from shiftbench.errors import InputError, RuntimeFault
 from shiftbench.hub import (
@@ -47,10 +48,8 @@ def publish(
     folder: Path,
     repo: str,
     tag: str,
+    settings: ReleaseSettings,
     *,
-    human_dirs: tuple[Path, ...] = (),
-    license_id: str | None = None,
-    private: bool = False,
     dry_run: bool = False,
     quiet: bool = False,
     say: Say = _silent,
@@ -60,7 +59,15 @@ def publish(
     What was published and how to load it (or, in a dry run, the plan) goes to `say`,
     line by line; retries are logged.
     """
-    release, meta, _ = build(folder, repo, tag, human_dirs, license_id)
+
+    def assemble(data_format: str) -> tuple[Release, dict[str, Any], str]:
+        return build(
+            folder, repo, tag, settings.human_dirs, settings.license_id,
+            data_format=data_format, results=settings.results, rai=settings.rai,
+            date_published=settings.date_published,
+        )  # fmt: skip
+
+    release, meta, _ = assemble(settings.data_format)
     if not dry_run:
         require_token()
     api = hub_api()
@@ -68,6 +75,9 @@ def publish(
     remote = _remote_state(api, repo, tag, dry_run)
     if remote.get("tag_commit"):
         published = _published_listing(api, repo, tag)
+        if published is not None and published != release.listing() and _jsonl(published):
+            # a version published as JSON Lines stays so: compare with that form of it
+            release, meta, _ = assemble("jsonl")
         if published == release.listing():
             tell(f"{repo}@{tag} is already published with this content; nothing to do.")
             return "unchanged"
@@ -90,7 +100,9 @@ def publish(
         if not remote.get("exists"):
             with_retries(
                 "create repository",
-                lambda: api.create_repo(repo, repo_type="dataset", exist_ok=True, private=private),
+                lambda: api.create_repo(
+                    repo, repo_type="dataset", exist_ok=True, private=settings.private
+                ),
                 quiet=quiet,
             )
         step = "the commit"
@@ -110,6 +122,14 @@ def publish(
     for name in meta["configs"]:
         tell(f'load_dataset("{repo}", "{name}", revision="{tag}")')
     return "published"
+
+
+def _jsonl(listing: list[dict[str, Any]]) -> bool:
+    """Whether a published release holds JSON Lines data (as releases did before Parquet)."""
+    paths = [f["path"] for f in listing]
+    return not any(p.endswith(".parquet") for p in paths) and any(
+        p.endswith(".jsonl") and not p.startswith("validation/") for p in paths
+    )
 
 
 def _remote_state(api: Any, repo: str, tag: str, dry_run: bool) -> dict[str, Any]:

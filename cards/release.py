@@ -23,9 +23,21 @@ from typing import Any
 
 from shiftbench import __version__
 from shiftbench.cards import card as cards
+from shiftbench.cards import croissant
+from shiftbench.cards import results as evaluated
 from shiftbench.errors import InputError
 from shiftbench.hub import MANIFEST, folder_files, sha256_file
-from shiftbench.runfolder import FORMAT_VERSION, META_FILE, card_rows, read_meta
+from shiftbench.parts import context_name
+from shiftbench.runfolder import (
+    DATA_FORMATS,
+    FORMAT_VERSION,
+    META_FILE,
+    card_rows,
+    read_meta,
+    read_split,
+    split_file,
+    table_config,
+)
 from shiftbench.runfolder import render_card as minimal_card
 
 
@@ -76,7 +88,7 @@ def check_folder(folder: Path) -> dict[str, Any]:
         )
     for name, info in meta["configs"].items():
         for split in info.get("rows", {}):
-            if not (folder / name / f"{split}.jsonl").is_file():
+            if split_file(folder / name, split) is None:
                 raise InputError(
                     f"{folder} lacks {name}/{split}.jsonl, which {META_FILE} lists; "
                     "was the folder edited by hand?"
@@ -85,12 +97,12 @@ def check_folder(folder: Path) -> dict[str, Any]:
 
 
 def infos_by_loading(
-    folder: Path, card_text: str, meta: dict[str, Any], extra: dict[str, Path | bytes]
+    files: dict[str, Path | bytes], card_text: str, meta: dict[str, Any]
 ) -> dict[str, Any]:
     """Load every config with `load_dataset` as the Hub would see the release.
 
-    The release's files are linked into a scratch folder with `card_text` as README.md, so
-    what is loaded is exactly what would be uploaded. Returns each config's DatasetInfo.
+    The release's `files` are linked into a scratch folder with `card_text` as README.md,
+    so what is loaded is exactly what would be uploaded. Returns each config's DatasetInfo.
     """
     import datasets
 
@@ -99,8 +111,7 @@ def infos_by_loading(
     scratch = Path(tempfile.mkdtemp(prefix="shiftbench-release-"))
     try:
         view = scratch / "repo"
-        files: dict[str, Path | bytes] = {**folder_files(folder), **extra}
-        files["README.md"] = card_text.encode("utf-8")  # never through a link to the folder
+        files = {**files, "README.md": card_text.encode("utf-8")}  # never a link to the folder
         for path, item in files.items():
             target = view / path
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -135,6 +146,55 @@ def infos_by_loading(
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+def data_paths(meta: dict[str, Any]) -> list[tuple[str, str]]:
+    """Every (config, split) the metadata lists, as run-folder names."""
+    return [(name, split) for name, info in meta["configs"].items() for split in info["rows"]]
+
+
+def parquet_bytes(rows: list[dict[str, Any]], where: str) -> bytes:
+    """One split's rows as a Parquet file: a column per key any row has (first seen
+    first), types inferred per column; equal rows give equal bytes."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    columns: dict[str, None] = {}
+    for row in rows:
+        columns.update(dict.fromkeys(row))
+    arrays = {}
+    for column in columns:
+        try:
+            arrays[column] = pa.array([row.get(column) for row in rows])
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+            raise InputError(
+                f"{where}: column {column} mixes value types, so it has no Parquet type "
+                f"({str(exc).splitlines()[0]})"
+            ) from None
+    sink = pa.BufferOutputStream()
+    pq.write_table(pa.table(arrays), sink, row_group_size=1000, compression="zstd")
+    return bytes(sink.getvalue().to_pybytes())
+
+
+def release_files(folder: Path, meta: dict[str, Any], data_format: str) -> dict[str, Path | bytes]:
+    """The folder's files as a release holds them: every data file in `data_format`
+    (Parquet made from the rows; JSON Lines as gen wrote them), everything else as is."""
+    files: dict[str, Path | bytes] = dict(folder_files(folder))
+    for name, split in data_paths(meta):
+        for suffix in DATA_FORMATS:
+            files.pop(f"{name}/{split}.{suffix}", None)
+        source = split_file(folder / name, split)
+        assert source is not None  # check_folder saw it
+        target = f"{name}/{split}.{data_format}"
+        if data_format == "jsonl" and source.suffix == ".jsonl":
+            files[target] = source
+        elif data_format == "jsonl":
+            rows = read_split(folder / name, split)
+            text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+            files[target] = text.encode("utf-8")
+        else:
+            files[target] = parquet_bytes(read_split(folder / name, split), f"{name}/{split}")
+    return files
+
+
 def _load(datasets: Any, view: Path, name: str, scratch: Path) -> Any:
     try:
         return datasets.load_dataset(
@@ -157,13 +217,14 @@ def expected_columns(meta: dict[str, Any], info: dict[str, Any]) -> list[str]:
     return columns
 
 
-def manifest(release: Release, meta: dict[str, Any]) -> bytes:
+def manifest(release: Release, meta: dict[str, Any], data_format: str) -> bytes:
     """The release manifest: deterministic, so equal content gives equal bytes."""
     source = meta["source"]
     doc = {
         "format": 1,
         "version": release.tag,
         "shiftbench_version": __version__,
+        "data_format": data_format,
         "source": {
             "name": source.get("name"),
             "task_type": source.get("task_type"),
@@ -176,34 +237,120 @@ def manifest(release: Release, meta: dict[str, Any]) -> bytes:
     return (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
+def _schemas(
+    files: dict[str, Path | bytes], meta: dict[str, Any]
+) -> dict[str, dict[str, tuple[str, Any]]]:
+    """Per card config and split: the Parquet path and its Arrow schema."""
+    import io
+
+    import pyarrow.parquet as pq
+
+    out: dict[str, dict[str, tuple[str, Any]]] = {}
+    for name, info in meta["configs"].items():
+        for split in info["rows"]:
+            kind, _, of = context_name(split).rpartition("/")
+            card = table_config(name, kind, info.get("subset")) if kind else name
+            path = f"{name}/{split}.parquet"
+            item = files[path]
+            data = item if isinstance(item, bytes) else item.read_bytes()
+            out.setdefault(card, {})[of] = (path, pq.read_schema(io.BytesIO(data)))
+    return out
+
+
+def _croissant(
+    release: Release,
+    meta: dict[str, Any],
+    *,
+    repo: str | None,
+    human: list[dict[str, Any]],
+    license_id: str | None,
+    rai: list[tuple[str, str]],
+    validation: dict[str, Any] | None,
+) -> dict[str, Any]:
+    source = meta["source"]
+    langs, _ = cards.languages(meta)
+    lic, _ = cards.hub_license(license_id or source.get("license"))
+    schemas = _schemas(release.files, meta)
+    data = {path for splits in schemas.values() for path, _ in splits.values()}
+    return croissant.build(
+        meta,
+        schemas,
+        {path: release.sha256(path) for path in data},
+        name=f"{source['name']} (shiftbench variants)",
+        description=cards.summary(meta),
+        license_value=lic,
+        keywords=["mteb", "synthetic", "robustness", "shiftbench", source["task_type"]],
+        languages=[lang for lang in langs if lang != "multilingual"],
+        limitations=cards.limitations(human, license_id or source.get("license")),
+        annotation=cards.human_analysis(human),
+        repo=repo,
+        version=release.tag,
+        cite_as=cards.bibtex(source),
+        rai=rai,
+        validation=validation,
+    )
+
+
 def build(
     folder: Path,
     repo: str | None,
     tag: str | None,
     human_dirs: tuple[Path, ...] = (),
     license_id: str | None = None,
+    *,
+    data_format: str = "parquet",
+    results: tuple[str, ...] = (),
+    rai: tuple[str, ...] = (),
+    date_published: str | None = None,
 ) -> tuple[Release, dict[str, Any], str]:
     """Check the folder and assemble its release: files, card and manifest.
 
+    `data_format` is `parquet` (the default: typed files the Hub's viewer reads as they
+    are, and `croissant.json` describing them) or `jsonl` (the files as gen wrote them, as
+    releases were before). `results` are evaluate results folders (`[NAME=]DIR`) whose
+    scores go into the card; `rai` adds to Croissant's responsible-AI fields (FIELD=TEXT).
     Returns the release, the folder's metadata and the card text.
     """
+    if data_format not in DATA_FORMATS:
+        raise InputError(f"--format must be one of {', '.join(DATA_FORMATS)}, got {data_format!r}")
+    rai_fields = croissant.parse_rai(rai)
+    if (rai_fields or date_published) and data_format != "parquet":
+        raise InputError(
+            "--rai and --date-published describe croissant.json, which only a Parquet release has"
+        )
     meta = check_folder(folder)
     human = cards.human_reports(human_dirs)
+    models = evaluated.read_results(results, meta)
     extra: dict[str, Path | bytes] = {}
     for entry in human:
         summary = json.dumps(cards.human_summary(entry), indent=2, ensure_ascii=False) + "\n"
         extra[f"human_eval/{entry['name']}.json"] = summary.encode("utf-8")
+    extra.update(evaluated.eval_results_files(models, repo, tag))
+    files = {**release_files(folder, meta, data_format), **extra}
+    files.pop(MANIFEST, None)  # a downloaded release's; a new one is made below
+    files.pop(croissant.CROISSANT_FILE, None)
+    release = Release(folder, tag)
+    release.files.update(files)
     # Load once with the plain card for the features, then with the full card to prove
     # load_dataset accepts exactly what is published.
-    infos = infos_by_loading(folder, minimal_card(meta), meta, extra)
+    infos = infos_by_loading(files, minimal_card(meta, data_format), meta)
+    if data_format == "parquet":
+        doc = _croissant(release, meta, repo=repo, human=human, license_id=license_id,
+                         rai=rai_fields, validation=cards.validation_report(folder))  # fmt: skip
+        if date_published:
+            doc["datePublished"] = date_published
+        scratch = Path(tempfile.mkdtemp(prefix="shiftbench-croissant-"))
+        try:
+            croissant.validate(doc, scratch)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        release.files[croissant.CROISSANT_FILE] = croissant.dumps(doc).encode("utf-8")
     text = cards.render(
-        folder, meta, infos=infos, repo=repo, tag=tag, human=human, license_id=license_id
-    )
-    infos_by_loading(folder, text, meta, extra)
-    release = Release(folder, tag)
-    release.files.update(folder_files(folder))
-    release.files.update(extra)
+        folder, meta, infos=infos, repo=repo, tag=tag, human=human, license_id=license_id,
+        data_format=data_format, models=models,
+    )  # fmt: skip
+    infos_by_loading(release.files, text, meta)
     release.files["README.md"] = text.encode("utf-8")
     if tag is not None:
-        release.files[MANIFEST] = manifest(release, meta)
+        release.files[MANIFEST] = manifest(release, meta, data_format)
     return release, meta, text

@@ -24,6 +24,29 @@ def release_options(func: Callable[..., Any]) -> Callable[..., Any]:
         type=click.Path(exists=True, file_okay=False, path_type=Path),
         help="A human-eval batch folder with a report, to show in the card (repeatable).",
     )(func)
+    func = click.option(
+        "--results",
+        "results",
+        multiple=True,
+        metavar="[NAME=]DIR",
+        help="A shiftbench evaluate output folder of this run: its main scores go into the "
+        "card's model-index and (publish) eval_results/<model>.yaml. NAME is the model's "
+        "Hub id, required when it was evaluated from a local path (repeatable).",
+    )(func)
+    func = click.option(
+        "--rai",
+        multiple=True,
+        metavar="FIELD=TEXT",
+        help="Add to (or, for single-valued fields, replace) a Croissant responsible-AI "
+        "field of croissant.json, e.g. dataLimitations='Only 8 rows per config.' "
+        "(repeatable; Parquet only).",
+    )(func)
+    func = click.option(
+        "--date-published",
+        metavar="DATE",
+        help="Croissant's datePublished, ISO 8601 (default: none, so equal content gives "
+        "equal bytes; Parquet only).",
+    )(func)
     return click.option(
         "--license",
         "license_id",
@@ -32,11 +55,27 @@ def release_options(func: Callable[..., Any]) -> Callable[..., Any]:
     )(func)
 
 
+def format_option(default: str, help_text: str) -> Callable[..., Any]:
+    return click.option(
+        "--format",
+        "data_format",
+        type=click.Choice(["parquet", "jsonl"]),
+        default=default,
+        show_default=True,
+        help=help_text,
+    )
+
+
 @click.command(context_settings=CONTEXT)
 @click.argument("run", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--repo", help="The Hub repository (ORG/NAME) the load snippets name.")
 @click.option("--version", "version", help="The version (X.Y.Z) the load snippets name.")
 @release_options
+@format_option(
+    "jsonl",
+    "The data files the card names: the run folder's own JSON Lines, or the Parquet files "
+    "a release holds (a preview of the release's card; needs --output).",
+)
 @click.option(
     "--output",
     "-o",
@@ -48,22 +87,28 @@ def card(
     repo: str | None,
     version: str | None,
     human_eval_dirs: tuple[Path, ...],
+    results: tuple[str, ...],
+    rai: tuple[str, ...],
+    date_published: str | None,
     license_id: str | None,
+    data_format: str,
     output: Path | None,
 ) -> None:
     """Write the dataset card of a run folder (RUN/README.md).
 
-    The card's YAML (license, languages, task categories, sizes, source, configs and
-    features) and its text (configs, generation settings, validation and human-eval
-    figures, how to load and evaluate, citation, limitations) come from the folder's
-    shiftbench.json, validation.json and the --human-eval reports. Every config is loaded
-    with load_dataset first.
+    The card's YAML (license, languages, task categories, sizes, source, configs with
+    `original` the default, features, and with --results a model-index) and its text
+    (configs, generation settings, validation and human-eval figures, results, how to load
+    and evaluate, citation, limitations) come from the folder's shiftbench.json,
+    validation.json, the --human-eval reports and the --results folders. Every config is
+    loaded with load_dataset first.
     """
     from shiftbench.cards.api import ReleaseSettings, write_card
 
     settings = ReleaseSettings(
-        repo=repo, version=version, human_dirs=human_eval_dirs, license_id=license_id
-    )
+        repo=repo, version=version, human_dirs=human_eval_dirs, license_id=license_id,
+        data_format=data_format, results=results, rai=rai, date_published=date_published,
+    )  # fmt: skip
     click.echo(f"card: {write_card(run, settings, output)}")
 
 
@@ -72,6 +117,11 @@ def card(
 @click.option("--repo", required=True, help="The Hub dataset repository, ORG/NAME.")
 @click.option("--version", "version", required=True, help="The version, X.Y.Z; tagged vX.Y.Z.")
 @release_options
+@format_option(
+    "parquet",
+    "The release's data files: Parquet (typed; the Hub's viewer reads them as they are; "
+    "with croissant.json) or JSON Lines as gen wrote them.",
+)
 @click.option("--private", is_flag=True, help="Create the repository as private.")
 @click.option("--dry-run", is_flag=True, help="Print the plan; upload, create and tag nothing.")
 @quiet_option
@@ -80,7 +130,11 @@ def publish(
     repo: str,
     version: str,
     human_eval_dirs: tuple[Path, ...],
+    results: tuple[str, ...],
+    rai: tuple[str, ...],
+    date_published: str | None,
     license_id: str | None,
+    data_format: str,
     private: bool,
     dry_run: bool,
     quiet: bool,
@@ -88,17 +142,22 @@ def publish(
     """Release the run folder RUN to the Hugging Face Hub as the frozen version vX.Y.Z.
 
     Checks the folder (metadata, data files, every config loading with its card), then
-    uploads the folder, its card and a release manifest (every file's sha256) in one
-    commit, and tags that commit vX.Y.Z. A published version never changes: publishing it
-    again is a no-op when the content is identical and refused otherwise. If anything
-    fails before the tag, no tag exists and the same command completes the release.
-    The token comes from HF_TOKEN or 'hf auth login'; HF_ENDPOINT names another Hub.
+    uploads one commit: every config as Parquet (`original` the default config), the
+    card, croissant.json (Croissant 1.0 with its responsible-AI fields, checked with
+    mlcroissant), eval_results/ for --results, the other files of the folder, and a
+    release manifest (every file's sha256); and tags that commit vX.Y.Z. A published
+    version never changes: publishing it again is a no-op when the content is identical
+    (a version published as JSON Lines is compared as such) and refused otherwise. If
+    anything fails before the tag, no tag exists and the same command completes the
+    release. The token comes from HF_TOKEN or 'hf auth login'; HF_ENDPOINT names another
+    Hub.
     """
     from shiftbench.cards.api import ReleaseSettings, publish_release
 
     settings = ReleaseSettings(
         repo=repo, version=version, human_dirs=human_eval_dirs, license_id=license_id,
-        private=private,
+        private=private, data_format=data_format, results=results, rai=rai,
+        date_published=date_published,
     )  # fmt: skip
     publish_release(run, settings, dry_run=dry_run, quiet=quiet, say=click.echo)
 

@@ -26,7 +26,15 @@ from shiftbench.evaluate.sides import (
 )
 from shiftbench.evaluate.tasks import EVALUATORS, Scoring, evaluator, train_split
 from shiftbench.parts import DEFAULT, context_name, folder_split
-from shiftbench.runfolder import OK, config_name, is_run_folder, read_jsonl, read_meta, usable
+from shiftbench.runfolder import (
+    OK,
+    config_name,
+    is_run_folder,
+    read_meta,
+    read_split,
+    split_file,
+    usable,
+)
 from shiftbench.sources import LISTED_TYPES, RANKING_TYPES, Source
 
 if TYPE_CHECKING:
@@ -64,12 +72,12 @@ def collect_run_folder(folder: Path) -> Collection:
     for name, info in meta["configs"].items():
         splits = {}
         for split in info["rows"]:
-            path = folder / name / f"{split}.jsonl"
-            if not path.is_file():
+            if split_file(folder / name, split) is None:
                 raise InputError(
-                    f"run folder {folder} lists {name}/{split} but {path.name} is missing"
+                    f"run folder {folder} lists {name}/{split} but {split}.jsonl is missing"
                 )
-            splits[context_name(split) if ranking else split] = read_jsonl(path, strings=texts)
+            rows = read_split(folder / name, split, strings=texts)
+            splits[context_name(split) if ranking else split] = rows
         configs.append(ConfigView(name, info, splits))
     rewrite = tuple(meta.get("rewrite", DEFAULT))
     return Collection(folder.resolve().name, meta["source"], configs, rewrite)

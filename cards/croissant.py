@@ -1,0 +1,335 @@
+"""Croissant metadata of a release: `croissant.json`, JSON-LD that mlcroissant reads.
+
+The document describes the release as the Croissant 1.0 vocabulary does: the dataset
+(name, description, license, version, keywords, languages, citation), one FileObject per
+Parquet data file with its sha256, and one RecordSet per card config and split whose
+fields read that file's columns. Croissant's responsible-AI vocabulary (RAI 1.0) carries
+what the rows are and how they were made: the source rewritten, the model and backend
+that rewrote it, the prompts' hashes, the validation that followed, human ratings, and
+what the release cannot vouch for. Users add to or replace those fields with
+`--rai FIELD=TEXT`.
+
+Before a release is built the document is read back with mlcroissant; what it rejects is
+an InputError, so a card never carries metadata that a Croissant reader would refuse.
+Nothing here reads the run folder's path or the Hub token.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from shiftbench.errors import InputError
+
+CROISSANT_FILE = "croissant.json"
+CONFORMS_TO = ["http://mlcommons.org/croissant/1.0", "http://mlcommons.org/croissant/RAI/1.0"]
+
+# Croissant's JSON-LD context for version 1.0, with the RAI prefix.
+CONTEXT: dict[str, Any] = {
+    "@language": "en",
+    "@vocab": "https://schema.org/",
+    "citeAs": "cr:citeAs",
+    "column": "cr:column",
+    "conformsTo": "dct:conformsTo",
+    "cr": "http://mlcommons.org/croissant/",
+    "rai": "http://mlcommons.org/croissant/RAI/",
+    "data": {"@id": "cr:data", "@type": "@json"},
+    "dataType": {"@id": "cr:dataType", "@type": "@vocab"},
+    "dct": "http://purl.org/dc/terms/",
+    "examples": {"@id": "cr:examples", "@type": "@json"},
+    "extract": "cr:extract",
+    "field": "cr:field",
+    "fileProperty": "cr:fileProperty",
+    "fileObject": "cr:fileObject",
+    "fileSet": "cr:fileSet",
+    "format": "cr:format",
+    "includes": "cr:includes",
+    "isLiveDataset": "cr:isLiveDataset",
+    "jsonPath": "cr:jsonPath",
+    "key": "cr:key",
+    "md5": "cr:md5",
+    "parentField": "cr:parentField",
+    "path": "cr:path",
+    "recordSet": "cr:recordSet",
+    "references": "cr:references",
+    "regex": "cr:regex",
+    "repeated": "cr:repeated",
+    "replace": "cr:replace",
+    "sc": "https://schema.org/",
+    "separator": "cr:separator",
+    "source": "cr:source",
+    "subField": "cr:subField",
+    "transform": "cr:transform",
+}
+
+# The RAI fields a user may set with --rai, and whether each holds one text or a list.
+RAI_FIELDS = {
+    "dataCollection": "one",
+    "dataCollectionType": "many",
+    "dataCollectionMissingData": "one",
+    "dataCollectionRawData": "one",
+    "dataCollectionTimeframe": "many",
+    "dataImputationProtocol": "one",
+    "dataPreprocessingProtocol": "many",
+    "dataManipulationProtocol": "one",
+    "dataAnnotationProtocol": "many",
+    "dataAnnotationPlatform": "many",
+    "dataAnnotationAnalysis": "many",
+    "annotationsPerItem": "one",
+    "annotatorDemographics": "many",
+    "machineAnnotationTools": "many",
+    "dataBiases": "many",
+    "dataUseCases": "many",
+    "dataLimitations": "many",
+    "dataSocialImpact": "one",
+    "personalSensitiveInformation": "many",
+    "dataReleaseMaintenancePlan": "one",
+}
+
+
+def parse_rai(items: tuple[str, ...]) -> list[tuple[str, str]]:
+    """`--rai FIELD=TEXT` options as (field, text); an unknown field or empty text is an
+    InputError naming it."""
+    out = []
+    for item in items:
+        key, sep, text = item.partition("=")
+        key = key.strip().removeprefix("rai:")
+        if not sep or not text.strip():
+            raise InputError(f"--rai takes FIELD=TEXT, got {item!r}")
+        if key not in RAI_FIELDS:
+            raise InputError(
+                f"--rai: unknown Croissant RAI field {key!r}; known: {', '.join(RAI_FIELDS)}"
+            )
+        out.append((key, text.strip()))
+    return out
+
+
+def data_type(arrow_type: Any) -> tuple[str, bool]:
+    """A Parquet column's Croissant dataType, and whether each row holds a list of them."""
+    import pyarrow as pa
+
+    if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
+        inner, _ = data_type(arrow_type.value_type)
+        return inner, True
+    if pa.types.is_boolean(arrow_type):
+        return "sc:Boolean", False
+    if pa.types.is_integer(arrow_type):
+        return "sc:Integer", False
+    if pa.types.is_floating(arrow_type):
+        return "sc:Float", False
+    return "sc:Text", False
+
+
+def _record_set(name: str, path: str, schema: Any) -> dict[str, Any]:
+    fields = []
+    for column in schema:
+        kind, repeated = data_type(column.type)
+        entry: dict[str, Any] = {
+            "@type": "cr:Field",
+            "@id": f"{name}/{column.name}",
+            "name": column.name,
+            "dataType": kind,
+            "source": {"fileObject": {"@id": path}, "extract": {"column": column.name}},
+        }
+        if repeated:
+            entry["repeated"] = True
+        fields.append(entry)
+    return {"@type": "cr:RecordSet", "@id": name, "name": name, "field": fields}
+
+
+def _validated(meta: dict[str, Any], report: dict[str, Any] | None) -> list[str]:
+    """How the rows were checked after generation, from validate's report."""
+    if report is None:
+        return ["The rows were not checked with shiftbench validate before release."]
+    checked = {
+        name: summary
+        for name, summary in report.get("configs", {}).items()
+        if meta["configs"].get(name, {}).get("settings_sha256") == summary.get("settings_sha256")
+    }
+    if not checked:
+        return ["No config was checked with shiftbench validate in its current form."]
+    rows = sum(int(s.get("rows", 0)) for s in checked.values())
+    failed = sum(int(s.get("failed_rows", 0)) for s in checked.values())
+    language_id = report.get("language_id", {}).get("name", "?")
+    out = [
+        f"shiftbench validate checked {len(checked)} configs ({rows} rows) with the checks "
+        f"{', '.join(report.get('checks', []))} (language identification: {language_id}); "
+        f"{failed} rows failed at least one check. Per-row results are in "
+        "validation/<config>.jsonl; the checks do not change a row's status."
+    ]
+    measures = sorted({m for s in checked.values() for m in s.get("measures", {})})
+    if measures:
+        out.append(f"LLM-judge measures recorded per row: {', '.join(measures)}.")
+    return out
+
+
+def _generated(meta: dict[str, Any], report: dict[str, Any] | None) -> dict[str, list[str]]:
+    """The RAI fields shiftbench fills from the run's own record."""
+    source = meta["source"]
+    configs = meta["configs"]
+    variants = {n: i for n, i in configs.items() if i.get("kind") == "transform"}
+    controls = [n for n, i in configs.items() if i.get("kind") == "control"]
+    models = sorted({str((i.get("model") or {}).get("id")) for i in variants.values()})
+    backends = sorted({str((i.get("backend") or {}).get("name")) for i in variants.values()})
+    transforms = sorted({str(i.get("transform")) for i in variants.values()})
+    seeds = sorted({i.get("seed") for i in variants.values() if i.get("seed") is not None})
+    statuses: Counter[str] = Counter()
+    for info in variants.values():
+        for per_split in info.get("status_counts", {}).values():
+            statuses.update(per_split)
+    where = (
+        f"{source['dataset_path']} at revision {source.get('revision')}"
+        if source.get("mteb_task")
+        else f"a local {source['task_type']} dataset folder (content hash {source.get('revision')})"
+    )
+    limit = source.get("row_limit")
+    collection = (
+        f"The config `original` holds rows of {where} as they are"
+        + (f" (the first {limit} per split)" if limit else "")
+        + ". Every other config rewrites the fields "
+        + ", ".join(source.get("text_fields", []))
+        + f" with the language model(s) {', '.join(models) or '-'} served by "
+        + f"{', '.join(backends) or '-'}, one config per transformation ("
+        + ", ".join(transforms)
+        + f") and seed ({', '.join(str(s) for s in seeds) or '-'}). Each config's prompts, "
+        "their sha256 and the sampling settings are recorded in shiftbench.json."
+    )
+    kinds = ["Machine-generated: LLM rewrites of an existing benchmark's texts"]
+    if controls:
+        kinds.append(f"Rule-based controls: {', '.join(controls)}")
+    status = ", ".join(f"{k} {v}" for k, v in sorted(statuses.items())) or "none"
+    preprocessing = [
+        "Each rewritten row carries its source text (original_<field>), a status and the "
+        f"attempt that produced it; statuses at generation: {status}. Rows whose status is "
+        "not ok (or identical, for back-translation) are kept in the data and left out "
+        "when scoring."
+    ]
+    annotation = _validated(meta, report)
+    return {
+        "dataCollection": [collection],
+        "dataCollectionType": kinds,
+        "dataCollectionRawData": [f"Source: {where}."],
+        "dataPreprocessingProtocol": preprocessing,
+        "dataAnnotationProtocol": annotation,
+        "machineAnnotationTools": [f"{m} (rewriting)" for m in models],
+        "dataUseCases": [
+            "Measuring how much of a text-embedding model's score on the source task "
+            "survives when its texts are reworded, resized or translated (original against "
+            "variant, per robustness axis). Not meant for training."
+        ],
+        "dataBiases": [
+            "The rows inherit the source dataset's biases; the rewrites add those of the "
+            "rewriting model."
+        ],
+        "personalSensitiveInformation": [
+            "Whatever the source dataset holds; the rewriting adds no collected data."
+        ],
+    }
+
+
+def build(
+    meta: dict[str, Any],
+    schemas: dict[str, dict[str, Any]],
+    sha256: dict[str, str],
+    *,
+    name: str,
+    description: str,
+    license_value: str,
+    keywords: list[str],
+    languages: list[str],
+    limitations: list[str],
+    annotation: list[str],
+    repo: str | None,
+    version: str | None,
+    cite_as: str | None,
+    rai: list[tuple[str, str]],
+    validation: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The Croissant document of a release.
+
+    `schemas` maps each card config to its splits' Parquet paths and Arrow schemas
+    (`{config: {split: (path, schema)}}`); `sha256` maps every data file to its digest.
+    """
+    doc: dict[str, Any] = {
+        "@context": CONTEXT,
+        "@type": "sc:Dataset",
+        "conformsTo": CONFORMS_TO,
+        "name": name,
+        "description": description,
+        "license": license_value,
+        "keywords": keywords,
+    }
+    if languages:
+        doc["inLanguage"] = languages
+    if repo:
+        doc["url"] = f"https://huggingface.co/datasets/{repo}"
+    if version:
+        doc["version"] = version.removeprefix("v")
+    if cite_as:
+        doc["citeAs"] = cite_as
+    files: list[dict[str, Any]] = []
+    record_sets: list[dict[str, Any]] = []
+    for config, splits in schemas.items():
+        for split, (path, schema) in splits.items():
+            files.append({
+                "@type": "cr:FileObject",
+                "@id": path,
+                "name": path,
+                "contentUrl": path,
+                "encodingFormat": "application/x-parquet",
+                "sha256": sha256[path],
+            })  # fmt: skip
+            record_sets.append(_record_set(f"{config}/{split}", path, schema))
+    doc["distribution"] = files
+    doc["recordSet"] = record_sets
+    fields = _generated(meta, validation)
+    fields["dataLimitations"] = list(limitations)
+    if annotation:
+        fields["dataAnnotationAnalysis"] = list(annotation)
+    for key, text in rai:
+        if RAI_FIELDS[key] == "one":
+            fields[key] = [text]
+        else:
+            fields.setdefault(key, []).append(text)
+    for key in RAI_FIELDS:
+        if key in fields:
+            values = fields[key]
+            doc[f"rai:{key}"] = values[0] if RAI_FIELDS[key] == "one" else values
+    return doc
+
+
+def validate(doc: dict[str, Any], folder: Path | None = None) -> None:
+    """Read `doc` with mlcroissant; what it reports as an error is one InputError line.
+
+    With `folder` (the release as files), the document is written there and read from it,
+    so its relative contentUrls resolve to the release's own files.
+    """
+    import mlcroissant as mlc
+
+    for name in ("absl", "mlcroissant"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    try:
+        if folder is not None:
+            path = folder / CROISSANT_FILE
+            path.write_text(dumps(doc), encoding="utf-8")
+            mlc.Dataset(jsonld=path)
+        else:
+            mlc.Dataset(jsonld=json.loads(dumps(doc)))
+    except mlc.ValidationError as exc:
+        raise InputError(f"the Croissant metadata does not validate: {first_issue(exc)}") from None
+    except ValueError as exc:
+        raise InputError(f"the Croissant metadata does not validate: {first_issue(exc)}") from None
+
+
+def first_issue(exc: BaseException) -> str:
+    """mlcroissant's report, reduced to its first error line."""
+    lines = [line.strip(" -") for line in str(exc).splitlines() if line.strip(" -")]
+    found = [line for line in lines if not line.lower().startswith(("found the following", "-"))]
+    return (found or lines or [type(exc).__name__])[0]
+
+
+def dumps(doc: dict[str, Any]) -> str:
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,195 @@
+"""A release's evaluation results, in the forms the Hub reads.
+
+`shiftbench card/publish --results [NAME=]DIR` takes the results folders that
+`shiftbench evaluate` wrote for this run and puts each model's main scores into the card:
+
+- the card's YAML gains `model-index`, one entry per model (built with huggingface_hub's
+  `eval_results_to_model_index`, so it is the form the Hub parses), each result naming the
+  release's repository, config, split and version;
+- the release gains `eval_results/<model>.yaml` in the Hub's `.eval_results` format (built
+  with `eval_result_entries_to_yaml`), which a model's owner copies into the model
+  repository's `.eval_results/` folder;
+- the prose gains a table of main scores with each variant's difference from the
+  original on the same rows.
+
+Results of another source or revision, or of configs the run does not hold, are refused.
+A model evaluated from a local path must be named (`NAME=DIR`), so no local path is ever
+written into a card.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from shiftbench.errors import InputError
+
+RESULTS_FILE = "results.json"  # what evaluate writes into its output folder
+
+
+@dataclass(frozen=True)
+class ModelScores:
+    """One model's main score per config (and split) of the release."""
+
+    name: str
+    revision: str | None
+    main_score: str
+    task_type: str
+    # (config, split, subset, main score, delta from the original on the same rows)
+    scores: tuple[tuple[str, str, str, float, float | None], ...]
+
+
+def _looks_local(model_id: str) -> bool:
+    return model_id.startswith(("/", "./", "../", "~")) or Path(model_id).exists()
+
+
+def read_results(items: tuple[str, ...], meta: dict[str, Any]) -> list[ModelScores]:
+    """The models' scores from evaluate results folders (`DIR` or `NAME=DIR`), checked
+    against the run folder's metadata."""
+    source = meta["source"]
+    out: list[ModelScores] = []
+    for item in items:
+        name, sep, where = item.rpartition("=") if "=" in item else ("", "", item)
+        folder = Path(where)
+        path = folder / RESULTS_FILE if folder.is_dir() else folder
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise InputError(f"--results {item}: no {RESULTS_FILE} there") from None
+        except json.JSONDecodeError as exc:
+            raise InputError(f"--results {item}: {path} is not JSON ({exc.msg})") from None
+        theirs = doc.get("source", {})
+        if (theirs.get("name"), theirs.get("revision")) != (
+            source.get("name"), source.get("revision")
+        ):  # fmt: skip
+            raise InputError(
+                f"--results {item}: these are results on {theirs.get('name')} at revision "
+                f"{theirs.get('revision')}, the run is {source.get('name')} at "
+                f"{source.get('revision')}"
+            )
+        models = doc.get("models", [])
+        if sep and len(models) != 1:
+            raise InputError(
+                f"--results {item}: NAME= names one model, the folder holds {len(models)}"
+            )
+        for entry in models:
+            model_id = str(entry["model"]["id"])
+            if not sep and _looks_local(model_id):
+                raise InputError(
+                    f"--results {item}: its model was loaded from a local path; name it as "
+                    "it is known on the Hub: --results ORG/MODEL=DIR"
+                )
+            scores = []
+            for record in entry.get("results", []):
+                config = record["config"]
+                if config not in meta["configs"]:
+                    raise InputError(f"--results {item}: config {config} is not part of this run")
+                if record.get("main_score") is None:
+                    continue
+                scores.append((
+                    config, record["split"], record.get("subset", "default"),
+                    float(record["main_score"]),
+                    None if record.get("delta") is None else float(record["delta"]),
+                ))  # fmt: skip
+            out.append(
+                ModelScores(
+                    name=name or model_id.removeprefix("mteb:"),
+                    revision=None if sep else entry["model"].get("revision"),
+                    main_score=str(doc.get("main_score")),
+                    task_type=str(doc.get("task_type")),
+                    scores=tuple(scores),
+                )
+            )
+    names = [m.name for m in out]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise InputError(f"--results: {twice[0]} has results in more than one folder")
+    return out
+
+
+def model_index(models: list[ModelScores], repo: str | None, tag: str | None) -> list[Any]:
+    """The card's `model-index`: one entry per model, a result per config and split."""
+    from huggingface_hub import EvalResult
+    from huggingface_hub.repocard_data import eval_results_to_model_index
+
+    from shiftbench.cards.card import TASK_CATEGORIES
+
+    out: list[Any] = []
+    for model in models:
+        results = [
+            EvalResult(
+                task_type=TASK_CATEGORIES.get(model.task_type, "feature-extraction"),
+                task_name=model.task_type,
+                dataset_type=repo or "shiftbench-run",
+                dataset_name=f"{repo or 'shiftbench run'} {config}",
+                dataset_config=config,
+                dataset_split=split,
+                dataset_revision=tag,
+                metric_type=model.main_score,
+                metric_value=score,
+                metric_name=model.main_score,
+                source_name="shiftbench evaluate",
+                source_url="https://pypi.org/project/shiftbench/",
+            )
+            for config, split, _, score, _ in model.scores
+        ]
+        out += eval_results_to_model_index(model.name, results)
+    return out
+
+
+def eval_results_files(
+    models: list[ModelScores], repo: str | None, tag: str | None
+) -> dict[str, bytes]:
+    """`eval_results/<model>.yaml` per model, in the Hub's `.eval_results` form (needs the
+    release's repository: the entries name it)."""
+    import yaml
+    from huggingface_hub import EvalResultEntry, eval_result_entries_to_yaml
+
+    if not repo:
+        return {}
+    files = {}
+    for model in models:
+        entries = [
+            EvalResultEntry(
+                dataset_id=repo,
+                task_id=config if split == "test" else f"{config}/{split}",
+                value=round(score, 6),
+                dataset_revision=tag,
+                notes=f"{model.main_score} on config {config}, split {split}",
+            )
+            for config, split, _, score, _ in model.scores
+        ]
+        slug = re.sub(r"[^A-Za-z0-9_.-]+", "__", model.name).strip("_") or "model"
+        text = yaml.safe_dump(eval_result_entries_to_yaml(entries), sort_keys=False)
+        files[f"eval_results/{slug}.yaml"] = text.encode("utf-8")
+    return files
+
+
+def prose(models: list[ModelScores]) -> list[str]:
+    """The card's results section: main scores and differences, a row per config."""
+    if not models:
+        return []
+    out = [
+        "",
+        "## Results",
+        "",
+        f"Main score ({models[0].main_score}) per config, from `shiftbench evaluate`; in "
+        "brackets a variant's difference from the original on the same rows. The same "
+        "figures are in the card's `model-index` and, per model, in `eval_results/`.",
+        "",
+        "| config | " + " | ".join(f"`{m.name}`" for m in models) + " |",
+        "|---|" + "---:|" * len(models),
+    ]
+    table: dict[tuple[str, str], dict[str, str]] = {}
+    for model in models:
+        for config, split, _, score, delta in model.scores:
+            cell = f"{score:.4f}" + ("" if delta is None else f" ({delta:+.4f})")
+            table.setdefault((config, split), {})[model.name] = cell
+    several = len({split for _, split in table}) > 1
+    for (config, split), cells in table.items():
+        label = f"`{config}`" + (f" ({split})" if several else "")
+        out.append(f"| {label} | " + " | ".join(cells.get(m.name, "-") for m in models) + " |")
+    return out
