@@ -310,14 +310,21 @@ def _release(spec: Spec, unit: Unit) -> Any:
     r = spec.values["release"]
     return ReleaseSettings(
         repo=repo_for(spec, unit), version=r["version"], human_dirs=_human_dirs(unit),
-        license_id=r["license"], private=r["private"],
+        license_id=r["license"], private=r["private"], data_format=r["format"],
+        rai=tuple(r["rai"] or ()), date_published=r["date_published"],
     )  # fmt: skip
 
 
 def run_card(spec: Spec, unit: Unit, ctx: Context) -> None:
+    """The card in the run folder describes its own JSON Lines files; the release's
+    (Parquet by default) is made when it is published."""
+    import dataclasses
+
     from shiftbench.cards.api import write_card
 
-    ctx.say(f"card: {write_card(unit.run, _release(spec, unit))}")
+    settings = dataclasses.replace(_release(spec, unit), data_format="jsonl", rai=(),
+                                   date_published=None)  # fmt: skip
+    ctx.say(f"card: {write_card(unit.run, settings)}")
 
 
 def run_publish(spec: Spec, unit: Unit, ctx: Context) -> None:

@@ -132,6 +132,11 @@ RELEASE_FIELDS = (
     Field("version", STR, "publish", help="The version, X.Y.Z; tagged vX.Y.Z."),
     Field("license", STR, "publish", "license_id"),
     Field("private", BOOL, "publish"),
+    Field("format", STR, "publish", "data_format"),
+    Field("rai", STR_LIST, "publish",
+          help="Croissant responsible-AI fields to add, FIELD=TEXT each, e.g. "
+          "['dataLimitations=Rewritten by a 135M model.']."),
+    Field("date_published", STR, "publish"),
 )  # fmt: skip
 
 SCALE_FIELDS = (
@@ -526,6 +531,15 @@ def _check_choices(
             check_version(release["version"])
         except InputError as exc:
             raise fail(("release", "version"), str(exc)) from None
+    if release["format"] not in (None, "parquet", "jsonl"):
+        raise fail(("release", "format"), "must be parquet or jsonl")
+    from shiftbench.cards.croissant import parse_rai
+
+    for i, item in enumerate(release["rai"] or ()):
+        try:
+            parse_rai((item,))
+        except InputError as exc:
+            raise fail(("release", "rai", i), str(exc)) from None
 
 
 def folder_name(source: dict[str, Any]) -> str:

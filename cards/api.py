@@ -25,9 +25,9 @@ class ReleaseSettings:
         human_dirs: Human-eval batch folders with a report, shown in the card.
         license_id: The Hub license id to declare when the source's is not one.
         private: Create the repository as private.
-        data_format: `parquet` (a release's default: typed data files and croissant.json)
-            or `jsonl` (the files as gen writes them; what `write_card` describes unless
-            told otherwise, since the run folder holds JSON Lines).
+        data_format: `parquet` (typed data files and croissant.json) or `jsonl` (the
+            files as gen writes them). None: Parquet for a release, and for a card written
+            into the run folder that folder's own JSON Lines.
         results: evaluate results folders, `DIR` or `NAME=DIR` (NAME: the model's Hub id,
             needed when it was evaluated from a local path), whose main scores go into the
             card's model-index and the release's eval_results/.
@@ -41,7 +41,7 @@ class ReleaseSettings:
     human_dirs: tuple[Path, ...] = ()
     license_id: str | None = None
     private: bool = False
-    data_format: str = "parquet"
+    data_format: str | None = None
     results: tuple[str, ...] = ()
     rai: tuple[str, ...] = ()
     date_published: str | None = None
@@ -59,17 +59,18 @@ def write_card(
     from shiftbench.cards.release import build
     from shiftbench.hub import check_repo, check_version
 
-    s = settings or ReleaseSettings(data_format="jsonl")
+    s = settings or ReleaseSettings()
     tag = check_version(s.version) if s.version else None
     if s.repo:
         check_repo(s.repo)
-    if output is None and s.data_format != "jsonl":
+    data_format = s.data_format or ("jsonl" if output is None else "parquet")
+    if output is None and data_format != "jsonl":
         raise InputError(
-            f"a {s.data_format} card names data files the run folder does not hold; write "
+            f"a {data_format} card names data files the run folder does not hold; write "
             "it elsewhere with --output (publish converts the files)"
         )
     _, _, text = build(
-        Path(run), s.repo, tag, s.human_dirs, s.license_id, data_format=s.data_format,
+        Path(run), s.repo, tag, s.human_dirs, s.license_id, data_format=data_format,
         results=s.results, rai=s.rai, date_published=s.date_published,
     )  # fmt: skip
     target = Path(output) if output is not None else Path(run) / "README.md"

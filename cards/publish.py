@@ -67,7 +67,7 @@ def publish(
             date_published=settings.date_published,
         )  # fmt: skip
 
-    release, meta, _ = assemble(settings.data_format)
+    release, meta, _ = assemble(settings.data_format or "parquet")
     if not dry_run:
         require_token()
     api = hub_api()

@@ -67,7 +67,7 @@ def read_results(items: tuple[str, ...], meta: dict[str, Any]) -> list[ModelScor
         ):  # fmt: skip
             raise InputError(
                 f"--results {item}: these are results on {theirs.get('name')} at revision "
-                f"{theirs.get('revision')}, the run is {source.get('name')} at "
+                f"{theirs.get('revision')}, the run is {source.get('name')} at revision "
                 f"{source.get('revision')}"
             )
         models = doc.get("models", [])

@@ -55,13 +55,13 @@ def release_options(func: Callable[..., Any]) -> Callable[..., Any]:
     )(func)
 
 
-def format_option(default: str, help_text: str) -> Callable[..., Any]:
+def format_option(default: str | None, help_text: str) -> Callable[..., Any]:
     return click.option(
         "--format",
         "data_format",
         type=click.Choice(["parquet", "jsonl"]),
         default=default,
-        show_default=True,
+        show_default=default is not None,
         help=help_text,
     )
 
@@ -72,9 +72,10 @@ def format_option(default: str, help_text: str) -> Callable[..., Any]:
 @click.option("--version", "version", help="The version (X.Y.Z) the load snippets name.")
 @release_options
 @format_option(
-    "jsonl",
-    "The data files the card names: the run folder's own JSON Lines, or the Parquet files "
-    "a release holds (a preview of the release's card; needs --output).",
+    None,
+    "The data files the card names: the run folder's own JSON Lines (the default when the "
+    "card goes to RUN/README.md), or the Parquet files a release holds (the default with "
+    "--output: a preview of the release's card).",
 )
 @click.option(
     "--output",
@@ -91,7 +92,7 @@ def card(
     rai: tuple[str, ...],
     date_published: str | None,
     license_id: str | None,
-    data_format: str,
+    data_format: str | None,
     output: Path | None,
 ) -> None:
     """Write the dataset card of a run folder (RUN/README.md).

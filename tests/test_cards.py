@@ -19,6 +19,7 @@ from conftest import read_rows
 from hub_server import LocalHub
 from test_human_eval import rated_batch
 
+from shiftbench.cards.croissant import RAI_FIELDS
 from shiftbench.cards.publish import human_size
 
 FAKE_TOKEN = "hf_shiftbenchFAKEtokenNeverToBeShown0042"
@@ -208,7 +209,9 @@ def test_round_trip_two_versions(stsb_run, shared_data, invoke, hub, tmp_path):
     assert manifest["version"] == "v1.0.0"
     assert manifest["source"]["revision"] == "b0fddb56ed78048fa8b90373c8a3cfc37b684831"
     listed = {f["path"] for f in manifest["files"]}
-    assert {"README.md", "shiftbench.json", "validation.json", "original/test.jsonl"} <= listed
+    assert {"README.md", "shiftbench.json", "validation.json", "original/test.parquet"} <= listed
+    assert "croissant.json" in listed and not any(p.endswith("test.jsonl") for p in listed)
+    assert manifest["data_format"] == "parquet"
     assert set(hub.repos[REPO].commits[v1].files) == listed | {
         "shiftbench-release.json",
         ".gitattributes",
@@ -235,9 +238,9 @@ def test_published_versions_are_frozen(stsb_run, invoke, hub, tmp_path):
     refused = shiftbench(env, "publish", stsb_run, "--repo", REPO, "--version", "1.0.0")
     assert refused.returncode == 2
     assert refused.stderr.strip() == (
-        f"Error: {REPO}@v1.0.0 is already published with other content (2 changed: "
-        "README.md, paraphrase-s2/test.jsonl); published versions are frozen: publish a new "
-        "--version"
+        f"Error: {REPO}@v1.0.0 is already published with other content (3 changed: "
+        "README.md, croissant.json, paraphrase-s2/test.parquet); published versions are "
+        "frozen: publish a new --version"
     )
     assert tags(hub) == before and len(hub.repos[REPO].commits) == commits
 
@@ -255,13 +258,15 @@ def test_dry_run_prints_the_plan_and_touches_nothing(stsb_run, hub, tmp_path):
         f"repository {REPO}: does not exist yet; it would be created (dataset repository)"
     )
     assert lines[2] == "target revision: main, then tag v2.0.0 on the new commit"
-    size = human_size((stsb_run / "original" / "test.jsonl").stat().st_size)
     listed = {line.split()[0]: " ".join(line.split()[1:]) for line in lines[3:-1]}
-    assert listed["original/test.jsonl"] == size
+    assert listed["shiftbench.json"] == human_size((stsb_run / "shiftbench.json").stat().st_size)
+    # the data files go as Parquet, described by croissant.json
+    in_folder = {p.relative_to(stsb_run).as_posix() for p in stsb_run.rglob("*") if p.is_file()}
+    data = {p for p in in_folder if p.endswith("/test.jsonl") and "validation/" not in p}
     assert set(listed) == {
-        *(p.relative_to(stsb_run).as_posix() for p in stsb_run.rglob("*") if p.is_file()),
-        "shiftbench-release.json",
-    }
+        *(in_folder - data), *(p.replace(".jsonl", ".parquet") for p in data),
+        "shiftbench-release.json", "croissant.json",
+    }  # fmt: skip
     assert lines[-1].startswith(f"{len(listed)} files, ")
     assert hub.writes() == [] and REPO not in hub.repos
     assert sorted(p.relative_to(stsb_run) for p in stsb_run.rglob("*")) == before
@@ -396,10 +401,10 @@ def test_verify_finds_a_changed_file(stsb_run, hub, tmp_path):
         shiftbench(env, "publish", stsb_run, "--repo", REPO, "--version", "1.0.0").returncode == 0
     )
     commit = hub.repos[REPO].commits[tags(hub)["v1.0.0"]]
-    commit.files["original/test.jsonl"] += b'{"row_id": 99}\n'
+    commit.files["original/test.parquet"] += b"\0"
     done = shiftbench(env, "verify", f"{REPO}@v1.0.0")
     assert done.returncode == 1
-    assert "  original/test.jsonl: content differs from the manifest's sha256" in done.stderr
+    assert "  original/test.parquet: content differs from the manifest's sha256" in done.stderr
     assert done.stderr.strip().splitlines()[-1] == (
         f"Error: {REPO}@v1.0.0 does not match its manifest (1 problems)"
     )
@@ -409,7 +414,7 @@ def test_verify_finds_a_changed_file(stsb_run, hub, tmp_path):
     assert done.returncode == 2
     assert done.stderr == (
         f"Error: {REPO}@v1.0.0 does not match its manifest: "
-        "original/test.jsonl: content differs from the manifest's sha256\n"
+        "original/test.parquet: content differs from the manifest's sha256\n"
     )
     assert not out.exists()
 
@@ -586,3 +591,211 @@ def test_card_counts_identical_back_translations_as_kept_and_scored(status_run, 
         "are kept with the status `identical` and scored like `ok` rows (2 of 42 "
         "back-translated rows here)."
     ) in " ".join(text.split())
+
+
+def croissant_records(folder: Path, record_set: str) -> list[dict]:
+    """The rows mlcroissant reads for one record set of a downloaded release."""
+    import mlcroissant as mlc
+
+    dataset = mlc.Dataset(jsonld=folder / "croissant.json")
+    prefix = f"{record_set}/"
+    return [
+        {
+            k.removeprefix(prefix): v.decode("utf-8") if isinstance(v, bytes) else v
+            for k, v in record.items()
+        }
+        for record in dataset.records(record_set)
+    ]
+
+
+def download(env: dict[str, str], version: str, where: Path) -> Path:
+    done = python(
+        env,
+        f"""
+        from huggingface_hub import snapshot_download
+        print(snapshot_download({REPO!r}, repo_type="dataset", revision={version!r},
+                                local_dir={str(where)!r}))
+        """,
+    )
+    assert done.returncode == 0, done.stderr
+    return where
+
+
+@pytest.mark.server
+def test_parquet_release_is_typed_described_and_scored(stsb_run, invoke, hub, tmp_path):
+    """A release's configs are Parquet, `original` loads by default, croissant.json reads
+    back with mlcroissant row for row, and --results puts evaluate's figures into the
+    card's model-index and eval_results/ exactly."""
+    import yaml
+    from huggingface_hub import DatasetCard, parse_eval_result_entries
+    from huggingface_hub.repocard_data import model_index_to_eval_results
+
+    env = hub_env(hub, tmp_path)
+    scores = tmp_path / "scores"
+    assert invoke("evaluate", stsb_run, "-m", MODEL, "-o", scores, "--no-plots").exit_code == 0
+    done = shiftbench(
+        env, "publish", stsb_run, "--repo", REPO, "--version", "1.0.0", "--results", scores,
+        "--rai", "dataLimitations=Only 20 rows per config.", "--date-published", "2026-11-25",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    files = hub.repos[REPO].commits[tags(hub)["v1.0.0"]].files
+    configs = json.loads((stsb_run / "shiftbench.json").read_text(encoding="utf-8"))["configs"]
+    assert {f"{c}/test.parquet" for c in configs} <= set(files)
+    assert not {f"{c}/test.jsonl" for c in configs} & set(files)
+
+    # load_dataset without a config name gives the source rows; features are typed
+    done = python(
+        env,
+        f"""
+        import json
+        from datasets import load_dataset
+        ds = load_dataset({REPO!r}, revision="v1.0.0", split="test")
+        print(json.dumps([ds.to_list(), {{k: str(v) for k, v in ds.features.items()}}]))
+        """,
+    )
+    assert done.returncode == 0, done.stderr
+    rows, features = json.loads(done.stdout.splitlines()[-1])
+    assert rows == read_rows(stsb_run / "original" / "test.jsonl")
+    assert features["score"] == "Value('float64')" and features["row_id"] == "Value('int64')"
+
+    # croissant.json: mlcroissant validates it and reads every row of every config
+    local = download(env, "v1.0.0", tmp_path / "release")
+    doc = json.loads((local / "croissant.json").read_text(encoding="utf-8"))
+    for name in configs:
+        assert croissant_records(local, f"{name}/test") == read_rows(
+            stsb_run / name / "test.jsonl"
+        ), name
+    assert doc["version"] == "1.0.0" and doc["datePublished"] == "2026-11-25"
+    assert doc["url"] == f"https://huggingface.co/datasets/{REPO}"
+    assert doc["rai:dataLimitations"][-1] == "Only 20 rows per config."
+    assert doc["rai:dataLimitations"][0].startswith("The variants are written by a language")
+    model = configs["paraphrase-s1"]["model"]["id"]
+    assert doc["rai:machineAnnotationTools"] == [f"{model} (rewriting)"]
+    report = json.loads((stsb_run / "validation.json").read_text(encoding="utf-8"))
+    rows_checked = sum(s["rows"] for s in report["configs"].values())
+    failed = sum(s["failed_rows"] for s in report["configs"].values())
+    assert doc["rai:dataAnnotationProtocol"][0].startswith(
+        f"shiftbench validate checked {len(report['configs'])} configs ({rows_checked} rows)"
+    )
+    assert f"; {failed} rows failed at least one check." in doc["rai:dataAnnotationProtocol"][0]
+    sha = {f["path"]: f["sha256"] for f in json.loads(files["shiftbench-release.json"])["files"]}
+    assert {d["@id"]: d["sha256"] for d in doc["distribution"]} == {
+        f"{c}/test.parquet": sha[f"{c}/test.parquet"] for c in configs
+    }
+
+    # evaluate's figures, exactly, in the card's model-index and in eval_results/
+    ours = json.loads((scores / "results.json").read_text(encoding="utf-8"))["models"][0]
+    expected = {r["config"]: r["main_score"] for r in ours["results"]}
+    card = DatasetCard(files["README.md"].decode("utf-8"))
+    (entry,) = card.data["model-index"]
+    name, results = model_index_to_eval_results([entry])
+    assert name == MODEL
+    assert {r.dataset_config: r.metric_value for r in results} == expected
+    assert {
+        (r.dataset_type, r.dataset_split, r.dataset_revision, r.metric_type) for r in results
+    } == {(REPO, "test", "v1.0.0", "cosine_spearman")}
+    entries = parse_eval_result_entries(
+        yaml.safe_load(files["eval_results/sentence-transformers__all-MiniLM-L6-v2.yaml"])
+    )
+    assert {e.task_id: e.value for e in entries} == {k: round(v, 6) for k, v in expected.items()}
+    assert {(e.dataset_id, e.dataset_revision) for e in entries} == {(REPO, "v1.0.0")}
+    table = files["README.md"].decode("utf-8").split("## Results")[1]
+    paraphrase = next(r for r in ours["results"] if r["config"] == "paraphrase-s1")
+    assert (
+        f"| `paraphrase-s1` | {paraphrase['main_score']:.4f} ({paraphrase['delta']:+.4f}) |"
+        in table
+    )
+
+
+@pytest.mark.server
+def test_a_json_lines_release_stays_json_lines(stsb_run, invoke, hub, tmp_path):
+    """--format jsonl publishes the files as gen wrote them; such a version verifies,
+    evaluates, and publishing it again (now Parquet by default) changes nothing."""
+    env = hub_env(hub, tmp_path)
+    done = shiftbench(env, "publish", stsb_run, "--repo", REPO, "--version", "1.0.0",
+                      "--format", "jsonl")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    files = hub.repos[REPO].commits[tags(hub)["v1.0.0"]].files
+    assert files["original/test.jsonl"] == (stsb_run / "original" / "test.jsonl").read_bytes()
+    assert "croissant.json" not in files and not any(p.endswith(".parquet") for p in files)
+    commits = len(hub.repos[REPO].commits)
+    again = shiftbench(env, "publish", stsb_run, "--repo", REPO, "--version", "1.0.0")
+    assert again.returncode == 0, again.stderr
+    assert f"{REPO}@v1.0.0 is already published with this content; nothing to do." in again.stdout
+    assert len(hub.repos[REPO].commits) == commits
+    assert load_rows(env, "paraphrase-s1", "v1.0.0") == read_rows(
+        stsb_run / "paraphrase-s1" / "test.jsonl"
+    )
+    done = shiftbench(env, "verify", f"{REPO}@v1.0.0")
+    assert done.returncode == 0, done.stderr
+    # the next version is Parquet; both evaluate to the same figures
+    done = shiftbench(env, "publish", stsb_run, "--repo", REPO, "--version", "1.1.0")
+    assert done.returncode == 0, done.stderr
+    figures = []
+    for version in ("v1.0.0", "v1.1.0"):
+        out = tmp_path / version
+        done = shiftbench(env, "evaluate", f"{REPO}@{version}", "-m", MODEL, "-o", out,
+                          "--no-plots")  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
+        figures.append([(r["config"], r["scores"]) for r in doc["models"][0]["results"]])
+    assert figures[0] == figures[1] and len(figures[0]) == 4
+
+
+@pytest.mark.server
+def test_bad_release_metadata_is_one_line_and_writes_nothing(stsb_run, hub, tmp_path):
+    env = hub_env(hub, tmp_path)
+    card = (stsb_run / "README.md").read_bytes()
+    results = tmp_path / "results"
+    results.mkdir()
+    meta = json.loads((stsb_run / "shiftbench.json").read_text(encoding="utf-8"))
+    local_model = {"id": str(tmp_path), "revision": "sha256:0"}
+    record = {"config": "original", "split": "test", "main_score": 0.5, "delta": None}
+    (results / "results.json").write_text(json.dumps({
+        "source": meta["source"], "main_score": "cosine_spearman", "task_type": "STS",
+        "models": [{"model": local_model, "results": [record]}],
+    }), encoding="utf-8")  # fmt: skip
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "results.json").write_text(
+        json.dumps({"source": {"name": "STS22", "revision": "abc"}, "models": []}),
+        encoding="utf-8",
+    )
+    publish = ["publish", stsb_run, "--repo", REPO, "--version", "1.0.0"]
+    cases = [
+        ([*publish, "--rai", "nope=x"], "Error: --rai: unknown Croissant RAI field 'nope'; "
+         "known: " + ", ".join(RAI_FIELDS)),
+        ([*publish, "--rai", "dataBiases"], "Error: --rai takes FIELD=TEXT, got 'dataBiases'"),
+        ([*publish, "--format", "jsonl", "--rai", "dataBiases=x"],
+         "Error: --rai and --date-published describe croissant.json, which only a Parquet "
+         "release has"),
+        ([*publish, "--results", tmp_path / "nowhere"],
+         f"Error: --results {tmp_path / 'nowhere'}: no results.json there"),
+        ([*publish, "--results", other],
+         f"Error: --results {other}: these are results on STS22 at revision abc, the run is "
+         "STSBenchmark at revision b0fddb56ed78048fa8b90373c8a3cfc37b684831"),
+        ([*publish, "--results", results],
+         f"Error: --results {results}: its model was loaded from a local path; name it as it "
+         "is known on the Hub: --results ORG/MODEL=DIR"),
+        (["card", stsb_run, "--format", "parquet"],
+         "Error: a parquet card names data files the run folder does not hold; write it "
+         "elsewhere with --output (publish converts the files)"),
+    ]  # fmt: skip
+    for args, message in cases:
+        done = shiftbench(env, *args)
+        assert (done.returncode, done.stderr.strip()) == (2, message), args
+    # mlcroissant refuses a date that is not ISO 8601: one line, nothing sent
+    done = shiftbench(env, *publish, "--date-published", "yesterday")
+    assert done.returncode == 2
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert done.stderr.startswith("Error: the Croissant metadata does not validate: ")
+    assert "ISO 8601" in done.stderr and "Got yesterday" in done.stderr
+    assert hub.writes() == [] and REPO not in hub.repos
+    assert (stsb_run / "README.md").read_bytes() == card
+    # a named local model is fine: the card names it, never its path
+    preview = tmp_path / "card.md"
+    done = shiftbench(env, "card", stsb_run, "--results", f"org/mini={results}", "-o", preview)
+    assert done.returncode == 0, done.stderr
+    text = preview.read_text(encoding="utf-8")
+    assert "- name: org/mini" in text and str(tmp_path) not in text
+    assert "path: original/test.parquet" in text and "## Croissant metadata" in text
