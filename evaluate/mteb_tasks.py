@@ -11,7 +11,10 @@ rows, which evaluate pairs and mteb does not).
 Each task is the source's own mteb task when the run was made from one (its metadata,
 prompts and evaluator), else a registered task of the same type standing in for a local
 folder; its name becomes `<source>.<config>` and its data is replaced, so mteb never
-downloads anything. A Classification task holds the train split evaluate fits on (the
+downloads anything. A Clustering task holds one row per set to cluster (a row of lists
+stays one; rows of one text each form one set), for mteb's legacy protocol; a task of the
+bootstrap protocol is refused, since mteb draws its samples from one generator shared by
+the task's subsets in order. A Classification task holds the train split evaluate fits on (the
 original's, or the variant's own rewritten one) and the undersampling settings recorded in
 the run folder; mteb scores it with its own rounds of undersampled training sets, which
 is evaluate's figure under the shiftbench protocol (not PTEB's or HTEB's one classifier on
@@ -34,6 +37,7 @@ STAND_INS = {
     "Retrieval": "SciFact",
     "Classification": "Banking77Classification",
     "Summarization": "SummEvalSummarization.v2",
+    "Clustering": "TwentyNewsgroupsClustering",  # mteb's legacy clustering protocol
 }
 
 
@@ -78,6 +82,12 @@ def mteb_tasks(
         if config.meta["kind"] == "control" or (configs and config.name not in configs):
             continue
         task = mteb.get_task(source.get("mteb_task") or STAND_INS[kind])
+        if kind == "Clustering" and (source.get("protocol") or {}).get("clustering") == "bootstrap":
+            raise InputError(
+                f"{source['name']} is clustered with mteb's bootstrap protocol, whose draws "
+                "mteb shares across a task's subsets in order; mteb_tasks makes clustering "
+                "tasks of the legacy protocol only"
+            )
         subset = config.meta["subset"]
         splits = [s for s in source["splits"] if s in config.splits]
         data = {s: _split_data(kind, source, config, originals.get(subset), s) for s in splits}
@@ -115,6 +125,14 @@ def _split_data(kind: str, source: dict[str, Any], config: Any, original: Any, s
     if kind == "Classification":
         (text,) = source["text_fields"]
         return datasets.Dataset.from_list([{"text": r[text], "label": r["label"]} for r in rows])
+    if kind == "Clustering":  # each set a row, as mteb's legacy evaluator reads them
+        from shiftbench.evaluate.clustering import cluster_sets
+
+        (text,) = source["text_fields"]
+        sets = cluster_sets(rows, text)
+        return datasets.Dataset.from_list(
+            [{"sentences": texts, "labels": labels} for texts, labels in sets]
+        )
     if kind in ("STS", "PairClassification"):
         first, second = source["text_fields"]
         label = "score" if kind == "STS" else "labels"

@@ -61,6 +61,7 @@ def theirs(tasks, source: str | None = None) -> dict[str, float]:
         ("MRPC", ["--task-type", "PairClassification", "--limit", "40"]),
         ("XQuADRetrieval", ["--subset", "en", "--split", "test", "--limit", "40"]),
         ("Banking77Classification", ["--limit", "160"]),
+        ("MasakhaNEWSClusteringS2S", ["--subset", "hau", "--limit", "60"]),
     ],
 )
 def test_mteb_scores_the_tasks_as_evaluate_does(
