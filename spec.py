@@ -132,7 +132,7 @@ RELEASE_FIELDS = (
     Field("version", STR, "publish", help="The version, X.Y.Z; tagged vX.Y.Z."),
     Field("license", STR, "publish", "license_id"),
     Field("private", BOOL, "publish"),
-    Field("format", STR, "publish", "data_format"),
+    Field("format", STR, "publish", "data_format", default="parquet"),
     Field("rai", STR_LIST, "publish",
           help="Croissant responsible-AI fields to add, FIELD=TEXT each, e.g. "
           "['dataLimitations=Rewritten by a 135M model.']."),

@@ -4,8 +4,10 @@ Starts the local Hub of the tests (tests/hub_server.py) on 127.0.0.1 and times, 
 folder written by `shiftbench gen`:
   anchor      huggingface_hub's `upload_folder` of the folder plus `create_tag`: what a
               release costs without any checking
-  publish     `shiftbench publish`: folder checks, every config loaded twice (plain card,
-              then the card to be published), card, manifest, one commit and the tag
+  publish     `shiftbench publish`: folder checks, every config converted to Parquet and
+              loaded twice (plain card, then the card to be published), croissant.json
+              written and read back by mlcroissant, card, manifest, one commit and the tag
+  jsonl       the same with --format jsonl (no conversion, no Croissant)
   no-op       publishing the same version again (manifest download and comparison)
 Printed: seconds (median of --repeat runs) and each as a ratio to the anchor.
 
@@ -40,10 +42,12 @@ def main() -> None:
 
     from huggingface_hub import HfApi
 
+    from shiftbench.cards.api import ReleaseSettings
     from shiftbench.cards.publish import publish
 
     api = HfApi(endpoint=url, token=TOKEN)
-    timings: dict[str, list[float]] = {"anchor": [], "publish": [], "no-op": []}
+    parquet, jsonl = ReleaseSettings(), ReleaseSettings(data_format="jsonl")
+    timings: dict[str, list[float]] = {"anchor": [], "publish": [], "jsonl": [], "no-op": []}
     for k in range(args.repeat):
         repo = f"bench/anchor-{k}"
         start = time.perf_counter()
@@ -54,10 +58,13 @@ def main() -> None:
 
         repo = f"bench/release-{k}"
         start = time.perf_counter()
-        publish(args.run, repo, "v1.0.0", quiet=True)
+        publish(args.run, repo, "v1.0.0", parquet, quiet=True)
         timings["publish"].append(time.perf_counter() - start)
         start = time.perf_counter()
-        assert publish(args.run, repo, "v1.0.0", quiet=True) == "unchanged"
+        publish(args.run, f"bench/jsonl-{k}", "v1.0.0", jsonl, quiet=True)
+        timings["jsonl"].append(time.perf_counter() - start)
+        start = time.perf_counter()
+        assert publish(args.run, repo, "v1.0.0", parquet, quiet=True) == "unchanged"
         timings["no-op"].append(time.perf_counter() - start)
     hub.stop()
 

@@ -26,8 +26,8 @@ class ReleaseSettings:
         license_id: The Hub license id to declare when the source's is not one.
         private: Create the repository as private.
         data_format: `parquet` (typed data files and croissant.json) or `jsonl` (the
-            files as gen writes them). None: Parquet for a release, and for a card written
-            into the run folder that folder's own JSON Lines.
+            files as gen writes them). None: Parquet for a release, the run folder's own
+            JSON Lines for a card.
         results: evaluate results folders, `DIR` or `NAME=DIR` (NAME: the model's Hub id,
             needed when it was evaluated from a local path), whose main scores go into the
             card's model-index and the release's eval_results/.
@@ -63,7 +63,7 @@ def write_card(
     tag = check_version(s.version) if s.version else None
     if s.repo:
         check_repo(s.repo)
-    data_format = s.data_format or ("jsonl" if output is None else "parquet")
+    data_format = s.data_format or "jsonl"
     if output is None and data_format != "jsonl":
         raise InputError(
             f"a {data_format} card names data files the run folder does not hold; write "

@@ -593,7 +593,9 @@ def _evaluating(meta: dict[str, Any], repo: str | None, tag: str | None) -> list
             "```",
             "",
             f"or in one step, `shiftbench evaluate {repo}@{tag} -m MODEL` (the download is "
-            "checked against the release manifest first).",
+            "checked against the release manifest first). "
+            f'`shiftbench.mteb_tasks("{repo}@{tag}")` gives every config as an mteb task, '
+            "for `mteb.evaluate`.",
         ]
     else:
         out += ["```bash", "shiftbench evaluate path/to/run-folder -m MODEL", "```"]

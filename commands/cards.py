@@ -72,10 +72,9 @@ def format_option(default: str | None, help_text: str) -> Callable[..., Any]:
 @click.option("--version", "version", help="The version (X.Y.Z) the load snippets name.")
 @release_options
 @format_option(
-    None,
-    "The data files the card names: the run folder's own JSON Lines (the default when the "
-    "card goes to RUN/README.md), or the Parquet files a release holds (the default with "
-    "--output: a preview of the release's card).",
+    "jsonl",
+    "The data files the card names: the run folder's own JSON Lines, or the Parquet files "
+    "a release holds (a preview of the release's card; needs --output).",
 )
 @click.option(
     "--output",
@@ -92,7 +91,7 @@ def card(
     rai: tuple[str, ...],
     date_published: str | None,
     license_id: str | None,
-    data_format: str | None,
+    data_format: str,
     output: Path | None,
 ) -> None:
     """Write the dataset card of a run folder (RUN/README.md).

@@ -14,7 +14,9 @@ folder; its name becomes `<source>.<config>` and its data is replaced, so mteb n
 downloads anything. A Clustering task holds one row per set to cluster (a row of lists
 stays one; rows of one text each form one set), for mteb's legacy protocol; a task of the
 bootstrap protocol is refused, since mteb draws its samples from one generator shared by
-the task's subsets in order. A Classification task holds the train split evaluate fits on (the
+the task's subsets in order. A Reranking task holds each query's candidates as mteb's
+retrieval evaluator reads them (`top_ranked`), without those a rewritten corpus lost, as
+evaluate ranks them. A Classification task holds the train split evaluate fits on (the
 original's, or the variant's own rewritten one) and the undersampling settings recorded in
 the run folder; mteb scores it with its own rounds of undersampled training sets, which
 is evaluate's figure under the shiftbench protocol (not PTEB's or HTEB's one classifier on
@@ -38,6 +40,7 @@ STAND_INS = {
     "Classification": "Banking77Classification",
     "Summarization": "SummEvalSummarization.v2",
     "Clustering": "TwentyNewsgroupsClustering",  # mteb's legacy clustering protocol
+    "Reranking": "AskUbuntuDupQuestions",  # a retrieval task with pre-ranked candidates
 }
 
 
@@ -151,11 +154,18 @@ def _split_data(kind: str, source: dict[str, Any], config: Any, original: Any, s
     documents = [
         {"id": str(d["id"]), "title": d.get("title") or "", "text": d["text"]} for d in corpus
     ]
+    candidates = None
+    if f"top_ranked/{split}" in context:  # Reranking: each query's candidates only
+        known = {d["id"] for d in documents}  # as evaluate: a failed rewrite drops out
+        candidates = {
+            str(r["query-id"]): [str(d) for d in r["corpus-ids"] if str(d) in known]
+            for r in context[f"top_ranked/{split}"]
+        }
     return {
         "corpus": datasets.Dataset.from_list(documents),
         "queries": datasets.Dataset.from_list(queries),
         "relevant_docs": judgements(context[f"qrels/{split}"]),
-        "top_ranked": None,
+        "top_ranked": candidates,
     }
 
 

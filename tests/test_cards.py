@@ -794,7 +794,8 @@ def test_bad_release_metadata_is_one_line_and_writes_nothing(stsb_run, hub, tmp_
     assert (stsb_run / "README.md").read_bytes() == card
     # a named local model is fine: the card names it, never its path
     preview = tmp_path / "card.md"
-    done = shiftbench(env, "card", stsb_run, "--results", f"org/mini={results}", "-o", preview)
+    done = shiftbench(env, "card", stsb_run, "--results", f"org/mini={results}", "-o", preview,
+                      "--format", "parquet")  # fmt: skip
     assert done.returncode == 0, done.stderr
     text = preview.read_text(encoding="utf-8")
     assert "- name: org/mini" in text and str(tmp_path) not in text

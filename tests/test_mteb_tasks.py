@@ -22,7 +22,11 @@ def ours(invoke, run, tmp_path, *extra) -> dict[str, float]:
     result = invoke("evaluate", run, *args)
     assert result.exit_code == 0, result.output
     doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
-    scores = {r["config"]: r["main_score"] for r in doc["models"][0]["results"]}
+    # a config whose queries and corpus were both rewritten has one record per side too
+    # (the 2x2 of evaluate's report); its headline record, first, is the one mteb's is
+    scores: dict[str, float] = {}
+    for record in doc["models"][0]["results"]:
+        scores.setdefault(record["config"], record["main_score"])
     read = mteb.ResultCache(cache_path=cache).load_results(
         require_model_meta=True, include_remote=False
     )
@@ -90,3 +94,46 @@ def test_mteb_tasks_refuses_what_it_cannot_make(tmp_path):
 
     with pytest.raises(InputError, match="is neither a run folder nor a release"):
         shiftbench.mteb_tasks(tmp_path)
+
+
+@pytest.mark.slow
+def test_mteb_reranks_as_evaluate_does(scripted, shared_data, invoke, tmp_path):
+    """Reranking (the XQuAD fixture of test_evaluate: ten candidates per query) with the
+    corpus rewritten too: mteb ranks each query's candidates that the rewritten corpus
+    kept, as evaluate does, and the scores agree."""
+    from test_evaluate import _card, _jsonl, _ranking_tables
+
+    corpus, queries, qrels, relevant = _ranking_tables(shared_data / "XQuADRetrieval" / "en", 40)
+    ids = [d["id"] for d in corpus]
+    ranked = []
+    for q in queries:
+        (gold,) = relevant[q["id"]]
+        at = ids.index(gold)
+        ranked.append(
+            {"query-id": q["id"], "corpus-ids": [ids[(at + s) % len(ids)] for s in range(-4, 6)]}
+        )
+    keep = {d for r in ranked for d in r["corpus-ids"]}
+    folder = tmp_path / "rerank"
+    tables = {
+        "corpus": [d for d in corpus if d["id"] in keep],
+        "queries": queries,
+        "qrels": qrels,
+        "top_ranked": ranked,
+    }
+    for name, rows in tables.items():
+        _jsonl(folder / f"{name}.jsonl", rows)
+    _card(folder, {n: f"{n}.jsonl" for n in tables})
+    run = tmp_path / "run"
+    result = invoke(
+        "gen", folder, "--task-type", "Reranking", "-t", "paraphrase,backtranslation", "-s", "1",
+        "--rewrite", "queries,corpus", "-b", "scripted", "-q", "-o", run,
+        "--max-failure-rate", "1",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    tasks = shiftbench.mteb_tasks(run, data_dir=str(folder))
+    assert all(t.dataset["default"]["test"]["top_ranked"] for t in tasks)
+    expected = ours(invoke, run, tmp_path, "--data-dir", str(folder))
+    got = theirs(tasks, source="rerank")
+    assert sorted(got) == sorted(expected) and len(expected) == 3
+    for config, value in expected.items():
+        assert got[config] == pytest.approx(value, abs=1e-4), config
