@@ -52,7 +52,9 @@ def read_results(items: tuple[str, ...], meta: dict[str, Any]) -> list[ModelScor
     source = meta["source"]
     out: list[ModelScores] = []
     for item in items:
-        name, sep, where = item.rpartition("=") if "=" in item else ("", "", item)
+        name, sep, where = ("", "", item) if Path(item).exists() else item.partition("=")
+        if not sep:
+            name, where = "", item
         folder = Path(where)
         path = folder / RESULTS_FILE if folder.is_dir() else folder
         try:
