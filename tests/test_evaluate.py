@@ -479,11 +479,9 @@ def test_retrieval_scores_as_mteb(shared_data, invoke, tmp_path):
     assert ours["main_score"] == pytest.approx(theirs["ndcg_at_10"], abs=1e-4)
 
 
-@pytest.mark.slow
-def test_reranking_scores_as_mteb(shared_data, invoke, tmp_path):
-    """A reranking fixture from XQuAD (en): each query's candidates are its relevant
-    paragraph and nine others of the same article; mteb scores it as a Reranking task."""
-    corpus, queries, qrels, relevant = _ranking_tables(shared_data / "XQuADRetrieval" / "en", 300)
+def _candidates(corpus, queries, relevant):
+    """Each query's ten candidates: its relevant paragraph, the four before it and the five
+    after it in corpus order (paragraphs of the same article, mostly)."""
     ids = [d["id"] for d in corpus]
     ranked = []
     for q in queries:
@@ -492,6 +490,15 @@ def test_reranking_scores_as_mteb(shared_data, invoke, tmp_path):
         ranked.append(
             {"query-id": q["id"], "corpus-ids": [ids[(at + s) % len(ids)] for s in range(-4, 6)]}
         )
+    return ranked
+
+
+@pytest.mark.slow
+def test_reranking_scores_as_mteb(shared_data, invoke, tmp_path):
+    """A reranking fixture from XQuAD (en): each query's candidates are its relevant
+    paragraph and nine others of the same article; mteb scores it as a Reranking task."""
+    corpus, queries, qrels, relevant = _ranking_tables(shared_data / "XQuADRetrieval" / "en", 300)
+    ranked = _candidates(corpus, queries, relevant)
     folder = tmp_path / "rerank"
     for name, rows in [
         ("corpus", corpus),

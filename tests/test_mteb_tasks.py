@@ -101,17 +101,10 @@ def test_mteb_reranks_as_evaluate_does(scripted, shared_data, invoke, tmp_path):
     """Reranking (the XQuAD fixture of test_evaluate: ten candidates per query) with the
     corpus rewritten too: mteb ranks each query's candidates that the rewritten corpus
     kept, as evaluate does, and the scores agree."""
-    from test_evaluate import _card, _jsonl, _ranking_tables
+    from test_evaluate import _candidates, _card, _jsonl, _ranking_tables
 
     corpus, queries, qrels, relevant = _ranking_tables(shared_data / "XQuADRetrieval" / "en", 40)
-    ids = [d["id"] for d in corpus]
-    ranked = []
-    for q in queries:
-        (gold,) = relevant[q["id"]]
-        at = ids.index(gold)
-        ranked.append(
-            {"query-id": q["id"], "corpus-ids": [ids[(at + s) % len(ids)] for s in range(-4, 6)]}
-        )
+    ranked = _candidates(corpus, queries, relevant)
     keep = {d for r in ranked for d in r["corpus-ids"]}
     folder = tmp_path / "rerank"
     tables = {
