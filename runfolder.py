@@ -70,15 +70,22 @@ def read_jsonl(
                 raise InputError(f"{path}:{number}: not valid JSON ({why})") from None
             if not isinstance(row, dict):
                 raise InputError(f"{path}:{number}: a row must be a JSON object")
-            absent = [f for f in need if f not in row]
-            if absent:
-                raise InputError(f"{path}:{number}: missing field(s) {', '.join(absent)}")
-            for f in texts:
-                if f in row and not isinstance(row[f], str):
-                    kind = "null" if row[f] is None else type(row[f]).__name__
-                    raise InputError(f"{path}:{number}: field {f} must be a string, not {kind}")
+            _check_row(row, f"{path}:{number}", need, texts)
             rows.append(row)
     return rows
+
+
+def _check_row(
+    row: dict[str, Any], where: str, need: tuple[str, ...], texts: tuple[str, ...]
+) -> None:
+    """A row holds the `need` fields, and each of `texts` it holds is a string."""
+    absent = [f for f in need if f not in row]
+    if absent:
+        raise InputError(f"{where}: missing field(s) {', '.join(absent)}")
+    for f in texts:
+        if f in row and not isinstance(row[f], str):
+            kind = "null" if row[f] is None else type(row[f]).__name__
+            raise InputError(f"{where}: field {f} must be a string, not {kind}")
 
 
 DATA_FORMATS = ("jsonl", "parquet")  # a run folder's data files; a release's (parquet)
@@ -113,13 +120,7 @@ def read_split(
     rows = [{k: v for k, v in row.items() if v is not None} for row in table.to_pylist()]
     need, texts = tuple(required), tuple(strings)
     for number, row in enumerate(rows, 1):
-        absent = [f for f in need if f not in row]
-        if absent:
-            raise InputError(f"{path}: row {number}: missing field(s) {', '.join(absent)}")
-        for f in texts:
-            if f in row and not isinstance(row[f], str):
-                kind = type(row[f]).__name__
-                raise InputError(f"{path}: row {number}: field {f} must be a string, not {kind}")
+        _check_row(row, f"{path}: row {number}", need, texts)
     return rows
 
 

@@ -24,6 +24,7 @@ from typing import Any
 import yaml
 
 from shiftbench.errors import InputError
+from shiftbench.runfolder import DATA_FORMATS
 from shiftbench.settings import problem
 
 # What a field's YAML value must be.
@@ -531,8 +532,8 @@ def _check_choices(
             check_version(release["version"])
         except InputError as exc:
             raise fail(("release", "version"), str(exc)) from None
-    if release["format"] not in (None, "parquet", "jsonl"):
-        raise fail(("release", "format"), "must be parquet or jsonl")
+    if release["format"] not in (None, *DATA_FORMATS):
+        raise fail(("release", "format"), f"must be one of {', '.join(DATA_FORMATS)}")
     from shiftbench.cards.croissant import parse_rai
 
     for i, item in enumerate(release["rai"] or ()):

@@ -59,15 +59,23 @@ def source_dataset(source: dict[str, Any]) -> str | None:
     return str(source["dataset_path"]) if source.get("mteb_task") else None
 
 
+def source_place(source: dict[str, Any], markdown: bool = False) -> str:
+    """Where the source rows come from: the Hub dataset at its revision, or a local folder
+    by name and content hash (names in backticks when `markdown`)."""
+    origin = source_dataset(source)
+    q = "`" if markdown else ""
+    if origin:
+        return f"{q}{origin}{q} at revision {q}{source['revision']}{q}"
+    return (
+        f"a local {source['task_type']} dataset folder named {q}{source['name']}{q} (content "
+        f"hash {q}{source['revision']}{q})"
+    )
+
+
 def summary(meta: dict[str, Any], markdown: bool = False) -> str:
     """What the release is, in one paragraph (the card's first, Croissant's description)."""
     source = meta["source"]
-    origin = source_dataset(source)
-    q = "`" if markdown else ""
-    where = f"{q}{origin}{q} at revision {q}{source['revision']}{q}" if origin else (
-        f"a local {source['task_type']} dataset folder named {q}{source['name']}{q} (content "
-        f"hash {q}{source['revision']}{q})"
-    )  # fmt: skip
+    where = source_place(source, markdown)
     return (
         f"LLM-rewritten variants of the {source['task_type']} dataset {where}, for measuring "
         "how much of a text-embedding model's score survives when the benchmark's texts are "
@@ -227,7 +235,7 @@ def render(
 
     index = results.model_index(models, repo, tag) if models else None
     data = card_data(meta, infos, license_id, data_format, index)
-    validation = _read_json(folder / VALIDATION_JSON)
+    validation = validation_report(folder)
     body = "\n".join(
         _prose(meta, repo=repo, tag=tag, validation=validation, human=human or [],
                license_id=license_id, spec=_spec(folder), data_format=data_format,

@@ -19,9 +19,9 @@ from __future__ import annotations
 import json
 import logging
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
+from shiftbench.cards.card import source_place
 from shiftbench.errors import InputError
 
 CROISSANT_FILE = "croissant.json"
@@ -180,11 +180,7 @@ def _generated(meta: dict[str, Any], report: dict[str, Any] | None) -> dict[str,
     for info in variants.values():
         for per_split in info.get("status_counts", {}).values():
             statuses.update(per_split)
-    where = (
-        f"{source['dataset_path']} at revision {source.get('revision')}"
-        if source.get("mteb_task")
-        else f"a local {source['task_type']} dataset folder (content hash {source.get('revision')})"
-    )
+    where = source_place(source)
     limit = source.get("row_limit")
     collection = (
         f"The config `original` holds rows of {where} as they are"
@@ -301,26 +297,15 @@ def build(
     return doc
 
 
-def validate(doc: dict[str, Any], folder: Path | None = None) -> None:
-    """Read `doc` with mlcroissant; what it reports as an error is one InputError line.
-
-    With `folder` (the release as files), the document is written there and read from it,
-    so its relative contentUrls resolve to the release's own files.
-    """
+def validate(doc: dict[str, Any]) -> None:
+    """Read `doc` with mlcroissant; what it reports as an error is one InputError line."""
     import mlcroissant as mlc
 
     for name in ("absl", "mlcroissant"):
         logging.getLogger(name).setLevel(logging.ERROR)
     try:
-        if folder is not None:
-            path = folder / CROISSANT_FILE
-            path.write_text(dumps(doc), encoding="utf-8")
-            mlc.Dataset(jsonld=path)
-        else:
-            mlc.Dataset(jsonld=json.loads(dumps(doc)))
-    except mlc.ValidationError as exc:
-        raise InputError(f"the Croissant metadata does not validate: {first_issue(exc)}") from None
-    except ValueError as exc:
+        mlc.Dataset(jsonld=json.loads(dumps(doc)))
+    except (mlc.ValidationError, ValueError) as exc:
         raise InputError(f"the Croissant metadata does not validate: {first_issue(exc)}") from None
 
 

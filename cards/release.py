@@ -339,11 +339,7 @@ def build(
                          rai=rai_fields, validation=cards.validation_report(folder))  # fmt: skip
         if date_published:
             doc["datePublished"] = date_published
-        scratch = Path(tempfile.mkdtemp(prefix="shiftbench-croissant-"))
-        try:
-            croissant.validate(doc, scratch)
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
+        croissant.validate(doc)
         release.files[croissant.CROISSANT_FILE] = croissant.dumps(doc).encode("utf-8")
     text = cards.render(
         folder, meta, infos=infos, repo=repo, tag=tag, human=human, license_id=license_id,

@@ -52,9 +52,9 @@ def read_results(items: tuple[str, ...], meta: dict[str, Any]) -> list[ModelScor
     source = meta["source"]
     out: list[ModelScores] = []
     for item in items:
-        name, sep, where = ("", "", item) if Path(item).exists() else item.partition("=")
-        if not sep:
-            name, where = "", item
+        name, sep, where = item.partition("=")
+        if not sep or Path(item).exists():  # a folder whose name holds '=' is a folder
+            name, sep, where = "", "", item
         folder = Path(where)
         path = folder / RESULTS_FILE if folder.is_dir() else folder
         try:

@@ -13,6 +13,7 @@ from shiftbench.commands.options import (
     quiet_option,
 )
 from shiftbench.errors import RuntimeFault
+from shiftbench.runfolder import DATA_FORMATS
 
 
 def release_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -59,7 +60,7 @@ def format_option(default: str | None, help_text: str) -> Callable[..., Any]:
     return click.option(
         "--format",
         "data_format",
-        type=click.Choice(["parquet", "jsonl"]),
+        type=click.Choice(DATA_FORMATS),
         default=default,
         show_default=default is not None,
         help=help_text,
