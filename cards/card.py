@@ -265,8 +265,8 @@ def _prose(
         "",
         summary(meta, markdown=True),
         "",
-        f"The config `original` holds the source rows as they are (it is the default "
-        f"config: `{default_config(meta)}`). Every other config is one "
+        f"The config `original` holds the source rows as they are; `load_dataset` with no "
+        f"config name loads `{default_config(meta)}`. Every other config is one "
         f"transformation with one seed: the fields {fields} are rewritten, every other column "
         "is kept, the source text stays beside the new one as `original_<field>`, and each "
         "row has a `status` (`ok`, `identical` for a back-translation that came back "
