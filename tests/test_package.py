@@ -1,7 +1,13 @@
-"""What `pip install .` installs: the shiftbench package only, with its data files."""
+"""What `pip install .` installs: the tracked package tree, file for file, and nothing else.
+
+An editable install reads the source tree, so a module or data file the wheel lacks goes
+unseen by every other test; this one builds the wheel as `pip install .` does (in an
+isolated build environment, from a copy of the tracked files) and compares.
+"""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -11,30 +17,81 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
+# Tracked but not the package: the folders beside it, and the project's own files at the root.
+NOT_PACKAGED_FOLDERS = ("tests/", "bench/", "docs/", ".ci/")
+NOT_PACKAGED_FILES = {"setup.py", "pyproject.toml", "README.md", "mkdocs.yml", ".gitignore"}
+
+
+def tracked_files() -> list[str]:
+    try:
+        listed = subprocess.run(
+            ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True
+        ).stdout
+    except (OSError, subprocess.CalledProcessError):
+        pytest.fail("tests/test_package.py compares the wheel with a git checkout's tracked files")
+    return [name for name in listed.decode().split("\0") if name]
+
+
+def package_files(tracked: list[str]) -> set[str]:
+    """The wheel's expected files: every tracked file of the package, under shiftbench/."""
+    return {
+        f"shiftbench/{name}"
+        for name in tracked
+        if not name.startswith(NOT_PACKAGED_FOLDERS) and name not in NOT_PACKAGED_FILES
+    }
+
+
+@pytest.fixture(scope="module")
+def wheel_names(tmp_path_factory: pytest.TempPathFactory) -> set[str]:
+    """The files of the wheel that `pip install .` builds from the tracked tree."""
+    base = tmp_path_factory.mktemp("wheel")
+    source = base / "source"
+    for name in tracked_files():
+        if (ROOT / name).is_file():  # a tracked file deleted in the work tree is not built
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, source / name)
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(base), str(source)],
+        capture_output=True,
+        text=True,
+    )
+    assert built.returncode == 0, built.stderr
+    (wheel,) = base.glob("shiftbench-*.whl")
+    return {
+        name
+        for name in zipfile.ZipFile(wheel).namelist()
+        if not name.split("/")[0].endswith(".dist-info") and not name.endswith("/")
+    }
+
 
 @pytest.mark.slow
-def test_wheel_holds_only_the_shiftbench_package(tmp_path):
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--no-deps",
-            "--quiet",
-            "-w",
-            str(tmp_path),
-            str(ROOT),
-        ],
-        check=True,
-    )
-    (wheel,) = tmp_path.glob("shiftbench-*.whl")
-    names = zipfile.ZipFile(wheel).namelist()
-    top = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
-    assert top == {"shiftbench"}
-    for stage in ("gen", "validate", "evaluate", "cards", "human_eval"):
-        assert f"shiftbench/{stage}/__init__.py" in names
-    assert "shiftbench/prompts/paraphrase.txt" in names
-    assert "shiftbench/sample/data/test.jsonl" in names
-    assert "shiftbench/sample/README.md" in names
-    assert not [n for n in names if "/tests/" in n or n.startswith("shiftbench/bench/")]
+def test_the_wheel_is_the_tracked_package_file_for_file(wheel_names: set[str]) -> None:
+    tracked = [name for name in tracked_files() if (ROOT / name).is_file()]
+    expected = package_files(tracked)
+    missing, extra = sorted(expected - wheel_names), sorted(wheel_names - expected)
+    assert not missing, f"the wheel lacks these tracked package files: {', '.join(missing)}"
+    assert not extra, f"the wheel holds files the package does not track: {', '.join(extra)}"
+    # every subpackage, the data files the code opens, and the command's entry point
+    for name in (
+        "shiftbench/llm/__init__.py",
+        "shiftbench/llm/cache.py",
+        "shiftbench/llm/backends/embedded.py",
+        "shiftbench/prompts/paraphrase.txt",
+        "shiftbench/validate/prompts/judge-quality.txt",
+        "shiftbench/human_eval/form.html",
+        "shiftbench/human_eval/schemes/similarity.json",
+        "shiftbench/sample/data/test.jsonl",
+        "shiftbench/markers.json",
+    ):
+        assert name in wheel_names
+
+
+def test_every_package_folder_is_a_package() -> None:
+    """A folder of modules without __init__.py would not be found, so none may exist."""
+    tracked = tracked_files()
+    folders = {
+        str(Path(name).parent)
+        for name in tracked
+        if name.endswith(".py") and not name.startswith(NOT_PACKAGED_FOLDERS) and "/" in name
+    }
+    assert sorted(f for f in folders if f"{f}/__init__.py" not in tracked) == []
