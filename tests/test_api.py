@@ -18,11 +18,15 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
 
-def readme_example() -> str:
+def readme_block(marker: str) -> str:
     text = README.read_text(encoding="utf-8")
-    found = re.search(r"<!-- python-example -->\n```python\n(.*?)```", text, re.S)
-    assert found, "README.md has no python-example block"
+    found = re.search(f"<!-- {marker} -->\\n```\\w*\\n(.*?)```", text, re.S)
+    assert found, f"README.md has no {marker} block"
     return found.group(1)
+
+
+def readme_example() -> str:
+    return readme_block("python-example")
 
 
 @pytest.mark.slow
@@ -38,13 +42,14 @@ def test_the_readme_example_prints_the_commands_scores(tmp_path, invoke, monkeyp
         cwd=api, env=env, capture_output=True, text=True, timeout=1800,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
+    assert done.stdout == readme_block("python-output"), "README.md shows other figures"
     printed = done.stdout.splitlines()
     rows = [line.split() for line in printed[:-1]]
     assert [r[0] for r in rows] == ["original", "paraphrase-s1337"]
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("SHIFTBENCH_CACHE_DIR", str(cache))
-    gen = invoke("gen", "sample", "--limit", "12", "-o", "cli/run", "-q")
+    gen = invoke("gen", "sample", "--limit", "12", "--max-new-tokens", "64", "-o", "cli/run", "-q")
     assert gen.exit_code == 0, gen.output
     made = sorted(p.relative_to(tmp_path / "cli/run") for p in (tmp_path / "cli/run").rglob("*"))
     assert made == sorted(

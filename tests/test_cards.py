@@ -15,7 +15,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import read_rows
+from conftest import built_once, copied, read_rows
 from hub_server import LocalHub
 from test_human_eval import rated_batch
 
@@ -35,17 +35,28 @@ def hub():
     server.stop()
 
 
-@pytest.fixture
-def stsb_run(scripted, invoke, shared_data, tmp_path):
+def build_stsb_run(out: Path, invoke, shared_data: Path) -> None:
     """20 real STSBenchmark test rows, paraphrased with two seeds and translated to German."""
-    out = tmp_path / "run"
     common = ["--data-dir", shared_data / "STSBenchmark", "--limit", "20", "-b", "scripted", "-q"]
     args = ["gen", "STSBenchmark", *common, "-t", "paraphrase", "-s", "1", "-s", "2", "-o", out]
     assert invoke(*args).exit_code == 0
     args = ["gen", "STSBenchmark", *common, "-t", "translation", "--languages", "de", "-o", out]
     assert invoke(*args, "-s", "1").exit_code == 0
     assert invoke("validate", out, "-q").exit_code == 0
-    return out
+
+
+@pytest.fixture(scope="session")
+def stsb_template(tmp_path_factory, shared_data):
+    return built_once(
+        tmp_path_factory, "stsb-run", lambda out, invoke: build_stsb_run(out, invoke, shared_data)
+    )
+
+
+@pytest.fixture
+def stsb_run(stsb_template, scripted, tmp_path):
+    """This test's own copy of the STSBenchmark run (built once; the scripted backend stays
+    registered for tests that generate more into it)."""
+    return copied(stsb_template, tmp_path)
 
 
 def hub_env(hub: LocalHub, tmp_path: Path, token: str | None = FAKE_TOKEN) -> dict[str, str]:

@@ -35,7 +35,12 @@ def fenced_after(text: str, marker: str) -> str:
 def test_the_getting_started_page_shows_the_readmes_command_and_example():
     readme = README.read_text(encoding="utf-8")
     page = (DOCS / "getting-started.md").read_text(encoding="utf-8")
-    for marker in ("<!-- main-command -->", "<!-- python-example -->"):
+    for marker in (
+        "<!-- main-command -->",
+        "<!-- main-output -->",
+        "<!-- python-example -->",
+        "<!-- python-output -->",
+    ):
         assert fenced_after(readme, marker) in page, marker
 
 

