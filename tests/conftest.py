@@ -184,7 +184,11 @@ def static_encoder(tmp_path_factory):
     """A second, genuinely different encoder: all-MiniLM-L6-v2's word-piece embedding table
     used as a static (bag of tokens, mean-pooled) sentence-transformers model."""
     from sentence_transformers import SentenceTransformer
-    from sentence_transformers.models import StaticEmbedding
+
+    try:  # sentence-transformers 6 moved it; the old path warns (an error here)
+        from sentence_transformers.sentence_transformer.modules import StaticEmbedding
+    except ImportError:
+        from sentence_transformers.models import StaticEmbedding
 
     from shiftbench.encoders import resolve_encoder
 
