@@ -238,8 +238,8 @@ def no_model(monkeypatch):
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """For pytest-xdist (`pytest -n auto`, with `--dist loadgroup` from pyproject.toml):
 
-    - a test using a module-scoped fixture of its own module (a server, a generated run)
-      joins that module's group, so one worker builds the fixture once and runs every test
+    - a test using a module-scoped fixture (a server, a generated run) joins its module's
+      group, so one worker builds the fixture once and runs every test
       that uses it, rather than both workers building it;
     - on a worker, the slow tests run first, so the long ones are spread over both workers
       and none starts last while the other worker sits idle.

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_docs import fenced_after
 
 import shiftbench
 
@@ -19,10 +20,7 @@ MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
 
 def readme_block(marker: str) -> str:
-    text = README.read_text(encoding="utf-8")
-    found = re.search(f"<!-- {marker} -->\\n```\\w*\\n(.*?)```", text, re.S)
-    assert found, f"README.md has no {marker} block"
-    return found.group(1)
+    return fenced_after(README.read_text(encoding="utf-8"), f"<!-- {marker} -->")
 
 
 def readme_example() -> str:
