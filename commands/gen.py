@@ -185,7 +185,8 @@ from shiftbench.gen.api import GenSettings
     "--cache-dir",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Where finished rows are cached. Default: $SHIFTBENCH_CACHE_DIR or ~/.cache/shiftbench.",
+    help="Where finished rows are cached, and (in models/) the dequantised copy of a .gguf "
+    "model. Default: $SHIFTBENCH_CACHE_DIR or ~/.cache/shiftbench.",
 )
 @click.option("--no-cache", is_flag=True, help="Keep finished rows in memory only.")
 @click.option(

@@ -27,7 +27,8 @@ WORDNET_FOLDERS = ("/usr/share/wordnet",)  # Debian's wordnet-base
 
 
 def isolate(monkeypatch: pytest.MonkeyPatch, base: Path) -> None:
-    """A generation cache and datasets cache of their own under `base`, and no Hub token."""
+    """A generation cache and datasets cache of their own under `base`, and no Hub token
+    (dequantised model copies stay in the run's models folder, `models_folder`)."""
     monkeypatch.setenv("SHIFTBENCH_CACHE_DIR", str(base / "shiftbench"))
     monkeypatch.setenv("HF_DATASETS_CACHE", str(base / "datasets"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
@@ -40,6 +41,22 @@ def isolate(monkeypatch: pytest.MonkeyPatch, base: Path) -> None:
 def isolated(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every test gets its own generation cache and datasets cache, and no Hub token."""
     isolate(monkeypatch, tmp_path_factory.mktemp("cache"))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def models_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One folder of dequantised GGUF copies (llm/backends/weights.py) for the whole run,
+    both xdist workers and every process a test starts: the SmolLM2 file is converted once,
+    not once per test. Caches of generated rows stay per test (`isolated`). A folder the
+    environment names already (.ci/run shares one with the vLLM tests) is kept."""
+    if os.environ.get("SHIFTBENCH_MODELS_DIR"):
+        return Path(os.environ["SHIFTBENCH_MODELS_DIR"])
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the run's folder, above each worker's own
+    folder = base / "models"
+    os.environ["SHIFTBENCH_MODELS_DIR"] = str(folder)
+    return folder
 
 
 @pytest.fixture(scope="session")

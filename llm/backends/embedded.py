@@ -8,6 +8,7 @@ output depends on its own seed, not on which other prompts share its batch.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from shiftbench.errors import InputError
@@ -15,8 +16,10 @@ from shiftbench.llm.backends.base import Generation, OnDone, Request, Sampling, 
 from shiftbench.llm.backends.weights import (
     DEFAULT_MODEL,
     ModelLocation,
+    dequantised_checkpoint,
     first_line,
     locate_model,
+    models_dir,
     silence_gguf_progress,
 )
 from shiftbench.packaged import package_pin
@@ -24,8 +27,12 @@ from shiftbench.packaged import package_pin
 _LOADED: dict[ModelLocation, tuple[Any, Any]] = {}
 
 
-def _load(location: ModelLocation) -> tuple[Any, Any]:
-    """Load tokenizer and model once per process (tests and repeated seeds reuse them)."""
+def _load(location: ModelLocation, cache_dir: Path | None = None) -> tuple[Any, Any]:
+    """Load tokenizer and model once per process (tests and repeated seeds reuse them).
+
+    A GGUF file is read through its dequantised copy in the models folder, made on first
+    use: the same float32 weights and tokenizer, loaded in under a second.
+    """
     if location in _LOADED:
         return _LOADED[location]
     import torch
@@ -34,12 +41,12 @@ def _load(location: ModelLocation) -> tuple[Any, Any]:
 
     hf_logging.disable_progress_bar()
     silence_gguf_progress()
-    kwargs: dict[str, Any] = {}
-    if location.gguf_file is not None:
-        kwargs["gguf_file"] = location.gguf_file
     try:
-        tokenizer = AutoTokenizer.from_pretrained(location.path, **kwargs)
-        model = AutoModelForCausalLM.from_pretrained(location.path, dtype=torch.float32, **kwargs)
+        path = location.path
+        if location.gguf_file is not None:
+            path = str(dequantised_checkpoint(location, models_dir(cache_dir)))
+        tokenizer = AutoTokenizer.from_pretrained(path)
+        model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
     except OSError as exc:
         raise InputError(
             f"cannot load model {location.spec!r}: it is not a local folder or .gguf file, and "
@@ -59,9 +66,16 @@ class EmbeddedBackend:
     name = "embedded"
     chunk_size = 64
 
-    def __init__(self, model: str | None = None, batch_size: int = 8, **_: Any) -> None:
+    def __init__(
+        self,
+        model: str | None = None,
+        batch_size: int = 8,
+        cache_dir: Path | None = None,
+        **_: Any,
+    ) -> None:
         self.location = locate_model(model or DEFAULT_MODEL)
         self.batch_size = batch_size
+        self.cache_dir = cache_dir  # its models/ folder holds the dequantised GGUF copy
         self._described: dict[str, Any] | None = None
 
     def describe(self) -> dict[str, Any]:
@@ -95,12 +109,12 @@ class EmbeddedBackend:
         return self.describe()
 
     def load(self) -> None:
-        _load(self.location)
+        _load(self.location, self.cache_dir)
 
     def generate(
         self, requests: list[Request], sampling: Sampling, on_done: OnDone | None = None
     ) -> list[Generation]:
-        tokenizer, _ = _load(self.location)
+        tokenizer, _ = _load(self.location, self.cache_dir)
         prompts = [self._chat(tokenizer, r.prompt) for r in requests]
         lengths = [len(tokenizer(p, add_special_tokens=False)["input_ids"]) for p in prompts]
         # Similar lengths share a batch, so little compute goes to padding.
@@ -127,7 +141,7 @@ class EmbeddedBackend:
 
         from shiftbench.llm.logprobs import spellings
 
-        tokenizer, model = _load(self.location)
+        tokenizer, model = _load(self.location, self.cache_dir)
         ids: dict[str, list[int]] = {}
         for answer in answers:
             tokens = {
@@ -163,7 +177,7 @@ class EmbeddedBackend:
         import torch
         from transformers import GenerationConfig, LogitsProcessorList, StoppingCriteriaList
 
-        tokenizer, model = _load(self.location)
+        tokenizer, model = _load(self.location, self.cache_dir)
         enc = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
         budgets = [token_budget(r, sampling) for r in requests]
         eos = model.generation_config.eos_token_id

