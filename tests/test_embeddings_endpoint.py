@@ -14,7 +14,7 @@ import httpx
 import numpy as np
 import pytest
 from conftest import read_rows
-from llama_server import llama_cpp_server
+from llama_server import llama_cpp_server, llama_threads
 from scipy.stats import spearmanr
 
 from shiftbench.errors import InputError, RuntimeFault
@@ -70,7 +70,11 @@ def test_an_endpoint_scores_as_the_model_run_in_process(
     # sent them (llama.cpp's numbers move a little with what shares a batch); cosine and
     # Spearman by numpy and scipy
     rows = read_rows(shared_data / "BIOSSES" / "data" / "test.jsonl")
-    llama = Llama(str(model), embedding=True, n_ctx=512, verbose=False)
+    threads = llama_threads()
+    llama = Llama(
+        str(model), embedding=True, n_ctx=512, n_threads=threads, n_threads_batch=threads,
+        verbose=False,
+    )  # fmt: skip
     a = np.asarray([llama.embed(r["sentence1"]) for r in rows], dtype=np.float64)
     b = np.asarray([llama.embed(r["sentence2"]) for r in rows], dtype=np.float64)
     cosine = (a * b).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))

@@ -25,7 +25,7 @@ CONFIGS = ["original"] + [f"{t}-s{s}" for t in ALL for s in (1, 2)]
 # budgets, which on two CPU cores takes far longer than these tests need. A small cap, one
 # attempt and no failure gate keep them to what they check: every transform runs on the real
 # generator, and equal seeds give equal bytes.
-CAPPED = ["--max-new-tokens", "96", "--max-attempts", "1", "--max-failure-rate", "1"]
+CAPPED = ["--max-new-tokens", "64", "--max-attempts", "1", "--max-failure-rate", "1"]
 
 
 @pytest.fixture(scope="module")

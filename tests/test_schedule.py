@@ -248,3 +248,53 @@ def test_dry_run_checks_its_input_and_loads_no_model(invoke, tmp_path, monkeypat
         "--source-language\n"
     )
     assert not out.exists()
+
+
+def test_the_embedded_backends_callers_share_batches():
+    """Two jobs' requests in the embedded backend's queue: the second job's requests fill
+    the first's last batch, each result reaches the job that asked for it (by its own
+    index), a request of other sampling never joins a batch, and abort drops the rest."""
+    import threading
+
+    from shiftbench.llm.backends import Generation, Request, Sampling
+    from shiftbench.llm.backends.embedded import Stopped, _Item, _SharedBatches
+
+    queue = _SharedBatches(batch_size=4)
+    warm, cold = Sampling(temperature=0.7), Sampling(temperature=0.0)
+    batches: list[list[str]] = []
+
+    def run_batch(items):
+        batches.append([i.prompt for i in items])
+        if len(batches) == 1:  # the first batch runs until the second job has queued
+            with queue._changed:
+                assert queue._changed.wait_for(lambda: len(queue._queued) == 5, timeout=120)
+        return [Generation(f"out {i.prompt}", "stop") for i in items]
+
+    def items(job, count, sampling):
+        return [_Item(k, f"{job}{k}", Request(f"{job}{k}", k), sampling) for k in range(count)]
+
+    got: dict[str, list[tuple[int, str]]] = {"a": [], "b": []}
+    first, second = (
+        items("a", 6, warm),
+        [*items("b", 2, warm), _Item(2, "b2", Request("b2", 2), cold)],
+    )
+
+    def job(name, own):
+        queue.run(own, run_batch, lambda i, gen: got[name].append((i, gen.text)))
+
+    a = threading.Thread(target=job, args=("a", first))
+    a.start()
+    with queue._changed:  # the first job's first batch is running
+        assert queue._changed.wait_for(lambda: queue._running, timeout=120)
+    b = threading.Thread(target=job, args=("b", second))
+    b.start()
+    a.join(timeout=300)
+    b.join(timeout=300)
+    assert batches == [["a0", "a1", "a2", "a3"], ["a4", "a5", "b0", "b1"], ["b2"]]
+    assert sorted(got["a"]) == [(k, f"out a{k}") for k in range(6)]
+    assert sorted(got["b"]) == [(k, f"out b{k}") for k in range(3)]
+
+    queued = items("c", 2, warm)
+    queue._queued.extend(queued)
+    queue.abort()
+    assert all(isinstance(i.error, Stopped) and i.done for i in queued) and not queue._queued

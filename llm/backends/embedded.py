@@ -8,10 +8,12 @@ output depends on its own seed, not on which other prompts share its batch.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from shiftbench.errors import InputError
+from shiftbench.errors import InputError, RuntimeFault
 from shiftbench.llm.backends.base import Generation, OnDone, Request, Sampling, token_budget
 from shiftbench.llm.backends.weights import (
     DEFAULT_MODEL,
@@ -61,10 +63,18 @@ def _load(location: ModelLocation, cache_dir: Path | None = None) -> tuple[Any, 
 
 
 class EmbeddedBackend:
-    """Generate with a transformers model inside this process."""
+    """Generate with a transformers model inside this process.
+
+    Requests from every thread that calls generate() share one queue, and batches are
+    taken from it: a run's jobs (one per config) hand in their requests together (gen's
+    `concurrent` schedule), so the few texts of each small config fill batches with those
+    of the others instead of running as a batch of their own. A row's output does not
+    depend on what shares its batch (module docstring).
+    """
 
     name = "embedded"
     chunk_size = 64
+    concurrent = True
 
     def __init__(
         self,
@@ -76,6 +86,7 @@ class EmbeddedBackend:
         self.location = locate_model(model or DEFAULT_MODEL)
         self.batch_size = batch_size
         self.cache_dir = cache_dir  # its models/ folder holds the dequantised GGUF copy
+        self._queue = _SharedBatches(batch_size)
         self._described: dict[str, Any] | None = None
 
     def describe(self) -> dict[str, Any]:
@@ -119,17 +130,18 @@ class EmbeddedBackend:
         lengths = [len(tokenizer(p, add_special_tokens=False)["input_ids"]) for p in prompts]
         # Similar lengths share a batch, so little compute goes to padding.
         order = sorted(range(len(requests)), key=lambda i: lengths[i])
-        results: list[Generation | None] = [None] * len(requests)
-        for start in range(0, len(order), self.batch_size):
-            chunk = order[start : start + self.batch_size]
-            outs = self._generate_batch(
-                [prompts[i] for i in chunk], [requests[i] for i in chunk], sampling
-            )
-            for i, out in zip(chunk, outs, strict=True):
-                results[i] = out
-                if on_done is not None:
-                    on_done(i, out)
-        return [r for r in results if r is not None]
+        items = [_Item(i, prompts[i], requests[i], sampling) for i in order]
+        self._queue.run(items, self._run_batch, on_done)
+        return [item.result for item in sorted(items, key=lambda item: item.index)]
+
+    def abort(self) -> None:
+        """Drop every request not yet in a batch; their callers get a Stopped error."""
+        self._queue.abort()
+
+    def _run_batch(self, items: list[_Item]) -> list[Generation]:
+        return self._generate_batch(
+            [i.prompt for i in items], [i.request for i in items], items[0].sampling
+        )
 
     def answer_logprobs(
         self, prompts: list[str], answers: tuple[str, ...]
@@ -211,6 +223,105 @@ class EmbeddedBackend:
             text = tokenizer.decode(tokens, skip_special_tokens=True).strip()
             results.append(Generation(text, "length" if stop is None else "stop"))
         return results
+
+
+class Stopped(RuntimeFault):
+    """A request was dropped before it ran, because the run stopped (abort)."""
+
+
+class _Item:
+    """One request in the shared queue, and its outcome once its batch has run."""
+
+    def __init__(self, index: int, prompt: str, request: Request, sampling: Sampling) -> None:
+        self.index = index  # in its caller's list
+        self.prompt = prompt  # the chat-formatted prompt
+        self.request = request
+        self.sampling = sampling
+        self.result: Any = None  # a Generation once done
+        self.error: BaseException | None = None
+        self.done = False
+        self.reported = False  # passed to its caller's on_done
+
+
+class _SharedBatches:
+    """Requests from any number of threads, run `batch_size` at a time, one batch at once.
+
+    There is no thread of its own: a caller that finds no batch running takes the next one
+    from the queue (the oldest request and those after it with the same sampling, up to
+    `batch_size`) and runs it, whoever's requests it holds; every caller waits for its own
+    results and passes each to its own on_done, in its own thread.
+    """
+
+    def __init__(self, batch_size: int) -> None:
+        self.batch_size = batch_size
+        self._changed = threading.Condition()
+        self._queued: list[_Item] = []
+        self._running = False
+
+    def run(
+        self,
+        items: list[_Item],
+        run_batch: Callable[[list[_Item]], list[Generation]],
+        on_done: OnDone | None,
+    ) -> None:
+        with self._changed:
+            self._queued.extend(items)
+            self._changed.notify_all()
+        try:
+            while not all(item.reported for item in items):
+                batch: list[_Item] = []
+                with self._changed:
+                    while not batch:
+                        finished = [i for i in items if i.done and not i.reported]
+                        if finished:
+                            break
+                        if not self._running and self._queued:
+                            batch = self._take()
+                            self._running = True
+                        else:
+                            self._changed.wait()
+                if batch:
+                    self._run(batch, run_batch)
+                    continue
+                for item in finished:
+                    item.reported = True
+                    if item.error is not None:
+                        raise item.error
+                    if on_done is not None:
+                        on_done(item.index, item.result)
+        finally:  # on a failure, this caller's requests still queued are dropped
+            mine = {id(item) for item in items}
+            with self._changed:
+                self._queued = [i for i in self._queued if id(i) not in mine]
+
+    def abort(self) -> None:
+        with self._changed:
+            for item in self._queued:
+                item.error = Stopped("stopped: the embedded backend dropped the queued requests")
+                item.done = True
+            self._queued = []
+            self._changed.notify_all()
+
+    def _take(self) -> list[_Item]:
+        sampling = self._queued[0].sampling
+        batch = [i for i in self._queued if i.sampling == sampling][: self.batch_size]
+        taken = {id(item) for item in batch}
+        self._queued = [i for i in self._queued if id(i) not in taken]
+        return batch
+
+    def _run(
+        self, batch: list[_Item], run_batch: Callable[[list[_Item]], list[Generation]]
+    ) -> None:
+        try:
+            outs: list[Any] = run_batch(batch)
+            error: BaseException | None = None
+        except BaseException as exc:  # every caller with a request in the batch hears it
+            outs, error = [None] * len(batch), exc
+        with self._changed:
+            for item, out in zip(batch, outs, strict=True):
+                item.result, item.error, item.done = out, error, True
+            self._running = False
+            self._changed.notify_all()
 
 
 class _RowBudget:
