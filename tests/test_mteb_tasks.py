@@ -11,14 +11,16 @@ import shiftbench
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
 
-def ours(invoke, run, tmp_path, *extra) -> dict[str, float]:
+def ours(invoke, run, tmp_path, store, *extra) -> dict[str, float]:
     """evaluate's main scores per config, checked against mteb's own reading of the
-    results folder's mteb-layout files."""
+    results folder's mteb-layout files; `store`: the embedding store shared by the
+    session's parity tests."""
     import mteb
 
     cache = tmp_path / "cache"
     out = cache / "results"  # mteb's ResultCache reads CACHE/results/<model>/<revision>/
-    args = ("-m", MODEL, "-o", out, "--no-plots", "--resamples", "0", *extra)
+    args = ("-m", MODEL, "-o", out, "--no-plots", "--resamples", "0", "--cache-dir", store,
+            *extra)  # fmt: skip
     result = invoke("evaluate", run, *args)
     assert result.exit_code == 0, result.output
     doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
@@ -63,13 +65,20 @@ def theirs(tasks, source: str | None = None) -> dict[str, float]:
     [
         ("STSBenchmark", ["--limit", "40"]),
         ("MRPC", ["--task-type", "PairClassification", "--limit", "40"]),
-        ("XQuADRetrieval", ["--subset", "en", "--split", "test", "--limit", "40"]),
-        ("Banking77Classification", ["--limit", "160"]),
+        # with test_evaluate's tests of the same data, for the embeddings they share
+        pytest.param(
+            "XQuADRetrieval", ["--subset", "en", "--split", "test", "--limit", "40"],
+            marks=pytest.mark.xdist_group("xquad"),
+        ),
+        pytest.param(
+            "Banking77Classification", ["--limit", "160"],
+            marks=pytest.mark.xdist_group("banking77"),
+        ),
         ("MasakhaNEWSClusteringS2S", ["--subset", "hau", "--limit", "60"]),
     ],
-)
+)  # fmt: skip
 def test_mteb_scores_the_tasks_as_evaluate_does(
-    scripted, shared_data, invoke, tmp_path, source, extra
+    scripted, shared_data, invoke, tmp_path, embedding_store, source, extra
 ):
     run = tmp_path / "run"
     where = shared_data / source
@@ -81,7 +90,8 @@ def test_mteb_scores_the_tasks_as_evaluate_does(
     assert result.exit_code == 0, result.output
     data_dir = str(where) if source == "XQuADRetrieval" else None
     tasks = shiftbench.mteb_tasks(run, data_dir=data_dir)
-    expected = ours(invoke, run, tmp_path, *(["--data-dir", data_dir] if data_dir else []))
+    context = ["--data-dir", data_dir] if data_dir else []
+    expected = ours(invoke, run, tmp_path, embedding_store, *context)
     assert [t.metadata.name.split(".", 1)[1] for t in tasks] == list(expected)
     got = theirs(tasks)
     assert sorted(got) == sorted(expected)
@@ -97,7 +107,8 @@ def test_mteb_tasks_refuses_what_it_cannot_make(tmp_path):
 
 
 @pytest.mark.slow
-def test_mteb_reranks_as_evaluate_does(scripted, shared_data, invoke, tmp_path):
+@pytest.mark.xdist_group("xquad")
+def test_mteb_reranks_as_evaluate_does(scripted, shared_data, invoke, tmp_path, embedding_store):
     """Reranking (the XQuAD fixture of test_evaluate: ten candidates per query) with the
     corpus rewritten too: mteb ranks each query's candidates that the rewritten corpus
     kept, as evaluate does, and the scores agree."""
@@ -125,7 +136,7 @@ def test_mteb_reranks_as_evaluate_does(scripted, shared_data, invoke, tmp_path):
     assert result.exit_code == 0, result.output
     tasks = shiftbench.mteb_tasks(run, data_dir=str(folder))
     assert all(t.dataset["default"]["test"]["top_ranked"] for t in tasks)
-    expected = ours(invoke, run, tmp_path, "--data-dir", str(folder))
+    expected = ours(invoke, run, tmp_path, embedding_store, "--data-dir", str(folder))
     got = theirs(tasks, source="rerank")
     assert sorted(got) == sorted(expected) and len(expected) == 3
     for config, value in expected.items():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -84,15 +85,24 @@ COSINE_GRID = np.linspace(-1.0, 1.0, 21)
 NED_GRID = np.linspace(-0.5, 0.5, 21)
 
 
+@functools.cache
 def _embedder():
+    """all-MiniLM-L6-v2 through sentence-transformers, loaded once; each text is encoded
+    once per session, since the same texts come back for both measures and in several
+    tests."""
     from sentence_transformers import SentenceTransformer
 
     from shiftbench.encoders import resolve_encoder
 
     model = SentenceTransformer(resolve_encoder(ENCODER)[0], device="cpu")
+    vectors: dict[str, np.ndarray] = {}
 
     def embed(texts):
-        return model.encode(list(texts), convert_to_numpy=True).astype(np.float64)
+        texts = list(texts)
+        new = [t for t in dict.fromkeys(texts) if t not in vectors]
+        if new:
+            vectors.update(zip(new, model.encode(new, convert_to_numpy=True), strict=True))
+        return np.asarray([vectors[t] for t in texts], dtype=np.float64)
 
     return embed
 
