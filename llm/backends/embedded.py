@@ -27,6 +27,9 @@ from shiftbench.llm.backends.weights import (
 from shiftbench.packaged import package_pin
 
 _LOADED: dict[ModelLocation, tuple[Any, Any]] = {}
+# A fast tokenizer changes its own padding settings on calls that ask for other ones, and
+# raises if another thread uses it meanwhile; generate() runs in every job's thread.
+_TOKENIZING = threading.Lock()
 
 
 def _load(location: ModelLocation, cache_dir: Path | None = None) -> tuple[Any, Any]:
@@ -126,8 +129,9 @@ class EmbeddedBackend:
         self, requests: list[Request], sampling: Sampling, on_done: OnDone | None = None
     ) -> list[Generation]:
         tokenizer, _ = _load(self.location, self.cache_dir)
-        prompts = [self._chat(tokenizer, r.prompt) for r in requests]
-        lengths = [len(tokenizer(p, add_special_tokens=False)["input_ids"]) for p in prompts]
+        with _TOKENIZING:
+            prompts = [self._chat(tokenizer, r.prompt) for r in requests]
+            lengths = [len(tokenizer(p, add_special_tokens=False)["input_ids"]) for p in prompts]
         # Similar lengths share a batch, so little compute goes to padding.
         order = sorted(range(len(requests)), key=lambda i: lengths[i])
         items = [_Item(i, prompts[i], requests[i], sampling) for i in order]
@@ -190,7 +194,8 @@ class EmbeddedBackend:
         from transformers import GenerationConfig, LogitsProcessorList, StoppingCriteriaList
 
         tokenizer, model = _load(self.location, self.cache_dir)
-        enc = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
+        with _TOKENIZING:
+            enc = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
         budgets = [token_budget(r, sampling) for r in requests]
         eos = model.generation_config.eos_token_id
         eos_ids = {eos} if isinstance(eos, int) else set(eos or [tokenizer.eos_token_id])
@@ -220,7 +225,8 @@ class EmbeddedBackend:
             row = row[:budget]
             stop = next((k for k, tok in enumerate(row) if tok in eos_ids), None)
             tokens = row if stop is None else row[:stop]
-            text = tokenizer.decode(tokens, skip_special_tokens=True).strip()
+            with _TOKENIZING:
+                text = tokenizer.decode(tokens, skip_special_tokens=True).strip()
             results.append(Generation(text, "length" if stop is None else "stop"))
         return results
 
