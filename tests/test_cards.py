@@ -59,12 +59,6 @@ def stsb_run(stsb_template, scripted, tmp_path):
     return copied(stsb_template, tmp_path)
 
 
-def stsb_scores(evaluated, stsb_template) -> Path:
-    """evaluate's results folder on the STSBenchmark run (evaluate only reads the run, so
-    the template serves), made once for the tests that read it."""
-    return evaluated(stsb_template, "-m", MODEL).folder
-
-
 def hub_env(hub: LocalHub, tmp_path: Path, token: str | None = FAKE_TOKEN) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGING"))}
     env.update(
@@ -437,10 +431,7 @@ def test_verify_finds_a_changed_file(stsb_run, hub, tmp_path):
 
 
 @pytest.mark.server
-@pytest.mark.xdist_group("stsb-scores")
-def test_mteb_evaluates_a_published_config(
-    stsb_run, stsb_template, evaluated, hub, invoke, tmp_path
-):
+def test_mteb_evaluates_a_published_config(stsb_run, hub, invoke, tmp_path):
     """The card's own mteb snippet, run against the local Hub, equals shiftbench's score."""
     env = hub_env(hub, tmp_path)
     assert (
@@ -458,7 +449,8 @@ def test_mteb_evaluates_a_published_config(
     assert done.returncode == 0, done.stderr
     theirs = float(done.stdout.splitlines()[-1])
 
-    out = stsb_scores(evaluated, stsb_template)
+    out = tmp_path / "ours"
+    assert invoke("evaluate", stsb_run, "-m", MODEL, "-o", out).exit_code == 0
     doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
     (ours,) = [r for r in doc["models"][0]["results"] if r["config"] == "paraphrase-s1"]
     assert ours["scores"]["cosine_spearman"] == pytest.approx(theirs, abs=1e-6)
@@ -641,10 +633,7 @@ def download(env: dict[str, str], version: str, where: Path) -> Path:
 
 
 @pytest.mark.server
-@pytest.mark.xdist_group("stsb-scores")
-def test_parquet_release_is_typed_described_and_scored(
-    stsb_run, stsb_template, evaluated, hub, tmp_path
-):
+def test_parquet_release_is_typed_described_and_scored(stsb_run, invoke, hub, tmp_path):
     """A release's configs are Parquet, `original` loads by default, croissant.json reads
     back with mlcroissant row for row, and --results puts evaluate's figures into the
     card's model-index and eval_results/ exactly."""
@@ -653,7 +642,8 @@ def test_parquet_release_is_typed_described_and_scored(
     from huggingface_hub.repocard_data import model_index_to_eval_results
 
     env = hub_env(hub, tmp_path)
-    scores = stsb_scores(evaluated, stsb_template)
+    scores = tmp_path / "scores"
+    assert invoke("evaluate", stsb_run, "-m", MODEL, "-o", scores, "--no-plots").exit_code == 0
     done = shiftbench(
         env, "publish", stsb_run, "--repo", REPO, "--version", "1.0.0", "--results", scores,
         "--rai", "dataLimitations=Only 20 rows per config.", "--date-published", "2026-11-25",
