@@ -260,8 +260,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     - a test using a module-scoped fixture (a server, a generated run) joins its module's
       group, so one worker builds the fixture once and runs every test
       that uses it, rather than both workers building it;
-    - on a worker, the slow tests run first, so the long ones are spread over both workers
-      and none starts last while the other worker sits idle.
+    - on a worker, the heavy tests run first, then the other slow ones, so the long ones
+      are spread over both workers and none starts last while the other worker sits idle.
     """
     for item in items:
         info = getattr(item, "_fixtureinfo", None)
@@ -272,4 +272,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 item.add_marker(pytest.mark.xdist_group(item.module.__name__))
                 break
     if os.environ.get("PYTEST_XDIST_WORKER"):
-        items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+        items.sort(
+            key=lambda item: (
+                item.get_closest_marker("heavy") is None,
+                item.get_closest_marker("slow") is None,
+            )
+        )

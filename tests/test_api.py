@@ -27,6 +27,7 @@ def readme_example() -> str:
     return readme_block("python-example")
 
 
+@pytest.mark.heavy
 @pytest.mark.slow
 def test_the_readme_example_prints_the_commands_scores(tmp_path, invoke, monkeypatch):
     """The example run as a user would (a fresh interpreter in an empty folder), then the

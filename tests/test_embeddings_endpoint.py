@@ -45,6 +45,7 @@ def embedding_server(tmp_path_factory):
         yield url, model
 
 
+@pytest.mark.heavy
 @pytest.mark.slow
 @pytest.mark.server
 def test_an_endpoint_scores_as_the_model_run_in_process(

@@ -62,6 +62,7 @@ PARITY = {
 }
 
 
+@pytest.mark.heavy
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "task_type",

@@ -60,6 +60,7 @@ def data_files(out):
     return {p.relative_to(out): p.read_bytes() for p in out.glob("*/test.jsonl")}
 
 
+@pytest.mark.heavy
 @pytest.mark.server
 def test_all_transforms_on_llama_cpp_server(llama_server, shared_data, invoke, tmp_path):
     args = [
@@ -93,6 +94,7 @@ def test_all_transforms_on_llama_cpp_server(llama_server, shared_data, invoke, t
     assert data_files(tmp_path / "a") == data_files(tmp_path / "b")
 
 
+@pytest.mark.heavy
 def test_all_transforms_on_embedded_model(shared_data, invoke, tmp_path):
     args = ["gen", "STSBenchmark", "--data-dir", shared_data / "STSBenchmark", "--limit", "2", "-q"]
     args += CAPPED

@@ -422,6 +422,7 @@ def tree(folder: Path, root: Path) -> dict[str, bytes]:
     }
 
 
+@pytest.mark.heavy
 @pytest.mark.slow
 def test_a_killed_run_finishes_as_an_uninterrupted_one(shared_data, tmp_path):
     """The done-when run: two sources (one multilingual), three transformations, two seeds,
@@ -503,6 +504,7 @@ def test_a_killed_run_finishes_as_an_uninterrupted_one(shared_data, tmp_path):
     assert "## How this release was made" in (multi / "run" / "README.md").read_text()
 
 
+@pytest.mark.heavy
 @pytest.mark.slow
 def test_ray_runner_maps_gen_over_shards_on_a_local_ray_instance(invoke, tmp_path):
     """scale.runner ray: two shards as Ray Data tasks on a local Ray instance, with the
