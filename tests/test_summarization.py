@@ -350,7 +350,7 @@ def test_references_is_a_summarization_part_only(scripted, shared_data, invoke, 
 @pytest.mark.slow
 @pytest.mark.parametrize("protocol", ["shiftbench", "hteb"])
 def test_mteb_scores_the_run_as_tasks_as_evaluate_does(
-    scripted, folder, invoke, tmp_path, protocol
+    scripted, folder, invoke, tmp_path, protocol, embedding_store
 ):
     """shiftbench.mteb_tasks on a summarisation run, machine summaries rewritten (and, under
     hteb, the human summaries too): mteb's own evaluator gives evaluate's main scores."""
@@ -365,7 +365,7 @@ def test_mteb_scores_the_run_as_tasks_as_evaluate_does(
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     tasks = shiftbench.mteb_tasks(run)
-    expected = ours(invoke, run, tmp_path)
+    expected = ours(invoke, run, tmp_path, embedding_store)
     assert [t.metadata.name for t in tasks] == [
         "SummEvalSummarization.v2.original",
         "SummEvalSummarization.v2.paraphrase-s1",
