@@ -16,6 +16,7 @@ import pytest
 from conftest import read_rows
 from llama_server import llama_cpp_server, llama_threads
 from scipy.stats import spearmanr
+from test_cli_errors import write_folder
 
 from shiftbench.errors import InputError, RuntimeFault
 from shiftbench.remote_encoders import EmbeddingsEndpoint
@@ -57,8 +58,12 @@ def test_an_endpoint_scores_as_the_model_run_in_process(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-never-written-anywhere")
     out = tmp_path / "results"
     spec = f"openai:smollm2-embed@{url}"
+    # BIOSSES' first 40 pairs as a local STS folder: each text is embedded twice, one per
+    # call, and 80 texts rank the two ways of embedding as surely as the whole 200 would
+    rows = read_rows(shared_data / "BIOSSES" / "data" / "test.jsonl")[:40]
+    folder = write_folder(tmp_path / "biosses-40", rows)
     result = invoke(
-        "evaluate", "BIOSSES", "--data-dir", shared_data / "BIOSSES", "-m", spec, "-o", out,
+        "evaluate", folder, "--task-type", "STS", "-m", spec, "-o", out,
         "--batch-size", "1", "--resamples", "0", "--no-plots",
     )  # fmt: skip
     assert result.exit_code == 0, result.output
@@ -70,7 +75,6 @@ def test_an_endpoint_scores_as_the_model_run_in_process(
     # the reference: the same file in this process, one text per call as the server was
     # sent them (llama.cpp's numbers move a little with what shares a batch); cosine and
     # Spearman by numpy and scipy
-    rows = read_rows(shared_data / "BIOSSES" / "data" / "test.jsonl")
     threads = llama_threads()
     llama = Llama(
         str(model), embedding=True, n_ctx=512, n_threads=threads, n_threads_batch=threads,

@@ -63,35 +63,23 @@ def data_files(out):
 @pytest.mark.heavy
 @pytest.mark.server
 def test_all_transforms_on_llama_cpp_server(llama_server, shared_data, invoke, tmp_path):
-    args = [
-        "gen",
-        "STSBenchmark",
-        "--data-dir",
-        shared_data / "STSBenchmark",
-        "--limit",
-        "2",
-        "-t",
-        "all",
-        "--seeds",
-        "1,2",
-        "-b",
-        "openai",
-        "--base-url",
-        llama_server,
-        "-m",
-        "smollm2",
-        "-q",
-    ]
-    # llama.cpp's server reuses the previous request's cached prompt prefix, which changes
-    # rounding in rare tokens: byte-identical reruns need the same request order.
+    args = ["gen", "STSBenchmark", "--data-dir", shared_data / "STSBenchmark", "--limit", "2"]
+    args += ["-b", "openai", "--base-url", llama_server, "-m", "smollm2", "-q"]
+    # llama.cpp's server reuses the previous request's cached prompt prefix, which may
+    # change rounding in rare tokens: one request at a time keeps the order fixed.
     args += ["--concurrency", "1", *CAPPED]
-    first = invoke(*args, "-o", tmp_path / "a")
+    first = invoke(*args, "-t", "all", "--seeds", "1,2", "-o", tmp_path / "a")
     assert first.exit_code == 0, first.output
     meta = check_run(tmp_path / "a")
     assert meta["configs"]["translation-s1"]["backend"]["name"] == "openai"
-    again = invoke(*args, "--no-cache", "-o", tmp_path / "b")
+    # the three configs of the two-call transformations, again without the cache: the same
+    # bytes (as the embedded twin below)
+    two_call = ["-t", "backtranslation", "-t", "summarised-expansion", "-s", "2"]
+    again = invoke(*args, *two_call, "--no-cache", "-o", tmp_path / "b")
     assert again.exit_code == 0, again.output
-    assert data_files(tmp_path / "a") == data_files(tmp_path / "b")
+    same = data_files(tmp_path / "b")
+    assert same == {k: v for k, v in data_files(tmp_path / "a").items() if k in same}
+    assert len(same) == 3
 
 
 @pytest.mark.heavy
@@ -101,8 +89,9 @@ def test_all_transforms_on_embedded_model(shared_data, invoke, tmp_path):
     first = invoke(*args, "-t", "all", "--seeds", "1,2", "-o", tmp_path / "a")
     assert first.exit_code == 0, first.output
     check_run(tmp_path / "a")
+    # the two-call configs again, their texts in batches of 16 rather than 8
     two_call = ["-t", "backtranslation", "-t", "summarised-expansion", "-s", "2"]
-    again = invoke(*args, *two_call, "--batch-size", "3", "--no-cache", "-o", tmp_path / "b")
+    again = invoke(*args, *two_call, "--batch-size", "16", "--no-cache", "-o", tmp_path / "b")
     assert again.exit_code == 0, again.output
     same = data_files(tmp_path / "b")
     assert same == {k: v for k, v in data_files(tmp_path / "a").items() if k in same}

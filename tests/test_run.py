@@ -387,13 +387,13 @@ output: out
 sources:
   - name: STSBenchmark
     data_dir: {data}/STSBenchmark
-    limit: 3
+    limit: 2
   - name: STSBenchmarkMultilingualSTS
     folder: stsb-multilingual
     data_dir: {data}/STSBenchmarkMultilingualSTS
     subsets: [de, fr]
     splits: [test]
-    limit: 2
+    limit: 1
 transforms: [paraphrase, summarisation, translation]
 seeds: [1, 2]
 languages: [es, de]
