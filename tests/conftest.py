@@ -278,3 +278,29 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 item.get_closest_marker("slow") is None,
             )
         )
+
+
+_UNGROUPED: list[str] = []  # set on a worker where pytest-xdist ignored the groups
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Under `--dist loadgroup`, note when pytest-xdist has not grouped the marked tests (it
+    puts the group in each test id, and pytest 9.2 ignores the way it does so): then every
+    module-scoped fixture is built on both workers and the shared caches of the parity
+    tests are split between them. Every test then fails with the way out (`_grouped`)."""
+    config = session.config
+    if not os.environ.get("PYTEST_XDIST_WORKER") or not config.getvalue("loadgroup"):
+        return
+    for item in session.items:
+        if item.get_closest_marker("xdist_group") and "@" not in item.nodeid:
+            _UNGROUPED.append(
+                f"pytest-xdist did not put {item.nodeid} in its xdist_group (pytest "
+                f"{pytest.__version__}); install the pytest that pyproject.toml's test extra pins"
+            )
+            return
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _grouped() -> None:
+    if _UNGROUPED:
+        pytest.fail(_UNGROUPED[0], pytrace=False)
