@@ -180,7 +180,7 @@ def check_target(
             "folder; choose another --output"
         )
     meta = read_meta(path)
-    if meta.get("source") != source_meta:
+    if _matched(meta.get("source")) != _matched(source_meta):
         held = meta.get("source", {}).get("name", "another source")
         raise InputError(
             f"output {path} holds a run of {held} with other source settings; "
@@ -191,6 +191,14 @@ def check_target(
             f"output {path} holds another shard of this source; choose another --output"
         )
     return meta
+
+
+def _matched(source: Any) -> Any:
+    """A recorded source as folders are matched on: without the citation, which run folders
+    made before it was recorded lack."""
+    if not isinstance(source, dict):
+        return source
+    return {k: v for k, v in source.items() if k != "citation"}
 
 
 def write_run(

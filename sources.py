@@ -110,6 +110,8 @@ class Source:
     mteb_task: str | None = None
     score_range: tuple[float, float] | None = None
     license: str | None = None
+    # the BibTeX mteb records for the task, kept so that a card needs no mteb import
+    citation: str | None = None
     # Splits that evaluation needs as they are, never rewritten (Classification's train).
     context_splits: tuple[str, ...] = ()
     # Settings of mteb's evaluation protocol that the task sets (Classification's
@@ -478,6 +480,7 @@ def _mteb_source(name: str, task_type: str | None, data_dir: Path | None) -> Sou
         mteb_task=meta.name,
         score_range=score_range,
         license=meta.license,
+        citation=(meta.bibtex_citation or "").strip() or None,
     )
 
 
@@ -695,6 +698,7 @@ def source_meta(source: Source) -> dict[str, Any]:
         "text_fields": list(source.text_fields),
         "score_range": list(source.score_range) if source.score_range else None,
         "license": source.license,
+        **({"citation": source.citation} if source.citation else {}),
         # only where the task type has evaluation settings, so other run folders keep theirs
         **({"protocol": source.protocol} if source.protocol else {}),
     }

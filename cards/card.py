@@ -672,9 +672,12 @@ def _evaluating(meta: dict[str, Any], repo: str | None, tag: str | None) -> list
 
 
 def bibtex(source: dict[str, Any]) -> str | None:
-    """The source task's BibTeX as mteb records it, or None."""
+    """The source task's BibTeX as mteb records it (kept in the run folder since gen
+    recorded it; asked of mteb for older folders), or None."""
     if not source.get("mteb_task"):
         return None
+    if "citation" in source:
+        return str(source["citation"])
     try:
         import mteb
 

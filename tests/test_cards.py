@@ -167,6 +167,38 @@ def test_card_describes_the_run_and_loads(stsb_run, invoke, tmp_path):
     assert again.read_bytes() == (stsb_run / "README.md").read_bytes()
 
 
+def test_gen_keeps_the_citation_so_a_card_needs_no_mteb(stsb_run, shared_data, invoke):
+    """gen records mteb's BibTeX of the task in shiftbench.json, so card and publish cite
+    it without importing mteb (seconds in every process); a run folder made before that
+    still cites through mteb, and gen still adds configs to it."""
+    import mteb
+
+    meta_file = stsb_run / "shiftbench.json"
+    meta = json.loads(meta_file.read_text(encoding="utf-8"))
+    citation = mteb.get_task("STSBenchmark").metadata.bibtex_citation.strip()
+    assert meta["source"]["citation"] == citation
+    card = stsb_run / "card.md"
+    code = (
+        "import sys\n"
+        "from shiftbench.cli import cli\n"
+        f"cli.main(['card', {str(stsb_run)!r}, '-o', {str(card)!r}], standalone_mode=False)\n"
+        "print('mteb' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert (done.returncode, done.stdout.splitlines()[-1]) == (0, "False"), done.stderr
+    assert citation in card.read_text(encoding="utf-8")
+
+    del meta["source"]["citation"]  # a folder from before
+    meta_file.write_text(json.dumps(meta), encoding="utf-8")
+    assert invoke("card", stsb_run, "-o", card).exit_code == 0
+    assert citation in card.read_text(encoding="utf-8")
+    common = ["--data-dir", shared_data / "STSBenchmark", "--limit", "20", "-b", "scripted"]
+    added = invoke("gen", "STSBenchmark", *common, "-t", "paraphrase", "-s", "3", "-q",
+                   "-o", stsb_run)  # fmt: skip
+    assert added.exit_code == 0, added.output
+    assert "paraphrase-s3" in json.loads(meta_file.read_text(encoding="utf-8"))["configs"]
+
+
 def human_rater_lines(text: str) -> str:
     start = text.index("## Human evaluation")
     return text[start : text.index("## Loading")]
