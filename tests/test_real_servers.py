@@ -86,12 +86,12 @@ def test_all_transforms_on_llama_cpp_server(llama_server, shared_data, invoke, t
 def test_all_transforms_on_embedded_model(shared_data, invoke, tmp_path):
     args = ["gen", "STSBenchmark", "--data-dir", shared_data / "STSBenchmark", "--limit", "2", "-q"]
     args += CAPPED
-    first = invoke(*args, "-t", "all", "--seeds", "1,2", "-o", tmp_path / "a")
+    first = invoke(*args, "-t", "all", "--seeds", "1,2", "--batch-size", "16", "-o", tmp_path / "a")
     assert first.exit_code == 0, first.output
     check_run(tmp_path / "a")
-    # the two-call configs again, their texts in batches of 16 rather than 8
+    # the two-call configs again, their texts in batches of 8 (the default) rather than 16
     two_call = ["-t", "backtranslation", "-t", "summarised-expansion", "-s", "2"]
-    again = invoke(*args, *two_call, "--batch-size", "16", "--no-cache", "-o", tmp_path / "b")
+    again = invoke(*args, *two_call, "--no-cache", "-o", tmp_path / "b")
     assert again.exit_code == 0, again.output
     same = data_files(tmp_path / "b")
     assert same == {k: v for k, v in data_files(tmp_path / "a").items() if k in same}
