@@ -9,6 +9,7 @@ import datasets
 import numpy as np
 import pytest
 from conftest import read_rows
+from test_cli_errors import write_folder
 
 from shiftbench.encoders import Encoder
 from shiftbench.evaluate.sts import sts_metrics
@@ -62,10 +63,6 @@ PARITY = {
 }
 
 
-def _every(step: int):
-    return lambda rows: rows[::step]
-
-
 # PairClassification's parity test scores a slice of MRPC, the same slice on both sides
 # (every 3rd test pair): mteb's code walks datasets' lazy columns row by row, and 575 real
 # pairs show the agreement the whole split would, at a fraction of the time. Classification
@@ -74,21 +71,7 @@ def _every(step: int):
 # equalled the former). Its logistic regression stops at 100 iterations, short of
 # convergence, so float noise can flip a prediction, and on 770 rows a single flip moves
 # the mean of the 10 rounds by more than 1e-4 (on 3080 rows, by less).
-SLICES = {"MRPC": {"test": _every(3)}}
-
-
-def data_slice(shared_data: Path, name: str, target: Path) -> Path:
-    """A Hub-layout folder holding SLICES[name] of the real dataset `name`."""
-    (target / "data").mkdir(parents=True)
-    files = []
-    for split, keep in SLICES[name].items():
-        rows = keep(read_rows(shared_data / name / "data" / f"{split}.jsonl"))
-        with open(target / "data" / f"{split}.jsonl", "w", encoding="utf-8") as fh:
-            fh.writelines(json.dumps(r) + "\n" for r in rows)
-        files.append(f"  - split: {split}\n    path: data/{split}.jsonl\n")
-    card = "configs:\n- config_name: default\n  data_files:\n" + "".join(files)
-    (target / "README.md").write_text(f"---\n{card}---\n\n# {name}, a slice\n", encoding="utf-8")
-    return target
+SLICED = {"MRPC": 3}  # folder: keep every n-th test row
 
 
 @pytest.mark.heavy
@@ -101,8 +84,9 @@ def data_slice(shared_data: Path, name: str, target: Path) -> Path:
 def test_task_types_score_as_mteb(task_type, shared_data, invoke, tmp_path, embedding_store):
     name, stand_in, named_as = PARITY[task_type]
     folder = shared_data / name
-    if name in SLICES:
-        folder = data_slice(shared_data, name, tmp_path / name)
+    if name in SLICED:
+        rows = read_rows(folder / "data" / "test.jsonl")[:: SLICED[name]]
+        folder = write_folder(tmp_path / name, rows)
     out = tmp_path / "results"
     if named_as == "task":
         source = [stand_in, "--data-dir", folder]

@@ -72,8 +72,8 @@ def test_all_transforms_on_llama_cpp_server(llama_server, shared_data, invoke, t
     assert first.exit_code == 0, first.output
     meta = check_run(tmp_path / "a")
     assert meta["configs"]["translation-s1"]["backend"]["name"] == "openai"
-    # the three configs of the two-call transformations, again without the cache: the same
-    # bytes (as the embedded twin below)
+    # seed 2 of the two two-call transformations again without the cache: the same bytes,
+    # as the original's (as the embedded twin below)
     two_call = ["-t", "backtranslation", "-t", "summarised-expansion", "-s", "2"]
     again = invoke(*args, *two_call, "--no-cache", "-o", tmp_path / "b")
     assert again.exit_code == 0, again.output
