@@ -56,3 +56,45 @@ def evaluated(tmp_path_factory: pytest.TempPathFactory):
         return done[key]
 
     return run
+
+
+@pytest.fixture(scope="session")
+def mteb_model():
+    """`mteb_model()`: all-MiniLM-L6-v2 as the SentenceTransformer that mteb's side of a
+    parity test runs, whose encode (which encode_query and encode_document call) keeps each
+    text's vector for the rest of the session: mteb asks for the same corpus in several
+    tests (XQuAD's 240 paragraphs in five of them), and the real model embeds it once.
+    Only mteb's side reads these vectors; shiftbench's side embeds through its own code
+    (and its own store, `embedding_store`), so the two stay independent computations."""
+    import numpy as np
+    from conftest import ENCODER
+
+    from shiftbench.encoders import Encoder
+
+    kept: dict[tuple, dict[str, np.ndarray]] = {}
+
+    def remembering(encode):
+        def call(*args, **kwargs):
+            texts = args[0] if args else kwargs.pop("inputs", kwargs.pop("sentences", None))
+            plain = isinstance(texts, list) and all(isinstance(t, str) for t in texts)
+            as_arrays = (
+                not kwargs.get("convert_to_tensor")
+                and kwargs.get("output_value", "sentence_embedding") == "sentence_embedding"
+            )
+            if len(args) > 1 or not (plain and texts and as_arrays):
+                return encode(texts, *args[1:], **kwargs)
+            settings = sorted((k, repr(v)) for k, v in kwargs.items() if k != "batch_size")
+            vectors = kept.setdefault(tuple(settings), {})
+            missing = [t for t in dict.fromkeys(texts) if t not in vectors]
+            if missing:
+                vectors.update(zip(missing, encode(missing, **kwargs), strict=True))
+            return np.stack([vectors[t] for t in texts])
+
+        return call
+
+    def model():
+        loaded = Encoder(ENCODER).model
+        loaded.encode = remembering(loaded.encode)
+        return loaded
+
+    return model

@@ -19,15 +19,15 @@ MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 REFERENCE = {"STSBenchmark": 0.82032, "BIOSSES": 0.81640}
 
 
-def mteb_scores(task_name: str, folder) -> dict:
-    """Run mteb itself on the local copy of the task's data."""
+def mteb_scores(model, task_name: str, folder) -> dict:
+    """Run mteb itself, with `model` (parity_fixtures.mteb_model), on the local copy of the
+    task's data."""
     import mteb
 
-    encoder = Encoder(MODEL)
     task = mteb.get_task(task_name)
     task.dataset = datasets.load_dataset(str(folder))
     task.data_loaded = True
-    result = mteb.evaluate(encoder.model, task, cache=None, overwrite_strategy="always")
+    result = mteb.evaluate(model, task, cache=None, overwrite_strategy="always")
     return result.task_results[0].scores["test"][0]
 
 
@@ -42,11 +42,11 @@ def scored_source(evaluated, shared_data, task_name):
     "task_name",
     [pytest.param("STSBenchmark", marks=pytest.mark.xdist_group("stsbenchmark")), "BIOSSES"],
 )
-def test_scores_equal_mteb(task_name, shared_data, evaluated):
+def test_scores_equal_mteb(task_name, shared_data, evaluated, mteb_model):
     result = scored_source(evaluated, shared_data, task_name)
     out = result.folder
     ours = json.loads((out / "results.json").read_text(encoding="utf-8"))["models"][0]["results"][0]
-    theirs = mteb_scores(task_name, shared_data / task_name)
+    theirs = mteb_scores(mteb_model(), task_name, shared_data / task_name)
     for metric, value in ours["scores"].items():
         assert value == pytest.approx(theirs[metric], abs=1e-4), metric
     assert ours["main_score"] == pytest.approx(REFERENCE[task_name], abs=1e-4)
@@ -81,7 +81,9 @@ SLICED = {"MRPC": 3}  # folder: keep every n-th test row
     [pytest.param("Classification", marks=pytest.mark.xdist_group("banking77")),
      "PairClassification"],
 )  # fmt: skip
-def test_task_types_score_as_mteb(task_type, shared_data, invoke, tmp_path, embedding_store):
+def test_task_types_score_as_mteb(
+    task_type, shared_data, invoke, tmp_path, embedding_store, mteb_model
+):
     name, stand_in, named_as = PARITY[task_type]
     folder = shared_data / name
     if name in SLICED:
@@ -96,7 +98,7 @@ def test_task_types_score_as_mteb(task_type, shared_data, invoke, tmp_path, embe
     assert result.exit_code == 0, result.output
     ours = json.loads((out / "results.json").read_text(encoding="utf-8"))["models"][0]["results"][0]
     assert ours["rows"] == {"Classification": 3080, "PairClassification": 575}[task_type]
-    theirs = mteb_scores(stand_in, folder)
+    theirs = mteb_scores(mteb_model(), stand_in, folder)
     assert set(ours["scores"]) <= set(theirs)
     for metric, value in ours["scores"].items():
         assert value == pytest.approx(theirs[metric], abs=1e-4), metric
@@ -105,7 +107,7 @@ def test_task_types_score_as_mteb(task_type, shared_data, invoke, tmp_path, embe
 
 @pytest.mark.slow
 @pytest.mark.xdist_group("masakhanews")
-def test_clustering_scores_as_mteb(shared_data, invoke, tmp_path, embedding_store):
+def test_clustering_scores_as_mteb(shared_data, invoke, tmp_path, embedding_store, mteb_model):
     """Each language's headlines form one set, given to mteb in its legacy layout (one row
     holding the set's lists)."""
     import mteb
@@ -135,7 +137,7 @@ def test_clustering_scores_as_mteb(shared_data, invoke, tmp_path, embedding_stor
         }
         task.dataset[subset] = datasets.DatasetDict({"test": datasets.Dataset.from_dict(one_set)})
     task.data_loaded = True
-    result = mteb.evaluate(Encoder(MODEL).model, task, cache=None, overwrite_strategy="always")
+    result = mteb.evaluate(mteb_model(), task, cache=None, overwrite_strategy="always")
     theirs = {s["hf_subset"]: s for s in result.task_results[0].scores["test"]}
     assert sorted(ours) == sorted(theirs) == subsets
     for subset in subsets:
@@ -453,14 +455,15 @@ def _card(folder, configs):
     (folder / "README.md").write_text("\n".join([*lines, "---", ""]), encoding="utf-8")
 
 
-def _mteb_run(stand_in, data, split, **task_args):
-    """mteb itself, through a registered task of the type whose data is replaced."""
+def _mteb_run(model, stand_in, data, split, **task_args):
+    """mteb itself, with `model` (parity_fixtures.mteb_model), through a registered task of
+    the type whose data is replaced."""
     import mteb
 
     task = mteb.get_task(stand_in, **task_args)
     task.dataset = data
     task.data_loaded = True
-    result = mteb.evaluate(Encoder(MODEL).model, task, cache=None, overwrite_strategy="always")
+    result = mteb.evaluate(model, task, cache=None, overwrite_strategy="always")
     return result.task_results[0].scores[split][0]
 
 
@@ -483,7 +486,7 @@ def _ranking_tables(folder, queries=None):
 
 @pytest.mark.slow
 @pytest.mark.xdist_group("xquad")
-def test_retrieval_scores_as_mteb(shared_data, invoke, tmp_path, embedding_store):
+def test_retrieval_scores_as_mteb(shared_data, invoke, tmp_path, embedding_store, mteb_model):
     """XQuADRetrieval (en): every metric mteb reports that shiftbench computes."""
     folder = shared_data / "XQuADRetrieval"
     out = tmp_path / "results"
@@ -505,7 +508,7 @@ def test_retrieval_scores_as_mteb(shared_data, invoke, tmp_path, embedding_store
             }
         }
     }
-    theirs = _mteb_run("XQuADRetrieval", data, "validation", languages=["eng"])
+    theirs = _mteb_run(mteb_model(), "XQuADRetrieval", data, "validation", languages=["eng"])
     _assert_same(ours["scores"], theirs)
     assert len(ours["scores"]) == 43
     assert ours["main_score"] == pytest.approx(theirs["ndcg_at_10"], abs=1e-4)
@@ -527,7 +530,7 @@ def _candidates(corpus, queries, relevant):
 
 @pytest.mark.slow
 @pytest.mark.xdist_group("xquad")
-def test_reranking_scores_as_mteb(shared_data, invoke, tmp_path, embedding_store):
+def test_reranking_scores_as_mteb(shared_data, invoke, tmp_path, embedding_store, mteb_model):
     """A reranking fixture from XQuAD (en): each query's candidates are its relevant
     paragraph and nine others of the same article; mteb scores it as a Reranking task."""
     corpus, queries, qrels, relevant = _ranking_tables(shared_data / "XQuADRetrieval" / "en", 300)
@@ -558,14 +561,14 @@ def test_reranking_scores_as_mteb(shared_data, invoke, tmp_path, embedding_store
             }
         }
     }
-    theirs = _mteb_run("AskUbuntuDupQuestions", data, "test")
+    theirs = _mteb_run(mteb_model(), "AskUbuntuDupQuestions", data, "test")
     _assert_same(ours["scores"], theirs)
     assert ours["main_score"] == pytest.approx(theirs["map_at_1000"], abs=1e-4)
     assert ours["scores"]["recall_at_10"] == pytest.approx(1.0)
 
 
 @pytest.mark.slow
-def test_summarization_scores_as_mteb(shared_data, invoke, tmp_path):
+def test_summarization_scores_as_mteb(shared_data, invoke, tmp_path, mteb_model):
     """A summarisation fixture from XQuAD paragraphs: two human summaries (the first two
     sentences), five machine summaries (later sentences, questions about the paragraph, a
     sentence of another paragraph) with relevance from word overlap."""
@@ -599,7 +602,7 @@ def test_summarization_scores_as_mteb(shared_data, invoke, tmp_path):
     assert result.exit_code == 0, result.output
     (ours,) = json.loads((out / "results.json").read_text(encoding="utf-8"))["models"][0]["results"]
     data = datasets.DatasetDict({"test": datasets.Dataset.from_list(rows)})
-    theirs = _mteb_run("SummEvalSummarization.v2", data, "test")
+    theirs = _mteb_run(mteb_model(), "SummEvalSummarization.v2", data, "test")
     _assert_same(ours["scores"], theirs)
     assert len(ours["scores"]) == 6
 
@@ -832,7 +835,9 @@ def test_retrieval_run_rewrites_queries_and_scores_against_the_source_corpus(
 
 @pytest.mark.slow
 @pytest.mark.xdist_group("masakhanews")
-def test_bootstrap_clustering_scores_as_mteb(shared_data, invoke, tmp_path, embedding_store):
+def test_bootstrap_clustering_scores_as_mteb(
+    shared_data, invoke, tmp_path, embedding_store, mteb_model
+):
     """mteb's bootstrapped protocol (SIB200ClusteringS2S: up to 1004 documents embedded,
     10 rounds of 16384 draws), its data replaced by MasakhaNEWS headlines in two
     languages: the second subset's draws follow the first's, as in mteb."""
@@ -874,7 +879,7 @@ def test_bootstrap_clustering_scores_as_mteb(shared_data, invoke, tmp_path, embe
         for name in subsets
     }
     task.data_loaded = True
-    result = mteb.evaluate(Encoder(MODEL).model, task, cache=None, overwrite_strategy="always")
+    result = mteb.evaluate(mteb_model(), task, cache=None, overwrite_strategy="always")
     theirs = {s["hf_subset"]: s for s in result.task_results[0].scores["test"]}
     assert sorted(ours) == sorted(theirs) == sorted(subsets)
     for subset in subsets:

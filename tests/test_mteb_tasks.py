@@ -40,14 +40,11 @@ def ours(invoke, run, tmp_path, store, *extra) -> dict[str, float]:
     return scores
 
 
-def theirs(tasks, source: str | None = None) -> dict[str, float]:
-    """mteb's main score per config; `source`: the task names' prefix (default: up to the
-    first dot)."""
+def theirs(model, tasks, source: str | None = None) -> dict[str, float]:
+    """mteb's main score per config, with `model` (parity_fixtures.mteb_model); `source`: the
+    task names' prefix (default: up to the first dot)."""
     import mteb
 
-    from shiftbench.encoders import Encoder
-
-    model = Encoder(MODEL).model
     results = mteb.evaluate(model, tasks, cache=None, overwrite_strategy="always")
     scores = {}
     for task in results.task_results:
@@ -78,7 +75,7 @@ def theirs(tasks, source: str | None = None) -> dict[str, float]:
     ],
 )  # fmt: skip
 def test_mteb_scores_the_tasks_as_evaluate_does(
-    scripted, shared_data, invoke, tmp_path, embedding_store, source, extra
+    scripted, shared_data, invoke, tmp_path, embedding_store, mteb_model, source, extra
 ):
     run = tmp_path / "run"
     where = shared_data / source
@@ -93,7 +90,7 @@ def test_mteb_scores_the_tasks_as_evaluate_does(
     context = ["--data-dir", data_dir] if data_dir else []
     expected = ours(invoke, run, tmp_path, embedding_store, *context)
     assert [t.metadata.name.split(".", 1)[1] for t in tasks] == list(expected)
-    got = theirs(tasks)
+    got = theirs(mteb_model(), tasks)
     assert sorted(got) == sorted(expected)
     for config, value in expected.items():
         assert got[config] == pytest.approx(value, abs=1e-4), config
@@ -108,7 +105,9 @@ def test_mteb_tasks_refuses_what_it_cannot_make(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.xdist_group("xquad")
-def test_mteb_reranks_as_evaluate_does(scripted, shared_data, invoke, tmp_path, embedding_store):
+def test_mteb_reranks_as_evaluate_does(
+    scripted, shared_data, invoke, tmp_path, embedding_store, mteb_model
+):
     """Reranking (the XQuAD fixture of test_evaluate: ten candidates per query) with the
     corpus rewritten too: mteb ranks each query's candidates that the rewritten corpus
     kept, as evaluate does, and the scores agree."""
@@ -137,7 +136,7 @@ def test_mteb_reranks_as_evaluate_does(scripted, shared_data, invoke, tmp_path, 
     tasks = shiftbench.mteb_tasks(run, data_dir=str(folder))
     assert all(t.dataset["default"]["test"]["top_ranked"] for t in tasks)
     expected = ours(invoke, run, tmp_path, embedding_store, "--data-dir", str(folder))
-    got = theirs(tasks, source="rerank")
+    got = theirs(mteb_model(), tasks, source="rerank")
     assert sorted(got) == sorted(expected) and len(expected) == 3
     for config, value in expected.items():
         assert got[config] == pytest.approx(value, abs=1e-4), config

@@ -350,7 +350,7 @@ def test_references_is_a_summarization_part_only(scripted, shared_data, invoke, 
 @pytest.mark.slow
 @pytest.mark.parametrize("protocol", ["shiftbench", "hteb"])
 def test_mteb_scores_the_run_as_tasks_as_evaluate_does(
-    scripted, folder, invoke, tmp_path, protocol, embedding_store
+    scripted, folder, invoke, tmp_path, protocol, embedding_store, mteb_model
 ):
     """shiftbench.mteb_tasks on a summarisation run, machine summaries rewritten (and, under
     hteb, the human summaries too): mteb's own evaluator gives evaluate's main scores."""
@@ -370,7 +370,7 @@ def test_mteb_scores_the_run_as_tasks_as_evaluate_does(
         "SummEvalSummarization.v2.original",
         "SummEvalSummarization.v2.paraphrase-s1",
     ]
-    got = theirs(tasks, "SummEvalSummarization.v2")
+    got = theirs(mteb_model(), tasks, "SummEvalSummarization.v2")
     assert sorted(got) == sorted(expected) == ["original", "paraphrase-s1"]
     if protocol == "shiftbench":  # (rank correlations of four documents can tie)
         assert got["original"] != pytest.approx(got["paraphrase-s1"], abs=1e-3)
