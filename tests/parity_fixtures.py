@@ -60,16 +60,19 @@ def evaluated(tmp_path_factory: pytest.TempPathFactory):
 
 @pytest.fixture(scope="session")
 def mteb_model():
-    """`mteb_model()`: all-MiniLM-L6-v2 as the SentenceTransformer that mteb's side of a
+    """all-MiniLM-L6-v2 as the SentenceTransformer that mteb's side of a
     parity test runs, whose encode (which encode_query and encode_document call) keeps each
     text's vector for the rest of the session: mteb asks for the same corpus in several
     tests (XQuAD's 240 paragraphs in five of them), and the real model embeds it once.
-    Only mteb's side reads these vectors; shiftbench's side embeds through its own code
-    (and its own store, `embedding_store`), so the two stay independent computations."""
+    Only mteb's side reads these vectors: the model is an instance of its own, not the one
+    shiftbench's Encoder shares within a process, and shiftbench's side embeds through its
+    own code (and its own store, `embedding_store`), so the two stay independent
+    computations."""
     import numpy as np
     from conftest import ENCODER
+    from sentence_transformers import SentenceTransformer
 
-    from shiftbench.encoders import Encoder
+    from shiftbench.encoders import resolve_encoder
 
     kept: dict[tuple, dict[str, np.ndarray]] = {}
 
@@ -92,9 +95,6 @@ def mteb_model():
 
         return call
 
-    def model():
-        loaded = Encoder(ENCODER).model
-        loaded.encode = remembering(loaded.encode)
-        return loaded
-
-    return model
+    loaded = SentenceTransformer(resolve_encoder(ENCODER)[0], device="cpu")
+    loaded.encode = remembering(loaded.encode)
+    return loaded

@@ -46,7 +46,7 @@ def test_scores_equal_mteb(task_name, shared_data, evaluated, mteb_model):
     result = scored_source(evaluated, shared_data, task_name)
     out = result.folder
     ours = json.loads((out / "results.json").read_text(encoding="utf-8"))["models"][0]["results"][0]
-    theirs = mteb_scores(mteb_model(), task_name, shared_data / task_name)
+    theirs = mteb_scores(mteb_model, task_name, shared_data / task_name)
     for metric, value in ours["scores"].items():
         assert value == pytest.approx(theirs[metric], abs=1e-4), metric
     assert ours["main_score"] == pytest.approx(REFERENCE[task_name], abs=1e-4)
@@ -98,7 +98,7 @@ def test_task_types_score_as_mteb(
     assert result.exit_code == 0, result.output
     ours = json.loads((out / "results.json").read_text(encoding="utf-8"))["models"][0]["results"][0]
     assert ours["rows"] == {"Classification": 3080, "PairClassification": 575}[task_type]
-    theirs = mteb_scores(mteb_model(), stand_in, folder)
+    theirs = mteb_scores(mteb_model, stand_in, folder)
     assert set(ours["scores"]) <= set(theirs)
     for metric, value in ours["scores"].items():
         assert value == pytest.approx(theirs[metric], abs=1e-4), metric
@@ -137,7 +137,7 @@ def test_clustering_scores_as_mteb(shared_data, invoke, tmp_path, embedding_stor
         }
         task.dataset[subset] = datasets.DatasetDict({"test": datasets.Dataset.from_dict(one_set)})
     task.data_loaded = True
-    result = mteb.evaluate(mteb_model(), task, cache=None, overwrite_strategy="always")
+    result = mteb.evaluate(mteb_model, task, cache=None, overwrite_strategy="always")
     theirs = {s["hf_subset"]: s for s in result.task_results[0].scores["test"]}
     assert sorted(ours) == sorted(theirs) == subsets
     for subset in subsets:
@@ -508,7 +508,7 @@ def test_retrieval_scores_as_mteb(shared_data, invoke, tmp_path, embedding_store
             }
         }
     }
-    theirs = _mteb_run(mteb_model(), "XQuADRetrieval", data, "validation", languages=["eng"])
+    theirs = _mteb_run(mteb_model, "XQuADRetrieval", data, "validation", languages=["eng"])
     _assert_same(ours["scores"], theirs)
     assert len(ours["scores"]) == 43
     assert ours["main_score"] == pytest.approx(theirs["ndcg_at_10"], abs=1e-4)
@@ -561,7 +561,7 @@ def test_reranking_scores_as_mteb(shared_data, invoke, tmp_path, embedding_store
             }
         }
     }
-    theirs = _mteb_run(mteb_model(), "AskUbuntuDupQuestions", data, "test")
+    theirs = _mteb_run(mteb_model, "AskUbuntuDupQuestions", data, "test")
     _assert_same(ours["scores"], theirs)
     assert ours["main_score"] == pytest.approx(theirs["map_at_1000"], abs=1e-4)
     assert ours["scores"]["recall_at_10"] == pytest.approx(1.0)
@@ -602,7 +602,7 @@ def test_summarization_scores_as_mteb(shared_data, invoke, tmp_path, mteb_model)
     assert result.exit_code == 0, result.output
     (ours,) = json.loads((out / "results.json").read_text(encoding="utf-8"))["models"][0]["results"]
     data = datasets.DatasetDict({"test": datasets.Dataset.from_list(rows)})
-    theirs = _mteb_run(mteb_model(), "SummEvalSummarization.v2", data, "test")
+    theirs = _mteb_run(mteb_model, "SummEvalSummarization.v2", data, "test")
     _assert_same(ours["scores"], theirs)
     assert len(ours["scores"]) == 6
 
@@ -879,7 +879,7 @@ def test_bootstrap_clustering_scores_as_mteb(
         for name in subsets
     }
     task.data_loaded = True
-    result = mteb.evaluate(mteb_model(), task, cache=None, overwrite_strategy="always")
+    result = mteb.evaluate(mteb_model, task, cache=None, overwrite_strategy="always")
     theirs = {s["hf_subset"]: s for s in result.task_results[0].scores["test"]}
     assert sorted(ours) == sorted(theirs) == sorted(subsets)
     for subset in subsets:

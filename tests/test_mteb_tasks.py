@@ -90,7 +90,7 @@ def test_mteb_scores_the_tasks_as_evaluate_does(
     context = ["--data-dir", data_dir] if data_dir else []
     expected = ours(invoke, run, tmp_path, embedding_store, *context)
     assert [t.metadata.name.split(".", 1)[1] for t in tasks] == list(expected)
-    got = theirs(mteb_model(), tasks)
+    got = theirs(mteb_model, tasks)
     assert sorted(got) == sorted(expected)
     for config, value in expected.items():
         assert got[config] == pytest.approx(value, abs=1e-4), config
@@ -136,7 +136,7 @@ def test_mteb_reranks_as_evaluate_does(
     tasks = shiftbench.mteb_tasks(run, data_dir=str(folder))
     assert all(t.dataset["default"]["test"]["top_ranked"] for t in tasks)
     expected = ours(invoke, run, tmp_path, embedding_store, "--data-dir", str(folder))
-    got = theirs(mteb_model(), tasks, source="rerank")
+    got = theirs(mteb_model, tasks, source="rerank")
     assert sorted(got) == sorted(expected) and len(expected) == 3
     for config, value in expected.items():
         assert got[config] == pytest.approx(value, abs=1e-4), config

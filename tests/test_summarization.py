@@ -370,7 +370,7 @@ def test_mteb_scores_the_run_as_tasks_as_evaluate_does(
         "SummEvalSummarization.v2.original",
         "SummEvalSummarization.v2.paraphrase-s1",
     ]
-    got = theirs(mteb_model(), tasks, "SummEvalSummarization.v2")
+    got = theirs(mteb_model, tasks, "SummEvalSummarization.v2")
     assert sorted(got) == sorted(expected) == ["original", "paraphrase-s1"]
     if protocol == "shiftbench":  # (rank correlations of four documents can tie)
         assert got["original"] != pytest.approx(got["paraphrase-s1"], abs=1e-3)
