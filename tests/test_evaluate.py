@@ -25,7 +25,10 @@ def mteb_scores(model, task_name: str, folder) -> dict:
     import mteb
 
     task = mteb.get_task(task_name)
-    task.dataset = datasets.load_dataset(str(folder))
+    # Columns read whole: datasets' lazy columns (plain format) fetch a row at a time, and
+    # mteb's classification and pair-classification code index them row by row (Banking77:
+    # 94 s -> 58 s on one core, with the same scores to the last digit).
+    task.dataset = datasets.load_dataset(str(folder)).with_format("pandas")
     task.data_loaded = True
     result = mteb.evaluate(model, task, cache=None, overwrite_strategy="always")
     return result.task_results[0].scores["test"][0]
