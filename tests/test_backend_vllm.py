@@ -197,7 +197,7 @@ def test_all_transforms_two_seeds_on_real_data(shared_data, invoke, tmp_path, mo
         # as the embedded and llama.cpp runs of tests/test_real_servers.py: a small cap, one
         # attempt and no failure gate (retries with doubled budgets took most of the time)
         "--max-new-tokens",
-        "64",
+        "32",
         "--max-attempts",
         "1",
         "--max-failure-rate",

@@ -22,10 +22,11 @@ pytestmark = pytest.mark.slow
 ALL = list(TRANSFORMS)
 CONFIGS = ["original"] + [f"{t}-s{s}" for t in ALL for s in (1, 2)]
 # SmolLM2-135M often runs on to its budget; every cut call is asked again with doubled
-# budgets, which on two CPU cores takes far longer than these tests need. A small cap, one
-# attempt and no failure gate keep them to what they check: every transform runs on the real
-# generator, and equal seeds give equal bytes.
-CAPPED = ["--max-new-tokens", "64", "--max-attempts", "1", "--max-failure-rate", "1"]
+# budgets, which on two CPU cores takes far longer than these tests need. A small cap (32
+# tokens, a sentence), one attempt and no failure gate keep them to what they check: every
+# transform runs on the real generator, and equal seeds give equal bytes. (At 64 tokens the
+# embedded run took 264 s alone on one core, at 32 it takes 150 s.)
+CAPPED = ["--max-new-tokens", "32", "--max-attempts", "1", "--max-failure-rate", "1"]
 
 
 @pytest.fixture(scope="module")
