@@ -387,7 +387,7 @@ output: out
 sources:
   - name: STSBenchmark
     data_dir: {data}/STSBenchmark
-    limit: 2
+    limit: 1
   - name: STSBenchmarkMultilingualSTS
     folder: stsb-multilingual
     data_dir: {data}/STSBenchmarkMultilingualSTS
