@@ -30,9 +30,19 @@ WORDNET_FOLDERS = ("/usr/share/wordnet",)  # Debian's wordnet-base
 
 def isolate(monkeypatch: pytest.MonkeyPatch, base: Path) -> None:
     """A generation cache and datasets cache of their own under `base`, and no Hub token
-    (dequantised model copies stay in the run's models folder, `models_folder`)."""
+    (dequantised model copies stay in the run's models folder, `models_folder`).
+
+    datasets reads HF_DATASETS_CACHE once, when it is imported, so a process that has
+    imported it gets the new folder through datasets.config as well. Without that, every
+    load_dataset of a local folder shared the user's cache, where datasets keys a folder's
+    rows by its name and configs, not its path or contents: a test's run folder `a` read
+    back the rows of another test's, or of a previous session's, folder `a`."""
+    import sys
+
     monkeypatch.setenv("SHIFTBENCH_CACHE_DIR", str(base / "shiftbench"))
     monkeypatch.setenv("HF_DATASETS_CACHE", str(base / "datasets"))
+    if "datasets.config" in sys.modules:
+        monkeypatch.setattr(sys.modules["datasets.config"], "HF_DATASETS_CACHE", base / "datasets")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     for name in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"):
