@@ -403,7 +403,7 @@ def probe_encoders(
         parse_epsilons,
         probe_document,
         score,
-        summarise,
+        summarise_measures,
         write_probe_outputs,
     )
     from shiftbench.evaluate.run import collect_generated
@@ -424,10 +424,7 @@ def probe_encoders(
         (enc, {m: {d.label: score(enc, d.anchors, m) for d in datasets} for m in MEASURES})
         for enc in encoders
     ]
-    figures = [
-        (enc, {m: summarise(v, m, probe.epsilons) for m, v in by_measure.items()})
-        for enc, by_measure in values
-    ]
+    figures = [(enc, summarise_measures(by_measure, probe.epsilons)) for enc, by_measure in values]
     document = probe_document(datasets, probe, figures)
     write_probe_outputs(folder, document, datasets, values, s.plots)
     return ProbeResult(folder, document)

@@ -13,7 +13,8 @@ distance (NED, a distance: lower is closer):
   per measure; and the mean paraphrase and random-pair figures;
 - criteria 2 and 4, the controls that keep the meaning (synonym-swap-n, the affirmative
   paraphrase of a negated text): the mean figure, adjusted with the random-pair mean
-  pooled over the datasets (ALIGN-SIM's equations 1 and 2);
+  pooled over the datasets (ALIGN-SIM's equations 1 and 2; equation 2 in both of the
+  readings the paper allows, see ADJUSTMENTS);
 - criteria 3 and 5 and shiftbench's own negation control, the controls that change the
   meaning: how much closer the paraphrase is than the control (raw, not adjusted), and
   the share of anchors for which that exceeds each ε.
@@ -39,18 +40,24 @@ from shiftbench.transforms import CHANGED, CONTROLS, PRESERVED
 
 MEASURES = {"cosine": "cosine similarity", "ned": "normalised Euclidean distance"}
 DISTANCES = frozenset({"ned"})  # lower is closer
-# Criterion 1 is averaged over these margins. Symmetric, so an encoder that cannot tell a
-# paraphrase from a random text scores 0.5; wide enough that a good one stays below 1. NED
-# gaps are about half the cosine gaps (NED ~ (1 - cos) / 2), so its grid is half as wide.
-DISTINCTION_GRIDS: dict[str, tuple[float, ...]] = {
-    "cosine": tuple(round(-1.0 + 0.1 * i, 2) for i in range(21)),
-    "ned": tuple(round(-0.5 + 0.05 * i, 2) for i in range(21)),
-}
+# Criterion 1 is averaged over these margins, the same 21 for both measures. ALIGN-SIM
+# does not list its margins, but its Table 3 follows from its Tables 6 and 7 with these:
+# put every anchor at the mean difference a table prints, and the share over this grid is
+# within 3.6 points of Table 3's cosine share and 2.9 points of its NED share for each of
+# the 36 printed (model, dataset) cells; a NED grid half as wide (NED gaps are about half
+# the cosine gaps) is up to 18.6 points off (tests/test_probes.py).
+_GRID = tuple(round(-1.0 + 0.1 * i, 2) for i in range(21))
+DISTINCTION_GRIDS: dict[str, tuple[float, ...]] = {"cosine": _GRID, "ned": _GRID}
+# Equation 2 as printed puts the random pairs' mean *similarity* (the cosine) inside; the
+# appendix's prose beside it calls that term a distance. Both readings are reported: the
+# printed one as "adjusted", the other as "adjusted_ned_inside".
 ADJUSTMENTS = {
     "cosine": "mean cosine x alpha, alpha = 1 - mean over datasets of the mean random-pair "
     "cosine (ALIGN-SIM eq. 1)",
-    "ned": "1 - (1 - mean NED) x (1 - mean over datasets of the mean random-pair NED) "
-    "(ALIGN-SIM eq. 2)",
+    "ned": "1 - (1 - mean NED) x (1 - mean over datasets of the mean random-pair cosine) "
+    "(ALIGN-SIM eq. 2 as printed: sim(RND-Pairs) inside)",
+    "ned_inside": "1 - (1 - mean NED) x (1 - mean over datasets of the mean random-pair NED) "
+    "(eq. 2 with the appendix's prose: the random-pair distance inside)",
 }
 GOLD = "gold"
 STS_TOP_SHARE = 0.8  # STS pairs scored in the top fifth of the scale count as paraphrases
@@ -263,28 +270,66 @@ def _control_names(anchors: list[Anchor]) -> list[str]:
     return [name for name in CONTROLS if name in present]
 
 
+def summarise_measures(
+    by_measure: dict[str, dict[str, Values]], epsilons: tuple[float, ...]
+) -> dict[str, dict[str, Any]]:
+    """`summarise` for every measure; NED's adjustment as printed takes the cosine's pooled
+    random-pair mean, so the cosine is summarised first."""
+    cosine = summarise(by_measure["cosine"], "cosine", epsilons)
+    out = {"cosine": cosine}
+    for measure, by_dataset in by_measure.items():
+        if measure != "cosine":
+            out[measure] = summarise(
+                by_dataset, measure, epsilons, cosine["random_pair_mean_pooled"]
+            )
+    return {m: out[m] for m in by_measure}
+
+
+def pooled_random_mean(by_dataset: dict[str, Values]) -> float:
+    """The random-pair mean pooled over datasets: the mean of each dataset's mean."""
+    return float(np.mean([float(np.mean(v.random)) for v in by_dataset.values()]))
+
+
 def summarise(
-    by_dataset: dict[str, Values], measure: str, epsilons: tuple[float, ...]
+    by_dataset: dict[str, Values],
+    measure: str,
+    epsilons: tuple[float, ...],
+    cosine_random_pooled: float | None = None,
 ) -> dict[str, Any]:
     """The probe figures of one encoder under one measure, per dataset, with the
     random-pair mean pooled over the datasets (the mean of their means) for the
-    adjustment."""
-    means = {label: float(np.mean(v.random)) for label, v in by_dataset.items()}
-    pooled = float(np.mean(list(means.values())))
-    factor = 1.0 - pooled
+    adjustment. A distance also needs the cosine's pooled random-pair mean, which equation
+    2 as printed puts inside; its other reading uses the distance's own."""
+    pooled = pooled_random_mean(by_dataset)
+    if measure not in DISTANCES:
+        factor = 1.0 - pooled
+        return {
+            "random_pair_mean_pooled": pooled,
+            "adjustment_factor": factor,
+            "datasets": {
+                label: _dataset_figures(v, measure, factor, epsilons)
+                for label, v in by_dataset.items()
+            },
+        }
+    if cosine_random_pooled is None:
+        raise ValueError(f"{measure}: the cosine's pooled random-pair mean is needed")
+    factor = 1.0 - cosine_random_pooled
+    inside = 1.0 - pooled
     return {
         "random_pair_mean_pooled": pooled,
         "adjustment_factor": factor,
+        "adjustment_factor_ned_inside": inside,
         "datasets": {
-            label: _dataset_figures(v, measure, factor, epsilons) for label, v in by_dataset.items()
+            label: _dataset_figures(v, measure, factor, epsilons, inside)
+            for label, v in by_dataset.items()
         },
     }
 
 
 def adjust(measure: str, mean: float, factor: float) -> float:
     """ALIGN-SIM's adjustment of a meaning-preserving pair's mean figure: eq. 1 for the
-    cosine (mean x alpha), eq. 2 for NED (1 - (1 - mean) x factor), with `factor` one
-    minus the pooled random-pair mean of the same measure."""
+    cosine (mean x alpha), eq. 2 for a distance (1 - (1 - mean) x factor), with `factor`
+    one minus a pooled random-pair mean (ADJUSTMENTS says which)."""
     return 1.0 - (1.0 - mean) * factor if measure in DISTANCES else mean * factor
 
 
@@ -299,7 +344,11 @@ def distinction_share(measure: str, paraphrase: np.ndarray, random: np.ndarray) 
 
 
 def _dataset_figures(
-    values: Values, measure: str, factor: float, epsilons: tuple[float, ...]
+    values: Values,
+    measure: str,
+    factor: float,
+    epsilons: tuple[float, ...],
+    inside: float | None = None,
 ) -> dict[str, Any]:
     paraphrase_mean = float(np.mean(values.paraphrase))
     random_mean = float(np.mean(values.random))
@@ -322,6 +371,8 @@ def _dataset_figures(
                 "mean": raw,
                 "adjusted": adjust(measure, raw, factor),
             }
+            if inside is not None:
+                out["preserved"][name]["adjusted_ned_inside"] = adjust(measure, raw, inside)
         else:
             gaps = closer_by(measure, values.paraphrase[index], made)
             out["sensitivity"][name] = _shares(gaps, epsilons)
@@ -415,20 +466,28 @@ def _label(name: str) -> str:
 def figure_table(document: dict[str, Any], measure: str) -> tuple[list[str], list[list[str]]]:
     """ALIGN-SIM's figures, one row per (model, dataset): criterion 1 averaged over its
     grid with the paraphrase and random-pair means, then the adjusted figure of each
-    meaning-preserving control (criteria 2 and 4), then the adjustment factor."""
+    meaning-preserving control (criteria 2 and 4), then the adjustment factor. A distance
+    has both readings of equation 2: as printed (`adj`, with 1 - the random-pair cosine)
+    and with the random-pair distance inside (`adj NED-in`, with 1 - random NED)."""
     kept = _names(document, PRESERVED)
-    factor = "alpha" if measure not in DISTANCES else "1 - random"
+    readings = [("adjusted", "adj")]
+    factors = [("adjustment_factor", "alpha")]
+    if measure in DISTANCES:
+        readings.append(("adjusted_ned_inside", "adj NED-in"))
+        factors = [("adjustment_factor", "1 - random cos"),
+                   ("adjustment_factor_ned_inside", "1 - random NED")]  # fmt: skip
     header = ["model", "dataset", "C1 share", "C1 paraphrase", "C1 random",
-              *(f"{_label(n)} adj" for n in kept), factor]  # fmt: skip
+              *(f"{_label(n)} {short}" for _, short in readings for n in kept),
+              *(short for _, short in factors)]  # fmt: skip
     rows = []
     for entry in document["models"]:
         figures = entry["measures"][measure]
         for label, f in figures["datasets"].items():
-            adjusted = [f["preserved"].get(n, {}).get("adjusted") for n in kept]
+            adjusted = [f["preserved"].get(n, {}).get(key) for key, _ in readings for n in kept]
             rows.append(
                 [entry["model"]["id"], label, _num(f["distinction"]["grid_share"]),
                  _num(f["paraphrase_mean"]), _num(f["random_pair_mean"]),
-                 *(_num(v) for v in adjusted), _num(figures["adjustment_factor"])]
+                 *(_num(v) for v in adjusted), *(_num(figures[key]) for key, _ in factors)]
             )  # fmt: skip
     return header, rows
 
@@ -493,7 +552,9 @@ def markdown(document: dict[str, Any]) -> str:
         "Criterion 1 (C1 share): the share of anchors with cos(a, paraphrase) - cos(a, random) "
         "> ε, or NED(a, paraphrase) - NED(a, random) < ε, averaged over the measure's ε grid; "
         "C1 paraphrase and C1 random are the mean figures of those pairs. Adjusted figures "
-        f"(criteria 2 and 4): cosine, {ADJUSTMENTS['cosine']}; NED, {ADJUSTMENTS['ned']}. "
+        f"(criteria 2 and 4): cosine, {ADJUSTMENTS['cosine']}; NED (adj), {ADJUSTMENTS['ned']}; "
+        f"NED (adj NED-in), {ADJUSTMENTS['ned_inside']}. Neither NED reading reproduces "
+        "ALIGN-SIM's Table 8 for its encoder-only models (see the probes guide). "
         "Shares above ε: the share of anchors whose paraphrase is closer than the other text "
         "by more than ε, on raw figures. `own` marks shiftbench's own control, which is not "
         "an ALIGN-SIM criterion.",

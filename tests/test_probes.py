@@ -23,10 +23,10 @@ def _cli(*args):
 
 @pytest.fixture(scope="module")
 def mrpc_run(tmp_path_factory, shared_data, wordnet_dir) -> Path:
-    """The first 400 pairs of MRPC's test split with every rule-based control, seed 1."""
+    """The first 200 pairs of MRPC's test split with every rule-based control, seed 1."""
     out = tmp_path_factory.mktemp("probes") / "mrpc"
     result = _cli("gen", shared_data / "MRPC", "--task-type", "PairClassification",
-                  "--source-language", "en", "--limit", "400", "-t", RULES, "-s", "1",
+                  "--source-language", "en", "--limit", "200", "-t", RULES, "-s", "1",
                   "--wordnet-dir", wordnet_dir, "-q", "-o", out)  # fmt: skip
     assert result.exit_code == 0, result.output
     return out
@@ -80,9 +80,83 @@ def _ned(a, b):
     return 0.5 * np.sum((ca - cb) ** 2, axis=1) / (np.sum(ca**2, axis=1) + np.sum(cb**2, axis=1))
 
 
-# The documented criterion-1 grids: cosine from -1 to 1 by 0.1, NED from -0.5 to 0.5 by 0.05.
-COSINE_GRID = np.linspace(-1.0, 1.0, 21)
-NED_GRID = np.linspace(-0.5, 0.5, 21)
+# The documented criterion-1 grid of both measures: from -1 to 1 by 0.1.
+COSINE_GRID = NED_GRID = np.linspace(-1.0, 1.0, 21)
+
+
+# ALIGN-SIM's printed criterion-1 figures for the 12 models whose rows it shows (SBERT's
+# are withheld), per dataset (QQP, PAWS-Wiki, MRPC): Table 6's and Table 7's difference of
+# the mean paraphrase and random-pair cosine and NED, and Table 3's criterion-1 share (%)
+# for the cosine and for NED.
+ALIGN_SIM_C1 = {  # model: ((cos diff, NED diff, cos share, NED share) per dataset)
+    "USE": ((0.707, -0.3534, 85.4, 67.7), (0.878, -0.4387, 93.6, 71.9),
+            (0.713, -0.3565, 85.8, 67.9)),
+    "SimCSE": ((0.500, -0.2503, 75.0, 62.5), (0.711, -0.3555, 85.7, 67.8),
+               (0.555, -0.277, 77.7, 63.9)),
+    "Infer-Sent": ((0.255, -0.2245, 62.8, 61.3), (0.295, -0.2879, 64.8, 64.4),
+                   (0.225, -0.2259, 61.3, 61.3)),
+    "LASER": ((0.333, -0.2500, 66.6, 62.5), (0.355, -0.3041, 67.8, 65.2),
+              (0.300, -0.2541, 65.0, 62.7)),
+    "Bloom": ((0.004, -0.0023, 50.1, 50.1), (0.005, -0.0032, 50.2, 50.1),
+              (0.003, -0.0018, 50.1, 50.0)),
+    "GPTNeo": ((0.189, -0.0960, 59.5, 54.8), (0.320, -0.1625, 66.2, 58.3),
+               (0.236, -0.1199, 61.9, 56.0)),
+    "GPT3-Ada": ((0.211, -0.1055, 60.5, 55.2), (0.266, -0.1330, 63.3, 56.7),
+                 (0.219, -0.1095, 61.0, 55.5)),
+    "LLaMA-2": ((0.333, -0.1679, 66.7, 58.5), (0.517, -0.2608, 75.8, 63.0),
+                (0.359, -0.1810, 67.9, 59.1)),
+    "LLaMA-3": ((0.360, -0.1804, 68.2, 59.1), (0.493, -0.2474, 75.0, 62.5),
+                (0.417, -0.2088, 70.9, 60.5)),
+    "Mistral": ((0.267, -0.1363, 63.6, 57.0), (0.444, -0.2248, 72.4, 61.3),
+                (0.394, -0.1987, 69.7, 60.0)),
+    "OpenELM": ((0.164, -0.0874, 58.4, 54.4), (0.221, -0.1182, 61.3, 56.0),
+                (0.186, -0.0980, 59.4, 54.9)),
+    "OLMo": ((0.383, -0.1921, 69.3, 59.7), (0.571, -0.2869, 78.7, 64.4),
+             (0.466, -0.2338, 73.3, 61.7)),
+}  # fmt: skip
+
+
+def test_the_criterion_1_grid_gives_align_sims_table_3_from_its_tables_6_and_7():
+    """The paper does not list its ε grid. With ours (the same 21 margins for both
+    measures), every anchor put at the mean difference of Table 6 or 7 gives Table 3's
+    share within 4 points, for all 36 printed cells and both measures (the spread of the
+    real differences around their mean accounts for the rest). A NED grid half as wide,
+    which NED's smaller gaps might suggest, misses Table 3 by up to 18.6 points."""
+    from shiftbench.evaluate.probes import DISTINCTION_GRIDS, distinction_share
+
+    assert DISTINCTION_GRIDS["cosine"] == DISTINCTION_GRIDS["ned"]
+    assert np.allclose(DISTINCTION_GRIDS["cosine"], COSINE_GRID)
+    zero = np.zeros(1)
+    missed = {"cosine": 0.0, "ned": 0.0, "ned, half as wide": 0.0}
+    for cells in ALIGN_SIM_C1.values():
+        for cos_diff, ned_diff, cos_share, ned_share in cells:
+            ours = {
+                "cosine": 100 * distinction_share("cosine", np.array([cos_diff]), zero),
+                "ned": 100 * distinction_share("ned", np.array([ned_diff]), zero),
+                "ned, half as wide": 100 * np.mean([ned_diff < e / 2 for e in NED_GRID]),
+            }
+            paper = {"cosine": cos_share, "ned": ned_share, "ned, half as wide": ned_share}
+            for key in missed:
+                missed[key] = max(missed[key], abs(ours[key] - paper[key]))
+    assert missed["cosine"] < 4 and missed["ned"] < 4, missed
+    assert missed["ned, half as wide"] > 15, missed
+
+
+def test_criterion_1_is_one_half_when_the_paraphrase_is_no_closer_than_a_random_text():
+    """Signal-free data: paraphrase and random-pair figures drawn from one distribution
+    (and so with a difference symmetric about 0) give a share of one half for either
+    measure, on the symmetric grid; a paraphrase that is always closer by a wide margin
+    passes every ε but the widest."""
+    from shiftbench.evaluate.probes import distinction_share
+
+    rng = np.random.default_rng(7)
+    for measure, draw in (("cosine", lambda n: rng.uniform(-1, 1, n)),
+                          ("ned", lambda n: rng.uniform(0, 1, n))):  # fmt: skip
+        share = distinction_share(measure, draw(40_000), draw(40_000))
+        assert share == pytest.approx(0.5, abs=0.01), measure
+    # by 0.95 closer: passes the 20 margins below 0.95, not ε = 1
+    assert distinction_share("cosine", np.full(5, 0.97), np.full(5, 0.02)) == 20 / 21
+    assert distinction_share("ned", np.full(5, 0.01), np.full(5, 0.96)) == 20 / 21
 
 
 @functools.cache
@@ -124,7 +198,7 @@ def test_figures_match_an_independent_computation(mrpc_run, probed):
     doc = json.loads((out / "probes.json").read_text(encoding="utf-8"))
     anchors = _expected_anchors(mrpc_run)
     (dataset,) = doc["datasets"]
-    assert dataset["anchors"] == len(anchors) == 262
+    assert dataset["anchors"] == len(anchors) == 133
     assert doc["epsilons"] == [0.0, 0.05, 0.1]
     assert dataset["paraphrases"] == "gold pairs with label 1"
     assert doc["distinction_grids"] == {
@@ -133,6 +207,8 @@ def test_figures_match_an_independent_computation(mrpc_run, probed):
     embed = _embedder()
     base = embed(a[1] for a in anchors)
     tol = 1.5 / len(anchors)  # a float-level difference may move one anchor
+    rand_cos = _cos(base, embed(a[3] for a in anchors)).mean()  # inside eq. 2 as printed
+    shares = {}
     for measure, pair, grid in (("cosine", _cos, COSINE_GRID), ("ned", _ned, NED_GRID)):
         pooled = doc["models"][0]["measures"][measure]
         figures = pooled["datasets"]["mrpc"]
@@ -149,7 +225,7 @@ def test_figures_match_an_independent_computation(mrpc_run, probed):
         else:  # NED(S, S_P) - NED(S, R) < ε
             by_margin = [np.mean(diffs < e) for e in grid]
             closer = -diffs
-        share = figures["distinction"]["grid_share"]
+        share = shares[measure] = figures["distinction"]["grid_share"]
         assert share == pytest.approx(np.mean(by_margin), abs=tol)
         # a good encoder passes every anchor at ε = 0, not at the wide positive margins
         assert figures["distinction"]["share_above"]["0"] == 1.0
@@ -166,8 +242,10 @@ def test_figures_match_an_independent_computation(mrpc_run, probed):
                 assert entry["mean"] == pytest.approx(values.mean(), abs=1e-5)
                 if measure == "cosine":  # eq. 1: mean x (1 - mean random cosine)
                     expected = values.mean() * (1 - rand.mean())
-                else:  # eq. 2: 1 - (1 - mean NED) x (1 - mean random NED), a distance
-                    expected = 1 - (1 - values.mean()) * (1 - rand.mean())
+                else:  # eq. 2 as printed: 1 - (1 - mean NED) x (1 - mean random cosine)
+                    expected = 1 - (1 - values.mean()) * (1 - rand_cos)
+                    inside = 1 - (1 - values.mean()) * (1 - rand.mean())  # random NED inside
+                    assert entry["adjusted_ned_inside"] == pytest.approx(inside, abs=1e-5)
                 assert entry["adjusted"] == pytest.approx(expected, abs=1e-5)
             else:  # criteria 3 and 5: raw differences, paraphrase closer than the control
                 entry = figures["sensitivity"][name]
@@ -177,6 +255,8 @@ def test_figures_match_an_independent_computation(mrpc_run, probed):
                 for eps in ("0", "0.05", "0.1"):
                     expected_share = np.mean(gaps > float(eps))
                     assert entry["share_above"][eps] == pytest.approx(expected_share, abs=tol)
+    # one grid, but NED gaps are about half the cosine gaps: the shares differ
+    assert shares["ned"] < shares["cosine"] - 0.1
     # NED is reported as a distance: a synonym swap is near, its adjusted figure is not 1 - x
     ned = doc["models"][0]["measures"]["ned"]["datasets"]["mrpc"]
     assert ned["paraphrase_mean"] < ned["random_pair_mean"]
@@ -211,11 +291,18 @@ def test_alpha_is_averaged_over_the_datasets_of_the_run(mrpc_run, stsb_run, prob
         assert abs(pooled - by_anchor) > 1e-4  # the two readings differ on these data
         figures = doc["models"][0]["measures"][measure]
         assert figures["random_pair_mean_pooled"] == pytest.approx(pooled, abs=1e-5)
-        assert figures["adjustment_factor"] == pytest.approx(1 - pooled, abs=1e-5)
+        if measure == "cosine":
+            pooled_cos = pooled
+        else:  # eq. 2 as printed takes the cosine's; its other reading, NED's own
+            factor = figures["adjustment_factor_ned_inside"]
+            assert factor == pytest.approx(1 - pooled, abs=1e-5)
+        assert figures["adjustment_factor"] == pytest.approx(1 - pooled_cos, abs=1e-5)
         for label, run, anchors in (("mrpc", mrpc_run, mrpc), ("stsb", stsb_run, stsb)):
             index, made = _control_pairs(run, "synonym-swap-1", anchors, embed, base[label])
             mean = pair(base[label][index], made).mean()
-            expected = mean * (1 - pooled) if measure == "cosine" else 1 - (1 - mean) * (1 - pooled)
+            expected = (
+                mean * (1 - pooled) if measure == "cosine" else 1 - (1 - mean) * (1 - pooled_cos)
+            )
             entry = figures["datasets"][label]["preserved"]["synonym-swap-1"]
             assert entry["adjusted"] == pytest.approx(expected, abs=1e-5)
         before = alone["models"][0]["measures"][measure]["datasets"]["mrpc"]
@@ -259,7 +346,7 @@ def test_printed_tables_and_files(probed):
     doc = json.loads((out / "probes.json").read_text(encoding="utf-8"))
     lines = stdout.splitlines()
     assert lines[0] == (
-        "mrpc: 262 anchors (gold pairs with label 1; field sentence1); random partners drawn "
+        "mrpc: 133 anchors (gold pairs with label 1; field sentence1); random partners drawn "
         "with seed 0"
     )
     pairs = doc["datasets"][0]["controls"]["synonym-swap-1"]["pairs"]
@@ -300,9 +387,17 @@ def test_printed_tables_and_files(probed):
     ]  # fmt: skip
     at = lines.index(
         "normalised Euclidean distance (lower is closer), ALIGN-SIM's figures (C1 share averaged "
-        "over ε from -0.5 to 0.5; adjusted with the random-pair mean of 1 dataset):"
+        "over ε from -1 to 1; adjusted with the random-pair mean of 1 dataset):"
     )
-    assert lines[at + 1].split()[-1] == "random"  # the factor: 1 - random
+    # both readings of equation 2, and their factors
+    ned_header = " ".join(lines[at + 1].split())
+    assert "C2 synonym-swap-3 adj C2 synonym-swap-1 adj NED-in" in ned_header
+    assert ned_header.endswith("C2 synonym-swap-3 adj NED-in 1 - random cos 1 - random NED")
+    ned = doc["models"][0]["measures"]["ned"]
+    assert lines[at + 3].split()[-2:] == [
+        f"{ned['adjustment_factor']:.4f}", f"{ned['adjustment_factor_ned_inside']:.4f}"
+    ]  # fmt: skip
+    assert ned["adjustment_factor"] == cosine["adjustment_factor"]
     assert lines[-1] == f"results: {out}"
     report = (out / "probes.md").read_text(encoding="utf-8")
     assert "## cosine similarity" in report and "## normalised Euclidean distance" in report
@@ -478,12 +573,16 @@ def test_criterion_4_scores_the_affirmative_paraphrase(invoke, tmp_path, scripte
     embed = _embedder()
     base = embed(a[1] for a in anchors)
     affirmative = embed(made for _, _, made in NEGATED)
+    rand_cos = _cos(base, embed(a[3] for a in anchors)).mean()
     for measure, pair in (("cosine", _cos), ("ned", _ned)):
         rand = pair(base, embed(a[3] for a in anchors)).mean()
         mean = pair(base[:3], affirmative).mean()
-        expected = mean * (1 - rand) if measure == "cosine" else 1 - (1 - mean) * (1 - rand)
+        expected = mean * (1 - rand) if measure == "cosine" else 1 - (1 - mean) * (1 - rand_cos)
         figures = doc["models"][0]["measures"][measure]["datasets"]["run"]
         entry = figures["preserved"]["affirmative-paraphrase"]
         assert (entry["n"], entry["mean"]) == (3, pytest.approx(mean, abs=1e-5))
         assert entry["adjusted"] == pytest.approx(expected, abs=1e-5)
+        if measure == "ned":
+            inside = 1 - (1 - mean) * (1 - rand)
+            assert entry["adjusted_ned_inside"] == pytest.approx(inside, abs=1e-5)
         assert "negation" in figures["sensitivity"] and "negation" not in figures["preserved"]
