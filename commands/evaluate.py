@@ -173,7 +173,8 @@ def evaluate(
     show_default=True,
     metavar="E[,E...]",
     help="Margins for the per-margin shares: an anchor passes when its paraphrase is closer "
-    "than the other text by more than E (criterion 1's own average uses fixed grids).",
+    "than the other text by more than E (criterion 1's own average uses one fixed grid, "
+    "-1 to 1 by 0.1, for both measures).",
 )
 @click.option(
     "--paraphrases",
@@ -241,7 +242,9 @@ def probe(
     Euclidean distance (NED): criterion 1 (paraphrase closer than the random partner,
     the share of anchors averaged over a fixed margin grid, and the mean paraphrase and
     random-pair figures); criteria 2 and 4 (synonym-swap-n and affirmative-paraphrase:
-    the mean figure adjusted with the random-pair mean averaged over the TARGETs); and the
+    the mean figure adjusted with the random-pair mean averaged over the TARGETs; NED in
+    both readings of ALIGN-SIM's equation 2, with the random-pair cosine inside as
+    printed, and with the random-pair NED inside); and the
     share of anchors whose paraphrase is closer by more than each epsilon than the random
     partner, antonym-swap (criterion 3), word-jumble-n (criterion 5) and negation
     (shiftbench's own control). Writes probes.json, probes.md, probe-rows.jsonl and
