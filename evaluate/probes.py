@@ -301,29 +301,20 @@ def summarise(
     adjustment. A distance also needs the cosine's pooled random-pair mean, which equation
     2 as printed puts inside; its other reading uses the distance's own."""
     pooled = pooled_random_mean(by_dataset)
-    if measure not in DISTANCES:
-        factor = 1.0 - pooled
-        return {
-            "random_pair_mean_pooled": pooled,
-            "adjustment_factor": factor,
-            "datasets": {
-                label: _dataset_figures(v, measure, factor, epsilons)
-                for label, v in by_dataset.items()
-            },
-        }
-    if cosine_random_pooled is None:
-        raise ValueError(f"{measure}: the cosine's pooled random-pair mean is needed")
-    factor = 1.0 - cosine_random_pooled
-    inside = 1.0 - pooled
-    return {
-        "random_pair_mean_pooled": pooled,
-        "adjustment_factor": factor,
-        "adjustment_factor_ned_inside": inside,
-        "datasets": {
-            label: _dataset_figures(v, measure, factor, epsilons, inside)
-            for label, v in by_dataset.items()
-        },
+    factor, inside = 1.0 - pooled, None
+    out: dict[str, Any] = {"random_pair_mean_pooled": pooled}
+    if measure in DISTANCES:
+        if cosine_random_pooled is None:
+            raise ValueError(f"{measure}: the cosine's pooled random-pair mean is needed")
+        factor, inside = 1.0 - cosine_random_pooled, 1.0 - pooled
+    out["adjustment_factor"] = factor
+    if inside is not None:
+        out["adjustment_factor_ned_inside"] = inside
+    out["datasets"] = {
+        label: _dataset_figures(v, measure, factor, epsilons, inside)
+        for label, v in by_dataset.items()
     }
+    return out
 
 
 def adjust(measure: str, mean: float, factor: float) -> float:
