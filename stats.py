@@ -115,16 +115,23 @@ def signed_rank_counts(n: int) -> np.ndarray:
 
 
 def wilcoxon_signed_rank(differences: Sequence[float]) -> tuple[float, float, str]:
-    """Two-sided Wilcoxon signed-rank test of "the differences are centred on zero".
+    """Two-sided Wilcoxon signed-rank test of "the differences are centred on zero", with
+    the p-value scipy.stats.wilcoxon gives by default (method "auto", zero differences
+    dropped, no continuity correction). Returns (statistic, p, method), the statistic being
+    min(W+, W-) as scipy reports it, and the method one of:
 
-    Zero differences are dropped. Without ties among the absolute differences and with at
-    most 50 pairs, the p-value is exact (the full null distribution of W+); otherwise it
-    is the normal approximation with tie correction. Returns (statistic, p, method), the
-    statistic being min(W+, W-) as scipy reports it.
-    """
+    - "exact": at most 50 differences, none zero and no two of equal size; the p-value
+      comes from the null distribution of W+ over all 2**n sign patterns;
+    - "permutation": ties or zeros among at most 13 differences; the same enumeration of
+      sign patterns, over the tied (average) ranks as they are, so still exact for these
+      data (scipy runs it as a permutation test);
+    - "normal": otherwise, the normal approximation with tie correction.
+
+    n counts zero differences in these thresholds, as scipy does."""
     from scipy.stats import rankdata
 
     d = np.asarray(differences, dtype=np.float64)
+    total = d.size
     d = d[d != 0]
     n = d.size
     if n == 0:
@@ -133,10 +140,17 @@ def wilcoxon_signed_rank(differences: Sequence[float]) -> tuple[float, float, st
     w_plus = float(ranks[d > 0].sum())
     w_minus = float(ranks[d < 0].sum())
     statistic = min(w_plus, w_minus)
-    if n <= 50 and np.unique(np.abs(d)).size == n:
+    plain = n == total and np.unique(np.abs(d)).size == n
+    if total <= 50 and plain:
         counts = signed_rank_counts(n)
         tail = counts[: int(statistic) + 1].sum() / counts.sum()
         return statistic, float(min(1.0, 2.0 * tail)), "exact"
+    if total <= 13:
+        # Average ranks are whole or half numbers: doubled, they index an array of counts.
+        counts = sign_pattern_counts((2 * ranks).round().astype(int))
+        observed = round(2 * w_plus)
+        below, above = counts[: observed + 1].sum(), counts[observed:].sum()
+        return statistic, float(min(1.0, 2.0 * min(below, above) / counts.sum())), "permutation"
     from scipy.stats import norm
 
     mean = n * (n + 1) / 4.0
@@ -144,6 +158,18 @@ def wilcoxon_signed_rank(differences: Sequence[float]) -> tuple[float, float, st
     var = n * (n + 1) * (2 * n + 1) / 24.0 - float((tie_sizes**3 - tie_sizes).sum()) / 48.0
     z = (statistic - mean) / np.sqrt(var)
     return statistic, float(min(1.0, 2.0 * norm.cdf(z))), "normal"
+
+
+def sign_pattern_counts(weights: np.ndarray) -> np.ndarray:
+    """How many of the 2**n sign patterns give each sum 0 .. sum(weights) of the weights
+    taken with a plus sign (whole-number weights, repeated values allowed)."""
+    counts = np.zeros(int(weights.sum()) + 1, dtype=np.float64)
+    counts[0] = 1.0
+    for w in weights:
+        shifted = np.zeros_like(counts)
+        shifted[w:] = counts[: counts.size - w]
+        counts = counts + shifted
+    return counts
 
 
 def hodges_lehmann(

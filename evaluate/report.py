@@ -972,17 +972,18 @@ def _tests_table(summary: dict[str, Any]) -> Table:
     rows = [
         [t["model"], t["transform"], str(t["n"]), _num(t["hodges_lehmann"], True),
          f"[{t['ci_low']:+.4f}, {t['ci_high']:+.4f}]", f"{t['ci_level']:.3f}",
-         f"{t['wilcoxon_statistic']:g}", f"{t['p']:.4g}", f"{t['p_holm']:.4g}"]
+         f"{t['wilcoxon_statistic']:g}", f"{t['p']:.4g}", t["p_method"], f"{t['p_holm']:.4g}"]
         for t in summary["tests"]
         if t["n"] >= 2
     ]  # fmt: skip
     return Table(
         "Tests over datasets",
         "One observation per dataset (seeds and subsets averaged; '(all models)': the mean "
-        "over models per dataset, as HTEB): Wilcoxon signed-rank test of the deltas (exact "
-        "when it can be), Hodges-Lehmann shift with its distribution-free interval and the "
-        "level it reaches, Holm across each group's transformations.",
-        ["model", "transform", "n", "HL shift", "CI", "level", "W", "p", "p (Holm)"],
+        "over models per dataset, as HTEB): Wilcoxon signed-rank test of the deltas (p by: "
+        "exact, permutation or normal, as scipy's default chooses), Hodges-Lehmann shift "
+        "with its distribution-free interval and the level it reaches, Holm across each "
+        "group's transformations.",
+        ["model", "transform", "n", "HL shift", "CI", "level", "W", "p", "p by", "p (Holm)"],
         rows,
         left=2,
     )
@@ -991,7 +992,8 @@ def _tests_table(summary: dict[str, Any]) -> Table:
 def _baseline_table(summary: dict[str, Any]) -> Table:
     rows = [
         [t["transform"], t["way"], t["model"], str(t["n"]), _num(t["hodges_lehmann"], True),
-         f"[{t['ci_low']:+.4f}, {t['ci_high']:+.4f}]", f"{t['p']:.4g}", f"{t['p_holm']:.4g}"]
+         f"[{t['ci_low']:+.4f}, {t['ci_high']:+.4f}]", f"{t['p']:.4g}", t["p_method"],
+         f"{t['p_holm']:.4g}"]
         for t in summary.get("baseline_tests", [])
     ]  # fmt: skip
     baseline = next((t["baseline"] for t in summary.get("baseline_tests", [])), "")
@@ -1000,8 +1002,9 @@ def _baseline_table(summary: dict[str, Any]) -> Table:
         "PTEB's test: differences baseline minus model of the transformed scores (negative "
         "favours the model). pooled: one per (dataset, seed), HL interval by percentile "
         "bootstrap (1000); run-averaged: one per dataset, distribution-free HL interval. "
-        "Wilcoxon signed-rank p, Holm across models.",
-        ["transform", "way", "model", "n", "HL shift", "CI", "p", "p (Holm)"],
+        "Wilcoxon signed-rank p (p by: exact, permutation or normal, as scipy's default "
+        "chooses), Holm across models.",
+        ["transform", "way", "model", "n", "HL shift", "CI", "p", "p by", "p (Holm)"],
         rows,
         left=3,
     )

@@ -50,20 +50,52 @@ def test_wilcoxon_exact_equals_scipy(n):
     for shift in (0.0, 0.4, 1.5):
         d = rng.normal(shift, 1.0, n)
         statistic, p, method = wilcoxon_signed_rank(d)
-        theirs = scipy_stats.wilcoxon(d, method="exact")
+        theirs = scipy_stats.wilcoxon(d)  # scipy's default method
         assert method == "exact"
         assert statistic == theirs.statistic
         assert p == pytest.approx(theirs.pvalue, rel=1e-12)
 
 
-def test_wilcoxon_with_ties_or_many_pairs_equals_scipy_normal_approximation():
+def test_wilcoxon_with_ties_or_zeros_among_few_enumerates_the_sign_patterns():
+    # Worked by hand: the zero is dropped, ranks 1..6, W- = 3; of the 64 sign patterns, 5
+    # give a rank sum of at most 3 ({}, {1}, {2}, {3}, {1, 2}): p = 2 * 5 / 64.
+    assert wilcoxon_signed_rank([1, 2, 0, -3, 4, 5, 6]) == (3.0, 0.15625, "permutation")
+    # Tied sizes (average ranks): the normal approximation gave 0.0797 here; scipy's
+    # default enumerates the 2**8 sign patterns over the tied ranks, 11/128.
     tied = [0.1, 0.1, -0.2, 0.3, 0.4, -0.05, 0.2, 0.25, 0.0]
-    many = list(np.random.default_rng(7).normal(0.2, 1.0, 60))
-    for d in (tied, many):
+    assert wilcoxon_signed_rank(tied) == (5.5, 11 / 128, "permutation")
+    rng = np.random.default_rng(3)
+    for n in (4, 7, 10, 13):
+        for _ in range(5):
+            d = rng.integers(-3, 6, n).astype(float)  # ties and zeros
+            if not d.any():
+                continue
+            statistic, p, method = wilcoxon_signed_rank(d)
+            theirs = scipy_stats.wilcoxon(d)
+            assert method == ("exact" if len(set(np.abs(d))) == n and d.all() else "permutation")
+            assert (statistic, p) == pytest.approx((theirs.statistic, theirs.pvalue), rel=1e-12)
+
+
+def test_wilcoxon_with_ties_or_zeros_among_many_or_over_50_is_scipy_normal_approximation():
+    rng = np.random.default_rng(7)
+    tied = list(np.round(rng.normal(0.2, 1.0, 20), 1))
+    with_zero = [*rng.normal(0.2, 1.0, 20), 0.0]  # no ties: a zero is enough
+    many = list(rng.normal(0.2, 1.0, 60))
+    for d in (tied, with_zero, many):
         statistic, p, method = wilcoxon_signed_rank(d)
-        theirs = scipy_stats.wilcoxon(d, method="approx")
+        theirs = scipy_stats.wilcoxon(d)
         assert method == "normal"
         assert (statistic, p) == pytest.approx((theirs.statistic, theirs.pvalue), rel=1e-12)
+
+
+def test_wilcoxon_on_signal_free_tied_data_rejects_at_most_as_often_as_its_level():
+    """Symmetric integer differences (many ties, some zeros): the enumerated p-value is
+    exact, so at most 5% of 2000 such samples fall below 0.05 (up to sampling error)."""
+    rng = np.random.default_rng(11)
+    rejected = sum(
+        wilcoxon_signed_rank(rng.integers(-4, 5, 12).astype(float))[1] <= 0.05 for _ in range(2000)
+    )
+    assert rejected / 2000 <= 0.05 + 3 * (0.05 * 0.95 / 2000) ** 0.5
 
 
 @pytest.mark.parametrize("n", [6, 8, 12, 20])
