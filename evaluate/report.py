@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from statistics import fmean, median, stdev
 from typing import Any
@@ -55,6 +55,9 @@ class Unit:
     dataset: str
     subset: str
     task_type: str
+    # the source's identity (name and revision): run folders of one source (say, of two
+    # generators) are one dataset in the figures over datasets
+    source: tuple[str, str | None] = ("", None)
     original: float | None = None
     transforms: dict[str, Pair] = field(default_factory=dict)
     axis_of: dict[str, str] = field(default_factory=dict)
@@ -146,8 +149,28 @@ def units(documents: Sequence[dict[str, Any]]) -> list[Unit]:
             for record in entry["results"]:
                 by_subset[record["subset"]].append(record)
             for subset, records in by_subset.items():
-                out.append(_unit(model, label, subset, doc["task_type"], records))
+                unit = _unit(model, label, subset, doc["task_type"], records)
+                unit.source = source_identity(doc)
+                out.append(unit)
     return out
+
+
+def source_identity(document: dict[str, Any]) -> tuple[str, str | None]:
+    """The source a results document scores: its name and revision."""
+    return document["source"]["name"], document["source"].get("revision")
+
+
+def shared_sources(documents: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The sources that more than one results document scores, with those documents'
+    dataset labels: each is one dataset in the figures over datasets."""
+    labels: dict[tuple[str, str | None], list[str]] = defaultdict(list)
+    for doc, label in zip(documents, dataset_labels(documents), strict=True):
+        labels[source_identity(doc)].append(label)
+    return [
+        {"source": name, "revision": revision, "merged": merged}
+        for (name, revision), merged in labels.items()
+        if len(merged) > 1
+    ]
 
 
 def _replicates(records: list[dict[str, Any]]) -> np.ndarray | None:
@@ -235,41 +258,55 @@ def _mean_pair(pairs: Sequence[Pair]) -> Pair:
 
 def dataset_units(all_units: list[Unit]) -> list[Unit]:
     """One unit per (model, dataset): its subsets averaged (a multilingual dataset counts
-    once, as HTEB counts it), figure by figure over the subsets that have it."""
-    groups: dict[tuple[str, str], list[Unit]] = defaultdict(list)
-    for u in all_units:
-        groups[(u.model, u.dataset)].append(u)
-    out = []
-    for (model, dataset), parts in groups.items():
-        if len(parts) == 1:
-            out.append(parts[0])
-            continue
-        merged = Unit(model, dataset, f"{len(parts)} subsets", parts[0].task_type)
-        originals = [u.original for u in parts if u.original is not None]
-        merged.original = fmean(originals) if originals else None
-        for name in dict.fromkeys(t for u in parts for t in u.transforms):
-            having = [u for u in parts if name in u.transforms]
-            merged.transforms[name] = _mean_pair([u.transforms[name] for u in having])
-            merged.axis_of[name] = having[0].axis_of[name]
-            merged.prompt_of[name] = having[0].prompt_of.get(name, 1)
-            merged.seeds[name] = max(u.seeds[name] for u in having)
-            seeds = dict.fromkeys(s for u in having for s in u.per_seed[name])
-            merged.per_seed[name] = {
-                s: _mean_pair([u.per_seed[name][s] for u in having if s in u.per_seed[name]])
-                for s in seeds
-            }
-            if all(name in u.replicates for u in having):
-                merged.replicates[name] = np.mean([u.replicates[name] for u in having], axis=0)
-            for attr in ("probe", "evalrank"):
-                figures = [getattr(u, attr)[name] for u in having if name in getattr(u, attr)]
-                if figures:
-                    keys = set.intersection(*(set(f) for f in figures))
-                    getattr(merged, attr)[name] = {k: fmean(f[k] for f in figures) for k in keys}
-            certified = [u.faithful[name] for u in having if name in u.faithful]
-            if certified:
-                merged.faithful[name] = _merge_faithful(certified, len(having))
-        out.append(merged)
-    return out
+    once, as HTEB counts it), figure by figure over the subsets that have it; then the run
+    folders of one source (results documents with the same source name and revision, say
+    of two generators) averaged the same way, so that a source is one observation in the
+    figures over datasets, never two."""
+    documents = _merge_groups(all_units, lambda u: (u.model, u.dataset), "subsets")
+    return _merge_groups(documents, lambda u: (u.model, u.source), "run folders")
+
+
+def _merge_groups(units: list[Unit], key: Callable[[Unit], Any], what: str) -> list[Unit]:
+    groups: dict[Any, list[Unit]] = defaultdict(list)
+    for u in units:
+        groups[key(u)].append(u)
+    return [
+        parts[0] if len(parts) == 1 else _merged(parts, f"{len(parts)} {what}")
+        for parts in groups.values()
+    ]
+
+
+def _merged(parts: list[Unit], label: str) -> Unit:
+    """Units of one model averaged figure by figure, each over the parts that have it.
+    Parts of one dataset keep its name; run folders of one source take the source's."""
+    first = parts[0]
+    names = {u.dataset for u in parts}
+    dataset = first.dataset if len(names) == 1 else first.source[0]
+    merged = Unit(first.model, dataset, label, first.task_type, first.source)
+    originals = [u.original for u in parts if u.original is not None]
+    merged.original = fmean(originals) if originals else None
+    for name in dict.fromkeys(t for u in parts for t in u.transforms):
+        having = [u for u in parts if name in u.transforms]
+        merged.transforms[name] = _mean_pair([u.transforms[name] for u in having])
+        merged.axis_of[name] = having[0].axis_of[name]
+        merged.prompt_of[name] = having[0].prompt_of.get(name, 1)
+        merged.seeds[name] = max(u.seeds[name] for u in having)
+        seeds = dict.fromkeys(s for u in having for s in u.per_seed[name])
+        merged.per_seed[name] = {
+            s: _mean_pair([u.per_seed[name][s] for u in having if s in u.per_seed[name]])
+            for s in seeds
+        }
+        if all(name in u.replicates for u in having):
+            merged.replicates[name] = np.mean([u.replicates[name] for u in having], axis=0)
+        for attr in ("probe", "evalrank"):
+            figures = [getattr(u, attr)[name] for u in having if name in getattr(u, attr)]
+            if figures:
+                keys = set.intersection(*(set(f) for f in figures))
+                getattr(merged, attr)[name] = {k: fmean(f[k] for f in figures) for k in keys}
+        certified = [u.faithful[name] for u in having if name in u.faithful]
+        if certified:
+            merged.faithful[name] = _merge_faithful(certified, len(having))
+    return merged
 
 
 def _merge_faithful(figures: list[dict[str, Any]], expected: int) -> dict[str, Any]:
@@ -764,6 +801,7 @@ def summarise(
     sides = shift_summary(documents, dataset_labels(documents), transform_name)
     return {
         "datasets": dataset_labels(documents),
+        **({"shared_sources": shared} if (shared := shared_sources(documents)) else {}),
         **({"sides": sides} if sides else {}),
         "units": [_unit_record(u) for u in subset_units],
         "models": summary,
@@ -867,7 +905,8 @@ def axis_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
 
 def report_tables(summary: dict[str, Any]) -> list[Table]:
     """Every table of the report after the axis table, in order; empty ones left out."""
-    tables = [_transform_table(summary), _sides_table(summary), _faithful_table(summary)]
+    tables = [_shared_table(summary)]
+    tables += [_transform_table(summary), _sides_table(summary), _faithful_table(summary)]
     tables += [_prompt_table(summary)]
     tables += [_tests_table(summary)]
     tables += [_baseline_table(summary), _mad_table(summary), _kendall_table(summary)]
@@ -876,6 +915,22 @@ def report_tables(summary: dict[str, Any]) -> list[Table]:
         _split_half_table(summary, "split_half_delta"),
     ]
     return [t for t in tables if t.rows]
+
+
+def _shared_table(summary: dict[str, Any]) -> Table:
+    rows = [
+        [s["source"], s["revision"] or "-", ", ".join(s["merged"])]
+        for s in summary.get("shared_sources", [])
+    ]
+    return Table(
+        "Run folders of one source",
+        "Results of the same source (name and revision) count as one dataset in every "
+        "figure over datasets (means, tests, Kendall's tau, split-half): their figures are "
+        "averaged, as a dataset's subsets are. Each keeps its own section below.",
+        ["source", "revision", "results"],
+        rows,
+        left=3,
+    )
 
 
 def _transform_table(summary: dict[str, Any]) -> Table:

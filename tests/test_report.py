@@ -166,6 +166,39 @@ def test_tests_take_one_observation_per_dataset():
         assert row["hodges_lehmann"] == pytest.approx(hodges_lehmann(pooled)[0])
 
 
+def test_run_folders_of_one_source_are_one_dataset_in_the_figures_over_datasets():
+    """Two results of the same source (two generators' run folders, say) give one
+    observation, their mean, in the tests and the model's means; each keeps its own
+    section of the report."""
+    rng = np.random.default_rng(4)
+    scores = {f"d{d}": {"m": (0.8, {"paraphrase-s1": float(0.7 + rng.normal(0, 0.05))})}
+              for d in range(6)}  # fmt: skip
+    docs = simple_documents(scores)
+    twice = simple_documents({"d0": {"m": (0.8, {"paraphrase-s1": 0.5})}})[0]
+    twice["target"] = "d0-other-generator"
+    docs[0]["target"] = "d0-first-generator"
+    for doc in (docs[0], twice):
+        doc["source"]["revision"] = "abc"
+    docs.append(twice)
+    summary = summarise(docs)
+    assert summary["datasets"][0] == "d0 (d0-first-generator)"
+    assert summary["shared_sources"] == [
+        {"source": "d0", "revision": "abc",
+         "merged": ["d0 (d0-first-generator)", "d0 (d0-other-generator)"]}
+    ]  # fmt: skip
+    d0 = ((scores["d0"]["m"][1]["paraphrase-s1"] - 0.8) + (0.5 - 0.8)) / 2
+    deltas = [d0] + [scores[f"d{d}"]["m"][1]["paraphrase-s1"] - 0.8 for d in range(1, 6)]
+    (row,) = summary["tests"]
+    assert row["n"] == 6
+    assert row["p"] == pytest.approx(scipy_stats.wilcoxon(deltas).pvalue)
+    model = summary["models"]["m"]["transforms"]["paraphrase"]
+    assert model["delta"] == pytest.approx(np.mean(deltas))
+    assert "Run folders of one source:" in text_report(summary)
+    # a different revision is another dataset
+    twice["source"]["revision"] = "def"
+    assert summarise(docs)["tests"][0]["n"] == 7
+
+
 def test_figures_are_means_over_datasets_not_subsets():
     docs = simple_documents({"a": {"m": (0.8, {"paraphrase-s1": 0.6})}})
     docs.append(
