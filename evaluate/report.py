@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from shiftbench.evaluate.resample import THIN_NOTE, thin, usable_draws
 from shiftbench.evaluate.sides import config_label, shift_summary
 from shiftbench.stats import hodges_lehmann, holm, wilcoxon_signed_rank
 
@@ -75,6 +76,8 @@ class Unit:
     # per transformation: the delta on the rows certified as faithful (`evaluate
     # --faithful`), with the criterion and the number of rows behind it
     faithful: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # per transformation: the items its interval rests on (its fewest over seeds)
+    items: dict[str, int] = field(default_factory=dict)
 
     def default_prompt(self) -> list[str]:
         return [t for t in self.transforms if self.prompt_of.get(t, 1) == 1]
@@ -88,6 +91,17 @@ class Unit:
             for axis in AXES
             if (pairs := by_axis.get(axis))
         }
+
+    def axis_items(self) -> dict[str, int]:
+        """Per axis and for the total: the fewest items of the transformations in it."""
+        by_axis: dict[str, list[int]] = defaultdict(list)
+        for name in self.default_prompt():
+            if name in self.items:
+                by_axis[self.axis_of[name]].append(self.items[name])
+        out = {axis: min(v) for axis, v in by_axis.items()}
+        if out:
+            out[TOTAL] = min(out.values())
+        return out
 
     def total(self) -> Pair | None:
         axes = self.axes()
@@ -203,6 +217,7 @@ def _unit(model: str, dataset: str, subset: str, task_type: str, records: list[d
             fmean(p.score for p in per_seed.values()), fmean(p.delta for p in per_seed.values())
         )
         unit.seeds[name] = len(per_seed)
+        unit.items[name] = min(sum(r["rows"] for r in rs) for rs in seeds.values())
         replicates = _replicates([r for rs in seeds.values() for r in rs])
         if replicates is not None:
             unit.replicates[name] = replicates
@@ -262,23 +277,27 @@ def dataset_units(all_units: list[Unit]) -> list[Unit]:
     folders of one source (results documents with the same source name and revision, say
     of two generators) averaged the same way, so that a source is one observation in the
     figures over datasets, never two."""
-    documents = _merge_groups(all_units, lambda u: (u.model, u.dataset), "subsets")
-    return _merge_groups(documents, lambda u: (u.model, u.source), "run folders")
+    # a dataset's subsets hold different items; run folders of one source, the same ones
+    documents = _merge_groups(all_units, lambda u: (u.model, u.dataset), "subsets", sum)
+    return _merge_groups(documents, lambda u: (u.model, u.source), "run folders", max)
 
 
-def _merge_groups(units: list[Unit], key: Callable[[Unit], Any], what: str) -> list[Unit]:
+def _merge_groups(
+    units: list[Unit], key: Callable[[Unit], Any], what: str, items: Callable[[list[int]], int]
+) -> list[Unit]:
     groups: dict[Any, list[Unit]] = defaultdict(list)
     for u in units:
         groups[key(u)].append(u)
     return [
-        parts[0] if len(parts) == 1 else _merged(parts, f"{len(parts)} {what}")
+        parts[0] if len(parts) == 1 else _merged(parts, f"{len(parts)} {what}", items)
         for parts in groups.values()
     ]
 
 
-def _merged(parts: list[Unit], label: str) -> Unit:
-    """Units of one model averaged figure by figure, each over the parts that have it.
-    Parts of one dataset keep its name; run folders of one source take the source's."""
+def _merged(parts: list[Unit], label: str, items: Callable[[list[int]], int]) -> Unit:
+    """Units of one model averaged figure by figure, each over the parts that have it
+    (their items combined by `items`). Parts of one dataset keep its name; run folders of
+    one source take the source's."""
     first = parts[0]
     names = {u.dataset for u in parts}
     dataset = first.dataset if len(names) == 1 else first.source[0]
@@ -291,6 +310,8 @@ def _merged(parts: list[Unit], label: str) -> Unit:
         merged.axis_of[name] = having[0].axis_of[name]
         merged.prompt_of[name] = having[0].prompt_of.get(name, 1)
         merged.seeds[name] = max(u.seeds[name] for u in having)
+        if all(name in u.items for u in having):
+            merged.items[name] = items([u.items[name] for u in having])
         seeds = dict.fromkeys(s for u in having for s in u.per_seed[name])
         merged.per_seed[name] = {
             s: _mean_pair([u.per_seed[name][s] for u in having if s in u.per_seed[name]])
@@ -336,14 +357,20 @@ def _mean_replicates(arrays: list[np.ndarray | None]) -> np.ndarray | None:
     return np.mean(np.asarray(arrays), axis=0)
 
 
-def _figure(pairs: Sequence[Pair], replicates: list[np.ndarray | None]) -> dict[str, Any]:
+def _figure(
+    pairs: Sequence[Pair], replicates: list[np.ndarray | None], items: list[int | None]
+) -> dict[str, Any]:
     """A mean score and delta over datasets, with the delta's 95% interval when every
-    dataset has bootstrap replicates."""
+    dataset has bootstrap replicates, the draws it rests on, and the datasets' items."""
     mean = _mean_pair(pairs)
+    joint = _mean_replicates(replicates)
     return {
         "score": mean.score,
         "delta": mean.delta,
-        "ci95": _interval(_mean_replicates(replicates)),
+        "ci95": _interval(joint),
+        "resamples": None if joint is None else int(joint.size),
+        "usable_draws": None if joint is None else usable_draws(joint),
+        "items": None if any(i is None for i in items) else sum(i for i in items if i),
     }
 
 
@@ -361,7 +388,11 @@ def model_summary(datasets: list[Unit]) -> dict[str, dict[str, Any]]:
             row: dict[str, Any] = {
                 "axis": having[0].axis_of[t],
                 "prompt_variant": having[0].prompt_of.get(t, 1),
-                **_figure([u.transforms[t] for u in having], [u.replicates.get(t) for u in having]),
+                **_figure(
+                    [u.transforms[t] for u in having],
+                    [u.replicates.get(t) for u in having],
+                    [u.items.get(t) for u in having],
+                ),
             }
             for attr, key in (("probe", "self_retrieval"), ("evalrank", "evalrank")):
                 figures = [getattr(u, attr)[t] for u in having if t in getattr(u, attr)]
@@ -379,6 +410,7 @@ def model_summary(datasets: list[Unit]) -> dict[str, dict[str, Any]]:
                 axes[axis] = _figure(
                     [u.axes()[axis] for u in having],
                     [u.axis_replicates().get(axis) for u in having],
+                    [u.axis_items().get(axis) for u in having],
                 )
         totals = [u for u in mine if u.total() is not None]
         out[model] = {
@@ -389,6 +421,7 @@ def model_summary(datasets: list[Unit]) -> dict[str, dict[str, Any]]:
             "total": _figure(
                 [p for u in totals if (p := u.total()) is not None],
                 [u.axis_replicates().get(TOTAL) for u in totals],
+                [u.axis_items().get(TOTAL) for u in totals],
             )
             if totals
             else None,
@@ -853,13 +886,17 @@ def _num(value: float | None, signed: bool = False) -> str:
 
 
 def _delta(figure: dict[str, Any] | None) -> str:
-    """`-0.0123 [-0.0200, -0.0050]`: a delta with its 95% interval when it has one."""
+    """`-0.0123 [-0.0200, -0.0050]`: a delta with its 95% interval when it has one, and
+    `*` after a thin one (THIN_NOTE)."""
     if not figure:
         return ""
     text = _num(figure.get("delta"), True)
     if figure.get("ci95"):
         low, high = figure["ci95"]
         text += f" [{low:+.4f}, {high:+.4f}]"
+        items = figure.get("items", figure.get("rows"))
+        if thin(items, figure.get("usable_draws"), figure.get("resamples")):
+            text += "*"
     return text
 
 
@@ -1145,10 +1182,19 @@ def markdown_table(header: list[str], rows: list[list[str]], left: int = 1) -> s
 
 def text_report(summary: dict[str, Any]) -> str:
     """The report for a terminal: the axis table, then every statistics table."""
-    parts = [plain_table(*axis_rows(summary))]
-    for table in report_tables(summary):
+    axis_table = axis_rows(summary)
+    parts = [plain_table(*axis_table)]
+    tables = report_tables(summary)
+    for table in tables:
         parts += ["", f"{table.title}:", plain_table(table.header, table.rows)]
+    if _flagged([axis_table[1], *(t.rows for t in tables)]):
+        parts += ["", THIN_NOTE]
     return "\n".join(parts)
+
+
+def _flagged(tables: list[list[list[str]]]) -> bool:
+    """Whether a table cell holds a thin interval (`... [lo, hi]*`)."""
+    return any(cell.endswith("]*") for rows in tables for row in rows for cell in row)
 
 
 def markdown_report(documents: list[dict[str, Any]], summary: dict[str, Any]) -> str:
@@ -1162,10 +1208,15 @@ def markdown_report(documents: list[dict[str, Any]], summary: dict[str, Any]) ->
         "minus the original on the same rows, with its 95% paired bootstrap interval; rank: "
         "models whose total-delta intervals overlap share ranks."
     )
-    parts += ["", markdown_table(*axis_rows(summary)), ""]
+    axis_table = axis_rows(summary)
+    parts += ["", markdown_table(*axis_table), ""]
+    if _flagged([axis_table[1]]):
+        parts += [THIN_NOTE, ""]
     for table in report_tables(summary):
         parts += [f"## {table.title}", "", table.note, ""]
         parts += [markdown_table(table.header, table.rows, left=table.left), ""]
+        if _flagged([table.rows]):
+            parts += [THIN_NOTE, ""]
     if not any(t["n"] >= 2 for t in summary["tests"]):
         parts += ["The tests need two datasets or more; this report has one.", ""]
     if not summary.get("split_half"):
@@ -1182,4 +1233,6 @@ def markdown_report(documents: list[dict[str, Any]], summary: dict[str, Any]) ->
             for r in entry["results"]
         ]  # fmt: skip
         parts += [markdown_table(header, rows, left=3), ""]
+        if _flagged([rows]):
+            parts += [THIN_NOTE, ""]
     return "\n".join(parts).rstrip() + "\n"

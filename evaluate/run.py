@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING, Any
 from shiftbench import __version__
 from shiftbench.encoders import Encoder
 from shiftbench.errors import InputError
-from shiftbench.evaluate.resample import RESAMPLES, SEED, Replicate, paired_delta, record_fields
+from shiftbench.evaluate.resample import (
+    RESAMPLES,
+    SEED,
+    THIN_NOTE,
+    Replicate,
+    paired_delta,
+    record_fields,
+    thin,
+)
 from shiftbench.evaluate.sides import (
     certified_context,
     config_label,
@@ -666,17 +674,20 @@ def format_table(model: str, main_score: str, records: list[dict[str, Any]]) -> 
         ).rstrip()
 
     rule = "  ".join("-" * w for w in widths)
-    return "\n".join([f"model: {model}", fmt(header), rule, *map(fmt, lines)])
+    notes = [THIN_NOTE] if any(line[-1].endswith("*") for line in lines) else []
+    return "\n".join([f"model: {model}", fmt(header), rule, *map(fmt, lines), *notes])
 
 
 def _delta_text(record: dict[str, Any]) -> str:
+    """`-0.21672 [-0.49449, +0.06216]`, with `*` when the interval is thin (THIN_NOTE)."""
     if record["delta"] is None:
         return ""
     interval = record.get("ci95")
     if not interval:
         return f"{record['delta']:+.5f}"
     low, high = interval
-    return f"{record['delta']:+.5f} [{low:+.5f}, {high:+.5f}]"
+    flag = thin(record["rows"], record.get("usable_draws"), record.get("resamples"))
+    return f"{record['delta']:+.5f} [{low:+.5f}, {high:+.5f}]" + ("*" if flag else "")
 
 
 def read_results(path: Path) -> dict[str, Any]:

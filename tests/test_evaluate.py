@@ -1239,6 +1239,7 @@ def test_retrieval_interval_resamples_queries(tmp_path):
     assert got == pytest.approx(hand, abs=1e-6, nan_ok=True)
     finite = np.asarray(hand)[np.isfinite(hand)]
     assert record["ci95"] == pytest.approx(np.percentile(finite, [2.5, 97.5]), abs=1e-12)
+    assert (record["usable_draws"], record["resamples"]) == (finite.size, 1000)
 
 
 def test_near_tied_similarities_are_computed_in_float32_as_mteb_does():

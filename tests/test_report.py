@@ -199,6 +199,36 @@ def test_run_folders_of_one_source_are_one_dataset_in_the_figures_over_datasets(
     assert summarise(docs)["tests"][0]["n"] == 7
 
 
+def test_thin_intervals_are_flagged_with_their_items_and_usable_draws():
+    """An interval from fewer than 30 items, or with under 95% of its draws defined, is
+    marked `*` in every table, with the note saying why; the summary records both."""
+    from shiftbench.evaluate.resample import THIN_NOTE
+
+    rng = np.random.default_rng(0)
+    full = rng.normal(-0.1, 0.02, 1000)
+    holed = full.copy()
+    holed[:60] = np.nan  # 940 of 1000 draws defined
+
+    def doc(name, rows, replicates):
+        d = simple_documents({name: {"m": (0.8, {"paraphrase-s1": 0.7})}})[0]
+        d["models"][0]["results"][1].update(rows=rows, delta_replicates=list(replicates))
+        return d
+
+    for rows, replicates, flagged in ((40, full, False), (29, full, True), (40, holed, True)):
+        summary = summarise([doc("a", rows, replicates)])
+        figure = summary["models"]["m"]["transforms"]["paraphrase"]
+        assert figure["items"] == rows
+        assert figure["usable_draws"] == np.isfinite(replicates).sum()
+        assert figure["resamples"] == 1000
+        text = text_report(summary)
+        assert ("]*" in text) == flagged
+        assert (THIN_NOTE in text) == flagged
+    # over datasets the items add up: two datasets of 20 rows each are 40 items
+    summary = summarise([doc("a", 20, full), doc("b", 20, full)])
+    assert summary["models"]["m"]["total"]["items"] == 40
+    assert "]*" not in text_report(summary)
+
+
 def test_figures_are_means_over_datasets_not_subsets():
     docs = simple_documents({"a": {"m": (0.8, {"paraphrase-s1": 0.6})}})
     docs.append(
