@@ -17,6 +17,7 @@ from shiftbench.commands.options import (
     quiet_option,
     source_options,
 )
+from shiftbench.evaluate.api import INTERVALS
 
 
 @click.command(context_settings=CONTEXT)
@@ -63,6 +64,15 @@ from shiftbench.commands.options import (
     help="Seed of the bootstrap draws, made once per split and shared by every variant and model.",
 )
 @click.option(
+    "--interval",
+    type=click.Choice(INTERVALS),
+    default=EVAL.interval,
+    show_default=True,
+    help="How each delta's 95% interval is read from the draws: percentile, or expanded "
+    "(the expanded percentile interval: wider on few items, where the percentile one "
+    "covers less than 95%; about equal from a few hundred items).",
+)
+@click.option(
     "--protocol",
     default=None,
     metavar="NAME",
@@ -92,6 +102,7 @@ def evaluate(
     human_dirs: tuple[Path, ...],
     resamples: int,
     resample_seed: int,
+    interval: str,
     protocol: str | None,
     plots: bool,
     quiet: bool,
@@ -138,6 +149,7 @@ def evaluate(
         human_dirs=human_dirs,
         resamples=resamples,
         resample_seed=resample_seed,
+        interval=interval,
         protocol=protocol,
         plots=plots,
         quiet=quiet,

@@ -21,6 +21,8 @@ from shiftbench.errors import InputError
 from shiftbench.settings import check, chosen, ranged
 
 PRECISIONS = ("float32", "float16", "bfloat16")  # the dtypes an encoder's weights load in
+# how a delta's interval is read from its bootstrap draws (evaluate.resample.interval)
+INTERVALS = ("percentile", "expanded")
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,8 @@ class EvalSettings:
         human_dirs: Human-eval batch folders for `faithful="human..."`.
         resamples: Bootstrap draws for the intervals; 0 for none, else at least 1000.
         resample_seed: Seed of the bootstrap draws.
+        interval: "percentile", or "expanded" (the expanded percentile interval, which
+            covers better on few items; see evaluate.resample.interval).
         protocol: Scoring protocol; None: the run folder's, else shiftbench's.
         plots: Draw the plots into the results folder.
         quiet: No progress bars.
@@ -68,6 +72,7 @@ class EvalSettings:
     human_dirs: tuple[Path, ...] = ()
     resamples: int = 1000
     resample_seed: int = 0
+    interval: str = chosen("percentile", *INTERVALS)
     protocol: str | None = None
     plots: bool = True
     quiet: bool = False
@@ -279,6 +284,7 @@ class Evaluation:
                 faithful=self.certified,
                 resamples=s.resamples,
                 resample_seed=s.resample_seed,
+                interval=s.interval,
             )
             for record in records:
                 record["protocol"] = self.scoring["name"]

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from shiftbench.evaluate.resample import THIN_NOTE, thin, usable_draws
+from shiftbench.evaluate.resample import THIN_NOTE, interval, thin, usable_draws
 from shiftbench.evaluate.sides import config_label, shift_summary
 from shiftbench.stats import hodges_lehmann, holm, wilcoxon_signed_rank
 
@@ -341,14 +341,34 @@ def _merge_faithful(figures: list[dict[str, Any]], expected: int) -> dict[str, A
     }
 
 
-def _interval(replicates: np.ndarray | None) -> list[float] | None:
-    """The 95% percentile interval of bootstrap replicates."""
-    if replicates is None or not np.isfinite(replicates).any():
+def _interval(
+    replicates: np.ndarray | None, method: str = "percentile", items: int | None = None
+) -> list[float] | None:
+    """The 95% interval of bootstrap replicates, by evaluate's method (resample.interval)."""
+    if replicates is None:
         return None
     # a draw undefined in any config behind the figure (NaN) is left out, as evaluate
     # leaves it out of a single delta's interval
-    low, high = np.nanquantile(replicates, [0.025, 0.975])
-    return [float(low), float(high)]
+    return interval(replicates, method=method, items=items)
+
+
+def interval_method(documents: Sequence[dict[str, Any]]) -> str:
+    """The interval method the documents' records were made with (one for all of them)."""
+    from shiftbench.errors import InputError
+
+    methods = {
+        r.get("interval", "percentile")
+        for d in documents
+        for entry in d["models"]
+        for r in entry["results"]
+        if r.get("ci95") is not None
+    }
+    if len(methods) > 1:
+        raise InputError(
+            f"the results mix interval methods ({', '.join(sorted(methods))}): evaluate "
+            "them again with one --interval"
+        )
+    return methods.pop() if methods else "percentile"
 
 
 def _mean_replicates(arrays: list[np.ndarray | None]) -> np.ndarray | None:
@@ -358,23 +378,27 @@ def _mean_replicates(arrays: list[np.ndarray | None]) -> np.ndarray | None:
 
 
 def _figure(
-    pairs: Sequence[Pair], replicates: list[np.ndarray | None], items: list[int | None]
+    pairs: Sequence[Pair],
+    replicates: list[np.ndarray | None],
+    items: list[int | None],
+    method: str = "percentile",
 ) -> dict[str, Any]:
     """A mean score and delta over datasets, with the delta's 95% interval when every
     dataset has bootstrap replicates, the draws it rests on, and the datasets' items."""
     mean = _mean_pair(pairs)
     joint = _mean_replicates(replicates)
+    total = None if any(i is None for i in items) else sum(i for i in items if i)
     return {
         "score": mean.score,
         "delta": mean.delta,
-        "ci95": _interval(joint),
+        "ci95": _interval(joint, method, total),
         "resamples": None if joint is None else int(joint.size),
         "usable_draws": None if joint is None else usable_draws(joint),
-        "items": None if any(i is None for i in items) else sum(i for i in items if i),
+        "items": total,
     }
 
 
-def model_summary(datasets: list[Unit]) -> dict[str, dict[str, Any]]:
+def model_summary(datasets: list[Unit], method: str = "percentile") -> dict[str, dict[str, Any]]:
     """Per model: the original, each transformation, each axis and the total, averaged
     over the datasets that have them, each delta with its 95% interval."""
     out: dict[str, dict[str, Any]] = {}
@@ -392,6 +416,7 @@ def model_summary(datasets: list[Unit]) -> dict[str, dict[str, Any]]:
                     [u.transforms[t] for u in having],
                     [u.replicates.get(t) for u in having],
                     [u.items.get(t) for u in having],
+                    method,
                 ),
             }
             for attr, key in (("probe", "self_retrieval"), ("evalrank", "evalrank")):
@@ -411,6 +436,7 @@ def model_summary(datasets: list[Unit]) -> dict[str, dict[str, Any]]:
                     [u.axes()[axis] for u in having],
                     [u.axis_replicates().get(axis) for u in having],
                     [u.axis_items().get(axis) for u in having],
+                    method,
                 )
         totals = [u for u in mine if u.total() is not None]
         out[model] = {
@@ -422,6 +448,7 @@ def model_summary(datasets: list[Unit]) -> dict[str, dict[str, Any]]:
                 [p for u in totals if (p := u.total()) is not None],
                 [u.axis_replicates().get(TOTAL) for u in totals],
                 [u.axis_items().get(TOTAL) for u in totals],
+                method,
             )
             if totals
             else None,
@@ -823,7 +850,8 @@ def summarise(
     settings = settings or ReportSettings()
     subset_units = units(documents)
     datasets = dataset_units(subset_units)
-    summary = model_summary(datasets)
+    method = interval_method(documents)
+    summary = model_summary(datasets, method)
     models = list(summary)
     if settings.baseline is not None and settings.baseline not in models:
         from shiftbench.errors import InputError
@@ -836,7 +864,8 @@ def summarise(
         "datasets": dataset_labels(documents),
         **({"shared_sources": shared} if (shared := shared_sources(documents)) else {}),
         **({"sides": sides} if sides else {}),
-        "units": [_unit_record(u) for u in subset_units],
+        "interval": method,
+        "units": [_unit_record(u, method) for u in subset_units],
         "models": summary,
         "tests": transform_tests(datasets),
         "baseline_tests": baseline_tests(datasets, settings.baseline, settings.seed)
@@ -853,7 +882,7 @@ def summarise(
     }
 
 
-def _unit_record(u: Unit) -> dict[str, Any]:
+def _unit_record(u: Unit, method: str) -> dict[str, Any]:
     return {
         "model": u.model,
         "dataset": u.dataset,
@@ -866,7 +895,7 @@ def _unit_record(u: Unit) -> dict[str, Any]:
                 "prompt_variant": u.prompt_of.get(t, 1),
                 "seeds": u.seeds[t],
                 **vars(p),
-                "ci95": _interval(u.replicates.get(t)),
+                "ci95": _interval(u.replicates.get(t), method, u.items.get(t)),
                 **({"self_retrieval": u.probe[t]} if t in u.probe else {}),
                 **({"evalrank": u.evalrank[t]} if t in u.evalrank else {}),
                 **({"faithful": u.faithful[t]} if t in u.faithful else {}),

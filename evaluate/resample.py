@@ -49,12 +49,34 @@ def counts(drawn: np.ndarray, items: int) -> np.ndarray:
     return np.bincount(flat, minlength=resamples * items).reshape(resamples, items)
 
 
-def interval(replicates: np.ndarray, level: float = LEVEL) -> list[float] | None:
-    """The percentile interval (numpy's linear interpolation) of the defined replicates."""
+def interval(
+    replicates: np.ndarray,
+    level: float = LEVEL,
+    method: str = "percentile",
+    items: int | None = None,
+) -> list[float] | None:
+    """The interval of the defined replicates (numpy's linear interpolation):
+
+    - "percentile": their (1 - level) / 2 and (1 + level) / 2 quantiles;
+    - "expanded": the expanded percentile interval (Hesterberg 2015), for few items: the
+      quantiles at Phi(-sqrt(n / (n - 1)) * t), t being Student's quantile at
+      (1 + level) / 2 with n - 1 degrees of freedom and n the items; wider than the
+      percentile interval by the factors a t-interval has over a z-interval and the
+      bootstrap's (n - 1) / n variance, so that few items cover about the level.
+    """
     finite = replicates[np.isfinite(replicates)]
     if finite.size == 0:
         return None
-    tail = 100 * (1 - level) / 2
+    if method == "expanded":
+        if items is None or items < 2:
+            return None
+        from scipy.stats import norm
+        from scipy.stats import t as student
+
+        z = np.sqrt(items / (items - 1)) * student.ppf((1 + level) / 2, items - 1)
+        tail = 100 * float(norm.cdf(-z))
+    else:
+        tail = 100 * (1 - level) / 2
     low, high = np.percentile(finite, [tail, 100 - tail])
     return [float(low), float(high)]
 
@@ -234,13 +256,16 @@ def paired_delta(
     return np.asarray(np.concatenate(parts), dtype=np.float64)
 
 
-def record_fields(replicates: np.ndarray | None) -> dict[str, Any]:
-    """What a record holds: the interval, the replicates, their number and how many of
-    them are defined (or nulls)."""
+def record_fields(
+    replicates: np.ndarray | None, method: str = "percentile", items: int | None = None
+) -> dict[str, Any]:
+    """What a record holds: the interval (`method`, over `items` items), the replicates,
+    their number and how many of them are defined (or nulls)."""
     if replicates is None:
         return {"ci95": None, "delta_replicates": None, "resamples": None, "usable_draws": None}
     return {
-        "ci95": interval(replicates),
+        "ci95": interval(replicates, method=method, items=items),
+        "interval": method,
         "delta_replicates": rounded(replicates),
         "resamples": int(replicates.size),
         "usable_draws": usable_draws(replicates),

@@ -261,10 +261,12 @@ def score_collection(
     *,
     resamples: int = RESAMPLES,
     resample_seed: int = SEED,
+    interval: str = "percentile",
 ) -> list[dict[str, Any]]:
     """One record per (config, split): mteb's metrics, and for variants the paired delta
-    with its paired-bootstrap 95% interval (`resamples` draws, 0 for none); with
-    `faithful`, each transformation also on its certified rows alone."""
+    with its paired-bootstrap 95% interval (`resamples` draws, 0 for none; `interval`:
+    resample.interval's method); with `faithful`, each transformation also on its
+    certified rows alone."""
     require_supported(collection)
     originals = {c.meta["subset"]: c for c in collection.configs if c.meta["kind"] == "original"}
     context_splits = collection.source.get("context_splits", [])
@@ -301,7 +303,7 @@ def score_collection(
                 record["delta"] = record["main_score"] - paired[main]
                 # the draws depend on the original split and the seed alone, so every
                 # variant and model of the split gets the same ones
-                draws = Draws(len(base_rows), resamples, resample_seed)
+                draws = Draws(len(base_rows), resamples, resample_seed, interval)
                 position = {r["row_id"]: i for i, r in enumerate(base_rows)}
                 if resamples and replicate is not None and paired_replicate is not None:
                     replicates = draws.delta(
@@ -333,7 +335,7 @@ def score_collection(
                         record["faithful"]["context_rows"] = {
                             name: len(rows) for name, rows in trusted.items()
                         }
-            record.update(record_fields(replicates))
+            record.update(record_fields(replicates, interval, record["rows"]))
             record["evalrank"] = _evalrank(collection, encoder, rows, base_rows, split, transform)
             record["evaluation_time"] = round(time.perf_counter() - started, 3)
             if collection.rewrite != DEFAULT:
@@ -342,7 +344,7 @@ def score_collection(
             if sides:
                 score = partial(_metrics, collection, encoder, split=split, prior=prior)
                 main = collection.source["main_score"]
-                records += side_records(record, sides, score, delta_of, main)
+                records += side_records(record, sides, score, delta_of, main, interval)
     return records
 
 
@@ -380,6 +382,7 @@ class Draws:
     items: int
     resamples: int
     seed: int
+    method: str = "percentile"  # resample.interval's
 
     def delta(self, positions: list[int], variant: Replicate, original: Replicate) -> Any:
         return paired_delta(self.items, positions, variant, original, self.resamples, self.seed)
@@ -412,7 +415,7 @@ def _faithful_figures(
     interval = None
     if draws.resamples and variant is not None and original is not None:
         replicates = draws.delta([position[r["row_id"]] for r in chosen], variant, original)
-        interval = record_fields(replicates)["ci95"]
+        interval = record_fields(replicates, draws.method, len(chosen))["ci95"]
     return {
         **out,
         "main_score": ours[main],

@@ -71,6 +71,7 @@ def side_records(
     score: Callable[..., tuple[Any, Any]],
     delta_of: Callable[[Any], Any],
     main_score: str,
+    interval: str = "percentile",
 ) -> list[dict[str, Any]]:
     """The partial records of a variant (query-side, corpus-side): each side's rows scored
     with its context, its delta against the record's paired original."""
@@ -89,7 +90,7 @@ def side_records(
                 "delta": main - record["original_same_rows"],
                 "self_retrieval": None,
                 "evalrank": None,
-                **record_fields(delta_of(replicate)),
+                **record_fields(delta_of(replicate), interval, len(rows)),
                 "evaluation_time": round(time.perf_counter() - started, 3),
                 "rewritten": rewritten,
                 "partial": True,

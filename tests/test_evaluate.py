@@ -1205,6 +1205,7 @@ def test_retrieval_interval_resamples_queries(tmp_path):
     variant's rewrites put the relevant document at rank 2 for q1 and rank 3 for q3, so
     the per-query nDCG@10 are 1/log2(3), 1, 1/2, 1 against the original's 1, 1, 1, 1; a
     draw's delta is the mean over its judged queries of the per-query differences."""
+    from shiftbench.evaluate.resample import interval
     from shiftbench.evaluate.run import Collection, ConfigView, score_collection
 
     angle = {"d0": 0, "d1": 30, "d2": 60, "d3": 90}
@@ -1240,6 +1241,16 @@ def test_retrieval_interval_resamples_queries(tmp_path):
     finite = np.asarray(hand)[np.isfinite(hand)]
     assert record["ci95"] == pytest.approx(np.percentile(finite, [2.5, 97.5]), abs=1e-12)
     assert (record["usable_draws"], record["resamples"]) == (finite.size, 1000)
+    assert record["interval"] == "percentile"
+    # --interval expanded: the same draws, read at the widened level for the 5 queries
+    _, expanded = score_collection(
+        collection, _Vectors(vectors), resamples=1000, interval="expanded"
+    )
+    assert expanded["interval"] == "expanded" and expanded["rows"] == 5
+    assert expanded["delta_replicates"] == record["delta_replicates"]
+    assert expanded["ci95"] == pytest.approx(
+        interval(finite, method="expanded", items=5), abs=1e-12
+    )
 
 
 def test_near_tied_similarities_are_computed_in_float32_as_mteb_does():

@@ -227,6 +227,34 @@ def test_thin_intervals_are_flagged_with_their_items_and_usable_draws():
     summary = summarise([doc("a", 20, full), doc("b", 20, full)])
     assert summary["models"]["m"]["total"]["items"] == 40
     assert "]*" not in text_report(summary)
+    assert summary["interval"] == "percentile"
+
+
+def test_report_reads_intervals_the_way_evaluate_made_them():
+    """Results made with --interval expanded are summarised with the expanded interval
+    over the figure's items; results that mix methods are refused in one line."""
+    from shiftbench.errors import InputError
+    from shiftbench.evaluate.resample import interval
+
+    replicates = np.random.default_rng(2).normal(-0.1, 0.05, 1000)
+
+    def doc(name, method):
+        d = simple_documents({name: {"m": (0.8, {"paraphrase-s1": 0.7})}})[0]
+        d["models"][0]["results"][1].update(
+            rows=12, delta_replicates=list(replicates), ci95=[0, 0], interval=method
+        )
+        return d
+
+    summary = summarise([doc("a", "expanded"), doc("b", "expanded")])
+    assert summary["interval"] == "expanded"
+    figure = summary["models"]["m"]["transforms"]["paraphrase"]
+    assert figure["ci95"] == interval(replicates, method="expanded", items=24)
+    with pytest.raises(InputError) as refused:
+        summarise([doc("a", "expanded"), doc("b", "percentile")])
+    assert str(refused.value) == (
+        "the results mix interval methods (expanded, percentile): evaluate them again "
+        "with one --interval"
+    )
 
 
 def test_figures_are_means_over_datasets_not_subsets():
