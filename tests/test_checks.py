@@ -120,7 +120,7 @@ def test_user_markers_extend_the_packaged_ones(tmp_path):
 
 
 def test_a_negation_must_change_the_negation_cues():
-    from shiftbench.checks import first_failure, gen_checks
+    from shiftbench.checks import first_failure, gen_checks, negation_cues
 
     names = gen_checks("negation")
     assert names[-1] == "not-negated" and "not-negated" not in gen_checks("paraphrase")
@@ -131,6 +131,9 @@ def test_a_negation_must_change_the_negation_cues():
     assert (
         first_failure(source, "On Mondays the museum is open.", "negation", names) == "not-negated"
     )
+    # "No." before a number abbreviates "number"; "no." ending a sentence is a cue
+    assert negation_cues("The film debuted at No. 6, and World No.2 Hewitt lost.") == 0
+    assert negation_cues("The answer was no. No, he did not come.") == 3
     # languages other than English are not judged by English cues
     assert first_failure("Es ist spät.", "Es ist nicht spät.", "negation", names, "de") is None
     assert first_failure("Es ist spät.", "Es ist sehr spät.", "negation", names, "de") is None
