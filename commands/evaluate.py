@@ -17,7 +17,7 @@ from shiftbench.commands.options import (
     quiet_option,
     source_options,
 )
-from shiftbench.evaluate.api import INTERVALS
+from shiftbench.evaluate.api import EVALRANK_POSITIVES, INTERVALS
 
 
 @click.command(context_settings=CONTEXT)
@@ -73,6 +73,22 @@ from shiftbench.evaluate.api import INTERVALS
     "covers less than 95%; about equal from a few hundred items).",
 )
 @click.option(
+    "--evalrank-positives",
+    type=click.Choice(EVALRANK_POSITIVES),
+    default=EVAL.evalrank_positives,
+    show_default=True,
+    help="EvalRank's 'top 25%' of STS pairs: quantile (every pair at or above the 75th "
+    "percentile of gold, ties at the cut kept) or exact (the top quarter exactly, ties "
+    "broken by row order).",
+)
+@click.option(
+    "--evalrank-centre/--no-evalrank-centre",
+    default=EVAL.evalrank_centre,
+    show_default=True,
+    help="Centre the embeddings (subtract the split's mean sentence vector) before "
+    "EvalRank ranks, as its authors' released code does; the paper does not say so.",
+)
+@click.option(
     "--protocol",
     default=None,
     metavar="NAME",
@@ -103,6 +119,8 @@ def evaluate(
     resamples: int,
     resample_seed: int,
     interval: str,
+    evalrank_positives: str,
+    evalrank_centre: bool,
     protocol: str | None,
     plots: bool,
     quiet: bool,
@@ -150,6 +168,8 @@ def evaluate(
         resamples=resamples,
         resample_seed=resample_seed,
         interval=interval,
+        evalrank_positives=evalrank_positives,
+        evalrank_centre=evalrank_centre,
         protocol=protocol,
         plots=plots,
         quiet=quiet,

@@ -23,6 +23,7 @@ from shiftbench.settings import check, chosen, ranged
 PRECISIONS = ("float32", "float16", "bfloat16")  # the dtypes an encoder's weights load in
 # how a delta's interval is read from its bootstrap draws (evaluate.resample.interval)
 INTERVALS = ("percentile", "expanded")
+EVALRANK_POSITIVES = ("quantile", "exact")  # evaluate.evalrank.POSITIVES
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,10 @@ class EvalSettings:
         resample_seed: Seed of the bootstrap draws.
         interval: "percentile", or "expanded" (the expanded percentile interval, which
             covers better on few items; see evaluate.resample.interval).
+        evalrank_positives: EvalRank's positives, "quantile" (pairs at or above the 75th
+            percentile of gold, ties kept) or "exact" (the top quarter exactly).
+        evalrank_centre: Centre the embeddings before EvalRank ranks, as its authors'
+            code does.
         protocol: Scoring protocol; None: the run folder's, else shiftbench's.
         plots: Draw the plots into the results folder.
         quiet: No progress bars.
@@ -73,6 +78,8 @@ class EvalSettings:
     resamples: int = 1000
     resample_seed: int = 0
     interval: str = chosen("percentile", *INTERVALS)
+    evalrank_positives: str = chosen("quantile", *EVALRANK_POSITIVES)
+    evalrank_centre: bool = False
     protocol: str | None = None
     plots: bool = True
     quiet: bool = False
@@ -285,6 +292,7 @@ class Evaluation:
                 resamples=s.resamples,
                 resample_seed=s.resample_seed,
                 interval=s.interval,
+                evalrank_reading=(s.evalrank_positives, s.evalrank_centre),
             )
             for record in records:
                 record["protocol"] = self.scoring["name"]

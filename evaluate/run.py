@@ -262,11 +262,12 @@ def score_collection(
     resamples: int = RESAMPLES,
     resample_seed: int = SEED,
     interval: str = "percentile",
+    evalrank_reading: tuple[str, bool] = ("quantile", False),
 ) -> list[dict[str, Any]]:
     """One record per (config, split): mteb's metrics, and for variants the paired delta
     with its paired-bootstrap 95% interval (`resamples` draws, 0 for none; `interval`:
-    resample.interval's method); with `faithful`, each transformation also on its
-    certified rows alone."""
+    resample.interval's method; `evalrank_reading`: _evalrank's `reading`); with
+    `faithful`, each transformation also on its certified rows alone."""
     require_supported(collection)
     originals = {c.meta["subset"]: c for c in collection.configs if c.meta["kind"] == "original"}
     context_splits = collection.source.get("context_splits", [])
@@ -336,7 +337,9 @@ def score_collection(
                             name: len(rows) for name, rows in trusted.items()
                         }
             record.update(record_fields(replicates, interval, record["rows"]))
-            record["evalrank"] = _evalrank(collection, encoder, rows, base_rows, split, transform)
+            record["evalrank"] = _evalrank(
+                collection, encoder, rows, base_rows, split, transform, evalrank_reading
+            )
             record["evaluation_time"] = round(time.perf_counter() - started, 3)
             if collection.rewrite != DEFAULT:
                 record["rewritten"] = rewritten_parts(own) if base is not config else []
@@ -450,23 +453,27 @@ def _evalrank(
     original_rows: list[dict[str, Any]],
     split: str,
     transform: str | None,
+    reading: tuple[str, bool] = ("quantile", False),
 ) -> dict[str, Any] | None:
     """EvalRank on an STS config's usable rows, the positives picked by the original's
-    gold; for a variant also on the original's same rows, for a paired comparison."""
+    gold; for a variant also on the original's same rows, for a paired comparison.
+    `reading`: which pairs are positives (evalrank.top_quarter) and whether the
+    embeddings are centred."""
     from shiftbench.evaluate.evalrank import evalrank, top_quarter
 
     if collection.source["task_type"] != "STS":
         return None
     fields = list(collection.source["text_fields"])
-    positives = top_quarter(original_rows)
+    cut, centre = reading
+    positives = top_quarter(original_rows, cut)
     ok = [r for r in rows if usable(r.get("status", OK), transform)]
     scoring = Scoring(collection.source, encoder, ok, {}, split)
-    figures = evalrank(scoring.embed, ok, fields, positives)
+    figures = evalrank(scoring.embed, ok, fields, positives, centre)
     if rows is not original_rows:
         ids = {r["row_id"] for r in ok}
         same = [r for r in original_rows if r["row_id"] in ids]
-        figures["original_same_rows"] = evalrank(scoring.embed, same, fields, positives)
-    return figures
+        figures["original_same_rows"] = evalrank(scoring.embed, same, fields, positives, centre)
+    return {"positives": cut, "centred": centre, **figures}
 
 
 def _score_rows(

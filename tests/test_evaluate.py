@@ -673,6 +673,32 @@ def test_evalrank_by_hand():
     assert figures["l2"] == pytest.approx(
         {"mrr": (1 + 1 / 3) / 2, "hits_at_1": 0.5, "hits_at_3": 1.0}
     )
+    # Gold 5, 1, 1, 1, 0.5, 0, 0, 0: the 75th percentile is 1, so "quantile" keeps the
+    # four pairs at or above it; "exact" keeps ceil(8 / 4) = 2, the 5 and the first 1.
+    tied = [{"row_id": i, "score": s} for i, s in enumerate([5, 1, 1, 1, 0.5, 0, 0, 0])]
+    assert top_quarter(tied) == {0, 1, 2, 3}
+    assert top_quarter(tied, "exact") == {0, 1}
+    # Centred on the mean of the eight sentences, (1.3884, 0.3884): the figures of the
+    # vectors less that mean; the cosine ranks change (l2 distances do not)
+    mean = np.mean(list(vectors.values()), axis=0)
+    assert mean == pytest.approx([1.3884, 0.3884], abs=1e-4)
+    centred = evalrank(
+        lambda texts: np.asarray([vectors[t] for t in texts]),
+        rows,
+        ["sentence1", "sentence2"],
+        top_quarter(rows),
+        centre=True,
+    )
+    shifted = {t: np.asarray(v) - mean for t, v in vectors.items()}
+    by_hand = evalrank(
+        lambda texts: np.asarray([shifted[t] for t in texts]),
+        rows,
+        ["sentence1", "sentence2"],
+        top_quarter(rows),
+    )
+    for name in ("cosine", "l2"):
+        assert centred[name] == pytest.approx(by_hand[name])
+    assert centred["cosine"] != figures["cosine"]
 
 
 @pytest.mark.slow
@@ -707,11 +733,45 @@ def test_evalrank_on_stsbenchmark_equals_an_independent_computation(shared_data,
             )
     ranks = np.asarray(ranks)
     figures = record["evalrank"]
+    assert (figures["positives"], figures["centred"]) == ("quantile", False)
     assert figures["pairs"] == len(ranks) > 600
     assert figures["background"] == len(sentences)
     assert figures["cosine"]["mrr"] == pytest.approx(np.mean(1 / ranks), abs=1e-9)
     assert figures["cosine"]["hits_at_1"] == pytest.approx(np.mean(ranks == 1), abs=1e-9)
     assert figures["cosine"]["hits_at_3"] == pytest.approx(np.mean(ranks <= 3), abs=1e-9)
+
+    # The other readings, on the same vectors: exactly the top quarter (the first rows
+    # among equal scores), and embeddings centred on the sentences' mean.
+    from shiftbench.evaluate.evalrank import evalrank, top_quarter
+
+    def loop(kept, vectors):
+        unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+        out = []
+        for r in kept:
+            if r["sentence1"] == r["sentence2"]:
+                continue
+            for x, y in ((r["sentence1"], r["sentence2"]), (r["sentence2"], r["sentence1"])):
+                sims = unit @ unit[where[x]]
+                sims[where[x]] = -np.inf
+                out.append(1 + int((sims > sims[where[y]]).sum()))
+        return np.mean(1 / np.asarray(out)), len(out)
+
+    order = sorted(range(len(rows)), key=lambda i: -rows[i]["score"])  # stable: row order
+    exact = [rows[i] for i in order[: -(-len(rows) // 4)]]
+    assert len(exact) == 345
+    kept = [r for r in rows if r["score"] >= threshold]
+    numbered = [{**r, "row_id": i} for i, r in enumerate(rows)]
+    embed = lambda texts: np.asarray([emb[t] for t in texts])  # noqa: E731
+    fields = ["sentence1", "sentence2"]
+    for chosen, centre, vectors in (
+        (exact, False, matrix),
+        (kept, True, matrix - matrix.mean(axis=0)),
+    ):
+        reading = "exact" if chosen is exact else "quantile"
+        ours = evalrank(embed, numbered, fields, top_quarter(numbered, reading), centre=centre)
+        mrr, pairs = loop(chosen, vectors)
+        assert ours["pairs"] == pairs
+        assert ours["cosine"]["mrr"] == pytest.approx(mrr, abs=1e-9)
 
 
 @pytest.mark.slow
