@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from shiftbench.evaluate.resample import THIN_NOTE, interval, thin, usable_draws
+from shiftbench.evaluate.resample import LEVEL, THIN_NOTE, tail_share, thin, usable_draws
 from shiftbench.evaluate.sides import config_label, shift_summary
 from shiftbench.stats import hodges_lehmann, holm, wilcoxon_signed_rank
 
@@ -345,11 +345,14 @@ def _interval(
     replicates: np.ndarray | None, method: str = "percentile", items: int | None = None
 ) -> list[float] | None:
     """The 95% interval of bootstrap replicates, by evaluate's method (resample.interval)."""
-    if replicates is None:
+    share = tail_share(LEVEL, method, items)
+    if replicates is None or share is None or not np.isfinite(replicates).any():
         return None
     # a draw undefined in any config behind the figure (NaN) is left out, as evaluate
     # leaves it out of a single delta's interval
-    return interval(replicates, method=method, items=items)
+    levels = [0.025, 0.975] if method != "expanded" else [share, 1 - share]
+    low, high = np.nanquantile(replicates, levels)
+    return [float(low), float(high)]
 
 
 def interval_method(documents: Sequence[dict[str, Any]]) -> str:

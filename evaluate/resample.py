@@ -65,20 +65,29 @@ def interval(
       bootstrap's (n - 1) / n variance, so that few items cover about the level.
     """
     finite = replicates[np.isfinite(replicates)]
-    if finite.size == 0:
+    share = tail_share(level, method, items)
+    if finite.size == 0 or share is None:
         return None
-    if method == "expanded":
-        if items is None or items < 2:
-            return None
-        from scipy.stats import norm
-        from scipy.stats import t as student
-
-        z = np.sqrt(items / (items - 1)) * student.ppf((1 + level) / 2, items - 1)
-        tail = 100 * float(norm.cdf(-z))
-    else:
-        tail = 100 * (1 - level) / 2
+    # (the percentile interval's level written as it always was: results stay identical
+    # to the last bit)
+    tail = 100 * (1 - level) / 2 if method != "expanded" else 100 * share
     low, high = np.percentile(finite, [tail, 100 - tail])
     return [float(low), float(high)]
+
+
+def tail_share(level: float, method: str, items: int | None) -> float | None:
+    """The share of draws below an interval's lower end (and above its upper end): (1 -
+    level) / 2 for "percentile", Phi(-sqrt(n / (n - 1)) * t) for "expanded" (None with
+    fewer than two items)."""
+    if method != "expanded":
+        return (1 - level) / 2
+    if items is None or items < 2:
+        return None
+    from scipy.stats import norm
+    from scipy.stats import t as student
+
+    z = np.sqrt(items / (items - 1)) * student.ppf((1 + level) / 2, items - 1)
+    return float(norm.cdf(-z))
 
 
 def usable_draws(replicates: np.ndarray) -> int:
