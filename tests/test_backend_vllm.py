@@ -36,6 +36,9 @@ ENGINE_ARGS = {"enforce_eager": True, "gpu_memory_utilization": 0.1}
 NUM_CTX = 2048
 CLI_ENGINE_ARGS = ["--engine-arg", "enforce_eager=true", "--engine-arg",
                    "gpu_memory_utilization=0.1", "--num-ctx", str(NUM_CTX)]  # fmt: skip
+# gen on vLLM with a small cap, one attempt and no failure gate
+QUICK_CALLS = ["--max-new-tokens", "32", "--max-attempts", "1", "--max-failure-rate", "1",
+               "-b", "vllm", *CLI_ENGINE_ARGS]  # fmt: skip
 CONFIGS = ["original"] + [f"{t}-s{s}" for t in TRANSFORMS for s in (1, 2)]
 TEXTS = [
     "A man is playing a guitar on the street.",
@@ -199,18 +202,9 @@ def test_all_transforms_two_seeds_on_real_data(shared_data, invoke, tmp_path, mo
         shared_data / "STSBenchmark",
         "--limit",
         "1",
-        # as the embedded and llama.cpp runs of tests/test_real_servers.py: one row, a small
-        # cap, one attempt and no failure gate (retries with doubled budgets took most of the
-        # time)
-        "--max-new-tokens",
-        "32",
-        "--max-attempts",
-        "1",
-        "--max-failure-rate",
-        "1",
-        "-b",
-        "vllm",
-        *CLI_ENGINE_ARGS,
+        # as the embedded and llama.cpp runs of tests/test_real_servers.py: one row and
+        # QUICK_CALLS (retries with doubled budgets took most of the time)
+        *QUICK_CALLS,
         "--cache-dir",
         model_cache,
         "-q",
@@ -253,16 +247,8 @@ def test_a_run_that_dies_midway_resumes_to_the_same_output(
         "paraphrase",
         "-s",
         "5",
-        # capped, one attempt: what is tested is the resume, not the rewrites' quality
-        "--max-new-tokens",
-        "32",
-        "--max-attempts",
-        "1",
-        "--max-failure-rate",
-        "1",
-        "-b",
-        "vllm",
-        *CLI_ENGINE_ARGS,
+        # what is tested is the resume, not the rewrites' quality
+        *QUICK_CALLS,
         "-q",
     ]
     whole = invoke(*args, "--no-cache", "--cache-dir", model_cache, "-o", tmp_path / "whole")
