@@ -387,7 +387,7 @@ output: out
 sources:
   - name: STSBenchmark
     data_dir: {data}/STSBenchmark
-    limit: 1
+    limit: 2
   - name: STSBenchmarkMultilingualSTS
     folder: stsb-multilingual
     data_dir: {data}/STSBenchmarkMultilingualSTS
@@ -399,7 +399,10 @@ seeds: [1]
 languages: [es, de]
 generator:
   max_new_tokens: 32
-  max_failure_rate: 1  # the run's resumption is tested, not the tiny model's rewrites
+  # the run's resumption is tested, not the tiny model's rewrites: one try per text (the
+  # retries with doubled budgets took most of the time), and no failure gate
+  max_attempts: 1
+  max_failure_rate: 1
 human_eval:
   per_stratum: 3
   raters: 2
@@ -524,6 +527,7 @@ def test_ray_runner_maps_gen_over_shards_on_a_local_ray_instance(invoke, tmp_pat
         seeds: [3]
         generator:
           max_new_tokens: 32
+          max_attempts: 1  # one try per text: the retries are gen's, tested in test_gen
         scale:
           runner: ray
           shards: 2
@@ -547,7 +551,8 @@ def test_ray_runner_maps_gen_over_shards_on_a_local_ray_instance(invoke, tmp_pat
             mp.setenv(key, value)
         single = tmp_path / "single"
         args = ["gen", "sample", "--limit", "5", "-t", "paraphrase", "-s", "3"]
-        assert invoke(*args, "--max-new-tokens", "32", "-o", single, "-q").exit_code == 0
+        quick = ["--max-new-tokens", "32", "--max-attempts", "1"]
+        assert invoke(*args, *quick, "-o", single, "-q").exit_code == 0
     for name in ("shiftbench.json", "original/test.jsonl", "paraphrase-s3/test.jsonl", "README.md"):
         assert (run / name).read_bytes() == (single / name).read_bytes(), name
 
