@@ -35,10 +35,19 @@ def mteb_scores(model, task_name: str, folder) -> dict:
     return result.task_results[0].scores["test"][0]
 
 
-def scored_source(evaluated, shared_data, task_name):
+def scored_source(evaluated, shared_data, task_name, embedding_store):
     """evaluate of an MTEB task's local data (exit code 0), run once per session for the
-    tests that read it."""
-    return evaluated(task_name, "--data-dir", shared_data / task_name, "-m", MODEL)
+    tests that read it; its vectors go to the session's store, where mteb's side of a
+    parity test reads them (parity_fixtures.mteb_model)."""
+    return evaluated(
+        task_name,
+        "--data-dir",
+        shared_data / task_name,
+        "-m",
+        MODEL,
+        "--cache-dir",
+        embedding_store,
+    )
 
 
 @pytest.mark.slow
@@ -46,8 +55,8 @@ def scored_source(evaluated, shared_data, task_name):
     "task_name",
     [pytest.param("STSBenchmark", marks=pytest.mark.xdist_group("stsbenchmark")), "BIOSSES"],
 )
-def test_scores_equal_mteb(task_name, shared_data, evaluated, mteb_model):
-    result = scored_source(evaluated, shared_data, task_name)
+def test_scores_equal_mteb(task_name, shared_data, evaluated, embedding_store, mteb_model):
+    result = scored_source(evaluated, shared_data, task_name, embedding_store)
     out = result.folder
     ours = json.loads((out / "results.json").read_text(encoding="utf-8"))["models"][0]["results"][0]
     theirs = mteb_scores(mteb_model, task_name, shared_data / task_name)
@@ -703,12 +712,14 @@ def test_evalrank_by_hand():
 
 @pytest.mark.slow
 @pytest.mark.xdist_group("stsbenchmark")
-def test_evalrank_on_stsbenchmark_equals_an_independent_computation(shared_data, evaluated):
+def test_evalrank_on_stsbenchmark_equals_an_independent_computation(
+    shared_data, evaluated, embedding_store
+):
     """EvalRank of all-MiniLM-L6-v2 on STSBenchmark's test split, recomputed with
     sentence-transformers and a plain loop over pairs."""
     from sentence_transformers import SentenceTransformer
 
-    out = scored_source(evaluated, shared_data, "STSBenchmark").folder
+    out = scored_source(evaluated, shared_data, "STSBenchmark", embedding_store).folder
     folder = shared_data / "STSBenchmark"
     record = json.loads((out / "results.json").read_text(encoding="utf-8"))["models"][0]["results"][
         0
