@@ -74,32 +74,28 @@ def shiftbench_vectors(store: Path, encoder: str) -> Callable[[list[str]], dict[
     plain float32 model (no model or encode keyword arguments)."""
     import sqlite3
 
-    import numpy as np
-
     from shiftbench.encoders import EmbeddingStore
 
-    def databases() -> list[Path]:
-        found = []
-        for path in sorted(store.glob("*.sqlite")):
-            with closing(sqlite3.connect(path)) as db:
-                key = json.loads(db.execute("SELECT key FROM model").fetchone()[0])
-            key.pop("revision", None)
-            if key == {"model": encoder, "precision": "float32"}:
-                found.append(path)
-        return found
+    opened: dict[Path, EmbeddingStore | None] = {}  # per file; evaluate adds files as it runs
+
+    def plain_store(path: Path) -> EmbeddingStore | None:
+        with closing(sqlite3.connect(path)) as db:
+            key = json.loads(db.execute("SELECT key FROM model").fetchone()[0])
+        plain = {k: v for k, v in key.items() if k != "revision"}
+        return (
+            EmbeddingStore(store, key)
+            if plain == {"model": encoder, "precision": "float32"}
+            else None
+        )
 
     def vectors(texts: list[str]) -> dict[str, Any]:
         keys = {EmbeddingStore.text_key(None, t): t for t in texts}
         found: dict[str, Any] = {}
-        for path in databases():
-            with closing(sqlite3.connect(path)) as db:
-                wanted = list(keys)
-                for start in range(0, len(wanted), 500):
-                    chunk = wanted[start : start + 500]
-                    marks = ",".join("?" * len(chunk))
-                    query = f"SELECT key, vector FROM embeddings WHERE key IN ({marks})"
-                    for key, blob in db.execute(query, chunk):
-                        found[keys[key]] = np.frombuffer(blob, dtype=np.float32)
+        for path in sorted(store.glob("*.sqlite")):
+            if path not in opened:
+                opened[path] = plain_store(path)
+            if (plain := opened[path]) is not None:
+                found.update((keys[k], v) for k, v in plain.get(list(keys)).items())
         return found
 
     return vectors
