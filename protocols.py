@@ -31,6 +31,12 @@ MTEB = "mteb"
 FULL_TRAIN = "full-train"
 CLASSIFICATION_SCORING = (MTEB, FULL_TRAIN)
 
+# What evaluate does with a variant's failed rewrites: leave the row out of the variant and
+# its paired original (shiftbench), or score the original text in the failed text's place
+# and every other output as written (HTEB's release; evaluate/restore.py).
+LEFT_OUT = "left-out"
+ORIGINAL_IN_PLACE = "original-in-place"
+
 DEFAULT_PROTOCOL = "shiftbench"
 
 
@@ -59,6 +65,7 @@ class Protocol:
     rewrite: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: {"*": (QUERIES,)})
     classification: str = MTEB
     retrieval: str = MTEB
+    failed_rows: str = LEFT_OUT
 
     def rewrite_for(self, task_type: str) -> tuple[str, ...]:
         """The parts of a task of `task_type` that the protocol rewrites."""
@@ -108,8 +115,9 @@ PROTOCOLS: dict[str, Protocol] = {
             "sampling defaults, ranking documents, classification train and human reference "
             "summaries rewritten too, "
             "classification scored with one classifier fitted on the whole train split",
-            "HTEB: Holistic Text Embedding Benchmark (section 3, appendix B); code release "
-            "hteb/config.py, hteb/evaluation.py, configs/hteb_english.yaml",
+            "HTEB: Harder Text Embedding Benchmark (section 3, appendices A.1 and E); code "
+            "release hteb/config.py, hteb/evaluation.py, hteb/dataset_preparation.py, "
+            "configs/hteb_english.yaml",
             tuple(GROUPS["all"]),  # the eight LLM transformations
             (1337, 1338, 1339),
             SamplingPreset(1.0, 0.95),
@@ -123,6 +131,7 @@ PROTOCOLS: dict[str, Protocol] = {
                 "*": (QUERIES,),
             },
             classification=FULL_TRAIN,
+            failed_rows=ORIGINAL_IN_PLACE,
         ),
     ]
 }
@@ -227,6 +236,7 @@ def scoring_protocol(given: str | None, folder_meta: Mapping[str, Any] | None) -
         "name": name,
         "classification_scoring": protocol.classification,
         "retrieval_scoring": protocol.retrieval,
+        "failed_rows": protocol.failed_rows,
         "chosen_by": "--protocol" if given else "run folder" if made_with else "default",
         "run_folder_protocol": made_with,
         "overrides_run_folder": bool(given and made_with and given != made_with),

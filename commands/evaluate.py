@@ -93,8 +93,10 @@ from shiftbench.evaluate.api import EVALRANK_POSITIVES, INTERVALS
     default=None,
     metavar="NAME",
     help="Scoring protocol: shiftbench (mteb's), pteb or hteb (Classification: one "
-    "logistic regression fitted on the whole train split). Default: the protocol the run "
-    "folder was made with, else shiftbench.",
+    "logistic regression fitted on the whole train split; hteb also scores a failed "
+    "rewrite with its original text in its place, as HTEB's release does, where the "
+    "others leave the row out). Default: the protocol the run folder was made with, else "
+    "shiftbench.",
 )
 @plots_option
 @quiet_option

@@ -209,8 +209,9 @@ class Evaluation:
     the time this exists, before any model loads."""
 
     def __init__(self, target: str | Path, settings: EvalSettings | None = None) -> None:
+        from shiftbench.evaluate.restore import with_originals_restored
         from shiftbench.evaluate.run import collect, require_supported
-        from shiftbench.protocols import scoring_protocol, with_scoring
+        from shiftbench.protocols import ORIGINAL_IN_PLACE, scoring_protocol, with_scoring
         from shiftbench.runfolder import is_run_folder, read_meta
         from shiftbench.sources import resolve_source
 
@@ -232,6 +233,8 @@ class Evaluation:
         self.collection = collect(self.target, factory, s.data_dir)
         self.scoring = scoring_protocol(s.protocol, folder_meta)
         self.collection.source = with_scoring(self.collection.source, self.scoring)
+        if self.scoring["failed_rows"] == ORIGINAL_IN_PLACE:
+            self.collection = with_originals_restored(self.collection)
         require_supported(self.collection)
         self.certified = self._certified()
         self.controls = tuple(

@@ -337,6 +337,8 @@ def score_collection(
                             name: len(rows) for name, rows in trusted.items()
                         }
             record.update(record_fields(replicates, interval, record["rows"]))
+            if "restored" in config.meta:  # HTEB's originals in failed texts' places
+                record["restored"] = config.meta["restored"].get(split)
             record["evalrank"] = _evalrank(
                 collection, encoder, rows, base_rows, split, transform, evalrank_reading
             )

@@ -1425,3 +1425,73 @@ def test_a_damaged_row_is_named_by_file_and_line(
     assert result.exit_code == 2
     assert result.output == f"Error: {message.format(path=path, column=column)}\n"
     assert not out.exists()
+
+
+def _hteb_rows(i, r):
+    """A paraphrase variant's row `i` with one fault of each kind HTEB's release treats
+    its own way; every other row has its first sentence's words rotated."""
+    kept = {"original_sentence1": r["sentence1"], "original_sentence2": r["sentence2"]}
+    one, two = _rotated(r["sentence1"], 1), _rotated(r["sentence2"], 1)
+    faults = {
+        3: {"sentence1": "", "status": "empty"},  # restored
+        8: {"sentence1": r["sentence1"], "status": "identical"},  # kept: HTEB keeps it
+        12: {"sentence1": one, "sentence2": two, "status": "truncated"},  # both restored
+        20: {"sentence1": one, "sentence2": " N/A ", "status": "empty"},  # sentence2 restored
+        27: {"sentence1": "Here it is: " + one, "status": "prefix-leak"},  # kept as written
+        33: {"sentence1": "...", "status": "empty"},  # punctuation alone: restored
+    }
+    return {**kept, "sentence1": one, **faults.get(i, {})}
+
+
+def test_hteb_scoring_puts_the_original_in_a_failed_texts_place(invoke, tmp_path):
+    """--protocol hteb scores every row, as HTEB's release does: a blank, placeholder or
+    punctuation-only output and a truncated row's texts are replaced by their originals,
+    an unchanged or leaking output is scored as written. The figures equal scipy's
+    Spearman on sklearn's float32 cosines of those texts, worked out here; shiftbench's
+    own protocol leaves the six rows out instead."""
+    from scipy.stats import spearmanr
+    from sklearn.metrics.pairwise import paired_cosine_distances
+
+    run = tmp_path / "run"
+    rows, tables = _sts_run_folder(run, {"paraphrase": _hteb_rows})
+    encoder = Encoder(MODEL)
+
+    def spearman(pairs):
+        a = encoder.embed([p[0] for p in pairs]).astype(np.float32)
+        b = encoder.embed([p[1] for p in pairs]).astype(np.float32)
+        cosine = (1 - paired_cosine_distances(a, b)).astype(np.float64)
+        return spearmanr([p[2] for p in pairs], cosine)[0]
+
+    restored = {3: (None, 1), 12: (None, None), 20: (1, None), 33: (None, 1)}
+    texts = []
+    for i, (row, variant) in enumerate(zip(rows, tables["paraphrase"], strict=True)):
+        first, second = restored.get(i, (1, 1))
+        texts.append((
+            variant["sentence1"] if first else row["sentence1"],
+            variant["sentence2"] if second else row["sentence2"],
+            row["score"],
+        ))  # fmt: skip
+    original = spearman([(r["sentence1"], r["sentence2"], r["score"]) for r in rows])
+    out = tmp_path / "hteb"
+    args = ["-m", MODEL, "--no-plots", "--resamples", "0", "-q"]
+    result = invoke("evaluate", run, "--protocol", "hteb", "-o", out, *args)
+    assert result.exit_code == 0, result.output
+    doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert doc["protocol"]["failed_rows"] == "original-in-place"
+    first, variant = doc["models"][0]["results"]
+    assert "restored" not in first
+    assert (variant["rows"], variant["rows_total"]) == (42, 42)
+    assert variant["restored"] == {"rows": 4, "texts": 5, "kept_as_written": 2}
+    assert variant["main_score"] == pytest.approx(spearman(texts), abs=1e-6)
+    assert variant["original_same_rows"] == pytest.approx(original, abs=1e-6)
+    assert variant["delta"] == pytest.approx(spearman(texts) - original, abs=1e-6)
+
+    out = tmp_path / "shiftbench"
+    result = invoke("evaluate", run, "-o", out, *args)
+    assert result.exit_code == 0, result.output
+    doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert doc["protocol"]["failed_rows"] == "left-out"
+    variant = doc["models"][0]["results"][1]
+    assert (variant["rows"], "restored" in variant) == (36, False)
+    left = [t for i, t in enumerate(texts) if i not in (3, 8, 12, 20, 27, 33)]
+    assert variant["main_score"] == pytest.approx(spearman(left), abs=1e-6)

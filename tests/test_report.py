@@ -12,9 +12,13 @@ from scipy import stats as scipy_stats
 
 from shiftbench.evaluate.report import (
     ALL_MODELS,
+    AXES,
+    Pair,
     ReportSettings,
+    Unit,
     _halves,
     dataset_units,
+    model_summary,
     split_half_reliability,
     summarise,
     text_report,
@@ -493,3 +497,256 @@ def test_delta_intervals_average_paired_replicates_and_rank_models():
     text = text_report(summary)
     low, high = summary["models"]["c"]["total"]["ci95"]
     assert f"[{low:+.4f}, {high:+.4f}]" in text
+
+
+# HTEB's Tables 14 and 15 (English and multilingual): per model the original score and the
+# three axis scores, each with its difference from the original, and the total the paper
+# prints (the unweighted mean of the axes).
+HTEB_AXIS_TABLES = [
+    # model, original, Lexical/Stylistic, Length, Language, printed total and its delta
+    ("All-MiniLM-L12-v2", 66.36, 62.64, 61.86, 37.14, 53.88, -12.48),
+    ("All-MPNet-Base-v2", 67.09, 62.84, 62.57, 36.34, 53.92, -13.17),
+    ("MXBAI-Emb-Large-v1", 70.75, 66.34, 65.32, 40.72, 57.46, -13.29),
+    ("Stella-EN-400M-v5", 71.04, 66.67, 65.23, 45.46, 59.12, -11.92),
+    ("Jasper-600M", 70.78, 67.10, 65.14, 56.69, 62.98, -7.80),
+    ("Jina-Emb-v5-Small", 71.50, 67.64, 65.75, 66.12, 66.50, -5.00),
+    ("F2LLM-v2-4B", 73.00, 68.42, 66.93, 67.76, 67.70, -5.30),
+    ("E5-Mistral-7B-it", 67.28, 63.32, 62.71, 56.47, 60.83, -6.45),
+    ("Llama-Nemotron-8B", 63.17, 59.91, 62.49, 54.16, 58.85, -4.32),
+    ("Qwen3-Emb-8B", 72.77, 68.12, 66.62, 67.09, 67.28, -5.50),
+    ("NV-Embed-v2", 73.34, 69.26, 66.99, 61.84, 66.03, -7.31),
+    ("Harrier-270M (ML)", 58.79, 55.59, 54.64, 55.33, 55.19, -3.60),
+    ("Paraphr.-ML-MPNet (ML)", 55.47, 54.35, 53.40, 58.71, 55.49, +0.02),
+    ("GTE-ML-Base (ML)", 62.40, 60.11, 59.46, 61.35, 60.31, -2.10),
+    ("ML-E5-Large-it (ML)", 61.69, 58.63, 57.88, 57.46, 57.99, -3.70),
+    ("BGE-M3 (ML)", 62.99, 60.32, 58.95, 60.63, 59.97, -3.02),
+    ("Jina-Emb-v5-Small (ML)", 63.89, 61.54, 60.86, 64.69, 62.36, -1.52),
+    ("F2LLM-v2-4B (ML)", 67.89, 65.09, 63.74, 67.76, 65.53, -2.36),
+    ("Llama-Nemotron-8B (ML)", 56.38, 54.86, 57.82, 56.59, 56.42, +0.05),
+    ("Qwen3-Emb-8B (ML)", 64.28, 61.79, 61.02, 63.16, 61.99, -2.29),
+]
+
+# HTEB's Table 17 (English, part 1): per dataset the original score and the axis-balanced
+# HTEB score (mean over 3 runs) of four models, and the Average row the paper prints.
+HTEB_TABLE_17 = {
+    "All-MiniLM-L12-v2": (
+        [
+            87.46,
+            91.29,
+            85.07,
+            31.80,
+            28.25,
+            46.62,
+            92.44,
+            70.02,
+            84.78,
+            64.04,
+            87.20,
+            51.58,
+            46.21,
+            56.85,
+            62.49,
+            81.51,
+            83.70,
+            83.07,
+            26.40,
+        ],
+        [
+            85.10,
+            76.83,
+            73.47,
+            25.89,
+            23.53,
+            36.21,
+            74.18,
+            56.35,
+            70.82,
+            59.16,
+            75.11,
+            40.44,
+            31.76,
+            34.00,
+            49.77,
+            66.36,
+            72.76,
+            57.76,
+            14.24,
+        ],
+        (66.36, 53.88),
+    ),
+    "All-MPNet-Base-v2": (
+        [
+            85.37,
+            92.23,
+            86.08,
+            33.51,
+            29.58,
+            50.30,
+            89.97,
+            73.85,
+            85.09,
+            65.82,
+            88.64,
+            51.96,
+            45.83,
+            59.98,
+            65.56,
+            80.87,
+            80.39,
+            83.43,
+            26.25,
+        ],
+        [
+            84.33,
+            76.52,
+            73.55,
+            26.62,
+            24.68,
+            37.55,
+            67.94,
+            57.06,
+            70.06,
+            59.84,
+            76.83,
+            40.91,
+            32.58,
+            36.55,
+            50.43,
+            65.49,
+            68.86,
+            57.94,
+            16.72,
+        ],
+        (67.09, 53.92),
+    ),
+    "MXBAI-Emb-Large-v1": (
+        [
+            89.85,
+            92.04,
+            86.79,
+            36.30,
+            27.19,
+            53.06,
+            96.81,
+            78.52,
+            86.22,
+            65.20,
+            87.53,
+            55.20,
+            65.11,
+            59.01,
+            73.91,
+            80.54,
+            86.11,
+            89.29,
+            35.55,
+        ],
+        [
+            85.73,
+            75.68,
+            74.02,
+            28.35,
+            23.56,
+            40.52,
+            80.44,
+            59.56,
+            73.35,
+            58.73,
+            77.64,
+            43.61,
+            45.32,
+            35.51,
+            61.68,
+            66.96,
+            73.48,
+            64.02,
+            23.60,
+        ],
+        (70.75, 57.46),
+    ),
+    "Stella-EN-400M-v5": (
+        [
+            89.85,
+            87.03,
+            88.23,
+            42.14,
+            32.16,
+            55.54,
+            95.81,
+            75.98,
+            87.17,
+            63.03,
+            86.39,
+            51.90,
+            63.29,
+            62.36,
+            78.00,
+            83.64,
+            81.17,
+            87.54,
+            38.50,
+        ],
+        [
+            85.42,
+            67.32,
+            73.17,
+            33.69,
+            27.08,
+            43.77,
+            77.93,
+            59.69,
+            74.59,
+            58.84,
+            78.74,
+            44.18,
+            50.83,
+            42.48,
+            66.45,
+            72.66,
+            74.97,
+            64.36,
+            27.05,
+        ],
+        (71.04, 59.12),
+    ),
+}
+
+
+def _htebunit(model, dataset, original, axis_scores):
+    """A dataset unit holding one transformation per axis, scored as the axis."""
+    unit = Unit(model, dataset, "default", "STS", original=original)
+    for name, axis, score in zip(
+        ("paraphrase", "expansion", "translation"), AXES, axis_scores, strict=True
+    ):
+        unit.transforms[name] = Pair(score, score - original)
+        unit.axis_of[name] = axis
+    return unit
+
+
+@pytest.mark.parametrize("row", HTEB_AXIS_TABLES, ids=[r[0] for r in HTEB_AXIS_TABLES])
+def test_the_total_is_htebs_mean_of_the_axes_on_its_tables_14_and_15(row):
+    """The report's total of HTEB's printed axis scores is the total HTEB prints, to its
+    rounding (each axis printed to 2 decimals: the mean of three moves by at most 0.005,
+    the printed total by 0.005 more)."""
+    model, original, *axes, total, delta = row
+    summary = model_summary([_htebunit(model, "all", original, axes)])[model]
+    assert summary["total"]["score"] == pytest.approx(total, abs=0.0101)
+    assert summary["total"]["delta"] == pytest.approx(delta, abs=0.0101)
+    assert {a: round(summary["axes"][a]["score"], 2) for a in AXES} == dict(
+        zip(AXES, axes, strict=True)
+    )
+
+
+@pytest.mark.parametrize("model", list(HTEB_TABLE_17))
+def test_averages_over_datasets_give_htebs_table_17_average_row(model):
+    """Nineteen datasets' originals and axis-balanced scores averaged as the report
+    averages over datasets give the Average row HTEB prints, to its rounding."""
+    originals, scores, (original_mean, total_mean) = HTEB_TABLE_17[model]
+    units = [
+        _htebunit(model, f"dataset-{i}", o, (s, s, s))
+        for i, (o, s) in enumerate(zip(originals, scores, strict=True))
+    ]
+    summary = model_summary(units)[model]
+    assert summary["datasets"] == 19
+    assert summary["original"] == pytest.approx(original_mean, abs=0.0051)
+    assert summary["total"]["score"] == pytest.approx(total_mean, abs=0.0051)
