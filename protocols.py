@@ -66,6 +66,8 @@ class Protocol:
     classification: str = MTEB
     retrieval: str = MTEB
     failed_rows: str = LEFT_OUT
+    # task type -> the main score evaluate reports in place of mteb's
+    main_scores: Mapping[str, str] = field(default_factory=dict)
 
     def rewrite_for(self, task_type: str) -> tuple[str, ...]:
         """The parts of a task of `task_type` that the protocol rewrites."""
@@ -132,6 +134,12 @@ PROTOCOLS: dict[str, Protocol] = {
             },
             classification=FULL_TRAIN,
             failed_rows=ORIGINAL_IN_PLACE,
+            # hteb/evaluation.py: pair classification's AP on the cosine alone, and one
+            # Spearman over every machine summary of a summarisation task
+            main_scores={
+                "PairClassification": "cosine_ap",
+                "Summarization": "pooled_cosine_spearman",
+            },
         ),
     ]
 }
@@ -237,6 +245,7 @@ def scoring_protocol(given: str | None, folder_meta: Mapping[str, Any] | None) -
         "classification_scoring": protocol.classification,
         "retrieval_scoring": protocol.retrieval,
         "failed_rows": protocol.failed_rows,
+        "main_scores": dict(protocol.main_scores),
         "chosen_by": "--protocol" if given else "run folder" if made_with else "default",
         "run_folder_protocol": made_with,
         "overrides_run_folder": bool(given and made_with and given != made_with),
@@ -245,8 +254,13 @@ def scoring_protocol(given: str | None, folder_meta: Mapping[str, Any] | None) -
 
 def with_scoring(source: Mapping[str, Any], scoring: Mapping[str, Any]) -> dict[str, Any]:
     """The source description with the scoring choice among the task's evaluation settings
-    (where the evaluators read them); shiftbench's scoring leaves it as it is."""
+    (where the evaluators read them) and the protocol's main score for the task type;
+    shiftbench's scoring leaves it as it is."""
+    out = dict(source)
+    main = scoring.get("main_scores", {}).get(source.get("task_type"))
+    if main is not None:
+        out["main_score"] = main
     if scoring["classification_scoring"] == MTEB:
-        return dict(source)
+        return out
     settings = {**source.get("protocol", {}), "classification": scoring["classification_scoring"]}
-    return {**source, "protocol": settings}
+    return {**out, "protocol": settings}

@@ -95,8 +95,9 @@ from shiftbench.evaluate.api import EVALRANK_POSITIVES, INTERVALS
     help="Scoring protocol: shiftbench (mteb's), pteb or hteb (Classification: one "
     "logistic regression fitted on the whole train split; hteb also scores a failed "
     "rewrite with its original text in its place, as HTEB's release does, where the "
-    "others leave the row out). Default: the protocol the run folder was made with, else "
-    "shiftbench.",
+    "others leave the row out, and reports HTEB's main scores for pair classification "
+    "(cosine AP) and summarisation (one Spearman over all summaries)). Default: the "
+    "protocol the run folder was made with, else shiftbench.",
 )
 @plots_option
 @quiet_option
@@ -338,7 +339,9 @@ def report(
     """Combine evaluate results folders (several datasets) into one robustness report.
 
     Each RESULTS is a folder evaluate wrote (or its results.json). Figures are averaged
-    over seeds, then a dataset's subsets, then datasets; every delta carries its 95%
+    over seeds, then a dataset's subsets, then datasets (results all scored under
+    --protocol hteb: each transformation over datasets before the axes, as HTEB's release
+    averages); every delta carries its 95%
     paired bootstrap interval when evaluate computed one, and models whose total-delta
     intervals overlap share a rank. The statistics take one observation per dataset, as
     HTEB does: Wilcoxon signed-rank test of the deltas, Hodges-Lehmann shift with a 95%

@@ -6,7 +6,9 @@ of a transformation (`paraphrase-p2`) is a transformation row of its own; the ax
 total use the default prompt only. A dataset's figure is the mean over its subsets, and
 every figure across datasets is the mean over datasets: an axis's score is the mean over
 its transformations (Lexical/Stylistic, Length, Language), the total the unweighted mean
-of the axes, the original excluded, as HTEB aggregates.
+of the axes, the original excluded, as HTEB aggregates. Results scored under `--protocol
+hteb` are averaged in HTEB's release's order instead (each transformation over datasets
+first, then the axes; see `aggregation`).
 
 Every variant figure comes as a score and as a paired delta (the variant's score minus the
 original's on the same rows). The statistics follow HTEB and PTEB with one dataset as the
@@ -401,9 +403,70 @@ def _figure(
     }
 
 
-def model_summary(datasets: list[Unit], method: str = "percentile") -> dict[str, dict[str, Any]]:
+# How axes and totals are averaged over datasets: each dataset's axes first, then their
+# mean over datasets (shiftbench's); or, as HTEB's release does (`hteb/score_tables.py`),
+# each transformation's mean over the datasets that have it first, then the axes over
+# those means. They differ only where a dataset lacks a transformation.
+PER_DATASET = "per-dataset"
+TRANSFORMATIONS_FIRST = "transformations-first"
+
+
+def aggregation(documents: Sequence[dict[str, Any]]) -> str:
+    """HTEB's order when every results document was scored under `--protocol hteb`."""
+    names = {(d.get("protocol") or {}).get("name") for d in documents}
+    return TRANSFORMATIONS_FIRST if names == {"hteb"} else PER_DATASET
+
+
+def _transformations_first(
+    transforms: dict[str, dict[str, Any]], mine: list[Unit], method: str
+) -> tuple[dict[str, dict[str, Any]], dict[str, Any] | None]:
+    """Axes and the total from the transformations' means over datasets (default prompts)."""
+
+    def combined(names: list[str]) -> tuple[Pair, np.ndarray | None, int | None]:
+        pairs = [Pair(transforms[t]["score"], transforms[t]["delta"]) for t in names]
+        joint = [
+            _mean_replicates([u.replicates.get(t) for u in mine if t in u.transforms])
+            for t in names
+        ]
+        counts = [transforms[t]["items"] for t in names]
+        items = None if any(c is None for c in counts) else min(c for c in counts if c)
+        return _mean_pair(pairs), _mean_replicates(joint), items
+
+    def figure(pair: Pair, joint: np.ndarray | None, items: int | None) -> dict[str, Any]:
+        return {
+            "score": pair.score,
+            "delta": pair.delta,
+            "ci95": _interval(joint, method, items),
+            "resamples": None if joint is None else int(joint.size),
+            "usable_draws": None if joint is None else usable_draws(joint),
+            "items": items,
+        }
+
+    parts = {}
+    for axis in AXES:
+        names = [t for t, row in transforms.items()
+                 if row["axis"] == axis and row["prompt_variant"] == 1]  # fmt: skip
+        if names:
+            parts[axis] = combined(names)
+    if not parts:
+        return {}, None
+    axes = {axis: figure(*part) for axis, part in parts.items()}
+    pairs = [p for p, _, _ in parts.values()]
+    joints = [j for _, j, _ in parts.values()]
+    counts = [c for _, _, c in parts.values()]
+    total = figure(
+        _mean_pair(pairs),
+        _mean_replicates(joints),
+        None if any(c is None for c in counts) else min(c for c in counts if c),
+    )
+    return axes, total
+
+
+def model_summary(
+    datasets: list[Unit], method: str = "percentile", order: str = PER_DATASET
+) -> dict[str, dict[str, Any]]:
     """Per model: the original, each transformation, each axis and the total, averaged
-    over the datasets that have them, each delta with its 95% interval."""
+    over the datasets that have them (in `order`), each delta with its 95% interval."""
     out: dict[str, dict[str, Any]] = {}
     for model in dict.fromkeys(u.model for u in datasets):
         mine = [u for u in datasets if u.model == model]
@@ -442,6 +505,16 @@ def model_summary(datasets: list[Unit], method: str = "percentile") -> dict[str,
                     method,
                 )
         totals = [u for u in mine if u.total() is not None]
+        if order == TRANSFORMATIONS_FIRST:
+            axes, total = _transformations_first(transforms, mine, method)
+            out[model] = {
+                "datasets": len(mine),
+                "original": fmean(originals) if originals else None,
+                "transforms": transforms,
+                "axes": axes,
+                "total": total,
+            }
+            continue
         out[model] = {
             "datasets": len(mine),
             "original": fmean(originals) if originals else None,
@@ -854,7 +927,8 @@ def summarise(
     subset_units = units(documents)
     datasets = dataset_units(subset_units)
     method = interval_method(documents)
-    summary = model_summary(datasets, method)
+    order = aggregation(documents)
+    summary = model_summary(datasets, method, order)
     models = list(summary)
     if settings.baseline is not None and settings.baseline not in models:
         from shiftbench.errors import InputError
@@ -868,6 +942,7 @@ def summarise(
         **({"shared_sources": shared} if (shared := shared_sources(documents)) else {}),
         **({"sides": sides} if sides else {}),
         "interval": method,
+        "aggregation": order,
         "units": [_unit_record(u, method) for u in subset_units],
         "models": summary,
         "tests": transform_tests(datasets),
@@ -1236,9 +1311,14 @@ def markdown_report(documents: list[dict[str, Any]], summary: dict[str, Any]) ->
     parts += ["", "## Scores by axis", ""]
     parts.append(
         "Mean over seeds, then over the transformations of an axis (default prompts); total "
-        "= unweighted mean of the axes; every figure the mean over datasets. delta = variant "
-        "minus the original on the same rows, with its 95% paired bootstrap interval; rank: "
-        "models whose total-delta intervals overlap share ranks."
+        "= unweighted mean of the axes; every figure the mean over datasets"
+        + (
+            " (each transformation's first, then the axes, as HTEB's release averages)"
+            if summary.get("aggregation") == TRANSFORMATIONS_FIRST
+            else ""
+        )
+        + ". delta = variant minus the original on the same rows, with its 95% paired "
+        "bootstrap interval; rank: models whose total-delta intervals overlap share ranks."
     )
     axis_table = axis_rows(summary)
     parts += ["", markdown_table(*axis_table), ""]

@@ -9,6 +9,12 @@ dot predictions, are all equal are skipped, as mteb skips them. The main score i
 mean per-row cosine Spearman. A delta's bootstrap interval resamples the documents
 (rows), reweighting their own correlations.
 
+HTEB's release correlates instead once over every machine summary of every document (its
+best cosine to the document's human summaries against its human score), skipping no
+document: `pooled_cosine_spearman`, the main score under `--protocol hteb` (computed only
+there). Its interval resamples documents too, each drawn document bringing all its machine
+summaries into the pooled correlation.
+
 As in mteb, the human scores are first scaled to [0, 1] with the task's score range, and
 each machine summary is scored on its own against the row's human summaries in torch
 float32 (the model's own similarity one pair at a time), the best of each taken as a
@@ -19,13 +25,13 @@ moves a Spearman correlation and can change which rows count as constant.
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 import numpy as np
 from scipy.stats import pearsonr, spearmanr
 
 from shiftbench.errors import InputError
-from shiftbench.evaluate.resample import weighted_mean
+from shiftbench.evaluate.resample import weighted_mean, weighted_spearman
 from shiftbench.evaluate.sts import normalised_gold
 
 if TYPE_CHECKING:
@@ -37,8 +43,12 @@ SUPERSEDED = {"SummEval": "SummEvalSummarization.v2", "SummEvalFr": "SummEvalFrS
 PREDICTIONS = ("cosine", "dot", "own")
 
 
+POOLED = "pooled_cosine_spearman"
+
+
 class SummarizationMetrics(TypedDict):
-    """The metric names and meanings of mteb's summarisation results."""
+    """The metric names and meanings of mteb's summarisation results (and HTEB's pooled
+    correlation, under its protocol)."""
 
     pearson: float
     spearman: float
@@ -46,6 +56,7 @@ class SummarizationMetrics(TypedDict):
     cosine_pearson: float
     dot_spearman: float
     dot_pearson: float
+    pooled_cosine_spearman: NotRequired[float]
 
 
 def _flatten(rows: list[dict[str, Any]], column: str) -> tuple[list[str], list[int]]:
@@ -91,6 +102,8 @@ def evaluate(scoring: Scoring) -> SummarizationMetrics:
     machine_all = np.split(scoring.embed(machine_texts), machine_cuts)
     keys = [f"{s}_{c}" for s in PREDICTIONS for c in ("spearman", "pearson")]
     kept: list[dict[str, float]] = []
+    pooled_gold: list[float] = []  # every machine summary's human score and best cosine
+    pooled_cosine: list[float] = []
     # each row's correlations, NaN for a skipped row (for a delta's bootstrap interval)
     per_row: dict[str, list[float]] = {k: [] for k in keys}
     for row, human, machine in zip(rows, human_all, machine_all, strict=True):
@@ -100,10 +113,15 @@ def evaluate(scoring: Scoring) -> SummarizationMetrics:
                 f"but {len(row['relevance'])} relevance scores"
             )
         gold = normalised_gold([float(g) for g in row["relevance"]], score_range)
-        found = row_correlations(gold.tolist(), predictions(machine, human, scoring.encoder.model))
+        predicted = predictions(machine, human, scoring.encoder.model)
+        found = row_correlations(gold.tolist(), predicted)
+        pooled_gold += gold.tolist()
+        pooled_cosine += predicted["cosine"]
         kept += [found] if found else []
         for key in keys:
             per_row[key].append(found.get(key, np.nan))
+    if scoring.main_score == POOLED:
+        return _pooled(scoring, rows, np.asarray(pooled_gold), np.asarray(pooled_cosine), kept)
     if not kept:
         raise ValueError(f"{name}: every row has equal scores; nothing to correlate")
     mean = {k: float(np.mean([found[k] for found in kept])) for k in keys}
@@ -111,6 +129,10 @@ def evaluate(scoring: Scoring) -> SummarizationMetrics:
     key = named.get(scoring.main_score, scoring.main_score)
     if key in per_row:
         scoring.replicate = partial(weighted_mean, values=np.asarray(per_row[key]))
+    return _metrics(mean)
+
+
+def _metrics(mean: dict[str, float]) -> SummarizationMetrics:
     return SummarizationMetrics(
         pearson=mean["own_pearson"],
         spearman=mean["own_spearman"],
@@ -119,3 +141,25 @@ def evaluate(scoring: Scoring) -> SummarizationMetrics:
         dot_spearman=mean["dot_spearman"],
         dot_pearson=mean["dot_pearson"],
     )
+
+
+def _pooled(
+    scoring: Scoring,
+    rows: list[dict[str, Any]],
+    gold: np.ndarray,
+    cosine: np.ndarray,
+    kept: list[dict[str, float]],
+) -> SummarizationMetrics:
+    """HTEB's figure: one Spearman over every machine summary of every document, beside
+    mteb's means over the documents it keeps (NaN when it keeps none)."""
+    counts = np.asarray([len(r["machine_summaries"]) for r in rows])
+    keys = [f"{s}_{c}" for s in PREDICTIONS for c in ("spearman", "pearson")]
+    mean = {k: float(np.mean([f[k] for f in kept])) if kept else float("nan") for k in keys}
+
+    def replicate(weights: np.ndarray) -> np.ndarray:
+        return weighted_spearman(np.repeat(weights, counts, axis=1), gold, cosine)
+
+    scoring.replicate = replicate
+    out = _metrics(mean)
+    out["pooled_cosine_spearman"] = float(spearmanr(gold, cosine).statistic)
+    return out

@@ -1495,3 +1495,34 @@ def test_hteb_scoring_puts_the_original_in_a_failed_texts_place(invoke, tmp_path
     assert (variant["rows"], "restored" in variant) == (36, False)
     left = [t for i, t in enumerate(texts) if i not in (3, 8, 12, 20, 27, 33)]
     assert variant["main_score"] == pytest.approx(spearman(left), abs=1e-6)
+
+
+def test_hteb_scores_pair_classification_by_cosine_ap(shared_data, invoke, tmp_path):
+    """Under --protocol hteb a pair-classification task's main score is HTEB's: the
+    average precision of the cosine alone (scikit-learn's on float64 cosines, worked out
+    here), where mteb's is the best AP of five similarity functions."""
+    from sklearn.metrics import average_precision_score
+
+    lines = (shared_data / "MRPC" / "data" / "test.jsonl").read_text(encoding="utf-8")
+    rows = [json.loads(line) for line in lines.splitlines()[:60]]
+    _jsonl(tmp_path / "mrpc" / "data" / "test.jsonl", rows)
+    readme = "---\nconfigs:\n- config_name: default\n  data_files:\n  - split: test\n"
+    (tmp_path / "mrpc" / "README.md").write_text(readme + "    path: data/test.jsonl\n---\n")
+    a = Encoder(MODEL).embed([r["sentence1"] for r in rows]).astype(np.float64)
+    b = Encoder(MODEL).embed([r["sentence2"] for r in rows]).astype(np.float64)
+    cosine = (a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
+    expected = average_precision_score([r["labels"] for r in rows], cosine)
+    found = {}
+    for protocol in ("hteb", "shiftbench"):
+        out = tmp_path / protocol
+        args = ["--task-type", "PairClassification", "--protocol", protocol, "-m", MODEL]
+        result = invoke("evaluate", tmp_path / "mrpc", *args, "-o", out, "--no-plots", "-q")
+        assert result.exit_code == 0, result.output
+        doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
+        found[protocol] = doc["models"][0]["results"][0]
+        found[protocol]["named"] = doc["main_score"]
+    assert (found["hteb"]["named"], found["shiftbench"]["named"]) == ("cosine_ap", "max_ap")
+    assert found["hteb"]["main_score"] == pytest.approx(expected, abs=1e-6)
+    scores = found["shiftbench"]["scores"]
+    assert found["shiftbench"]["main_score"] == scores["max_ap"]
+    assert scores["cosine_ap"] == pytest.approx(expected, abs=1e-6)

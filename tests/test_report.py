@@ -13,10 +13,12 @@ from scipy import stats as scipy_stats
 from shiftbench.evaluate.report import (
     ALL_MODELS,
     AXES,
+    TRANSFORMATIONS_FIRST,
     Pair,
     ReportSettings,
     Unit,
     _halves,
+    aggregation,
     dataset_units,
     model_summary,
     split_half_reliability,
@@ -750,3 +752,36 @@ def test_averages_over_datasets_give_htebs_table_17_average_row(model):
     assert summary["datasets"] == 19
     assert summary["original"] == pytest.approx(original_mean, abs=0.0051)
     assert summary["total"]["score"] == pytest.approx(total_mean, abs=0.0051)
+
+
+def test_htebs_order_averages_each_transformation_over_datasets_first():
+    """Where a dataset lacks a transformation, the two orders differ, worked by hand:
+    dataset A has paraphrase 0.8, backtranslation 0.6 (Lexical/Stylistic) and expansion 0.5
+    (Length), original 0.9; dataset B paraphrase 0.4 and expansion 0.7, original 0.8.
+    Per dataset: Lexical/Stylistic (0.7 + 0.4) / 2 = 0.55, total 0.575; HTEB's order:
+    paraphrase 0.6 and backtranslation 0.6 give 0.6, total 0.6."""
+    axis = {"paraphrase": AXES[0], "backtranslation": AXES[0], "expansion": AXES[1]}
+    made = []
+    for name, original, scores in [
+        ("A", 0.9, {"paraphrase": 0.8, "backtranslation": 0.6, "expansion": 0.5}),
+        ("B", 0.8, {"paraphrase": 0.4, "expansion": 0.7}),
+    ]:
+        unit = Unit("m", name, "default", "STS", original=original)
+        for t, score in scores.items():
+            unit.transforms[t] = Pair(score, score - original)
+            unit.axis_of[t] = axis[t]
+        made.append(unit)
+    shiftbench = model_summary(made)["m"]
+    hteb = model_summary(made, order=TRANSFORMATIONS_FIRST)["m"]
+    assert shiftbench["axes"][AXES[0]]["score"] == pytest.approx(0.55)
+    assert shiftbench["total"]["score"] == pytest.approx(0.575)
+    assert shiftbench["total"]["delta"] == pytest.approx(-0.275)
+    assert hteb["axes"][AXES[0]]["score"] == pytest.approx(0.6)
+    assert hteb["axes"][AXES[0]]["delta"] == pytest.approx(-0.275)
+    assert hteb["total"]["score"] == pytest.approx(0.6)
+    assert hteb["total"]["delta"] == pytest.approx(-0.2625)
+    assert hteb["transforms"] == shiftbench["transforms"]
+    assert hteb["original"] == shiftbench["original"] == pytest.approx(0.85)
+    hteb_doc, other = {"protocol": {"name": "hteb"}}, {"protocol": {"name": "shiftbench"}}
+    assert aggregation([hteb_doc, hteb_doc]) == TRANSFORMATIONS_FIRST
+    assert aggregation([hteb_doc, other]) == aggregation([{}]) == "per-dataset"

@@ -376,3 +376,48 @@ def test_mteb_scores_the_run_as_tasks_as_evaluate_does(
         assert got["original"] != pytest.approx(got["paraphrase-s1"], abs=1e-3)
     for config, value in expected.items():
         assert got[config] == pytest.approx(value, abs=1e-4), config
+
+
+def _pooled(machine: list[list[str]], docs: list[dict], model) -> float:
+    """HTEB's figure by hand: one Spearman over every machine summary of every document,
+    each predicted by its best float64 cosine to its document's human summaries."""
+    gold, best = [], []
+    for summaries, doc in zip(machine, docs, strict=True):
+        m = model.encode(summaries).astype(np.float64)
+        h = model.encode(doc["human_summaries"]).astype(np.float64)
+        m /= np.linalg.norm(m, axis=1, keepdims=True)
+        h /= np.linalg.norm(h, axis=1, keepdims=True)
+        best += list((m @ h.T).max(axis=1))
+        gold += list(doc["relevance"])
+    return float(spearmanr(gold, best).statistic)
+
+
+@pytest.mark.slow
+def test_hteb_scores_summaries_with_one_pooled_spearman(summ_run, invoke, tmp_path):
+    """Under --protocol hteb the main score is HTEB's: one Spearman pooled over all 16
+    machine summaries (the document mteb skips included), the failed summary scored as
+    its original text; mteb's per-document mean stays among the metrics."""
+    from sentence_transformers import SentenceTransformer
+
+    from shiftbench.encoders import resolve_encoder
+
+    out = tmp_path / "results"
+    args = ["-m", ENCODER, "-o", out, "--no-plots", "--protocol", "hteb"]
+    result = invoke("evaluate", summ_run, *args)
+    assert result.exit_code == 0, result.output
+    original, variant = _results(out)
+    model = SentenceTransformer(resolve_encoder(ENCODER)[0], device="cpu")
+    machine = [d["machine_summaries"] for d in DOCUMENTS]
+    rewritten = [[f"REWRITTEN {t}" for t in m] for m in machine]
+    rewritten[2][2] = machine[2][2]  # the empty rewrite, put back
+    before, after = _pooled(machine, DOCUMENTS, model), _pooled(rewritten, DOCUMENTS, model)
+    assert (variant["rows"], variant["restored"]) == (4, {"rows": 1, "texts": 1,
+                                                          "kept_as_written": 0})  # fmt: skip
+    assert original["main_score"] == pytest.approx(before, abs=1e-6)
+    assert variant["main_score"] == pytest.approx(after, abs=1e-6)
+    assert variant["delta"] == pytest.approx(after - before, abs=1e-6)
+    assert variant["scores"]["pooled_cosine_spearman"] == variant["main_score"]
+    per_document = _per_document(rewritten, DOCUMENTS, model)
+    assert variant["scores"]["cosine_spearman"] == pytest.approx(np.nanmean(per_document), abs=1e-6)
+    low, high = variant["ci95"]
+    assert low <= variant["delta"] <= high
