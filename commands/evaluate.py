@@ -235,6 +235,15 @@ def evaluate(
     help="Seed of the random partners.",
 )
 @click.option(
+    "--random-pairs",
+    type=click.Choice(["anchor", "label-0"]),
+    default=PROBE.random_pairs,
+    show_default=True,
+    help="Criterion 1's random pairs: each anchor with a random text of its dataset, or "
+    "ALIGN-SIM's (section 5.1): the label-0 pairs of PairClassification data shuffled, a "
+    "row's first text with another row's second.",
+)
+@click.option(
     "--output",
     "-o",
     type=click.Path(file_okay=False, path_type=Path),
@@ -256,6 +265,7 @@ def probe(
     paraphrases: str,
     min_score: float | None,
     seed: int,
+    random_pairs: str,
     batch_size: int,
     device: str | None,
     precision: str,
@@ -290,7 +300,8 @@ def probe(
 
     settings = ProbeRunSettings(
         epsilons=epsilons, paraphrases=paraphrases, min_score=min_score, seed=seed,
-        batch_size=batch_size, device=device, precision=precision, cache_dir=cache_dir,
+        random_pairs=random_pairs, batch_size=batch_size, device=device, precision=precision,
+        cache_dir=cache_dir,
         output=output, plots=plots, quiet=quiet,
         **encoder_fields(trust_remote_code, model_kwargs, encode_kwargs, prompts),
     )  # fmt: skip

@@ -358,6 +358,8 @@ class ProbeRunSettings:
         min_score: STS gold pairs: the lowest score that counts as a paraphrase; None:
             80% of the way up the score range.
         seed: Seed of the random partners.
+        random_pairs: Criterion 1's random pairs: "anchor" (each anchor with a random
+            text of its dataset) or "label-0" (ALIGN-SIM's shuffled non-paraphrase pairs).
         batch_size: Texts per encoder forward pass.
         device: Torch device; None picks one.
         precision: Dtype the weights load in: float32, float16 or bfloat16.
@@ -376,6 +378,7 @@ class ProbeRunSettings:
     paraphrases: str = "gold"
     min_score: float | None = None
     seed: int = 0
+    random_pairs: str = "anchor"
     batch_size: int = ranged(32, low=1)
     device: str | None = None
     precision: str = chosen("float32", *PRECISIONS)
@@ -415,6 +418,7 @@ def probe_encoders(
     from shiftbench.encoders import Encoder
     from shiftbench.evaluate.probes import (
         MEASURES,
+        RANDOM_PAIRS,
         ProbeSettings,
         gather_datasets,
         parse_epsilons,
@@ -428,7 +432,13 @@ def probe_encoders(
     s = settings or ProbeRunSettings()
     if not models:
         raise InputError("name at least one model to probe")
-    probe = ProbeSettings(parse_epsilons(s.epsilons), s.seed, s.paraphrases, s.min_score)
+    if s.random_pairs not in RANDOM_PAIRS:
+        raise InputError(
+            f"--random-pairs is one of {', '.join(RANDOM_PAIRS)}, not {s.random_pairs!r}"
+        )
+    probe = ProbeSettings(
+        parse_epsilons(s.epsilons), s.seed, s.paraphrases, s.min_score, s.random_pairs
+    )
     collections = [collect_generated(str(target)) for target in targets]
     datasets = gather_datasets(collections, probe)
     encoders = [

@@ -74,6 +74,9 @@ class Anchor:
     paraphrase: str
     random: str
     controls: dict[str, list[str]] = field(default_factory=dict)  # control -> one per seed
+    # the random pair's first text: None pairs `random` with the anchor itself; with
+    # --random-pairs label-0, a non-paraphrase row's first text (ALIGN-SIM's §5.1)
+    random_with: str | None = None
 
 
 @dataclass
@@ -91,6 +94,19 @@ class ProbeSettings:
     seed: int
     paraphrases: str  # "gold" or a config name
     min_score: float | None  # STS gold pairs: the lowest score that counts as a paraphrase
+    random_pairs: str = "anchor"  # RANDOM_PAIRS
+
+
+# Where criterion 1's random pairs come from: each anchor with a text drawn from its
+# dataset and split (shiftbench's default), or ALIGN-SIM's §5.1 reading: the dataset's
+# non-paraphrase pairs (PairClassification label 0) shuffled, each first text paired with
+# another row's second text, and the i-th anchor compared with the i-th such pair (cycling
+# when there are fewer of them than anchors).
+RANDOM_PAIRS = {
+    "anchor": "each anchor with a text drawn from its dataset and split",
+    "label-0": "label-0 pairs shuffled (ALIGN-SIM §5.1): a non-paraphrase row's first text "
+    "with another's second text, the i-th pair beside the i-th anchor",
+}
 
 
 def parse_epsilons(text: str) -> tuple[float, ...]:
@@ -135,10 +151,17 @@ def gather(collection: Collection, settings: ProbeSettings) -> list[Anchor]:
         for split in source.get("splits") or list(original.splits):
             rows = original.splits.get(split, [])
             pairs = _paraphrase_pairs(collection, subset, split, rows, settings)
-            pool = list(dict.fromkeys(r[f] for r in rows for f in source["text_fields"]))
-            for row_id, text, paraphrase in pairs:
-                partner = _draw_partner(pool, {text, paraphrase}, rng)
-                anchors.append(Anchor(subset, split, row_id, text, paraphrase, partner))
+            if settings.random_pairs == "label-0":
+                shuffled = _shuffled_pairs(collection, split, rows, rng)
+                for i, (row_id, text, paraphrase) in enumerate(pairs):
+                    first, second = shuffled[i % len(shuffled)]
+                    anchors.append(Anchor(subset, split, row_id, text, paraphrase, second,
+                                          random_with=first))  # fmt: skip
+            else:
+                pool = list(dict.fromkeys(r[f] for r in rows for f in source["text_fields"]))
+                for row_id, text, paraphrase in pairs:
+                    partner = _draw_partner(pool, {text, paraphrase}, rng)
+                    anchors.append(Anchor(subset, split, row_id, text, paraphrase, partner))
             by_id = {a.row_id: a for a in anchors if (a.subset, a.split) == (subset, split)}
             for config in (c for c in controls if c.meta["subset"] == subset):
                 for row in config.splits.get(split, []):
@@ -208,6 +231,28 @@ def _no_config(collection: Collection, name: str) -> str:
     )
 
 
+def _shuffled_pairs(
+    collection: Collection, split: str, rows: list[dict[str, Any]], rng: np.random.Generator
+) -> list[tuple[str, str]]:
+    """ALIGN-SIM's random pairs: the label-0 rows' first texts, each with the second text
+    of the row a seeded permutation puts in its place."""
+    source = collection.source
+    if source["task_type"] != "PairClassification":
+        raise InputError(
+            f"--random-pairs label-0 needs PairClassification data (label-0 pairs); "
+            f"{collection.label} is a {source['task_type']} run"
+        )
+    first, second = source["text_fields"][:2]
+    negatives = [r for r in rows if r["labels"] == 0]
+    if len(negatives) < 2:
+        raise InputError(
+            f"--random-pairs label-0: {collection.label} {split} has {len(negatives)} "
+            "label-0 pair(s); at least 2 are needed to shuffle"
+        )
+    order = rng.permutation(len(negatives))
+    return [(r[first], negatives[int(j)][second]) for r, j in zip(negatives, order, strict=True)]
+
+
 def _draw_partner(pool: list[str], avoid: set[str], rng: np.random.Generator) -> str:
     """A text of the pool other than the anchor and its paraphrase."""
     if len(set(pool) - avoid) == 0:
@@ -255,7 +300,11 @@ def score(encoder: Encoder, anchors: list[Anchor], measure: str) -> Values:
     texts = [a.text for a in anchors]
     base = encoder.embed(texts)
     paraphrase = pair_scores(measure, base, encoder.embed([a.paraphrase for a in anchors]))
-    random = pair_scores(measure, base, encoder.embed([a.random for a in anchors]))
+    if any(a.random_with is not None for a in anchors):
+        firsts = encoder.embed([a.random_with or a.text for a in anchors])
+    else:
+        firsts = base
+    random = pair_scores(measure, firsts, encoder.embed([a.random for a in anchors]))
     controls = {}
     for name in _control_names(anchors):
         index = [i for i, a in enumerate(anchors) for _ in a.controls.get(name, [])]
@@ -401,6 +450,10 @@ def probe_document(
         "targets": [d.label for d in datasets],
         "datasets": [_dataset_entry(d, settings) for d in datasets],
         "seed": settings.seed,
+        "random_pairs": {
+            "rule": settings.random_pairs,
+            "meaning": RANDOM_PAIRS[settings.random_pairs],
+        },
         "epsilons": list(settings.epsilons),
         "distinction_grids": {m: list(g) for m, g in DISTINCTION_GRIDS.items()},
         "measures": MEASURES,
@@ -511,7 +564,12 @@ def coverage_lines(document: dict[str, Any]) -> list[str]:
     for d in document["datasets"]:
         lines.append(
             f"{d['target']}: {d['anchors']} anchors ({d['paraphrases']}; field "
-            f"{d['anchor_field']}); random partners drawn with seed {document['seed']}"
+            f"{d['anchor_field']}); "
+            + (
+                f"random pairs: label-0 pairs shuffled with seed {document['seed']}"
+                if (document.get("random_pairs") or {}).get("rule") == "label-0"
+                else f"random partners drawn with seed {document['seed']}"
+            )
         )
         for name, info in d["controls"].items():
             lines.append(

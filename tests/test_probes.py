@@ -586,3 +586,52 @@ def test_criterion_4_scores_the_affirmative_paraphrase(invoke, tmp_path, scripte
             inside = 1 - (1 - mean) * (1 - rand)
             assert entry["adjusted_ned_inside"] == pytest.approx(inside, abs=1e-5)
         assert "negation" in figures["sensitivity"] and "negation" not in figures["preserved"]
+
+
+@pytest.mark.slow
+def test_label_0_random_pairs_are_align_sims_shuffled_non_paraphrases(mrpc_run, probed, tmp_path):
+    """--random-pairs label-0: the label-0 rows' first texts in row order, each with the
+    second text of the row numpy's default_rng(seed).permutation puts in its place, the
+    i-th pair beside the i-th anchor (cycling); criterion 1 and the random-pair means
+    recomputed here from the run folder's rows."""
+    _, cache, _ = probed
+    out = tmp_path / "label0"
+    result = _cli("probe", mrpc_run, "-m", ENCODER, "--random-pairs", "label-0", "--epsilon",
+                  "0", "--cache-dir", cache, "-q", "--no-plots", "-o", out)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    doc = json.loads((out / "probes.json").read_text(encoding="utf-8"))
+    assert doc["random_pairs"]["rule"] == "label-0"
+    rows = read_rows(mrpc_run / "original" / "test.jsonl")
+    negatives = [r for r in rows if r["labels"] == 0]
+    order = np.random.default_rng(0).permutation(len(negatives))
+    pairs = [
+        (r["sentence1"], negatives[j]["sentence2"]) for r, j in zip(negatives, order, strict=True)
+    ]
+    positives = [r for r in rows if r["labels"] == 1]
+    assert len(pairs) < len(positives)  # so the pairs cycle
+    chosen = [pairs[i % len(pairs)] for i in range(len(positives))]
+    embed = _embedder()
+    base = embed(r["sentence1"] for r in positives)
+    paraphrase = _cos(base, embed(r["sentence2"] for r in positives))
+    random = _cos(embed(p[0] for p in chosen), embed(p[1] for p in chosen))
+    figures = doc["models"][0]["measures"]["cosine"]["datasets"]["mrpc"]
+    assert figures["random_pair_mean"] == pytest.approx(random.mean(), abs=1e-6)
+    share = np.mean([np.mean(paraphrase - random > e) for e in COSINE_GRID])
+    assert figures["distinction"]["grid_share"] == pytest.approx(share, abs=1e-9)
+    ned = doc["models"][0]["measures"]["ned"]["datasets"]["mrpc"]
+    nrandom = _ned(embed(p[0] for p in chosen), embed(p[1] for p in chosen))
+    assert ned["random_pair_mean"] == pytest.approx(nrandom.mean(), abs=1e-6)
+
+
+def test_label_0_random_pairs_need_pair_classification_data(invoke, tmp_path, scripted):
+    run = tmp_path / "run"
+    result = invoke("gen", "sample", "-t", "word-jumble-1", "-b", "scripted", "-q", "-o", run)
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "p"
+    result = invoke("probe", run, "-m", ENCODER, "--random-pairs", "label-0", "-o", out)
+    assert (result.exit_code, result.stderr.strip()) == (
+        2,
+        "Error: --random-pairs label-0 needs PairClassification data (label-0 pairs); run is "
+        "a STS run",
+    )
+    assert not out.exists()
