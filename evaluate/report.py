@@ -390,17 +390,28 @@ def _figure(
 ) -> dict[str, Any]:
     """A mean score and delta over datasets, with the delta's 95% interval when every
     dataset has bootstrap replicates, the draws it rests on, and the datasets' items."""
-    mean = _mean_pair(pairs)
-    joint = _mean_replicates(replicates)
     total = None if any(i is None for i in items) else sum(i for i in items if i)
+    return _figure_of(_mean_pair(pairs), _mean_replicates(replicates), total, method)
+
+
+def _figure_of(
+    mean: Pair, joint: np.ndarray | None, items: int | None, method: str
+) -> dict[str, Any]:
+    """A figure's record: its score and delta, the delta's interval from `joint` (the
+    bootstrap deltas, if any), the draws it rests on and its items."""
     return {
         "score": mean.score,
         "delta": mean.delta,
-        "ci95": _interval(joint, method, total),
+        "ci95": _interval(joint, method, items),
         "resamples": None if joint is None else int(joint.size),
         "usable_draws": None if joint is None else usable_draws(joint),
-        "items": total,
+        "items": items,
     }
+
+
+def _fewest(counts: list[int | None]) -> int | None:
+    """The fewest items among figures (None when one of them has no count)."""
+    return None if any(c is None for c in counts) else min(c for c in counts if c)
 
 
 # How axes and totals are averaged over datasets: each dataset's axes first, then their
@@ -428,19 +439,8 @@ def _transformations_first(
             _mean_replicates([u.replicates.get(t) for u in mine if t in u.transforms])
             for t in names
         ]
-        counts = [transforms[t]["items"] for t in names]
-        items = None if any(c is None for c in counts) else min(c for c in counts if c)
+        items = _fewest([transforms[t]["items"] for t in names])
         return _mean_pair(pairs), _mean_replicates(joint), items
-
-    def figure(pair: Pair, joint: np.ndarray | None, items: int | None) -> dict[str, Any]:
-        return {
-            "score": pair.score,
-            "delta": pair.delta,
-            "ci95": _interval(joint, method, items),
-            "resamples": None if joint is None else int(joint.size),
-            "usable_draws": None if joint is None else usable_draws(joint),
-            "items": items,
-        }
 
     parts = {}
     for axis in AXES:
@@ -450,14 +450,12 @@ def _transformations_first(
             parts[axis] = combined(names)
     if not parts:
         return {}, None
-    axes = {axis: figure(*part) for axis, part in parts.items()}
-    pairs = [p for p, _, _ in parts.values()]
-    joints = [j for _, j, _ in parts.values()]
-    counts = [c for _, _, c in parts.values()]
-    total = figure(
-        _mean_pair(pairs),
-        _mean_replicates(joints),
-        None if any(c is None for c in counts) else min(c for c in counts if c),
+    axes = {axis: _figure_of(*part, method) for axis, part in parts.items()}
+    total = _figure_of(
+        _mean_pair([p for p, _, _ in parts.values()]),
+        _mean_replicates([j for _, j, _ in parts.values()]),
+        _fewest([c for _, _, c in parts.values()]),
+        method,
     )
     return axes, total
 
@@ -505,29 +503,24 @@ def model_summary(
                     method,
                 )
         totals = [u for u in mine if u.total() is not None]
-        if order == TRANSFORMATIONS_FIRST:
-            axes, total = _transformations_first(transforms, mine, method)
-            out[model] = {
-                "datasets": len(mine),
-                "original": fmean(originals) if originals else None,
-                "transforms": transforms,
-                "axes": axes,
-                "total": total,
-            }
-            continue
-        out[model] = {
-            "datasets": len(mine),
-            "original": fmean(originals) if originals else None,
-            "transforms": transforms,
-            "axes": axes,
-            "total": _figure(
+        total = (
+            _figure(
                 [p for u in totals if (p := u.total()) is not None],
                 [u.axis_replicates().get(TOTAL) for u in totals],
                 [u.axis_items().get(TOTAL) for u in totals],
                 method,
             )
             if totals
-            else None,
+            else None
+        )
+        if order == TRANSFORMATIONS_FIRST:
+            axes, total = _transformations_first(transforms, mine, method)
+        out[model] = {
+            "datasets": len(mine),
+            "original": fmean(originals) if originals else None,
+            "transforms": transforms,
+            "axes": axes,
+            "total": total,
         }
     _rank_intervals(out)
     return out
