@@ -37,6 +37,12 @@ CLASSIFICATION_SCORING = (MTEB, FULL_TRAIN)
 LEFT_OUT = "left-out"
 ORIGINAL_IN_PLACE = "original-in-place"
 
+# How evaluate clusters: as mteb does (its legacy or bootstrap protocol, k-means seeded with
+# 42 or the task's seed), or as HTEB's release does: every set clustered once, k-means seeded
+# with the evaluation seed (a variant's own seed; the original once per seed, averaged).
+EVALUATION_SEED = "evaluation-seed"
+CLUSTERING_SCORING = (MTEB, EVALUATION_SEED)
+
 DEFAULT_PROTOCOL = "shiftbench"
 
 
@@ -66,6 +72,7 @@ class Protocol:
     classification: str = MTEB
     retrieval: str = MTEB
     failed_rows: str = LEFT_OUT
+    clustering: str = MTEB
     # task type -> the main score evaluate reports in place of mteb's
     main_scores: Mapping[str, str] = field(default_factory=dict)
 
@@ -134,11 +141,14 @@ PROTOCOLS: dict[str, Protocol] = {
             },
             classification=FULL_TRAIN,
             failed_rows=ORIGINAL_IN_PLACE,
-            # hteb/evaluation.py: pair classification's AP on the cosine alone, and one
-            # Spearman over every machine summary of a summarisation task
+            clustering=EVALUATION_SEED,
+            # hteb/evaluation.py: pair classification's AP on the cosine alone, one
+            # Spearman over every machine summary of a summarisation task, and reranking's
+            # mean over queries of scikit-learn's AP of their candidates
             main_scores={
                 "PairClassification": "cosine_ap",
                 "Summarization": "pooled_cosine_spearman",
+                "Reranking": "mean_candidate_ap",
             },
         ),
     ]
@@ -245,6 +255,7 @@ def scoring_protocol(given: str | None, folder_meta: Mapping[str, Any] | None) -
         "classification_scoring": protocol.classification,
         "retrieval_scoring": protocol.retrieval,
         "failed_rows": protocol.failed_rows,
+        "clustering_scoring": protocol.clustering,
         "main_scores": dict(protocol.main_scores),
         "chosen_by": "--protocol" if given else "run folder" if made_with else "default",
         "run_folder_protocol": made_with,
@@ -260,7 +271,11 @@ def with_scoring(source: Mapping[str, Any], scoring: Mapping[str, Any]) -> dict[
     main = scoring.get("main_scores", {}).get(source.get("task_type"))
     if main is not None:
         out["main_score"] = main
-    if scoring["classification_scoring"] == MTEB:
-        return out
-    settings = {**source.get("protocol", {}), "classification": scoring["classification_scoring"]}
-    return {**out, "protocol": settings}
+    settings = dict(source.get("protocol") or {})
+    if scoring["classification_scoring"] != MTEB:
+        settings["classification"] = scoring["classification_scoring"]
+    if scoring.get("clustering_scoring", MTEB) != MTEB:
+        settings["clustering_scoring"] = scoring["clustering_scoring"]
+        # the seeds an original is clustered with when no variant brings its own
+        settings["evaluation_seeds"] = list(get_protocol(scoring["name"]).seeds)
+    return {**out, "protocol": settings} if settings != (source.get("protocol") or {}) else out

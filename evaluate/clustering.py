@@ -17,6 +17,11 @@ that mteb shares across a task's subsets in order; shiftbench replays the draws 
 subsets before the one scored, so each subset gets the draws mteb gives it, and a
 variant gets the same draws as its original.
 
+Under `--protocol hteb` (the task's protocol records `clustering_scoring:
+evaluation-seed`), clustering is HTEB's release's: every set is clustered once, as in the
+legacy protocol and with no down-sampling whichever protocol mteb gives the task, with
+k-means seeded with the evaluation seed (`Scoring.seed`) in place of 42.
+
 For a delta's bootstrap interval (evaluate/resample.py) the clusterings stay as fitted:
 a draw reweights the items (sets, or the documents of a single set) and the V-measure is
 recomputed from the weighted counts, with no clustering run again.
@@ -61,17 +66,18 @@ def v_measure_of_set(
 
 
 def cluster_set(
-    embed: Callable[[list[str]], Any], texts: list[str], labels: list[Any]
+    embed: Callable[[list[str]], Any], texts: list[str], labels: list[Any], seed: int = SEED
 ) -> tuple[float, np.ndarray | None]:
     """The V-measure of one set and the cluster each text was put in (None when the set
-    has one label, which any clustering gets right, as mteb counts it)."""
+    has one label, which any clustering gets right, as mteb counts it), k-means seeded
+    with `seed`."""
     from sklearn.cluster import MiniBatchKMeans
     from sklearn.metrics import v_measure_score
 
     if len(set(labels)) <= 1:
         return 1.0, None
     model = MiniBatchKMeans(
-        n_clusters=len(set(labels)), batch_size=BATCH, n_init="auto", random_state=SEED
+        n_clusters=len(set(labels)), batch_size=BATCH, n_init="auto", random_state=seed
     )
     model.fit(embed(texts))
     return float(v_measure_score(labels, model.labels_)), np.asarray(model.labels_)
@@ -174,14 +180,27 @@ def evaluate(scoring: Scoring) -> dict[str, float]:
     """The Clustering evaluator: V-measure of every set, their mean and spread."""
     (field,) = scoring.source["text_fields"]
     protocol = scoring.source.get("protocol") or {}
-    if protocol.get("clustering") == "bootstrap":
+    seed = SEED
+    if seeded_by_evaluation(scoring.source):
+        if scoring.seed is None:
+            raise ValueError("HTEB's clustering needs an evaluation seed")
+        seed = scoring.seed
+    elif protocol.get("clustering") == "bootstrap":
         return bootstrap(scoring, field, protocol)
     sets = cluster_sets(scoring.rows, field)
-    fitted = [cluster_set(scoring.embed, texts, labels) for texts, labels in sets]
+    fitted = [cluster_set(scoring.embed, texts, labels, seed) for texts, labels in sets]
     scores = [score for score, _ in fitted]
     if scoring.main_score == "v_measure":
         scoring.replicate = legacy_replicate(sets, fitted, sets_per_row(scoring.rows, field))
     return {"v_measure": float(np.mean(scores)), "v_measure_std": float(np.std(scores))}
+
+
+def seeded_by_evaluation(source: dict[str, Any]) -> bool:
+    """Whether the task is clustered as HTEB's release does, seeded per evaluation."""
+    return bool(
+        source.get("task_type") == "Clustering"
+        and (source.get("protocol") or {}).get("clustering_scoring") == "evaluation-seed"
+    )
 
 
 def sets_per_row(rows: list[dict[str, Any]], field: str) -> bool:

@@ -12,6 +12,13 @@ document id, descending, as pytrec_eval breaks them). Queries without judgements
 left out, as mteb leaves them out. mteb's abstention curves (nAUC) are not computed.
 Each of these is a mean over queries, so a delta's bootstrap interval reweights the
 queries' own values (evaluate/resample.py).
+
+Under `--protocol hteb` a Reranking task's main score is HTEB's, `mean_candidate_ap`:
+each query's scikit-learn average precision over its candidates, then the mean over the
+queries (also a mean over queries, resampled the same way). It is not one of mteb's
+metrics and differs from mteb's MAP where candidates tie (scikit-learn scores a tie as
+one threshold, pytrec_eval orders it by document id) and where a relevant document is not
+among the candidates (pytrec_eval still counts it).
 """
 
 from __future__ import annotations
@@ -27,9 +34,13 @@ from shiftbench.errors import InputError
 from shiftbench.evaluate.resample import weighted_mean
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from shiftbench.evaluate.tasks import Scoring
 
 K_VALUES = (1, 3, 5, 10, 20, 100, 1000)
+# Reranking's main score under --protocol hteb: HTEB's mean of per-query average precision
+CANDIDATE_AP = "mean_candidate_ap"
 TOP_K = max(K_VALUES)
 CORPUS_CHUNK = 50_000
 
@@ -64,14 +75,9 @@ def rank(
 
     run: dict[str, dict[str, float]] = {}
     if candidates is not None:
-        position = {d: i for i, d in enumerate(document_ids)}
-        for qi, qid in enumerate(query_ids):
-            ids = candidates.get(qid) or []
-            if not ids:
-                continue
-            scores = torch.as_tensor(
-                similarity(queries[qi : qi + 1], documents[[position[d] for d in ids]])
-            )[0]
+        for qid, ids, scores in candidate_scores(
+            similarity, queries, query_ids, documents, document_ids, candidates
+        ):
             values, idx = torch.topk(scores, min(TOP_K, len(ids)))
             run[qid] = {
                 ids[i]: float(v) for i, v in zip(idx.tolist(), values.tolist(), strict=True)
@@ -90,6 +96,43 @@ def rank(
                 else:
                     heapq.heappushpop(heap, (v, chunk_ids[i]))
     return {qid: {doc: score for score, doc in heap} for qid, heap in heaps.items()}
+
+
+def candidate_scores(
+    similarity: Any,
+    queries: np.ndarray,
+    query_ids: list[str],
+    documents: np.ndarray,
+    document_ids: list[str],
+    candidates: dict[str, list[str]],
+) -> Iterator[tuple[str, list[str], Any]]:
+    """Each query that has candidates, its candidate ids and their similarity scores."""
+    import torch
+
+    position = {d: i for i, d in enumerate(document_ids)}
+    for qi, qid in enumerate(query_ids):
+        ids = candidates.get(qid) or []
+        if ids:
+            scores = similarity(queries[qi : qi + 1], documents[[position[d] for d in ids]])
+            yield qid, ids, torch.as_tensor(scores)[0]
+
+
+def candidate_ap(
+    scored: Iterator[tuple[str, list[str], Any]], qrels: dict[str, dict[str, int]]
+) -> dict[str, float]:
+    """HTEB's reranking figure per query: scikit-learn's average precision of the query's
+    candidates, ranked by similarity, against their judgements (grade > 0 relevant;
+    candidates of equal score are one threshold, so tie order does not matter). A query
+    whose candidates are all relevant or all irrelevant has no such figure and is left
+    out (HTEB's release refuses a dataset that has one)."""
+    from sklearn.metrics import average_precision_score
+
+    out: dict[str, float] = {}
+    for qid, ids, scores in scored:
+        relevant = [int(qrels.get(qid, {}).get(d, 0) > 0) for d in ids]
+        if 0 < sum(relevant) < len(relevant):
+            out[qid] = float(average_precision_score(relevant, scores.float().numpy()))
+    return out
 
 
 MEASURES = {"ndcg_cut": "ndcg", "map_cut": "map", "recall": "recall", "P": "precision",
@@ -188,11 +231,25 @@ def evaluate(scoring: Scoring) -> dict[str, float]:
         }
     q = scoring.embed([query_text(r) for r in queries], role="query")
     d = scoring.embed([document_text(r) for r in corpus], role="document")
-    run = rank(scoring.encoder.model.similarity, q, query_ids, d, document_ids, candidates)
+    similarity = scoring.encoder.model.similarity
+    run = rank(similarity, q, query_ids, d, document_ids, candidates)
     per_query, reciprocal = per_query_scores(run, qrels)
-    values = query_values(
-        per_query, reciprocal, [str(r["id"]) for r in scoring.rows], scoring.main_score
-    )
+    all_ids = [str(r["id"]) for r in scoring.rows]
+    out = means(per_query, reciprocal)
+    if candidates is not None and scoring.main_score == CANDIDATE_AP:
+        ap = candidate_ap(
+            candidate_scores(similarity, q, query_ids, d, document_ids, candidates), qrels
+        )
+        if not ap:
+            raise InputError(
+                f"{scoring.source['name']}: no query of {split} has both a relevant and "
+                "an irrelevant candidate, so no average precision can be computed"
+            )
+        out[CANDIDATE_AP] = float(np.mean(list(ap.values())))
+        per_query_ap = np.asarray([ap.get(qid, np.nan) for qid in all_ids])
+        scoring.replicate = partial(weighted_mean, values=per_query_ap)
+        return out
+    values = query_values(per_query, reciprocal, all_ids, scoring.main_score)
     if values is not None:
         scoring.replicate = partial(weighted_mean, values=values)
-    return means(per_query, reciprocal)
+    return out

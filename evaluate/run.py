@@ -12,9 +12,12 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from shiftbench import __version__
 from shiftbench.encoders import Encoder
 from shiftbench.errors import InputError
+from shiftbench.evaluate.clustering import seeded_by_evaluation
 from shiftbench.evaluate.resample import (
     RESAMPLES,
     SEED,
@@ -288,8 +291,14 @@ def score_collection(
                 continue  # kept as it is for the evaluation of the others (Classification's train)
             started = time.perf_counter()
             prior = _prior(collection, originals, config.meta["subset"], split)
+            seed = seeds = None
+            if seeded_by_evaluation(collection.source):  # HTEB's k-means seeds
+                if config.meta["kind"] == "original":
+                    seeds = evaluation_seeds(collection, config.meta["subset"])
+                else:
+                    seed = config.meta.get("seed")
             record, replicate = _score_rows(
-                collection, encoder, config, split, rows, context, prior
+                collection, encoder, config, split, rows, context, prior, seed, seeds
             )
             replicates = sides = None
             base_rows = base.splits.get(split, []) if base is not None else rows
@@ -297,7 +306,7 @@ def score_collection(
                 by_id = {r["row_id"]: r for r in base_rows}
                 same = [by_id[r["row_id"]] for r in rows if usable(r.get("status", OK), transform)]
                 paired, paired_replicate = _metrics(
-                    collection, encoder, same, paired_context, split, prior
+                    collection, encoder, same, paired_context, split, prior, seed
                 )
                 main = collection.source["main_score"]
                 record["original_same_rows"] = paired[main]
@@ -330,7 +339,7 @@ def score_collection(
                     contexts = ({**base_context, **trusted}, narrowed(base_context, trusted))
                     record["faithful"] = _faithful_figures(
                         collection, encoder, chosen, by_id, contexts, split, prior,
-                        faithful.criterion, draws, position,
+                        faithful.criterion, draws, position, seed,
                     )  # fmt: skip
                     if own:
                         record["faithful"]["context_rows"] = {
@@ -347,7 +356,7 @@ def score_collection(
                 record["rewritten"] = rewritten_parts(own) if base is not config else []
             records.append(record)
             if sides:
-                score = partial(_metrics, collection, encoder, split=split, prior=prior)
+                score = partial(_metrics, collection, encoder, split=split, prior=prior, seed=seed)
                 main = collection.source["main_score"]
                 records += side_records(record, sides, score, delta_of, main, interval)
     return records
@@ -366,7 +375,9 @@ def _prior(
 ) -> list[list[Any]]:
     """For Clustering's bootstrap protocol: the original labels of every (split, subset)
     mteb scores before this one (splits outer, subsets inner, in the source's order)."""
-    if (collection.source.get("protocol") or {}).get("clustering") != "bootstrap":
+    if (collection.source.get("protocol") or {}).get(
+        "clustering"
+    ) != "bootstrap" or seeded_by_evaluation(collection.source):
         return []
     order = [
         (s, sub)
@@ -404,6 +415,7 @@ def _faithful_figures(
     criterion: str,
     draws: Draws,
     position: dict[Any, int],
+    seed: int | None = None,
 ) -> dict[str, Any]:
     """The variant and the original scored on the certified rows alone, the delta and its
     interval (the split's own draws, restricted to those rows). `contexts`: the variant's
@@ -411,9 +423,9 @@ def _faithful_figures(
     out: dict[str, Any] = {"criterion": criterion, "rows": len(chosen)}
     main = collection.source["main_score"]
     try:
-        ours, variant = _metrics(collection, encoder, chosen, contexts[0], split, prior)
+        ours, variant = _metrics(collection, encoder, chosen, contexts[0], split, prior, seed)
         same = [by_id[r["row_id"]] for r in chosen]
-        theirs, original = _metrics(collection, encoder, same, contexts[1], split, prior)
+        theirs, original = _metrics(collection, encoder, same, contexts[1], split, prior, seed)
     except (ValueError, ZeroDivisionError) as exc:  # too few rows for the metric
         return {**out, "main_score": None, "original_same_rows": None, "delta": None,
                 "ci95": None, "note": str(exc)}  # fmt: skip
@@ -486,10 +498,24 @@ def _score_rows(
     rows: list[dict[str, Any]],
     context: dict[str, list[dict[str, Any]]],
     prior: list[list[Any]],
+    seed: int | None = None,
+    seeds: list[int] | None = None,
 ) -> tuple[dict[str, Any], Replicate | None]:
+    """The record of one config's split. `seeds`: score once per evaluation seed and
+    average every metric (HTEB's original under its clustering), each seed's main score
+    kept under `per_seed`."""
     kept = [r for r in rows if usable(r.get("status", OK), config.meta.get("transform"))]
-    metrics, replicate = _metrics(collection, encoder, kept, context, split, prior)
+    per_seed: dict[str, float] | None = None
+    if seeds:
+        runs = [_metrics(collection, encoder, kept, context, split, prior, s)[0] for s in seeds]
+        metrics = {k: float(np.mean([run[k] for run in runs])) for k in runs[0]}
+        main = collection.source["main_score"]
+        per_seed = {str(s): run[main] for s, run in zip(seeds, runs, strict=True)}
+        replicate = None
+    else:
+        metrics, replicate = _metrics(collection, encoder, kept, context, split, prior, seed)
     meta = config.meta
+    extra = {"per_seed": per_seed} if per_seed is not None else {}
     return {
         "config": config.name,
         "kind": meta["kind"],
@@ -507,6 +533,7 @@ def _score_rows(
         "delta": None,
         "self_retrieval": None,
         "evalrank": None,
+        **extra,
     }, replicate
 
 
@@ -517,11 +544,25 @@ def _metrics(
     context: dict[str, list[dict[str, Any]]],
     split: str,
     prior: list[list[Any]] | None = None,
+    seed: int | None = None,
 ) -> tuple[Any, Replicate | None]:
     """The metrics of `rows`, and the main score of any weighted draw of them."""
     score = evaluator(collection.source["task_type"])
-    scoring = Scoring(collection.source, encoder, rows, context, split, prior or [])
+    scoring = Scoring(collection.source, encoder, rows, context, split, prior or [], seed=seed)
     return score(scoring), scoring.replicate
+
+
+def evaluation_seeds(collection: Collection, subset: str) -> list[int]:
+    """The seeds an original is scored with under HTEB's clustering: its variants' seeds
+    (each variant is compared with the original at its own seed), or the protocol's."""
+    found = {
+        int(c.meta["seed"])
+        for c in collection.configs
+        if c.meta["kind"] != "original"
+        and c.meta["subset"] == subset
+        and c.meta.get("seed") is not None
+    }
+    return sorted(found) or list(collection.source["protocol"]["evaluation_seeds"])
 
 
 def results_document(

@@ -45,6 +45,9 @@ class Scoring:
     # Clustering's bootstrap protocol: the labels of the (split, subset)s mteb scores before
     # this one, whose random draws come first
     prior: list[list[Any]] = field(default_factory=list)
+    # the evaluation seed: under HTEB's clustering, a variant's own seed (its paired
+    # original's too); None where the protocol fixes its seeds
+    seed: int | None = None
     # set by the evaluator: weights (draws x rows) -> the main score of each draw
     replicate: Replicate | None = None
 

@@ -580,6 +580,63 @@ def test_reranking_scores_as_mteb(shared_data, invoke, tmp_path, embedding_store
     assert ours["scores"]["recall_at_10"] == pytest.approx(1.0)
 
 
+def test_hteb_scores_reranking_by_the_mean_of_candidate_average_precisions(
+    shared_data, invoke, tmp_path
+):
+    """Under --protocol hteb a reranking task's main score is HTEB's: scikit-learn's
+    average precision over each query's candidates, averaged over queries (worked out
+    here on float64 cosines). mteb's MAP differs where a relevant document is not among
+    the candidates; a query whose candidates are all relevant has no such AP."""
+    from sklearn.metrics import average_precision_score
+
+    corpus, queries, qrels, relevant = _ranking_tables(shared_data / "XQuADRetrieval" / "en", 40)
+    ranked = _candidates(corpus, queries, relevant)
+    ids = [d["id"] for d in corpus]
+    for i, r in enumerate(ranked):
+        if i % 2:  # a second relevant paragraph among the candidates
+            qrels.append({"query-id": r["query-id"], "corpus-id": r["corpus-ids"][7], "score": 1})
+        if i % 3 == 0:  # a relevant paragraph the candidates leave out
+            far = ids[(ids.index(r["corpus-ids"][4]) + 500) % len(ids)]
+            qrels.append({"query-id": r["query-id"], "corpus-id": far, "score": 1})
+    # every candidate of the last query relevant: no AP, left out
+    qrels += [{"query-id": ranked[-1]["query-id"], "corpus-id": d, "score": 1}
+              for d in ranked[-1]["corpus-ids"]]  # fmt: skip
+    folder = tmp_path / "rerank"
+    for name, rows in [("corpus", corpus), ("queries", queries), ("qrels", qrels),
+                       ("top_ranked", ranked)]:  # fmt: skip
+        _jsonl(folder / f"{name}.jsonl", rows)
+    _card(folder, {n: f"{n}.jsonl" for n in ("corpus", "queries", "qrels", "top_ranked")})
+    grades = {}
+    for r in qrels:
+        grades.setdefault(r["query-id"], {})[r["corpus-id"]] = r["score"]
+    text = {d["id"]: f"{d['title']} {d['text']}".strip() for d in corpus}
+    encoder = Encoder(MODEL)
+    aps = []
+    for q, r in zip(queries, ranked, strict=True):
+        labels = [int(grades[q["id"]].get(d, 0) > 0) for d in r["corpus-ids"]]
+        if sum(labels) == len(labels):
+            continue
+        a = encoder.embed([q["text"]]).astype(np.float64)[0]
+        b = encoder.embed([text[d] for d in r["corpus-ids"]]).astype(np.float64)
+        cosine = b @ a / np.linalg.norm(b, axis=1) / np.linalg.norm(a)
+        aps.append(average_precision_score(labels, cosine))
+    assert len(aps) == 39
+    found = {}
+    for protocol in ("hteb", "shiftbench"):
+        out = tmp_path / protocol
+        args = ["--task-type", "Reranking", "--protocol", protocol, "-m", MODEL, "-q"]
+        result = invoke("evaluate", folder, *args, "-o", out, "--no-plots")
+        assert result.exit_code == 0, result.output
+        doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
+        found[protocol] = (doc["main_score"], doc["models"][0]["results"][0])
+    assert (found["hteb"][0], found["shiftbench"][0]) == ("mean_candidate_ap", "map_at_1000")
+    hteb, shiftbench = found["hteb"][1], found["shiftbench"][1]
+    assert hteb["main_score"] == pytest.approx(float(np.mean(aps)), abs=1e-6)
+    assert "mean_candidate_ap" not in shiftbench["scores"]  # not one of mteb's metrics
+    assert shiftbench["main_score"] == shiftbench["scores"]["map_at_1000"]
+    assert hteb["main_score"] > shiftbench["main_score"] + 0.05
+
+
 @pytest.mark.slow
 def test_summarization_scores_as_mteb(shared_data, invoke, tmp_path, mteb_model):
     """A summarisation fixture from XQuAD paragraphs: two human summaries (the first two
@@ -1495,6 +1552,68 @@ def test_hteb_scoring_puts_the_original_in_a_failed_texts_place(invoke, tmp_path
     assert (variant["rows"], "restored" in variant) == (36, False)
     left = [t for i, t in enumerate(texts) if i not in (3, 8, 12, 20, 27, 33)]
     assert variant["main_score"] == pytest.approx(spearman(left), abs=1e-6)
+
+
+def test_hteb_clusters_with_the_evaluation_seed(shared_data, invoke, tmp_path):
+    """Under --protocol hteb k-means is seeded with the evaluation seed, as HTEB's release
+    seeds it: a variant of seed s, and its paired original, with s; the original once per
+    seed of its variants, averaged. shiftbench's protocol seeds every clustering with 42.
+    Worked out here with scikit-learn on the same embeddings."""
+    from sklearn.cluster import MiniBatchKMeans
+    from sklearn.metrics import v_measure_score
+
+    lines = (shared_data / "MasakhaNEWSClusteringS2S" / "eng" / "test.jsonl").read_text("utf-8")
+    picked = lines.splitlines()[::10]  # every label, in about its share
+    rows = [{"row_id": i, **json.loads(line)} for i, line in enumerate(picked)]
+    run = tmp_path / "run"
+    configs = {"original": {"kind": "original", "subset": "default", "rows": {"test": 95}}}
+    tables = {"original": rows}
+    for k, seed in [(1, 1337), (2, 1338)]:
+        name = f"rotate-s{seed}"
+        configs[name] = {"kind": "transform", "subset": "default", "transform": "rotate",
+                         "axis": "Lexical", "seed": seed, "rows": {"test": 95}}  # fmt: skip
+        tables[name] = [{**r, "status": "ok", "sentences": _rotated(r["sentences"], k)}
+                        for r in rows]  # fmt: skip
+    for name, table in tables.items():
+        _jsonl(run / name / "test.jsonl", table)
+    source = {"name": "masakha-eng", "task_type": "Clustering", "main_score": "v_measure",
+              "text_fields": ["sentences"], "splits": ["test"]}  # fmt: skip
+    meta = {"format": 1, "source": source, "configs": configs}
+    (run / "shiftbench.json").write_text(json.dumps(meta), encoding="utf-8")
+    encoder = Encoder(MODEL)
+    labels = [r["labels"] for r in rows]
+
+    def v_measure(table, seed):
+        vectors = encoder.embed([r["sentences"] for r in table])
+        kmeans = MiniBatchKMeans(n_clusters=len(set(labels)), batch_size=500, n_init="auto",
+                                 random_state=seed).fit(vectors)  # fmt: skip
+        return v_measure_score(labels, kmeans.labels_)
+
+    found = {}
+    for protocol in ("hteb", "shiftbench"):
+        out = tmp_path / protocol
+        args = ["--protocol", protocol, "-m", MODEL, "--no-plots", "--resamples", "0", "-q"]
+        result = invoke("evaluate", run, *args, "-o", out)
+        assert result.exit_code == 0, result.output
+        doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
+        found[protocol] = {r["config"]: r for r in doc["models"][0]["results"]}
+    hteb = found["hteb"]
+    per_seed = {"1337": v_measure(rows, 1337), "1338": v_measure(rows, 1338)}
+    assert per_seed["1337"] != per_seed["1338"]
+    assert hteb["original"]["per_seed"] == pytest.approx(per_seed, abs=1e-12)
+    assert hteb["original"]["main_score"] == pytest.approx(np.mean(list(per_seed.values())))
+    for seed in (1337, 1338):
+        variant = hteb[f"rotate-s{seed}"]
+        assert variant["main_score"] == pytest.approx(
+            v_measure(tables[f"rotate-s{seed}"], seed), abs=1e-12
+        )
+        assert variant["original_same_rows"] == pytest.approx(per_seed[str(seed)], abs=1e-12)
+    shiftbench = found["shiftbench"]
+    assert "per_seed" not in shiftbench["original"]
+    assert shiftbench["original"]["main_score"] == pytest.approx(v_measure(rows, 42), abs=1e-12)
+    assert shiftbench["rotate-s1338"]["main_score"] == pytest.approx(
+        v_measure(tables["rotate-s1338"], 42), abs=1e-12
+    )
 
 
 def test_hteb_scores_pair_classification_by_cosine_ap(shared_data, invoke, tmp_path):
