@@ -95,8 +95,10 @@ from shiftbench.evaluate.api import EVALRANK_POSITIVES, INTERVALS
     help="Scoring protocol: shiftbench (mteb's), pteb or hteb (Classification: one "
     "logistic regression fitted on the whole train split; hteb also scores a failed "
     "rewrite with its original text in its place, as HTEB's release does, where the "
-    "others leave the row out, and reports HTEB's main scores for pair classification "
-    "(cosine AP) and summarisation (one Spearman over all summaries)). Default: the "
+    "others leave the row out, reports HTEB's main scores for pair classification "
+    "(cosine AP), summarisation (one Spearman over all summaries) and reranking (mean "
+    "AP over each query's candidates), and seeds clustering with the evaluation seed). "
+    "Default: the "
     "protocol the run folder was made with, else shiftbench.",
 )
 @plots_option
