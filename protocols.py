@@ -43,6 +43,12 @@ ORIGINAL_IN_PLACE = "original-in-place"
 EVALUATION_SEED = "evaluation-seed"
 CLUSTERING_SCORING = (MTEB, EVALUATION_SEED)
 
+# How evaluate treats a dataset's subsets: each scored on its own and their figures
+# averaged (mteb's way), or pooled into one set of rows scored once (HTEB's release;
+# evaluate/pool.py).
+AVERAGED = "averaged"
+POOLED = "pooled"
+
 DEFAULT_PROTOCOL = "shiftbench"
 
 
@@ -73,6 +79,7 @@ class Protocol:
     retrieval: str = MTEB
     failed_rows: str = LEFT_OUT
     clustering: str = MTEB
+    subsets: str = AVERAGED
     # task type -> the main score evaluate reports in place of mteb's
     main_scores: Mapping[str, str] = field(default_factory=dict)
 
@@ -142,6 +149,7 @@ PROTOCOLS: dict[str, Protocol] = {
             classification=FULL_TRAIN,
             failed_rows=ORIGINAL_IN_PLACE,
             clustering=EVALUATION_SEED,
+            subsets=POOLED,
             # hteb/evaluation.py: pair classification's AP on the cosine alone, one
             # Spearman over every machine summary of a summarisation task, and reranking's
             # mean over queries of scikit-learn's AP of their candidates
@@ -256,6 +264,7 @@ def scoring_protocol(given: str | None, folder_meta: Mapping[str, Any] | None) -
         "retrieval_scoring": protocol.retrieval,
         "failed_rows": protocol.failed_rows,
         "clustering_scoring": protocol.clustering,
+        "subsets": protocol.subsets,
         "main_scores": dict(protocol.main_scores),
         "chosen_by": "--protocol" if given else "run folder" if made_with else "default",
         "run_folder_protocol": made_with,

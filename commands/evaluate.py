@@ -97,7 +97,8 @@ from shiftbench.evaluate.api import EVALRANK_POSITIVES, INTERVALS
     "rewrite with its original text in its place, as HTEB's release does, where the "
     "others leave the row out, reports HTEB's main scores for pair classification "
     "(cosine AP), summarisation (one Spearman over all summaries) and reranking (mean "
-    "AP over each query's candidates), and seeds clustering with the evaluation seed). "
+    "AP over each query's candidates), seeds clustering with the evaluation seed and "
+    "pools a multilingual dataset's subsets into one score). "
     "Default: the "
     "protocol the run folder was made with, else shiftbench.",
 )

@@ -209,6 +209,7 @@ class Evaluation:
     the time this exists, before any model loads."""
 
     def __init__(self, target: str | Path, settings: EvalSettings | None = None) -> None:
+        from shiftbench.evaluate.pool import POOLED, poolable, pooled, pooled_certified
         from shiftbench.evaluate.restore import with_originals_restored
         from shiftbench.evaluate.run import collect, require_supported
         from shiftbench.protocols import ORIGINAL_IN_PLACE, scoring_protocol, with_scoring
@@ -237,6 +238,10 @@ class Evaluation:
             self.collection = with_originals_restored(self.collection)
         require_supported(self.collection)
         self.certified = self._certified()
+        if self.scoring.get("subsets") == POOLED and poolable(self.collection):
+            if self.certified is not None:
+                self.certified = pooled_certified(self.certified, self.collection)
+            self.collection = pooled(self.collection)
         self.controls = tuple(
             c.name for c in self.collection.configs if c.meta["kind"] == "control"
         )

@@ -1616,6 +1616,59 @@ def test_hteb_clusters_with_the_evaluation_seed(shared_data, invoke, tmp_path):
     )
 
 
+def test_hteb_pools_a_multilingual_datasets_subsets(scripted, shared_data, invoke, tmp_path):
+    """Under --protocol hteb the subsets of a multilingual dataset are pooled into one set
+    of rows scored once, as HTEB's release scores them: one Spearman over the German and
+    French pairs together (scipy on float32 cosines, worked out here), for the original
+    and for the paraphrase. shiftbench's protocol scores each subset on its own."""
+    from scipy.stats import spearmanr
+    from sklearn.metrics.pairwise import paired_cosine_distances
+
+    run = tmp_path / "run"
+    source = shared_data / "STSBenchmarkMultilingualSTS"
+    args = ["--subset", "de", "--subset", "fr", "--limit", "30", "-t", "paraphrase", "-s", "1"]
+    result = invoke(
+        "gen", "STSBenchmarkMultilingualSTS", "--data-dir", source, *args, "-b", "scripted",
+        "-q", "-o", run,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    encoder = Encoder(MODEL)
+
+    def spearman(tables):
+        rows = [r for table in tables for r in read_rows(run / table / "test.jsonl")]
+        assert all(r.get("status", "ok") in ("ok", "identical") for r in rows)
+        a = encoder.embed([r["sentence1"] for r in rows]).astype(np.float32)
+        b = encoder.embed([r["sentence2"] for r in rows]).astype(np.float32)
+        cosine = (1 - paired_cosine_distances(a, b)).astype(np.float64)
+        return len(rows), spearmanr([r["score"] for r in rows], cosine)[0]
+
+    found = {}
+    for protocol in ("hteb", "shiftbench"):
+        out = tmp_path / protocol
+        flags = ["--protocol", protocol, "-m", MODEL, "--no-plots", "--resamples", "0", "-q"]
+        result = invoke("evaluate", run, *flags, "-o", out)
+        assert result.exit_code == 0, result.output
+        doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
+        found[protocol] = {(r["config"], r["subset"]): r for r in doc["models"][0]["results"]}
+    hteb = found["hteb"]
+    assert sorted(hteb) == [("original", "pooled"), ("paraphrase-s1", "pooled")]
+    n, original = spearman(["original.de", "original.fr"])
+    assert (hteb["original", "pooled"]["rows"], n) == (60, 60)
+    assert hteb["original", "pooled"]["main_score"] == pytest.approx(original, abs=1e-6)
+    _, paraphrase = spearman(["paraphrase-s1.de", "paraphrase-s1.fr"])
+    variant = hteb["paraphrase-s1", "pooled"]
+    assert variant["main_score"] == pytest.approx(paraphrase, abs=1e-6)
+    assert variant["original_same_rows"] == pytest.approx(original, abs=1e-6)
+    shiftbench = found["shiftbench"]
+    configs = [
+        f"{name}.{subset}" for name in ("original", "paraphrase-s1") for subset in ["de", "fr"]
+    ]
+    assert sorted(shiftbench) == [(c, c[-2:]) for c in configs]
+    for subset in ("de", "fr"):
+        _, alone = spearman([f"original.{subset}"])
+        assert shiftbench[f"original.{subset}", subset]["main_score"] == pytest.approx(alone, 1e-6)
+
+
 def test_hteb_scores_pair_classification_by_cosine_ap(shared_data, invoke, tmp_path):
     """Under --protocol hteb a pair-classification task's main score is HTEB's: the
     average precision of the cosine alone (scikit-learn's on float64 cosines, worked out
