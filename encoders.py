@@ -133,6 +133,12 @@ class EmbeddingStore:
         self._db.commit()
 
 
+def loads_here(spec: str) -> bool:
+    """Whether the model's weights load in this process (not an embeddings endpoint, not
+    an mteb registry model), so that --precision applies."""
+    return not spec.startswith((PREFIX, MTEB_PREFIX))
+
+
 class Encoder:
     """A sentence-transformers model plus its embedding cache and provenance.
 

@@ -80,6 +80,8 @@ class Protocol:
     failed_rows: str = LEFT_OUT
     clustering: str = MTEB
     subsets: str = AVERAGED
+    # the dtype an encoder loaded here gets when evaluate's --precision names none
+    precision: str = "float32"
     # task type -> the main score evaluate reports in place of mteb's
     main_scores: Mapping[str, str] = field(default_factory=dict)
 
@@ -150,6 +152,7 @@ PROTOCOLS: dict[str, Protocol] = {
             failed_rows=ORIGINAL_IN_PLACE,
             clustering=EVALUATION_SEED,
             subsets=POOLED,
+            precision="bfloat16",  # hteb/config.py's evaluation dtype, for every model
             # hteb/evaluation.py: pair classification's AP on the cosine alone, one
             # Spearman over every machine summary of a summarisation task, and reranking's
             # mean over queries of scikit-learn's AP of their candidates
@@ -265,6 +268,7 @@ def scoring_protocol(given: str | None, folder_meta: Mapping[str, Any] | None) -
         "failed_rows": protocol.failed_rows,
         "clustering_scoring": protocol.clustering,
         "subsets": protocol.subsets,
+        "precision": protocol.precision,
         "main_scores": dict(protocol.main_scores),
         "chosen_by": "--protocol" if given else "run folder" if made_with else "default",
         "run_folder_protocol": made_with,

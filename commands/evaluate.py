@@ -97,8 +97,9 @@ from shiftbench.evaluate.api import EVALRANK_POSITIVES, INTERVALS
     "rewrite with its original text in its place, as HTEB's release does, where the "
     "others leave the row out, reports HTEB's main scores for pair classification "
     "(cosine AP), summarisation (one Spearman over all summaries) and reranking (mean "
-    "AP over each query's candidates), seeds clustering with the evaluation seed and "
-    "pools a multilingual dataset's subsets into one score). "
+    "AP over each query's candidates), seeds clustering with the evaluation seed, "
+    "pools a multilingual dataset's subsets into one score and loads encoders in "
+    "bfloat16). "
     "Default: the "
     "protocol the run folder was made with, else shiftbench.",
 )
@@ -113,7 +114,7 @@ def evaluate(
     models: tuple[str, ...],
     batch_size: int,
     device: str | None,
-    precision: str,
+    precision: str | None,
     trust_remote_code: bool,
     model_kwargs: tuple[str, ...],
     encode_kwargs: tuple[str, ...],
@@ -271,7 +272,7 @@ def probe(
     random_pairs: str,
     batch_size: int,
     device: str | None,
-    precision: str,
+    precision: str | None,
     trust_remote_code: bool,
     model_kwargs: tuple[str, ...],
     encode_kwargs: tuple[str, ...],

@@ -172,9 +172,9 @@ def encoder_options(func: Callable[..., Any]) -> Callable[..., Any]:
         click.option(
             "--precision",
             type=option_type(EvalSettings, "precision"),
-            default=EVAL.precision,
-            show_default=True,
-            help="Dtype the encoder's weights are loaded in.",
+            default=None,
+            help="Dtype the encoder's weights are loaded in. Default: float32 (evaluate "
+            "--protocol hteb: bfloat16, as HTEB's release loads every model).",
         ),
         click.option(
             "--trust-remote-code",

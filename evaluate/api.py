@@ -37,7 +37,9 @@ class EvalSettings:
         splits: Splits of a source target to score; () for mteb's evaluation splits.
         batch_size: Texts per encoder forward pass.
         device: Torch device; None picks one.
-        precision: Dtype the weights load in: float32, float16 or bfloat16.
+        precision: Dtype the weights load in: float32, float16 or bfloat16; None: the
+            scoring protocol's (bfloat16 under hteb for a model loaded here, else
+            float32).
         trust_remote_code: Run the model's own code (models that ship it).
         model_kwargs: Keyword arguments for the model's transformers model.
         encode_kwargs: Keyword arguments for every `encode` call.
@@ -66,7 +68,7 @@ class EvalSettings:
     splits: tuple[str, ...] = ()
     batch_size: int = ranged(32, low=1)
     device: str | None = None
-    precision: str = chosen("float32", *PRECISIONS)
+    precision: str | None = chosen(None, *PRECISIONS)
     trust_remote_code: bool = False
     model_kwargs: dict[str, Any] = field(default_factory=dict)
     encode_kwargs: dict[str, Any] = field(default_factory=dict)
@@ -88,12 +90,15 @@ class EvalSettings:
         check(self)
 
 
-def encoder_options(s: EvalSettings | ProbeRunSettings) -> dict[str, Any]:
-    """How the settings load and run an encoder, as `Encoder` takes it."""
+def encoder_options(
+    s: EvalSettings | ProbeRunSettings, default_precision: str = "float32"
+) -> dict[str, Any]:
+    """How the settings load and run an encoder, as `Encoder` takes it
+    (`default_precision` where the settings name none)."""
     return dict(
         batch_size=s.batch_size,
         device=s.device,
-        precision=s.precision,
+        precision=s.precision or default_precision,
         trust_remote_code=s.trust_remote_code,
         model_kwargs=s.model_kwargs,
         encode_kwargs=s.encode_kwargs,
@@ -246,6 +251,14 @@ class Evaluation:
             c.name for c in self.collection.configs if c.meta["kind"] == "control"
         )
 
+    def _precision(self, model: str) -> str:
+        """The dtype a model's weights load in when --precision names none: the scoring
+        protocol's for a model loaded here (an endpoint or an mteb registry model loads as
+        it is served or registered, in float32 here)."""
+        from shiftbench.encoders import loads_here
+
+        return str(self.scoring["precision"]) if loads_here(model) else "float32"
+
     def _certified(self) -> Any:
         """The rows `faithful` certifies."""
         from shiftbench.evaluate.faithful import CertifiedRows, certified, parse_faithful
@@ -286,7 +299,12 @@ class Evaluation:
         if not models:
             raise InputError("name at least one model to evaluate")
         encoders = [
-            Encoder(name, cache_dir=s.cache_dir, progress=not s.quiet, **encoder_options(s))
+            Encoder(
+                name,
+                cache_dir=s.cache_dir,
+                progress=not s.quiet,
+                **encoder_options(s, self._precision(name)),
+            )
             for name in dict.fromkeys(models)
         ]
         folder = s.output or default_output(self.collection.label)
@@ -367,7 +385,8 @@ class ProbeRunSettings:
             text of its dataset) or "label-0" (ALIGN-SIM's shuffled non-paraphrase pairs).
         batch_size: Texts per encoder forward pass.
         device: Torch device; None picks one.
-        precision: Dtype the weights load in: float32, float16 or bfloat16.
+        precision: Dtype the weights load in: float32, float16 or bfloat16; None:
+            float32.
         trust_remote_code: Run the model's own code (models that ship it).
         model_kwargs: Keyword arguments for the model's transformers model.
         encode_kwargs: Keyword arguments for every `encode` call.
@@ -386,7 +405,7 @@ class ProbeRunSettings:
     random_pairs: str = "anchor"
     batch_size: int = ranged(32, low=1)
     device: str | None = None
-    precision: str = chosen("float32", *PRECISIONS)
+    precision: str | None = chosen(None, *PRECISIONS)
     trust_remote_code: bool = False
     model_kwargs: dict[str, Any] = field(default_factory=dict)
     encode_kwargs: dict[str, Any] = field(default_factory=dict)

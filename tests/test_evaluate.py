@@ -1530,7 +1530,7 @@ def test_hteb_scoring_puts_the_original_in_a_failed_texts_place(invoke, tmp_path
         ))  # fmt: skip
     original = spearman([(r["sentence1"], r["sentence2"], r["score"]) for r in rows])
     out = tmp_path / "hteb"
-    args = ["-m", MODEL, "--no-plots", "--resamples", "0", "-q"]
+    args = ["-m", MODEL, "--no-plots", "--resamples", "0", "-q", "--precision", "float32"]
     result = invoke("evaluate", run, "--protocol", "hteb", "-o", out, *args)
     assert result.exit_code == 0, result.output
     doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
@@ -1593,7 +1593,7 @@ def test_hteb_clusters_with_the_evaluation_seed(shared_data, invoke, tmp_path):
     for protocol in ("hteb", "shiftbench"):
         out = tmp_path / protocol
         args = ["--protocol", protocol, "-m", MODEL, "--no-plots", "--resamples", "0", "-q"]
-        result = invoke("evaluate", run, *args, "-o", out)
+        result = invoke("evaluate", run, *args, "--precision", "float32", "-o", out)
         assert result.exit_code == 0, result.output
         doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
         found[protocol] = {r["config"]: r for r in doc["models"][0]["results"]}
@@ -1646,7 +1646,7 @@ def test_hteb_pools_a_multilingual_datasets_subsets(scripted, shared_data, invok
     for protocol in ("hteb", "shiftbench"):
         out = tmp_path / protocol
         flags = ["--protocol", protocol, "-m", MODEL, "--no-plots", "--resamples", "0", "-q"]
-        result = invoke("evaluate", run, *flags, "-o", out)
+        result = invoke("evaluate", run, *flags, "--precision", "float32", "-o", out)
         assert result.exit_code == 0, result.output
         doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
         found[protocol] = {(r["config"], r["subset"]): r for r in doc["models"][0]["results"]}
@@ -1667,6 +1667,38 @@ def test_hteb_pools_a_multilingual_datasets_subsets(scripted, shared_data, invok
     for subset in ("de", "fr"):
         _, alone = spearman([f"original.{subset}"])
         assert shiftbench[f"original.{subset}", subset]["main_score"] == pytest.approx(alone, 1e-6)
+
+
+def test_hteb_loads_the_encoder_in_bfloat16_unless_told_otherwise(invoke, tmp_path):
+    """HTEB's release loads every model's weights in bfloat16; --protocol hteb does so when
+    --precision names no dtype, and the results say which dtype was used. The scores are
+    those of the bfloat16 model, worked out here with scipy."""
+    from scipy.stats import spearmanr
+    from sklearn.metrics.pairwise import paired_cosine_distances
+
+    run = tmp_path / "run"
+    rows, _ = _sts_run_folder(run, {})
+    gold = [r["score"] for r in rows]
+    found = {}
+    for name, flags in [("hteb", []), ("hteb-float32", ["--precision", "float32"]),
+                        ("shiftbench", ["--protocol", "shiftbench"])]:  # fmt: skip
+        out = tmp_path / name
+        args = ["-m", MODEL, "--no-plots", "--resamples", "0", "-q", "-o", out]
+        if name.startswith("hteb"):
+            args += ["--protocol", "hteb"]
+        result = invoke("evaluate", run, *args, *flags)
+        assert result.exit_code == 0, result.output
+        doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
+        entry = doc["models"][0]
+        found[name] = (entry["model"]["precision"], entry["results"][0]["main_score"])
+    for name, precision in [("hteb", "bfloat16"), ("hteb-float32", "float32"),
+                            ("shiftbench", "float32")]:  # fmt: skip
+        encoder = Encoder(MODEL, precision=precision)
+        a = encoder.embed([r["sentence1"] for r in rows]).astype(np.float32)
+        b = encoder.embed([r["sentence2"] for r in rows]).astype(np.float32)
+        expected = spearmanr(gold, 1 - paired_cosine_distances(a, b))[0]
+        assert found[name] == (precision, pytest.approx(expected, abs=1e-6)), name
+    assert found["hteb"][1] != found["hteb-float32"][1]
 
 
 def test_hteb_scores_pair_classification_by_cosine_ap(shared_data, invoke, tmp_path):
