@@ -17,7 +17,7 @@ from typing import Any
 
 from shiftbench.errors import InputError
 from shiftbench.registry import suggest
-from shiftbench.transforms import GROUPS
+from shiftbench.transforms import FLAT, GROUPS, GROWN
 
 QUERIES = "queries"
 CORPUS = "corpus"
@@ -54,10 +54,11 @@ DEFAULT_PROTOCOL = "shiftbench"
 
 @dataclass(frozen=True)
 class SamplingPreset:
-    """Temperature and top_p; None leaves the value to the backend (not sent)."""
+    """Temperature, top_p and top_k; None leaves the value to the backend (not sent)."""
 
     temperature: float | None
     top_p: float | None
+    top_k: int | None = None
 
 
 BACKEND_DEFAULT = SamplingPreset(None, None)
@@ -78,6 +79,9 @@ class Protocol:
     classification: str = MTEB
     retrieval: str = MTEB
     failed_rows: str = LEFT_OUT
+    # generation: tries per text, and how each call's token budget is set
+    max_attempts: int = 3
+    token_budgets: str = GROWN
     clustering: str = MTEB
     subsets: str = AVERAGED
     # the dtype an encoder loaded here gets when evaluate's --precision names none
@@ -96,6 +100,9 @@ class Protocol:
             "seeds": list(self.seeds),
             "temperature": self.sampling.temperature,
             "top_p": self.sampling.top_p,
+            "top_k": self.sampling.top_k,
+            "max_attempts": self.max_attempts,
+            "token_budgets": self.token_budgets,
             "rewrite": {k: list(v) for k, v in self.rewrite.items()},
             "classification_scoring": self.classification,
             "retrieval_scoring": self.retrieval,
@@ -138,7 +145,7 @@ PROTOCOLS: dict[str, Protocol] = {
             "configs/hteb_english.yaml",
             tuple(GROUPS["all"]),  # the eight LLM transformations
             (1337, 1338, 1339),
-            SamplingPreset(1.0, 0.95),
+            SamplingPreset(1.0, 0.95, 64),
             {
                 "Classification": (QUERIES, TRAIN),
                 "Retrieval": RANKING_PARTS,
@@ -150,6 +157,9 @@ PROTOCOLS: dict[str, Protocol] = {
             },
             classification=FULL_TRAIN,
             failed_rows=ORIGINAL_IN_PLACE,
+            # hteb/generation.py: three retries after the first try, and flat budgets
+            max_attempts=4,
+            token_budgets=FLAT,
             clustering=EVALUATION_SEED,
             subsets=POOLED,
             precision="bfloat16",  # hteb/config.py's evaluation dtype, for every model
@@ -186,6 +196,8 @@ class Applied:
     temperature: float | None
     top_p: float | None
     overridden: tuple[str, ...]
+    top_k: int | None = None
+    max_attempts: int = 3
 
     def record(self, task_type: str | None = None) -> dict[str, Any]:
         """What shiftbench.json and the card say about the protocol."""
@@ -195,6 +207,8 @@ class Applied:
             "seeds": list(self.seeds),
             "temperature": self.temperature,
             "top_p": self.top_p,
+            "top_k": self.top_k,
+            "max_attempts": self.max_attempts,
         }
         out: dict[str, Any] = {
             "name": self.protocol.name,
@@ -211,7 +225,7 @@ class Applied:
 
 # gen options a preset fills, and the setting each one decides
 GEN_OPTIONS = {"transforms": "transforms", "seeds": "seeds", "temperature": "temperature",
-               "top_p": "top_p"}  # fmt: skip
+               "top_p": "top_p", "top_k": "top_k", "max_attempts": "max_attempts"}  # fmt: skip
 
 
 def apply_protocol(protocol: Protocol, given: Mapping[str, Any]) -> Applied:
@@ -225,8 +239,12 @@ def apply_protocol(protocol: Protocol, given: Mapping[str, Any]) -> Applied:
         "seeds": protocol.seeds,
         "temperature": protocol.sampling.temperature,
         "top_p": protocol.sampling.top_p,
+        "top_k": protocol.sampling.top_k,
+        "max_attempts": protocol.max_attempts,
     }
     merged = {**preset, **given}
+    if merged["top_k"] == 0:  # --top-k 0: none sent, the backend's own
+        merged["top_k"] = None
     overridden = tuple(k for k in GEN_OPTIONS if k in given)
     return Applied(
         protocol,
@@ -235,6 +253,8 @@ def apply_protocol(protocol: Protocol, given: Mapping[str, Any]) -> Applied:
         merged["temperature"],
         merged["top_p"],
         overridden,
+        merged["top_k"],
+        int(merged["max_attempts"]),
     )
 
 

@@ -76,6 +76,7 @@ GENERATOR_FIELDS = (
     Field("model", STR, "gen"),
     Field("temperature", FLOAT, "gen"),
     Field("top_p", FLOAT, "gen"),
+    Field("top_k", INT, "gen"),
     Field("max_new_tokens", INT, "gen"),
     Field("max_attempts", INT, "gen"),
     Field("base_url", STR, "gen"),

@@ -62,13 +62,25 @@ LONGER = Budget(160, 8, 1)
 SHORTER = Budget(32, 3, 3)
 
 
+# How a call's token budget is set: grown with its input up to the cap (shiftbench's), or
+# the step's flat budget whatever the input (HTEB's release)
+GROWN = "grown"
+FLAT = "flat"
+TOKEN_BUDGETS = (GROWN, FLAT)
+# HTEB's flat token budgets (hteb/config.py): 512 per call, 1024 for an expansion call
+FLAT_TOKENS = 512
+FLAT_EXPANSION_TOKENS = 1024
+
+
 @dataclass(frozen=True)
 class Step:
-    """One call: its prompt file, the language it writes in, its token budget."""
+    """One call: its prompt file, the language it writes in, its token budget (grown with
+    the input), and its flat budget (the same for every input)."""
 
     prompt_file: str
     language: str
     budget: Budget
+    flat_tokens: int = FLAT_TOKENS
 
 
 @dataclass(frozen=True)
@@ -126,7 +138,7 @@ TRANSFORMS: dict[str, Transform] = {
             "expansion",
             "Length",
             "add detail and context, core meaning kept; a question stays a question",
-            (Step("expansion.txt", SOURCE, LONGER),),
+            (Step("expansion.txt", SOURCE, LONGER, FLAT_EXPANSION_TOKENS),),
             max_new_tokens=1024,
         ),
         Transform(
@@ -139,7 +151,10 @@ TRANSFORMS: dict[str, Transform] = {
             "summarised-expansion",
             "Length",
             "expansion, then a summary of the expansion",
-            (Step("expansion.txt", SOURCE, LONGER), Step("summarisation.txt", SOURCE, SHORTER)),
+            (
+                Step("expansion.txt", SOURCE, LONGER, FLAT_EXPANSION_TOKENS),
+                Step("summarisation.txt", SOURCE, SHORTER),
+            ),
             max_new_tokens=1024,
         ),
         Transform(

@@ -99,6 +99,14 @@ from shiftbench.gen.api import GenSettings
     "backend's own, not sent; hteb: 0.95).",
 )
 @click.option(
+    "--top-k",
+    type=option_type(GenSettings, "top_k"),
+    default=GEN.top_k,
+    help="Sample from the k likeliest tokens only; 0 sends none (default: the --protocol's; "
+    "shiftbench, pteb: none sent; hteb: 64). Sent by every backend; an OpenAI-compatible "
+    "server must accept top_k (vLLM's and llama.cpp's do).",
+)
+@click.option(
     "--max-new-tokens",
     type=option_type(GenSettings, "max_new_tokens"),
     default=None,
@@ -106,16 +114,17 @@ from shiftbench.gen.api import GenSettings
     "(1024 for expansion and summarised-expansion, 512 for the rest). A value replaces it, "
     "lower or higher. Each call's first budget grows with its input, up to the cap; an "
     "output cut at its budget is asked for again with twice the budget, up to the cap, "
-    "and is kept as truncated if still cut there.",
+    "and is kept as truncated if still cut there. Under --protocol hteb every call gets a "
+    "flat budget instead (512; 1024 for an expansion call), or this value when given.",
 )
 @click.option(
     "--max-attempts",
     type=option_type(GenSettings, "max_attempts"),
     default=GEN.max_attempts,
-    show_default=True,
     help="Tries for a text whose output fails the automatic checks (empty, identical to "
     "the input except for back-translation, reasoning or prefix leak, runaway length) "
-    "or is still cut at the token cap, when sampling.",
+    "or is still cut at the token cap, when sampling (default: the --protocol's; "
+    "shiftbench, pteb: 3; hteb: 4).",
 )
 @click.option(
     "--base-url",
@@ -253,8 +262,9 @@ def gen(
     model: str | None,
     temperature: float,
     top_p: float,
+    top_k: int | None,
     max_new_tokens: int | None,
-    max_attempts: int,
+    max_attempts: int | None,
     base_url: str | None,
     num_ctx: int,
     engine_args: tuple[str, ...],
@@ -300,6 +310,7 @@ def gen(
         model=model,
         temperature=temperature,
         top_p=top_p,
+        top_k=top_k,
         max_new_tokens=max_new_tokens,
         max_attempts=max_attempts,
         base_url=base_url,

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 # the gen options a protocol preset fills in when they are left at None
-PROTOCOL_OPTIONS = ("transforms", "seeds", "temperature", "top_p")
+PROTOCOL_OPTIONS = ("transforms", "seeds", "temperature", "top_p", "top_k", "max_attempts")
 
 
 @dataclass(frozen=True)
@@ -52,8 +52,12 @@ class GenSettings:
         model: Generator model (Hub id, local folder or .gguf); None: the backend's default.
         temperature: Sampling temperature, 0 for greedy decoding; None: the protocol's.
         top_p: Nucleus sampling mass; None: the protocol's.
-        max_new_tokens: The most tokens one call may produce; None: the transform's cap.
-        max_attempts: Tries for a text whose output fails the automatic checks.
+        top_k: Sample from the k likeliest tokens only; 0: no such cut sent (the
+            backend's own); None: the protocol's (hteb: 64, the others: none sent).
+        max_new_tokens: The most tokens one call may produce; None: the transform's cap
+            (under hteb's flat budgets, the step's flat budget).
+        max_attempts: Tries for a text whose output fails the automatic checks; None: the
+            protocol's (hteb: 4, the others: 3).
         base_url: Server address of the openai and ollama backends.
         num_ctx: Context length (ollama asks for it; vllm sizes its engine for it).
         engine_args: Keyword arguments for `vllm.LLM` (vllm backend only).
@@ -85,7 +89,8 @@ class GenSettings:
     temperature: float | None = ranged(None, float, low=0)
     top_p: float | None = ranged(None, float, low=0, high=1, low_open=True)
     max_new_tokens: int | None = ranged(None, low=1)
-    max_attempts: int = ranged(3, low=1)
+    top_k: int | None = ranged(None, low=0)
+    max_attempts: int | None = ranged(None, low=1)
     base_url: str | None = None
     num_ctx: int = ranged(8192, low=256)
     engine_args: dict[str, Any] = field(default_factory=dict)
@@ -195,7 +200,13 @@ def _prepare(source: Source, settings: GenSettings) -> _Prepared:
     if "seeds" in given:
         given["seeds"] = tuple(dict.fromkeys(int(x) for x in given["seeds"]))
     applied = apply_protocol(get_protocol(s.protocol), given)
-    sampling = Sampling(applied.temperature, applied.top_p, s.max_new_tokens)
+    sampling = Sampling(
+        applied.temperature,
+        applied.top_p,
+        s.max_new_tokens,
+        applied.top_k,
+        applied.protocol.token_budgets,
+    )
     chosen = expand_transforms(applied.transforms)
     prompt_files = parse_prompt_files(s.prompt_files, chosen)
     # a rewrite given overrides the protocol's parts for this task type
@@ -221,7 +232,7 @@ def _prepare(source: Source, settings: GenSettings) -> _Prepared:
             sampling,
             pool,
             s.prompt_variant,
-            s.max_attempts,
+            applied.max_attempts,
         )
         for t in chosen
         for seed in applied.seeds

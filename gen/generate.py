@@ -519,7 +519,7 @@ def _variant_config(
         "prompts": [
             {"origin": p.origin, "sha256": p.sha256, "text": p.text} for p in variant.prompts
         ],
-        "token_budgets": [step.budget.describe() for step in variant.transform.steps],
+        "token_budgets": variant.budget_descriptions(),
         "max_new_tokens": variant.cap,
         "budget_growth": BUDGET_GROWTH,
         **described,

@@ -164,11 +164,11 @@ def _cached(
 ) -> Generation | None:
     """The cached outcome of a first-attempt call, following its larger budgets as
     _run_step asks for them; None when a call of that chain is not cached."""
-    budget = variant.transform.steps[step].budget.tokens(given, variant.cap)
+    budget = variant.step_budget(step, given)
     key = call_key(given, variant, model, step, lang, 1)
     made = cache.get_many([key]).get(key)
-    while made is not None and made.finish_reason == LENGTH and budget < variant.cap:
-        budget = min(variant.cap, budget * BUDGET_GROWTH)
+    while made is not None and made.finish_reason == LENGTH and budget < variant.step_cap(step):
+        budget = min(variant.step_cap(step), budget * BUDGET_GROWTH)
         key = call_key(given, variant, model, step, lang, 1, budget)
         made = cache.get_many([key]).get(key)
     return made

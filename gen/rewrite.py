@@ -13,7 +13,7 @@ from shiftbench.llm.backends import Backend, Generation, Request, Sampling
 from shiftbench.llm.cache import GenerationCache, row_key
 from shiftbench.llm.calls import call_backend, progress_bar
 from shiftbench.runfolder import IDENTICAL, IDENTITY_KEPT, OK, TRUNCATED, usable
-from shiftbench.transforms import PER_DATASET, PER_TEXT, PIVOT, SOURCE, Prompt, Transform
+from shiftbench.transforms import FLAT, PER_DATASET, PER_TEXT, PIVOT, SOURCE, Prompt, Transform
 
 EMPTY_OUTPUT = "empty"
 EMPTY_INPUT = "empty-input"
@@ -35,6 +35,27 @@ class Variant:
     pool: tuple[Language, ...] = tuple(LANGUAGES[c] for c in DEFAULT_POOL)
     prompt_variant: int = 1
     max_attempts: int = 3
+
+    def step_budget(self, step: int, text: str) -> int:
+        """The first token budget of call `step` on input `text`: grown with the input up
+        to the cap, or, with flat budgets, --max-new-tokens when given, else the step's
+        flat budget."""
+        if self.sampling.budgets == FLAT:
+            return self.sampling.max_new_tokens or self.transform.steps[step].flat_tokens
+        return self.transform.steps[step].budget.tokens(text, self.cap)
+
+    def step_cap(self, step: int) -> int:
+        """The largest budget call `step` is asked again with when its output is cut: the
+        cap, or with flat budgets the flat budget itself (no second, larger call)."""
+        if self.sampling.budgets == FLAT:
+            return self.step_budget(step, "")
+        return self.cap
+
+    def budget_descriptions(self) -> list[str]:
+        """Each call's budget rule, as shiftbench.json records it."""
+        if self.sampling.budgets == FLAT:
+            return [f"{self.step_budget(i, '')} (flat)" for i in range(self.transform.calls)]
+        return [step.budget.describe() for step in self.transform.steps]
 
     @property
     def cap(self) -> int:
@@ -263,19 +284,18 @@ def _run_step(
     ends by itself or its budget is the cap. The budgets depend on the input only, so the
     retries are as deterministic as the first call.
     """
-    budget = variant.transform.steps[step].budget
     calls = {}
     for text, given in current.items():
         key = call_key(given, variant, model, step, plans[text][step], attempt)
-        calls[text] = Call(key, int(key[:15], 16), budget.tokens(given, variant.cap))
+        calls[text] = Call(key, int(key[:15], 16), variant.step_budget(step, given))
     outputs: dict[str, Generation] = {}
     while calls:
         made = _generate_missing(calls, current, variant, step, plans, backend, cache, progress)
         again = {}
         for text, call in calls.items():
             outputs[text] = made[call.key]
-            if outputs[text].finish_reason == LENGTH and call.budget < variant.cap:
-                tokens = min(variant.cap, call.budget * BUDGET_GROWTH)
+            if outputs[text].finish_reason == LENGTH and call.budget < variant.step_cap(step):
+                tokens = min(variant.step_cap(step), call.budget * BUDGET_GROWTH)
                 lang = plans[text][step]
                 key = call_key(current[text], variant, model, step, lang, attempt, tokens)
                 again[text] = Call(key, call.seed, tokens)

@@ -115,7 +115,7 @@ def test_the_commands_defaults_are_the_settings_defaults():
     options = {p.name: p.to_info_dict()["default"] for p in gen.params}
     for name in ("languages", "backend", "num_ctx", "concurrency", "batch_size", "protocol"):
         assert options[name] == getattr(settings, name), name
-    for name in ("transforms", "seeds", "temperature", "top_p"):  # the protocol's
+    for name in ("transforms", "seeds", "temperature", "top_p", "top_k", "max_attempts"):
         assert getattr(settings, name) is None and options[name] in (None, ()), name
     scoring = shiftbench.EvalSettings()
     options = {p.name: p.to_info_dict()["default"] for p in evaluate.params}

@@ -59,6 +59,19 @@ def test_stub_speaks_the_protocol_the_client_expects(stub):
     assert err.value.status_code == 404
 
 
+def test_hteb_sends_top_k_and_flat_budgets(stub, invoke, tmp_path):
+    """Under --protocol hteb every request carries HTEB's top_k 64 and its flat budget of
+    512 tokens, whatever the input's length, in Ollama's options."""
+    out = tmp_path / "run"
+    args = ["--protocol", "hteb", "-t", "paraphrase", "--seed", "1"]
+    assert gen(invoke, stub, out, *args).exit_code == 0
+    assert len(stub.chats) == 6
+    for body in stub.chats:
+        options = body["options"]
+        assert (options["temperature"], options["top_p"], options["top_k"]) == (1.0, 0.95, 64)
+        assert options["num_predict"] == 512
+
+
 def test_rows_options_and_provenance(stub, invoke, tmp_path):
     out = tmp_path / "run"
     result = gen(invoke, stub, out)

@@ -59,6 +59,21 @@ def test_faults_are_retried_and_every_row_completes(stub, invoke, tmp_path):
         assert body["max_tokens"] == min(512, 48 + max(4 * len(text.split()), len(text) // 2))
 
 
+def test_hteb_sends_top_k_and_flat_budgets(stub, invoke, tmp_path):
+    """Under --protocol hteb every request carries HTEB's top_k 64 (an OpenAI-compatible
+    server's extension, which vLLM and llama.cpp read) and its flat budget of 512 tokens."""
+    out = tmp_path / "run"
+    args = ["--protocol", "hteb", "-t", "paraphrase", "--seed", "1"]
+    assert invoke(*gen_args(stub, out, *args)).exit_code == 0
+    assert len(stub.requests) == 6
+    for body in stub.requests:
+        assert (body["temperature"], body["top_p"], body["top_k"]) == (1.0, 0.95, 64)
+        assert body["max_tokens"] == 512
+    shiftbench = tmp_path / "shiftbench"
+    assert invoke(*gen_args(stub, shiftbench, "--no-cache")).exit_code == 0
+    assert all("top_k" not in body for body in stub.requests[6:])
+
+
 def test_same_seed_same_requests(stub, invoke, tmp_path):
     for name in ("a", "b"):
         assert invoke(*gen_args(stub, tmp_path / name, "--no-cache")).exit_code == 0

@@ -432,3 +432,24 @@ def test_the_embedded_model_cut_at_the_cap_is_truncated(invoke, tmp_path):
     (row,) = read_rows(out / "paraphrase-s1337" / "test.jsonl")
     assert (row["status"], row["finish_reason"]) == ("truncated", "length")
     assert 0 < len(row["sentence1"].split()) <= 2
+
+
+def test_embedded_sampler_cuts_to_top_k_then_top_p():
+    """The embedded backend's sampler keeps the k likeliest tokens, renormalises them, and
+    then keeps the smallest prefix holding top_p of that mass, as vLLM and llama.cpp cut:
+    with probabilities 0.4, 0.3, 0.2, 0.1, top_k 3 leaves 4/9, 3/9, 2/9, and top_p 0.42
+    then keeps the first token alone (without the renormalisation it would keep two)."""
+    import torch
+
+    from shiftbench.llm.backends.embedded import _GumbelSampler
+
+    scores = torch.log(torch.tensor([[0.4, 0.3, 0.2, 0.1]]))
+    seeds = range(300)
+    picked = {
+        int(_GumbelSampler([s], 1.0, 0.42, 3)(None, scores).argmax()) for s in seeds
+    }  # fmt: skip
+    assert picked == {0}
+    picked = {int(_GumbelSampler([s], 1.0, 1.0, 3)(None, scores).argmax()) for s in seeds}
+    assert picked == {0, 1, 2}
+    picked = {int(_GumbelSampler([s], 1.0, 1.0, None)(None, scores).argmax()) for s in seeds}
+    assert picked == {0, 1, 2, 3}

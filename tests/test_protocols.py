@@ -31,6 +31,9 @@ def test_pteb_preset(scripted, invoke, tmp_path):
         "seeds": [1337, 1338, 1339, 1340, 1341, 1342],
         "temperature": None,
         "top_p": None,
+        "top_k": None,
+        "max_attempts": 3,
+        "token_budgets": "grown",
         "rewrite": {"Classification": ["queries", "train"], "*": ["queries"]},
         "classification_scoring": "full-train",
         "retrieval_scoring": "mteb",
@@ -46,18 +49,44 @@ def test_hteb_preset_with_an_override(scripted, invoke, tmp_path):
 
     out = tmp_path / "run"
     result = invoke("gen", "sample", "--protocol", "hteb", "--seed", "7", "--limit", "2",
-                    "-b", "scripted", "-q", "-o", out)  # fmt: skip
+                    "--max-attempts", "2", "-b", "scripted", "-q", "-o", out)  # fmt: skip
     assert result.exit_code == 0, result.output
     meta = _meta(out)
     assert len(meta["configs"]) == 9  # original + the eight transformations at seed 7
     assert "translation-s7" in meta["configs"] and "backtranslation-s7" in meta["configs"]
     protocol = meta["protocol"]
-    assert protocol["overridden"] == ["seeds"]
+    assert protocol["overridden"] == ["seeds", "max_attempts"]
     assert protocol["settings"]["seeds"] == [7]
     assert protocol["preset"]["seeds"] == [1337, 1338, 1339]
     assert (protocol["settings"]["temperature"], protocol["settings"]["top_p"]) == (1.0, 0.95)
+    assert (protocol["settings"]["top_k"], protocol["settings"]["max_attempts"]) == (64, 2)
+    assert (protocol["preset"]["max_attempts"], protocol["preset"]["token_budgets"]) == (4, "flat")
     assert protocol["preset"]["rewrite"]["Retrieval"] == ["queries", "corpus"]
-    assert set(ScriptedBackend.samplings) == {Sampling(1.0, 0.95, None)}
+    assert set(ScriptedBackend.samplings) == {Sampling(1.0, 0.95, None, 64, "flat")}
+    # HTEB's flat budgets: 1024 for an expansion call, 512 for every other call
+    configs = meta["configs"]
+    assert configs["paraphrase-s7"]["token_budgets"] == ["512 (flat)"]
+    assert configs["summarised-expansion-s7"]["token_budgets"] == ["1024 (flat)", "512 (flat)"]
+    assert configs["expansion-s7"]["sampling"]["top_k"] == 64
+    assert configs["expansion-s7"]["max_attempts"] == 2
+    by_input = {}
+    for text, budget in ScriptedBackend.budgets:
+        by_input.setdefault(budget, set()).add(text)
+    assert set(by_input) == {512, 1024}
+
+
+def test_hteb_preset_without_top_k(scripted, invoke, tmp_path):
+    """--top-k 0 sends no top-k cut under hteb, and the other presets send none."""
+    from scripted_backend import ScriptedBackend
+
+    out = tmp_path / "run"
+    result = invoke("gen", "sample", "--protocol", "hteb", "-t", "paraphrase", "--seed", "7",
+                    "--limit", "2", "--top-k", "0", "-b", "scripted", "-q", "-o", out)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    meta = _meta(out)
+    assert meta["protocol"]["settings"]["top_k"] is None
+    assert "top_k" not in meta["configs"]["paraphrase-s7"]["sampling"]
+    assert set(ScriptedBackend.samplings) == {Sampling(1.0, 0.95, None, None, "flat")}
 
 
 def test_default_protocol_keeps_todays_settings(scripted, invoke, tmp_path):

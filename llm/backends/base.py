@@ -8,6 +8,8 @@ from concurrent.futures import Future, ThreadPoolExecutor, as_completed, wait
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol, TypeVar
 
+from shiftbench.transforms import GROWN
+
 T = TypeVar("T")
 
 
@@ -15,14 +17,18 @@ T = TypeVar("T")
 class Sampling:
     """Sampling settings; temperature 0 means greedy decoding.
 
-    A temperature or top_p of None is not sent: the backend (or its server) uses its own
-    default, which samples. `max_new_tokens` is the cap on every request's own budget: it
-    replaces the transform's cap, lower or higher; None keeps the transform's cap.
+    A temperature, top_p or top_k of None is not sent: the backend (or its server) uses its
+    own default, which samples. `max_new_tokens` is the cap on every request's own budget:
+    it replaces the transform's cap, lower or higher; None keeps the transform's cap.
+    `budgets`: "grown" (each call's budget grows with its input, up to the cap) or "flat"
+    (every call of a step gets the step's flat budget, as HTEB's release gives it).
     """
 
     temperature: float | None = 0.7
     top_p: float | None = 0.95
     max_new_tokens: int | None = None
+    top_k: int | None = None
+    budgets: str = GROWN
 
     @property
     def sampled(self) -> bool:
@@ -30,11 +36,19 @@ class Sampling:
         return self.temperature is None or self.temperature > 0
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """Every setting, the later ones only where they differ from their default (so
+        settings made before they existed keep their cache keys and hashes)."""
+        out = asdict(self)
+        if self.top_k is None:
+            del out["top_k"]
+        if self.budgets == GROWN:
+            del out["budgets"]
+        return out
 
     def sent(self) -> dict[str, float]:
-        """The temperature and top_p to send, leaving out those the backend chooses."""
-        values = {"temperature": self.temperature, "top_p": self.top_p}
+        """The temperature, top_p and top_k to send, leaving out those the backend
+        chooses."""
+        values = {"temperature": self.temperature, "top_p": self.top_p, "top_k": self.top_k}
         return {k: v for k, v in values.items() if v is not None}
 
 

@@ -210,7 +210,8 @@ class EmbeddedBackend:
             # the backend's own default, when none is given: the model's plain distribution
             temperature = 1.0 if sampling.temperature is None else sampling.temperature
             top_p = 1.0 if sampling.top_p is None else sampling.top_p
-            processors.append(_GumbelSampler([r.seed for r in requests], temperature, top_p))
+            seeds = [r.seed for r in requests]
+            processors.append(_GumbelSampler(seeds, temperature, top_p, sampling.top_k))
         prompt_len = enc["input_ids"].shape[1]
         stopping = StoppingCriteriaList([_RowBudget(budgets, prompt_len)])
         with torch.inference_mode():
@@ -347,19 +348,28 @@ class _RowBudget:
 
 
 class _GumbelSampler:
-    """Turns greedy decoding into seeded sampling, one generator per prompt."""
+    """Turns greedy decoding into seeded sampling, one generator per prompt: the
+    distribution at `temperature`, cut to its `top_k` likeliest tokens (when given) and
+    renormalised, then to the smallest prefix holding `top_p` of the mass, as vLLM and
+    llama.cpp cut it."""
 
-    def __init__(self, seeds: list[int], temperature: float, top_p: float) -> None:
+    def __init__(
+        self, seeds: list[int], temperature: float, top_p: float, top_k: int | None = None
+    ) -> None:
         import torch
 
         self.generators = [torch.Generator().manual_seed(s) for s in seeds]
         self.temperature = temperature
         self.top_p = top_p
+        self.top_k = top_k
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
         import torch
 
         logp = torch.log_softmax(scores.float() / self.temperature, dim=-1)
+        if self.top_k is not None and self.top_k < logp.shape[-1]:
+            kth = torch.topk(logp, self.top_k, dim=-1).values[..., -1:]
+            logp = torch.log_softmax(logp.masked_fill(logp < kth, float("-inf")), dim=-1)
         if self.top_p < 1.0:
             sorted_logp, idx = torch.sort(logp, descending=True, dim=-1)
             cum = sorted_logp.exp().cumsum(dim=-1)

@@ -294,8 +294,8 @@ def _on_cpu() -> bool:
 
 
 def _sent(sampling: Sampling) -> dict[str, float]:
-    """Temperature and top_p for vllm: those given (top_p 1 when greedy); the rest left to
-    vllm's own defaults."""
+    """Temperature, top_p and top_k for vllm: those given (top_p 1 when greedy); the rest
+    left to vllm's own defaults."""
     sent = sampling.sent()
     if sampling.temperature == 0:
         sent["top_p"] = 1.0
