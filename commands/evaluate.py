@@ -248,6 +248,15 @@ def evaluate(
     "row's first text with another row's second.",
 )
 @click.option(
+    "--negation-pairs",
+    type=click.Path(path_type=Path),
+    default=None,
+    metavar="FILE",
+    help="Human-written pairs to score criterion 4 on, as ALIGN-SIM scores it on AFIN: JSON "
+    "Lines, CSV or TSV with the fields negated and affirmative. Without it, criterion 4 "
+    "is only the affirmative-paraphrase control's LLM rewrites (labelled C4-LLM).",
+)
+@click.option(
     "--output",
     "-o",
     type=click.Path(file_okay=False, path_type=Path),
@@ -270,6 +279,7 @@ def probe(
     min_score: float | None,
     seed: int,
     random_pairs: str,
+    negation_pairs: Path | None,
     batch_size: int,
     device: str | None,
     precision: str | None,
@@ -290,10 +300,11 @@ def probe(
     same dataset. Per encoder and dataset, with cosine similarity and with normalised
     Euclidean distance (NED): criterion 1 (paraphrase closer than the random partner,
     the share of anchors averaged over a fixed margin grid, and the mean paraphrase and
-    random-pair figures); criteria 2 and 4 (synonym-swap-n and affirmative-paraphrase:
-    the mean figure adjusted with the random-pair mean averaged over the TARGETs; NED in
-    both readings of ALIGN-SIM's equation 2, with the random-pair cosine inside as
-    printed, and with the random-pair NED inside); and the
+    random-pair figures); criteria 2 and 4 (synonym-swap-n and affirmative-paraphrase,
+    and with --negation-pairs the human-written pairs ALIGN-SIM uses: the mean figure
+    adjusted with the random-pair mean averaged over the TARGETs; NED in both readings
+    of ALIGN-SIM's equation 2, with the random-pair cosine inside as printed, and with
+    the random-pair NED inside); and the
     share of anchors whose paraphrase is closer by more than each epsilon than the random
     partner, antonym-swap (criterion 3), word-jumble-n (criterion 5) and negation
     (shiftbench's own control). Writes probes.json, probes.md, probe-rows.jsonl and
@@ -304,7 +315,8 @@ def probe(
 
     settings = ProbeRunSettings(
         epsilons=epsilons, paraphrases=paraphrases, min_score=min_score, seed=seed,
-        random_pairs=random_pairs, batch_size=batch_size, device=device, precision=precision,
+        random_pairs=random_pairs, negation_pairs=negation_pairs, batch_size=batch_size,
+        device=device, precision=precision,
         cache_dir=cache_dir,
         output=output, plots=plots, quiet=quiet,
         **encoder_fields(trust_remote_code, model_kwargs, encode_kwargs, prompts),

@@ -383,6 +383,9 @@ class ProbeRunSettings:
         seed: Seed of the random partners.
         random_pairs: Criterion 1's random pairs: "anchor" (each anchor with a random
             text of its dataset) or "label-0" (ALIGN-SIM's shuffled non-paraphrase pairs).
+        negation_pairs: A file of human-written pairs (JSON Lines, CSV or TSV with the
+            fields `negated` and `affirmative`) to score criterion 4 on, as ALIGN-SIM
+            scores it on AFIN; None: none.
         batch_size: Texts per encoder forward pass.
         device: Torch device; None picks one.
         precision: Dtype the weights load in: float32, float16 or bfloat16; None:
@@ -403,6 +406,7 @@ class ProbeRunSettings:
     min_score: float | None = None
     seed: int = 0
     random_pairs: str = "anchor"
+    negation_pairs: Path | None = None
     batch_size: int = ranged(32, low=1)
     device: str | None = None
     precision: str | None = chosen(None, *PRECISIONS)
@@ -445,8 +449,10 @@ def probe_encoders(
         RANDOM_PAIRS,
         ProbeSettings,
         gather_datasets,
+        negation_pair_figures,
         parse_epsilons,
         probe_document,
+        read_negation_pairs,
         score,
         summarise_measures,
         write_probe_outputs,
@@ -465,6 +471,7 @@ def probe_encoders(
     )
     collections = [collect_generated(str(target)) for target in targets]
     datasets = gather_datasets(collections, probe)
+    human = read_negation_pairs(Path(s.negation_pairs)) if s.negation_pairs else None
     encoders = [
         Encoder(name, cache_dir=s.cache_dir, progress=not s.quiet, **encoder_options(s))
         for name in dict.fromkeys(models)
@@ -476,6 +483,9 @@ def probe_encoders(
         for enc in encoders
     ]
     figures = [(enc, summarise_measures(by_measure, probe.epsilons)) for enc, by_measure in values]
-    document = probe_document(datasets, probe, figures)
+    if human is not None:
+        for enc, by_measure_figures in figures:
+            negation_pair_figures(enc, human, by_measure_figures)
+    document = probe_document(datasets, probe, figures, human)
     write_probe_outputs(folder, document, datasets, values, s.plots)
     return ProbeResult(folder, document)

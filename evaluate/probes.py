@@ -60,6 +60,9 @@ ADJUSTMENTS = {
     "(eq. 2 with the appendix's prose: the random-pair distance inside)",
 }
 GOLD = "gold"
+# --negation-pairs: a file of human-written pairs, a negated sentence and its affirmative
+# paraphrase (ALIGN-SIM tests criterion 4 on AFIN, Hossain and Blanco 2022)
+NEGATED, AFFIRMATIVE = "negated", "affirmative"
 STS_TOP_SHARE = 0.8  # STS pairs scored in the top fifth of the scale count as paraphrases
 
 
@@ -437,6 +440,11 @@ def eps_key(epsilon: float) -> str:
 def criterion(name: str) -> str:
     """How a control is labelled: its ALIGN-SIM criterion, or shiftbench's own."""
     number = CONTROLS[name].criterion
+    if name == "affirmative-paraphrase":
+        return (
+            f"ALIGN-SIM criterion {number} on LLM rewrites; the paper's uses human-written "
+            "pairs (--negation-pairs)"
+        )
     return f"ALIGN-SIM criterion {number}" if number else "shiftbench's own control"
 
 
@@ -444,7 +452,13 @@ def probe_document(
     datasets: list[Dataset],
     settings: ProbeSettings,
     per_model: list[tuple[Encoder, dict[str, dict[str, Any]]]],
+    negation_pairs: NegationPairs | None = None,
 ) -> dict[str, Any]:
+    human = (
+        {"file": negation_pairs.path.name, "pairs": len(negation_pairs.negated)}
+        if negation_pairs is not None
+        else None
+    )
     return {
         "shiftbench_version": __version__,
         "targets": [d.label for d in datasets],
@@ -458,6 +472,7 @@ def probe_document(
         "distinction_grids": {m: list(g) for m, g in DISTINCTION_GRIDS.items()},
         "measures": MEASURES,
         "adjustments": ADJUSTMENTS,
+        **({"negation_pairs": human} if human else {}),
         "models": [{"model": enc.describe(), "measures": m} for enc, m in per_model],
     }
 
@@ -496,6 +511,104 @@ def _paraphrase_rule(source: dict[str, Any], settings: ProbeSettings) -> str:
     return f"gold pairs scored {gold_threshold(source, settings.min_score):g} or more"
 
 
+@dataclass(frozen=True)
+class NegationPairs:
+    """Human-written pairs for criterion 4: each negated sentence with its affirmative
+    paraphrase, and the file they came from."""
+
+    path: Path
+    negated: tuple[str, ...]
+    affirmative: tuple[str, ...]
+
+
+def read_negation_pairs(path: Path) -> NegationPairs:
+    """Pairs from a JSON Lines file (one object per line with `negated` and `affirmative`
+    strings) or a CSV or TSV file whose header names those two columns. Bad input is one
+    `PATH:LINE: what is wrong` error."""
+    import csv
+
+    if not path.is_file():
+        raise InputError(f"--negation-pairs {path}: no such file")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        at = path.read_bytes()[: exc.start].count(b"\n") + 1
+        raise InputError(f"{path}:{at}: not UTF-8 text") from None
+    records: list[tuple[int, Any]] = []
+    if path.suffix in (".csv", ".tsv"):
+        reader = csv.DictReader(text.splitlines(), delimiter="\t" if path.suffix == ".tsv" else ",")
+        missing = [c for c in (NEGATED, AFFIRMATIVE) if c not in (reader.fieldnames or [])]
+        if missing:
+            raise InputError(f"{path}:1: the header has no column {', '.join(missing)}")
+        records = [(reader.line_num, row) for row in reader]
+    else:
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                records.append((number, json.loads(line)))
+            except json.JSONDecodeError as exc:
+                raise InputError(f"{path}:{number}: not JSON ({exc.msg})") from None
+    negated: list[str] = []
+    affirmative: list[str] = []
+    for number, record in records:
+        if not isinstance(record, dict):
+            raise InputError(
+                f"{path}:{number}: a pair is an object with {NEGATED} and {AFFIRMATIVE}"
+            )
+        for key, into in ((NEGATED, negated), (AFFIRMATIVE, affirmative)):
+            value = record.get(key)
+            if not isinstance(value, str) or not value.strip():
+                raise InputError(f"{path}:{number}: {key} is not a non-empty string")
+            into.append(value)
+    if not negated:
+        raise InputError(f"{path}: holds no pairs")
+    return NegationPairs(path, tuple(negated), tuple(affirmative))
+
+
+def negation_pair_figures(
+    encoder: Encoder, pairs: NegationPairs, figures: dict[str, dict[str, Any]]
+) -> None:
+    """Criterion 4 on human-written pairs, added to each measure's figures: the mean figure
+    of the pairs, adjusted with the probe run's pooled random-pair means as criteria 2 and
+    4 are."""
+    negated = encoder.embed(list(pairs.negated))
+    affirmative = encoder.embed(list(pairs.affirmative))
+    for measure, f in figures.items():
+        mean = float(np.mean(pair_scores(measure, negated, affirmative)))
+        entry = {"n": len(pairs.negated), "mean": mean,
+                 "adjusted": adjust(measure, mean, f["adjustment_factor"])}  # fmt: skip
+        if "adjustment_factor_ned_inside" in f:
+            entry["adjusted_ned_inside"] = adjust(measure, mean, f["adjustment_factor_ned_inside"])
+        f["negation_pairs"] = entry
+
+
+def negation_pair_table(
+    document: dict[str, Any], measure: str
+) -> tuple[list[str], list[list[str]]] | None:
+    """Criterion 4 on the human-written pairs, one row per model (None without them)."""
+    if not document.get("negation_pairs"):
+        return None
+    readings = [("adjusted", "C4 adj")]
+    if measure in DISTANCES:
+        readings.append(("adjusted_ned_inside", "C4 adj NED-in"))
+    header = ["model", "pairs", "C4 mean", *(short for _, short in readings)]
+    rows = []
+    for entry in document["models"]:
+        f = entry["measures"][measure]["negation_pairs"]
+        rows.append([entry["model"]["id"], str(f["n"]), _num(f["mean"]),
+                     *(_num(f[key]) for key, _ in readings)])  # fmt: skip
+    return header, rows
+
+
+def _negation_title(document: dict[str, Any], measure: str) -> str:
+    pairs = document["negation_pairs"]
+    return (
+        f"{MEASURES[measure]}, ALIGN-SIM criterion 4 on {pairs['pairs']} human-written "
+        f"negated/affirmative pairs ({pairs['file']}), adjusted as above:"
+    )
+
+
 def _names(document: dict[str, Any], meaning: str) -> list[str]:
     """The controls of that meaning in any dataset, in registry order."""
     present = {n for d in document["datasets"] for n in d["controls"]}
@@ -504,6 +617,8 @@ def _names(document: dict[str, Any], meaning: str) -> list[str]:
 
 def _label(name: str) -> str:
     number = CONTROLS[name].criterion
+    if name == "affirmative-paraphrase":  # LLM rewrites, not the paper's human pairs
+        return f"C{number}-LLM {name}"
     return f"C{number} {name}" if number else f"own {name}"
 
 
@@ -614,6 +729,9 @@ def markdown(document: dict[str, Any]) -> str:
         parts += [f"## {MEASURES[measure]}", "", figures, "",
                   markdown_table(*figure_table(document, measure), left=2), "", shares, "",
                   markdown_table(*share_table(document, measure), left=3), ""]  # fmt: skip
+        human = negation_pair_table(document, measure)
+        if human is not None:
+            parts += [_negation_title(document, measure), "", markdown_table(*human, left=1), ""]
     return "\n".join(parts)
 
 
@@ -625,6 +743,9 @@ def plain(document: dict[str, Any]) -> str:
         figures, shares = _titles(document, measure)
         parts += ["", figures, plain_table(*figure_table(document, measure)),
                   "", shares, plain_table(*share_table(document, measure))]  # fmt: skip
+        human = negation_pair_table(document, measure)
+        if human is not None:
+            parts += ["", _negation_title(document, measure), plain_table(*human)]
     return "\n".join(parts)
 
 
