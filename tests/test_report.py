@@ -463,6 +463,58 @@ def test_baseline_test_pooled_over_dataset_seed_pairs_and_run_averaged():
         summarise(simple_documents(scores), ReportSettings(baseline="nobody"))
 
 
+# PTEB's Table 6: each encoder's original and PTEB (mean of six paraphrase runs) STS score
+# in %, on BIOSSES, SICK-R, STS12-STS17, STS22 and STSBenchmark
+PTEB_TABLE_6 = {
+    "all-mpnet-base-v2": ((80.39, 80.60, 72.64, 83.49, 78.00, 85.66, 90.61, 68.31, 83.43),
+                          (77.22, 77.45, 61.85, 78.91, 72.14, 81.58, 85.06, 69.39, 74.90)),
+    "embedding-gemma-300m": ((70.27, 71.99, 63.53, 67.71, 64.95, 77.19, 82.61, 58.05, 67.45),
+                             (64.67, 70.28, 54.95, 73.70, 65.03, 74.47, 75.28, 63.21, 66.97)),
+    "mxbai-embed-large-v1": ((86.09, 82.79, 79.07, 89.81, 85.22, 89.34, 89.22, 69.02, 89.29),
+                             (84.06, 78.24, 67.91, 84.19, 78.41, 85.05, 85.00, 68.97, 82.20)),
+    "e5-mistral-7b-instruct": ((84.61, 80.76, 75.83, 84.31, 79.26, 85.20, 88.86, 69.66, 84.58),
+                               (77.68, 79.01, 68.23, 84.35, 78.12, 86.20, 85.61, 67.49, 82.02)),
+    "qwen3-embedding-8b": ((86.29, 84.97, 81.41, 87.89, 83.32, 89.56, 92.19, 69.98, 88.50),
+                           (81.44, 81.88, 67.21, 82.90, 77.10, 86.50, 88.60, 68.61, 84.56)),
+}  # fmt: skip
+# PTEB's Table 14: the run-averaged test against all-mpnet-base-v2 (Hodges-Lehmann shift in
+# points, exact Wilcoxon p with Holm's correction, as printed to two decimals)
+PTEB_TABLE_14 = {
+    "embedding-gemma-300m": (+7.17, 0.02),
+    "mxbai-embed-large-v1": (-3.62, 0.04),
+    "e5-mistral-7b-instruct": (-3.42, 0.04),
+    "qwen3-embedding-8b": (-4.46, 0.02),
+}
+
+
+def test_the_run_averaged_baseline_test_gives_ptebs_table_14_from_its_table_6():
+    """PTEB's conservative test (its Table 14): each encoder against all-mpnet-base-v2 on
+    the nine STS datasets' run-averaged PTEB scores, which its Table 6 prints. The report's
+    run-averaged row recomputes every printed Hodges-Lehmann shift to the table's two
+    decimals and every Holm-adjusted exact Wilcoxon p to its rounding."""
+    datasets = ["BIOSSES", "SICK-R", "STS12", "STS13", "STS14", "STS15", "STS17", "STS22",
+                "STSBenchmark"]  # fmt: skip
+    scores = {
+        name: {
+            model: (original[i] / 100, {"paraphrase-s1337": pteb[i] / 100})
+            for model, (original, pteb) in PTEB_TABLE_6.items()
+        }
+        for i, name in enumerate(datasets)
+    }
+    summary = summarise(simple_documents(scores), ReportSettings(baseline="all-mpnet-base-v2"))
+    rows = {
+        r["model"]: r
+        for r in summary["baseline_tests"]
+        if (r["transform"], r["way"]) == ("paraphrase", "run-averaged")
+    }
+    assert set(rows) == set(PTEB_TABLE_14)
+    for model, (shift, p_holm) in PTEB_TABLE_14.items():
+        row = rows[model]
+        assert row["n"] == 9
+        assert round(100 * row["hodges_lehmann"], 2) == shift, model
+        assert round(row["p_holm"], 2) == p_holm, model
+
+
 # --- intervals on every delta -------------------------------------------------------------
 
 
