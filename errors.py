@@ -22,3 +22,19 @@ class RuntimeFault(ShiftbenchError):
     """Valid work failed at run time."""
 
     exit_code = 1
+
+
+def shown_url(url: str) -> str:
+    """`url` as it may be printed or recorded: a password (or a user name) in it is
+    replaced by `***`, so `http://me:secret@host/v1` shows as `http://***@host/v1`. The
+    URL with its credentials is for the connection alone."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    if "@" not in parts.netloc:
+        return url
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=f"***@{host}"))

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from shiftbench.errors import InputError, RuntimeFault
+from shiftbench.errors import InputError, RuntimeFault, shown_url
 from shiftbench.retries import TransientError, error_text, retry_transient
 
 PREFIX = "openai:"
@@ -39,6 +39,15 @@ def parse_endpoint(spec: str) -> tuple[str, str]:
     return name, base.rstrip("/")
 
 
+def shown_spec(spec: str) -> str:
+    """An encoder spec as it may be printed or recorded: an endpoint's URL without its
+    credentials (errors.shown_url); any other spec as it is."""
+    if not spec.startswith(PREFIX):
+        return spec
+    name, at, url = spec[len(PREFIX) :].partition("@")
+    return f"{PREFIX}{name}@{shown_url(url)}" if at else spec
+
+
 class EmbeddingsEndpoint:
     """A model served at an OpenAI-compatible /embeddings endpoint."""
 
@@ -57,7 +66,7 @@ class EmbeddingsEndpoint:
         import httpx
 
         self.name = name
-        self.base_url = base_url
+        self.base_url = shown_url(base_url)  # as printed and recorded
         self.extra = dict(extra or {})
         self.tries = tries
         headers = {}

@@ -187,3 +187,35 @@ def test_max_new_tokens_above_the_transform_cap_reaches_the_server(stub, invoke,
 
 def _sample_rows():
     return read_rows(Path(__file__).parents[1] / "sample" / "data" / "test.jsonl")
+
+
+def test_credentials_in_the_base_url_are_never_recorded_or_printed(stub, invoke, tmp_path):
+    """A password in --base-url reaches the server (as HTTP basic auth) but is shown as
+    *** in shiftbench.json, which publish uploads, and in every message."""
+    import base64
+
+    with_password = stub.url.replace("http://", "http://me:SECRET-PASSWORD@")
+    shown = stub.url.replace("http://", "http://***@")
+    out = tmp_path / "run"
+    args = ["gen", "sample", "--limit", "2", "-b", "openai", "-m", "stub-model", "-o", out]
+    result = invoke(*args, "--base-url", with_password)
+    assert result.exit_code == 0, result.output
+    assert "SECRET-PASSWORD" not in result.output
+    for path in out.rglob("*"):
+        if path.is_file():
+            assert b"SECRET-PASSWORD" not in path.read_bytes(), path
+    config = json.loads((out / "shiftbench.json").read_text())["configs"]["paraphrase-s1337"]
+    assert config["backend"]["base_url"] == shown
+    basic = base64.b64encode(b"me:SECRET-PASSWORD").decode()
+    sent = {k.lower(): v for k, v in stub.headers[-1].items()}
+    assert sent["authorization"] == f"Basic {basic}"
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        closed = f"127.0.0.1:{sock.getsockname()[1]}/v1"
+    result = invoke(*args, "--base-url", f"http://me:SECRET-PASSWORD@{closed}")
+    assert (result.exit_code, result.stderr) == (
+        2,
+        f"Error: cannot reach an OpenAI-compatible server at http://***@{closed} "
+        "(set --base-url)\n",
+    )

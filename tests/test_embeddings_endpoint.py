@@ -95,6 +95,9 @@ def test_an_endpoint_scores_as_the_model_run_in_process(
                                 "smollm2-embed"),
         ("openai:x@http://127.0.0.1:9/v1", "cannot reach an embeddings endpoint at "
                                            "http://127.0.0.1:9/v1 (the URL in openai:NAME@URL)"),
+        # a password in the URL is never printed
+        ("openai:x@http://me:pw-SECRET@127.0.0.1:9/v1", "cannot reach an embeddings endpoint "
+         "at http://***@127.0.0.1:9/v1 (the URL in openai:NAME@URL)"),
         ("openai:@http://127.0.0.1:9/v1", "'openai:@http://127.0.0.1:9/v1' names no model: "
                                           "openai:NAME[@URL]"),
     ):  # fmt: skip

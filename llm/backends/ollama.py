@@ -13,7 +13,7 @@ import os
 import time
 from typing import Any
 
-from shiftbench.errors import InputError, RuntimeFault
+from shiftbench.errors import InputError, RuntimeFault, shown_url
 from shiftbench.llm.backends.base import (
     Generation,
     OnDone,
@@ -52,7 +52,9 @@ class OllamaBackend(SharedRequests):
         if not model:
             raise InputError("the ollama backend needs --model: an Ollama model name")
         self.model = model
-        self.host = (base_url or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST).rstrip("/")
+        url = (base_url or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST).rstrip("/")
+        self._url = url  # with any credentials, for the connection alone
+        self.host = shown_url(url)  # as printed and recorded
         self.concurrency = concurrency
         self.num_ctx = num_ctx
         self.timeout = timeout
@@ -68,7 +70,7 @@ class OllamaBackend(SharedRequests):
                 raise InputError(
                     "the ollama backend needs the ollama package: pip install ollama"
                 ) from None
-            self._client = ollama.Client(host=self.host, timeout=self.timeout)
+            self._client = ollama.Client(host=self._url, timeout=self.timeout)
         return self._client
 
     def load(self) -> None:
@@ -80,7 +82,7 @@ class OllamaBackend(SharedRequests):
         try:
             shown = client.show(self.model)
             listed = client.list()
-            version = httpx.get(f"{self.host}/api/version", timeout=30).json().get("version")
+            version = httpx.get(f"{self._url}/api/version", timeout=30).json().get("version")
         except ConnectionError:
             raise InputError(
                 f"cannot reach Ollama at {self.host} (start it with 'ollama serve', or set "

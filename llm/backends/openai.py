@@ -12,7 +12,7 @@ import os
 import time
 from typing import Any
 
-from shiftbench.errors import InputError, RuntimeFault
+from shiftbench.errors import InputError, RuntimeFault, shown_url
 from shiftbench.llm.backends.base import (
     Generation,
     OnDone,
@@ -50,9 +50,9 @@ class OpenAIBackend(SharedRequests):
         if not model:
             raise InputError("the openai backend needs --model: the model name the server serves")
         self.model = model
-        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip(
-            "/"
-        )
+        url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        self._url = url  # with any credentials, for the connection alone
+        self.base_url = shown_url(url)  # as printed and recorded
         self.concurrency = concurrency
         self.timeout = timeout
         self.tries = tries
@@ -67,9 +67,7 @@ class OpenAIBackend(SharedRequests):
             key = os.environ.get(API_KEY_ENV)
             if key:
                 headers["Authorization"] = f"Bearer {key}"
-            self._client = httpx.Client(
-                base_url=self.base_url, headers=headers, timeout=self.timeout
-            )
+            self._client = httpx.Client(base_url=self._url, headers=headers, timeout=self.timeout)
         return self._client
 
     def load(self) -> None:
