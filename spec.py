@@ -310,6 +310,22 @@ def _dotted(at: tuple[Any, ...]) -> str:
     return out
 
 
+# A spec names sources and settings; a file larger than this is refused unread.
+MAX_SPEC_CHARACTERS = 1_000_000
+
+
+def _refuse_aliases(text: str, where: str) -> None:
+    """Refuse YAML aliases (`*name`): a few lines of them can stand for billions of values
+    (an "alias bomb"), and a spec never needs them. Reads the event stream only, so the
+    refusal comes before anything is built."""
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, yaml.AliasEvent):
+            raise InputError(
+                f"{where}:{event.start_mark.line + 1}: YAML aliases (*{event.anchor}) are not "
+                "allowed in a spec; write the value out"
+            )
+
+
 def read_spec(path: Path) -> Spec:
     """Read and check a spec file; any problem is one InputError naming file:line."""
     where = str(path)
@@ -321,7 +337,13 @@ def read_spec(path: Path) -> Spec:
         raise InputError(f"spec {path} is a folder, not a YAML file") from None
     except UnicodeDecodeError:
         raise InputError(f"spec {path} is not UTF-8 text") from None
+    if len(text) > MAX_SPEC_CHARACTERS:
+        raise InputError(
+            f"{where}: holds {len(text):,} characters; a spec is at most "
+            f"{MAX_SPEC_CHARACTERS:,} (it names sources and settings, not data)"
+        )
     try:
+        _refuse_aliases(text, where)
         node = yaml.compose(text, Loader=yaml.SafeLoader)
         raw = yaml.safe_load(text)
     except yaml.YAMLError as exc:

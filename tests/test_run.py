@@ -92,6 +92,13 @@ BAD_SPECS = [
      "human_eval:\n  formats: [html, prolific]\n",
      "spec.yaml:5: human_eval.completion_code: --format prolific needs --completion-code, "
      "the code Prolific gives the study"),
+    # an alias bomb: nine levels of nine aliases stand for 9**9 values, refused unexpanded
+    ("output: o\nsources: [{name: sample}]\nseeds: [1]\nscale: &a0 [x, x, x, x, x, x, x, x, x]\n"
+     + "".join(f"k{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]\n" for i in range(1, 10)),
+     "spec.yaml:5: YAML aliases (*a0) are not allowed in a spec; write the value out"),
+    ("output: o\n" + "# padding\n" * 100_000,
+     "spec.yaml: holds 1,000,010 characters; a spec is at most 1,000,000 (it names sources "
+     "and settings, not data)"),
 ]  # fmt: skip
 
 
