@@ -21,6 +21,29 @@ class TransientError(Exception):
     """A fault worth retrying: the same request may well succeed in a moment."""
 
 
+CONNECT_SECONDS = 10.0  # the longest a server may take to accept a connection
+
+
+def http_timeout(seconds: float) -> Any:
+    """httpx's timeout for a request: `seconds` for the answer (each read, write and pool
+    wait), at most CONNECT_SECONDS to connect."""
+    import httpx
+
+    return httpx.Timeout(seconds, connect=min(CONNECT_SECONDS, seconds))
+
+
+def transport_fault(exc: Exception, seconds: float) -> TransientError:
+    """A transport failure as a fault worth retrying; a timeout says what was waited for
+    and how long, so the last try's message names it."""
+    import httpx
+
+    if isinstance(exc, httpx.ConnectTimeout):
+        return TransientError(f"no connection within {min(CONNECT_SECONDS, seconds):g} s")
+    if isinstance(exc, httpx.TimeoutException):
+        return TransientError(f"no answer within {seconds:g} s")
+    return TransientError(type(exc).__name__)
+
+
 def retry_transient(call: Callable[[], T], tries: int, backoff: float, where: str) -> T:
     """`call()`, tried again after each TransientError with exponential backoff."""
     for attempt in range(1, tries + 1):

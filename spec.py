@@ -80,6 +80,7 @@ GENERATOR_FIELDS = (
     Field("max_new_tokens", INT, "gen"),
     Field("max_attempts", INT, "gen"),
     Field("base_url", STR, "gen"),
+    Field("timeout", FLOAT, "gen"),
     Field("num_ctx", INT, "gen"),
     Field("concurrency", INT, "gen"),
     Field("batch_size", INT, "gen"),
@@ -320,9 +321,10 @@ def _refuse_aliases(text: str, where: str) -> None:
     refusal comes before anything is built."""
     for event in yaml.parse(text, Loader=yaml.SafeLoader):
         if isinstance(event, yaml.AliasEvent):
+            line = event.start_mark.line + 1 if event.start_mark is not None else 1
             raise InputError(
-                f"{where}:{event.start_mark.line + 1}: YAML aliases (*{event.anchor}) are not "
-                "allowed in a spec; write the value out"
+                f"{where}:{line}: YAML aliases (*{event.anchor}) are not allowed in a spec; "
+                "write the value out"
             )
 
 

@@ -135,6 +135,16 @@ from shiftbench.gen.api import GenSettings
     "$OLLAMA_HOST or http://127.0.0.1:11434.",
 )
 @click.option(
+    "--timeout",
+    type=option_type(GenSettings, "timeout"),
+    default=GEN.timeout,
+    metavar="SECONDS",
+    help="Seconds a request to the openai or ollama backend's server may wait for its "
+    "answer, each try (10 to connect); a request that times out is retried, and a server "
+    "that never answers ends the run with one line naming it, finished rows kept "
+    "(default: openai 300, ollama 600).",
+)
+@click.option(
     "--num-ctx",
     type=option_type(GenSettings, "num_ctx"),
     default=GEN.num_ctx,
@@ -265,6 +275,7 @@ def gen(
     top_k: int | None,
     max_new_tokens: int | None,
     max_attempts: int | None,
+    timeout: float | None,
     base_url: str | None,
     num_ctx: int,
     engine_args: tuple[str, ...],
@@ -313,6 +324,7 @@ def gen(
         top_k=top_k,
         max_new_tokens=max_new_tokens,
         max_attempts=max_attempts,
+        timeout=timeout,
         base_url=base_url,
         num_ctx=num_ctx,
         engine_args=parse_engine_args(engine_args),

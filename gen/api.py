@@ -59,6 +59,9 @@ class GenSettings:
         max_attempts: Tries for a text whose output fails the automatic checks; None: the
             protocol's (hteb: 4, the others: 3).
         base_url: Server address of the openai and ollama backends.
+        timeout: Seconds a request to the openai or ollama backend's server may wait for
+            its answer (10 to connect), each try; None: the backend's (openai 300,
+            ollama 600).
         num_ctx: Context length (ollama asks for it; vllm sizes its engine for it).
         engine_args: Keyword arguments for `vllm.LLM` (vllm backend only).
         concurrency: Requests in flight at once (server backends).
@@ -92,6 +95,7 @@ class GenSettings:
     top_k: int | None = ranged(None, low=0)
     max_attempts: int | None = ranged(None, low=1)
     base_url: str | None = None
+    timeout: float | None = ranged(None, float, low=0, low_open=True)
     num_ctx: int = ranged(8192, low=256)
     engine_args: dict[str, Any] = field(default_factory=dict)
     concurrency: int = ranged(4, low=1)
@@ -241,6 +245,7 @@ def _prepare(source: Source, settings: GenSettings) -> _Prepared:
         batch_size=s.batch_size,
         base_url=s.base_url,
         concurrency=s.concurrency,
+        **({"timeout": s.timeout} if s.timeout is not None else {}),
         num_ctx=s.num_ctx,
         engine_args=dict(s.engine_args),
         cache_dir=s.cache_dir,

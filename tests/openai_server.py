@@ -34,6 +34,13 @@ class OpenAIStub:
 
             def _send(self, status: int, payload: Any) -> None:
                 body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+                try:
+                    self._write(status, body)
+                except (BrokenPipeError, ConnectionResetError):
+                    # the client gave up waiting (its timeout): nobody is left to answer
+                    self.close_connection = True
+
+            def _write(self, status: int, body: bytes) -> None:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -219,3 +220,27 @@ def test_credentials_in_the_base_url_are_never_recorded_or_printed(stub, invoke,
         f"Error: cannot reach an OpenAI-compatible server at http://***@{closed} "
         "(set --base-url)\n",
     )
+
+
+def test_a_server_that_never_answers_ends_the_run_with_one_line(stub, invoke, tmp_path):
+    """A server that accepts requests and answers none in --timeout seconds: each request
+    is tried --tries times, then the run stops with one line naming the server and what it
+    waited for, exit 1; the rows finished before it are cached and not asked for again."""
+    assert invoke(*gen_args(stub, tmp_path / "one", "--limit", "1")).exit_code == 0
+    first = len(stub.requests)
+    stub.delay = 3.0  # longer than the timeout: the server never answers in time
+    out = tmp_path / "three"
+    result = invoke(*gen_args(stub, out, "--limit", "3", "--timeout", "0.5",
+                              "--concurrency", "1"))  # fmt: skip
+    assert result.exit_code == 1, result.output
+    assert result.stderr == (
+        f"Error: {stub.url} kept failing (no answer within 0.5 s) after 5 tries; finished "
+        "rows are cached\n"
+    )
+    done = {b["messages"][0]["content"] for b in stub.requests[:first]}
+    asked = Counter(b["messages"][0]["content"] for b in stub.requests[first:])
+    assert set(asked.values()) == {5} and not done & set(asked)  # new texts, five tries each
+    stub.delay = 0.0
+    before = len(stub.requests)
+    assert invoke(*gen_args(stub, out, "--limit", "3")).exit_code == 0
+    assert len(stub.requests) - before == 6 - first  # only the texts not yet finished

@@ -24,8 +24,10 @@ from shiftbench.llm.backends.base import (
 )
 from shiftbench.llm.backends.reasoning import strip_reasoning
 from shiftbench.registry import suggest
-from shiftbench.retries import TransientError, retry_transient
+from shiftbench.retries import TransientError, http_timeout, retry_transient, transport_fault
 
+# seconds a request may wait for its answer (--timeout); Ollama may load the model first
+DEFAULT_TIMEOUT = 600.0
 DEFAULT_HOST = "http://127.0.0.1:11434"
 DEFAULT_NUM_CTX = 8192
 DEFAULT_MAX_TOKENS = 512
@@ -45,7 +47,7 @@ class OllamaBackend(SharedRequests):
         base_url: str | None = None,
         concurrency: int = 4,
         num_ctx: int = DEFAULT_NUM_CTX,
-        timeout: float = 600.0,
+        timeout: float | None = None,
         tries: int = 5,
         **_: Any,
     ) -> None:
@@ -57,7 +59,7 @@ class OllamaBackend(SharedRequests):
         self.host = shown_url(url)  # as printed and recorded
         self.concurrency = concurrency
         self.num_ctx = num_ctx
-        self.timeout = timeout
+        self.timeout = timeout or DEFAULT_TIMEOUT
         self.tries = tries
         self._client: Any = None
         self._info: dict[str, Any] | None = None
@@ -70,7 +72,7 @@ class OllamaBackend(SharedRequests):
                 raise InputError(
                     "the ollama backend needs the ollama package: pip install ollama"
                 ) from None
-            self._client = ollama.Client(host=self._url, timeout=self.timeout)
+            self._client = ollama.Client(host=self._url, timeout=http_timeout(self.timeout))
         return self._client
 
     def load(self) -> None:
@@ -202,7 +204,9 @@ class OllamaBackend(SharedRequests):
             if exc.status_code == 429 or exc.status_code >= 500 or exc.status_code == -1:
                 raise TransientError(f"HTTP {exc.status_code}") from None
             raise RuntimeFault(f"Ollama at {self.host} answered {exc.status_code}: {exc}") from None
-        except (ConnectionError, httpx.TransportError) as exc:
+        except httpx.TransportError as exc:
+            raise transport_fault(exc, self.timeout) from None
+        except ConnectionError as exc:
             raise TransientError(type(exc).__name__) from None
         except (pydantic.ValidationError, ValueError):
             raise TransientError("malformed response body") from None

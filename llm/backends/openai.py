@@ -23,8 +23,16 @@ from shiftbench.llm.backends.base import (
 )
 from shiftbench.llm.backends.reasoning import strip_reasoning
 from shiftbench.registry import suggest
-from shiftbench.retries import TransientError, error_text, retry_transient
+from shiftbench.retries import (
+    TransientError,
+    error_text,
+    http_timeout,
+    retry_transient,
+    transport_fault,
+)
 
+# seconds a request may wait for its answer (--timeout): up to 1024 tokens from a busy server
+DEFAULT_TIMEOUT = 300.0
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
 API_KEY_ENV = "OPENAI_API_KEY"
 DEFAULT_MAX_TOKENS = 512
@@ -43,7 +51,7 @@ class OpenAIBackend(SharedRequests):
         *,
         base_url: str | None = None,
         concurrency: int = 4,
-        timeout: float = 300.0,
+        timeout: float | None = None,
         tries: int = 5,
         **_: Any,
     ) -> None:
@@ -54,7 +62,7 @@ class OpenAIBackend(SharedRequests):
         self._url = url  # with any credentials, for the connection alone
         self.base_url = shown_url(url)  # as printed and recorded
         self.concurrency = concurrency
-        self.timeout = timeout
+        self.timeout = timeout or DEFAULT_TIMEOUT
         self.tries = tries
         self._client: Any = None
         self._served: list[str] | None = None
@@ -67,7 +75,9 @@ class OpenAIBackend(SharedRequests):
             key = os.environ.get(API_KEY_ENV)
             if key:
                 headers["Authorization"] = f"Bearer {key}"
-            self._client = httpx.Client(base_url=self._url, headers=headers, timeout=self.timeout)
+            self._client = httpx.Client(
+                base_url=self._url, headers=headers, timeout=http_timeout(self.timeout)
+            )
         return self._client
 
     def load(self) -> None:
@@ -172,7 +182,7 @@ class OpenAIBackend(SharedRequests):
         try:
             response = self._http().post("/chat/completions", json=body)
         except httpx.TransportError as exc:
-            raise TransientError(type(exc).__name__) from None
+            raise transport_fault(exc, self.timeout) from None
         if response.status_code == 429 or response.status_code >= 500:
             raise TransientError(f"HTTP {response.status_code}")
         if response.status_code != 200:
