@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from shiftbench.errors import InputError
+from shiftbench.errors import LOCK_WAIT_SECONDS, InputError, database_faults
 from shiftbench.mteb_models import PREFIX as MTEB_PREFIX
 from shiftbench.mteb_models import MtebModel, task_key
 from shiftbench.packaged import package_pin, packaged_file
@@ -100,14 +100,15 @@ class EmbeddingStore:
         folder.mkdir(parents=True, exist_ok=True)
         name = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:24]
         self.path = folder / f"{name}.sqlite"
-        self._db = sqlite3.connect(self.path)
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, vector BLOB)"
-        )
-        self._db.execute("CREATE TABLE IF NOT EXISTS model (key TEXT)")
-        if not self._db.execute("SELECT 1 FROM model").fetchone():
-            self._db.execute("INSERT INTO model VALUES (?)", (json.dumps(key, sort_keys=True),))
-        self._db.commit()
+        with database_faults(self.path, "embedding"):
+            self._db = sqlite3.connect(self.path, timeout=LOCK_WAIT_SECONDS)
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, vector BLOB)"
+            )
+            self._db.execute("CREATE TABLE IF NOT EXISTS model (key TEXT)")
+            if not self._db.execute("SELECT 1 FROM model").fetchone():
+                self._db.execute("INSERT INTO model VALUES (?)", (json.dumps(key, sort_keys=True),))
+            self._db.commit()
         self.hits = 0
 
     @staticmethod
@@ -120,17 +121,19 @@ class EmbeddingStore:
             chunk = keys[start : start + 500]
             marks = ",".join("?" * len(chunk))
             query = f"SELECT key, vector FROM embeddings WHERE key IN ({marks})"
-            for key, blob in self._db.execute(query, chunk):
-                found[key] = np.frombuffer(blob, dtype=np.float32)
+            with database_faults(self.path, "embedding"):
+                for key, blob in self._db.execute(query, chunk):
+                    found[key] = np.frombuffer(blob, dtype=np.float32)
         self.hits += len(found)
         return found
 
     def put(self, items: dict[str, np.ndarray]) -> None:
-        self._db.executemany(
-            "INSERT OR REPLACE INTO embeddings VALUES (?, ?)",
-            [(k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in items.items()],
-        )
-        self._db.commit()
+        with database_faults(self.path, "embedding"):
+            self._db.executemany(
+                "INSERT OR REPLACE INTO embeddings VALUES (?, ?)",
+                [(k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in items.items()],
+            )
+            self._db.commit()
 
 
 def loads_here(spec: str) -> bool:

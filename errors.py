@@ -5,6 +5,12 @@ line and exits with 2, having written nothing. `RuntimeFault` is something that 
 while doing valid work (a backend that keeps failing): one line, exit 1, finished work kept.
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
 
 class ShiftbenchError(Exception):
     """Base class for errors the CLI reports as one line."""
@@ -38,3 +44,33 @@ def shown_url(url: str) -> str:
         return url
     host = parts.netloc.rpartition("@")[2]
     return urlunsplit(parts._replace(netloc=f"***@{host}"))
+
+
+LOCK_WAIT_SECONDS = 30.0  # how long a cache another process holds is waited for
+
+
+@contextmanager
+def database_faults(path: Path | None, kind: str) -> Iterator[None]:
+    """A cache file that is not a readable SQLite database is an InputError naming it and
+    the two ways out; one another process keeps locked past LOCK_WAIT_SECONDS is a
+    RuntimeFault saying so."""
+    import sqlite3
+
+    try:
+        yield
+    except sqlite3.OperationalError as exc:
+        if "locked" in str(exc) or "busy" in str(exc):
+            raise RuntimeFault(
+                f"the {kind} cache {path} stayed locked by another process for "
+                f"{LOCK_WAIT_SECONDS:g} s; wait for it to finish, or give another --cache-dir"
+            ) from None
+        raise _unreadable(path, kind, exc) from None
+    except sqlite3.DatabaseError as exc:
+        raise _unreadable(path, kind, exc) from None
+
+
+def _unreadable(path: Path | None, kind: str, exc: Exception) -> InputError:
+    return InputError(
+        f"the {kind} cache {path} is not a readable SQLite database ({exc}); delete it (its "
+        "results are made again), or give another --cache-dir"
+    )

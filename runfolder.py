@@ -50,20 +50,30 @@ def read_jsonl(
     """
     need, texts = tuple(required), tuple(strings)
     try:
-        handle = open(path, encoding="utf-8")  # noqa: SIM115 (closed below)
+        handle = open(path, "rb")  # noqa: SIM115 (closed below)
     except FileNotFoundError:
         if missing_ok:
             return []
         raise InputError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: a folder, not a JSON Lines file") from None
     rows: list[dict[str, Any]] = []
     with handle:
-        for number, line in enumerate(handle, 1):
+        for number, raw in enumerate(handle, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(
+                    f"{path}:{number}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at "
+                    f"column {len(raw[: exc.start].decode('utf-8', 'replace')) + 1})"
+                ) from None
             if not line.strip():
                 continue
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
-                cut = exc.pos >= len(line.rstrip("\r\n"))
+                # the line stops inside the row: at its end, or inside a string it opened
+                cut = exc.pos >= len(line.rstrip("\r\n")) or exc.msg.startswith("Unterminated")
                 why = (
                     "the line ends before the row does" if cut else f"{exc.msg}, column {exc.colno}"
                 )
@@ -157,13 +167,55 @@ def is_run_folder(path: Path) -> bool:
 
 
 def read_meta(path: Path) -> dict[str, Any]:
+    """A run folder's shiftbench.json, its shape checked: a fault is one InputError
+    naming the file and the key."""
+    where = path / META_FILE
     try:
-        meta: dict[str, Any] = json.loads((path / META_FILE).read_text(encoding="utf-8"))
+        meta = json.loads(where.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise InputError(f"{path} is not a shiftbench run folder (no {META_FILE})") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{where}: not UTF-8 text") from None
     except json.JSONDecodeError as exc:
-        raise InputError(f"{path / META_FILE} is not valid JSON ({exc})") from None
-    return meta
+        raise InputError(f"{where} is not valid JSON ({exc})") from None
+    check_meta(meta, where)
+    return dict(meta)
+
+
+def check_meta(meta: Any, where: Path) -> None:
+    """The shape every stage relies on: an object with a `source` object (its name and
+    task type strings, its text fields a list of strings) and `configs`, an object of
+    configs, each an object whose `kind` and `subset` are strings and whose `rows` map
+    each split to a row count."""
+
+    def fail(what: str) -> InputError:
+        return InputError(f"{where}: {what}")
+
+    if not isinstance(meta, dict):
+        raise fail("must hold one JSON object")
+    source = meta.get("source")
+    if not isinstance(source, dict):
+        raise fail("source must be an object (the source's description)")
+    for key in ("name", "task_type"):
+        if not isinstance(source.get(key), str):
+            raise fail(f"source.{key} must be a string")
+    fields = source.get("text_fields", [])
+    if not isinstance(fields, list) or not all(isinstance(f, str) for f in fields):
+        raise fail("source.text_fields must be a list of field names")
+    configs = meta.get("configs")
+    if not isinstance(configs, dict):
+        raise fail("configs must be an object of config name -> its description")
+    for name, info in configs.items():
+        if not isinstance(info, dict):
+            raise fail(f"configs.{name} must be an object")
+        for key in ("kind", "subset"):
+            if key in info and not isinstance(info[key], str):
+                raise fail(f"configs.{name}.{key} must be a string")
+        rows = info.get("rows")
+        if not isinstance(rows, dict) or not all(
+            isinstance(n, int) and not isinstance(n, bool) for n in rows.values()
+        ):
+            raise fail(f"configs.{name}.rows must be an object of split -> row count")
 
 
 def check_target(

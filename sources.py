@@ -400,12 +400,25 @@ def _load_local(folder: Path, config: str) -> dict[str, Any]:
     # A throw-away cache: datasets' shared cache can hand back another folder's rows for a
     # local folder of the same name, and a local copy gains nothing from being cached.
     with tempfile.TemporaryDirectory(prefix="shiftbench-load-") as scratch:
+        level = datasets.logging.get_verbosity()
+        # datasets logs a bad line's pyarrow error before raising; the error below says it
+        datasets.logging.set_verbosity(datasets.logging.CRITICAL)
         try:
             loaded = datasets.load_dataset(
                 str(folder), config, cache_dir=scratch, keep_in_memory=True
             )
         except (FileNotFoundError, ValueError) as exc:
             raise InputError(f"cannot load {folder}[{config}]: {exc}") from None
+        except datasets.exceptions.DatasetGenerationError as exc:
+            # pyarrow's message names neither file nor line: find the line it stopped at
+            from shiftbench.runfolder import read_jsonl
+
+            for path in sorted(folder.rglob("*.jsonl")):
+                read_jsonl(path)
+            first = str(exc.__cause__ or exc).splitlines()[0]
+            raise InputError(f"cannot load {folder}[{config}]: {first}") from None
+        finally:
+            datasets.logging.set_verbosity(level)
     return dict(loaded)
 
 

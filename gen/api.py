@@ -182,13 +182,14 @@ def _prepare(source: Source, settings: GenSettings) -> _Prepared:
     )
     from shiftbench.gen.rewrite import Variant
     from shiftbench.languages import parse_pool
-    from shiftbench.llm.backends import Sampling
+    from shiftbench.llm.backends import Sampling, backend_target
     from shiftbench.llm.cache import default_cache_dir
     from shiftbench.parts import check_rewrite, parse_rewrite
     from shiftbench.protocols import apply_protocol, get_protocol
     from shiftbench.transforms import expand_transforms, load_prompts, parse_prompt_files
 
     s = settings
+    backend_target(s.backend)  # an unknown backend is refused even when no call is made
     if s.engine_args and s.backend != "vllm":
         raise InputError("--engine-arg applies to the vllm backend only")
     served = s.backend in ("ollama", "vllm")

@@ -18,6 +18,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from shiftbench.errors import LOCK_WAIT_SECONDS, database_faults
 from shiftbench.llm.backends.base import Generation
 
 
@@ -40,6 +41,7 @@ class GenerationCache:
 
     def __init__(self, directory: Path | None) -> None:
         self.conn: sqlite3.Connection | None = None
+        self.path: Path | None = None
         self._lock = threading.RLock()
         self._settled = threading.Condition(self._lock)
         self._claimed: set[str] = set()
@@ -47,14 +49,19 @@ class GenerationCache:
             self.memory: dict[str, Generation] = {}
             return
         directory.mkdir(parents=True, exist_ok=True)
-        # one connection for every job's thread; self._lock keeps its use one at a time
-        self.conn = sqlite3.connect(directory / "generations.sqlite", check_same_thread=False)
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        self.conn.execute(
-            "CREATE TABLE IF NOT EXISTS generations (key TEXT PRIMARY KEY, "
-            "text TEXT NOT NULL, finish_reason TEXT NOT NULL)"
-        )
-        self.conn.commit()
+        self.path = directory / "generations.sqlite"
+        with database_faults(self.path, "generation"):
+            # one connection for every job's thread; self._lock keeps its use one at a time
+            self.conn = sqlite3.connect(
+                self.path, check_same_thread=False, timeout=LOCK_WAIT_SECONDS
+            )
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute(
+                "CREATE TABLE IF NOT EXISTS generations (key TEXT PRIMARY KEY, "
+                "text TEXT NOT NULL, finish_reason TEXT NOT NULL)"
+            )
+            self.conn.execute("SELECT key FROM generations LIMIT 1").fetchall()
+            self.conn.commit()
 
     @classmethod
     def read_only(cls, directory: Path | None) -> GenerationCache:
@@ -63,8 +70,11 @@ class GenerationCache:
         cache = cls(None)
         path = directory / "generations.sqlite" if directory is not None else None
         if path is not None and path.is_file():
+            cache.path = path
             uri = f"{path.resolve().as_uri()}?mode=ro"
-            cache.conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+            with database_faults(path, "generation"):
+                cache.conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+                cache.conn.execute("SELECT key FROM generations LIMIT 1").fetchall()
         return cache
 
     def get_many(self, keys: list[str]) -> dict[str, Generation]:
@@ -75,13 +85,15 @@ class GenerationCache:
         if self.conn is None:
             return {k: self.memory[k] for k in keys if k in self.memory}
         found: dict[str, Generation] = {}
-        for start in range(0, len(keys), 500):
-            chunk = keys[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            rows = self.conn.execute(
-                f"SELECT key, text, finish_reason FROM generations WHERE key IN ({marks})", chunk
-            )
-            found.update({k: Generation(t, f) for k, t, f in rows})
+        with database_faults(self.path, "generation"):
+            for start in range(0, len(keys), 500):
+                chunk = keys[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                rows = self.conn.execute(
+                    f"SELECT key, text, finish_reason FROM generations WHERE key IN ({marks})",
+                    chunk,
+                )
+                found.update({k: Generation(t, f) for k, t, f in rows})
         return found
 
     def put_many(self, items: dict[str, Generation]) -> None:
@@ -90,7 +102,7 @@ class GenerationCache:
             if self.conn is None:
                 self.memory.update(items)
             else:
-                with self.conn:
+                with database_faults(self.path, "generation"), self.conn:
                     self.conn.executemany(
                         "INSERT OR REPLACE INTO generations VALUES (?, ?, ?)",
                         [(k, g.text, g.finish_reason) for k, g in items.items()],

@@ -42,6 +42,7 @@ from shiftbench.listfields import refuse_listed
 from shiftbench.llm.cache import GenerationCache
 from shiftbench.runfolder import IDENTITY_KEPT, VALIDATION_REPORT, read_jsonl, read_meta
 from shiftbench.scripts import DENSE_WEIGHT, tokens
+from shiftbench.sources import LISTED_TYPES
 from shiftbench.transforms import instruction
 from shiftbench.validate.judge import Item
 
@@ -129,8 +130,9 @@ def validate_run(
     per_row: dict[str, list[dict[str, Any]]] = {}
     for name in chosen:
         summary, rows = _validate_config(
-            folder, name, meta["configs"][name], fields, identifier, examples
-        )
+            folder, name, meta["configs"][name], fields, identifier, examples,
+            listed=meta["source"]["task_type"] in LISTED_TYPES,
+        )  # fmt: skip
         if measures:
             _measure_config(
                 summary, rows, fields, measures, cache or GenerationCache(None),
@@ -258,13 +260,17 @@ def _validate_config(
     fields: list[str],
     identifier: LanguageID,
     examples: int,
+    listed: bool = False,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The config's summary, and its rows as read, each with its check results under
-    `_result` (its line in validation/<config>.jsonl)."""
+    `_result` (its line in validation/<config>.jsonl). Each text field must hold a string
+    (a list, for a `listed` task type), as evaluate requires."""
     transform = config["transform"]
+    texts = () if listed else tuple(fields)
     rows: list[dict[str, Any]] = []
     for path in sorted((folder / name).glob("*.jsonl")):
-        rows += [{"_split": path.stem, **row} for row in read_jsonl(path, required=("row_id",))]
+        read = read_jsonl(path, required=("row_id",), strings=texts)
+        rows += [{"_split": path.stem, **row} for row in read]
     if not rows:
         raise InputError(f"{folder / name} holds no rows")
     outputs = [str(row.get(f) or "") for row in rows for f in fields]

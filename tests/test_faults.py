@@ -1,0 +1,195 @@
+"""Bad input and faults, one table: each case spoils a fresh run folder, source folder or
+cache, runs one command, and checks the exit code, the one-line message (naming the file
+and, for a data file, the line) and that nothing was written or changed.
+
+The cases need no model: every input is refused before one loads (the embedding-cache
+case loads all-MiniLM-L6-v2, which the cache's key needs). docs/guides/errors.md lists
+what each bad input gets.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+SAMPLE = Path(__file__).parents[1] / "sample" / "data" / "test.jsonl"
+
+
+def run_folder(root: Path) -> Path:
+    """A run folder of the sample's first six rows: the original and one paraphrase
+    config (each row's sentences reversed word by word, status ok)."""
+    folder = root / "run"
+    rows = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()[:6]]
+    rows = [{"row_id": i, **r} for i, r in enumerate(rows)]
+    changed = [
+        {**r, "status": "ok",
+         **{f: " ".join(reversed(r[f].split())) for f in ("sentence1", "sentence2")}}
+        for r in rows
+    ]  # fmt: skip
+    for name, table in (("original", rows), ("paraphrase-s1", changed)):
+        (folder / name).mkdir(parents=True)
+        text = "".join(json.dumps(r) + "\n" for r in table)
+        (folder / name / "test.jsonl").write_text(text, encoding="utf-8")
+    source = {"name": "sample", "task_type": "STS", "main_score": "cosine_spearman",
+              "text_fields": ["sentence1", "sentence2"], "score_range": [0.0, 5.0],
+              "splits": ["test"]}  # fmt: skip
+    configs = {
+        "original": {"kind": "original", "subset": "default", "rows": {"test": 6}},
+        "paraphrase-s1": {"kind": "transform", "subset": "default", "transform": "paraphrase",
+                          "axis": "Lexical/Stylistic", "seed": 1, "rows": {"test": 6}},
+    }  # fmt: skip
+    meta = {"format": 1, "source": source, "configs": configs}
+    (folder / "shiftbench.json").write_text(json.dumps(meta), encoding="utf-8")
+    return folder
+
+
+def source_folder(root: Path) -> Path:
+    """A local STS source folder of the sample's first five rows, in the Hub layout."""
+    folder = root / "source"
+    (folder / "data").mkdir(parents=True)
+    lines = SAMPLE.read_text(encoding="utf-8").splitlines()[:5]
+    (folder / "data" / "test.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    card = ("---\nconfigs:\n- config_name: default\n  data_files:\n  - split: test\n"
+            "    path: data/test.jsonl\n---\n")  # fmt: skip
+    (folder / "README.md").write_text(card, encoding="utf-8")
+    return folder
+
+
+def append_bytes(path: Path, data: bytes) -> None:
+    with open(path, "ab") as fh:
+        fh.write(data)
+
+
+def set_row(path: Path, index: int, **values: object) -> None:
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    rows[index].update(values)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+
+def edit_meta(folder: Path, change: Callable[[dict], None]) -> None:
+    meta = json.loads((folder / "shiftbench.json").read_text(encoding="utf-8"))
+    change(meta)
+    (folder / "shiftbench.json").write_text(json.dumps(meta), encoding="utf-8")
+
+
+def garbage(path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"this is not a database; " * 200)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One bad input: how to spoil the fixture (`spoil(run, source, tmp)`), the command
+    (`{run}`, `{source}`, `{out}`, `{tmp}` filled in), the exit code and the message,
+    whose `{...}` are filled in the same way."""
+
+    name: str
+    spoil: Callable[[Path, Path, Path], None]
+    command: tuple[str, ...]
+    code: int
+    message: str
+    scripted: bool = False  # the command uses the scripted test backend
+
+
+EVALUATE = ("evaluate", "{run}", "-m", MODEL, "-q", "--no-plots", "-o", "{out}")
+VALIDATE = ("validate", "{run}", "-q")
+DATA_FILE = "paraphrase-s1/test.jsonl"
+DATA = "{run}/" + DATA_FILE
+META = "{run}/shiftbench.json"
+
+CASES = [
+    Case("non-UTF-8 byte in a data file (validate)",
+         lambda run, src, tmp: append_bytes(run / "paraphrase-s1" / "test.jsonl", b"\xff\n"),
+         VALIDATE, 2, f"{DATA}:7: not UTF-8 text (byte 0xff at column 1)"),
+    Case("non-UTF-8 byte in a data file (evaluate)",
+         lambda run, src, tmp: append_bytes(run / DATA_FILE, b'{"a": "\xe9"}\n'),
+         EVALUATE, 2, f"{DATA}:7: not UTF-8 text (byte 0xe9 at column 8)"),
+    Case("a null text (validate refuses it as evaluate does)",
+         lambda run, src, tmp: set_row(run / "paraphrase-s1" / "test.jsonl", 2, sentence1=None),
+         VALIDATE, 2, f"{DATA}:3: field sentence1 must be a string, not null"),
+    Case("an integer text (evaluate)",
+         lambda run, src, tmp: set_row(run / "paraphrase-s1" / "test.jsonl", 4, sentence2=7),
+         EVALUATE, 2, f"{DATA}:5: field sentence2 must be a string, not int"),
+    Case("a truncated line in a data file",
+         lambda run, src, tmp: append_bytes(run / DATA_FILE, b'{"row_id": 6, "sen'),
+         VALIDATE, 2, f"{DATA}:7: not valid JSON (the line ends before the row does)"),
+    Case("configs is a list (validate)",
+         lambda run, src, tmp: edit_meta(run, lambda m: m.update(configs=list(m["configs"]))),
+         VALIDATE, 2, f"{META}: configs must be an object of config name -> its description"),
+    Case("configs is a list (evaluate)",
+         lambda run, src, tmp: edit_meta(run, lambda m: m.update(configs=list(m["configs"]))),
+         EVALUATE, 2, f"{META}: configs must be an object of config name -> its description"),
+    Case("a config's row counts of the wrong type",
+         lambda run, src, tmp: edit_meta(run, lambda m: m["configs"]["original"].update(rows=6)),
+         EVALUATE, 2, f"{META}: configs.original.rows must be an object of split -> row count"),
+    Case("shiftbench.json not UTF-8",
+         lambda run, src, tmp: append_bytes(run / "shiftbench.json", b"\xff"),
+         VALIDATE, 2, f"{META}: not UTF-8 text"),
+    Case("a truncated line in a local source folder",
+         lambda run, src, tmp: append_bytes(src / "data" / "test.jsonl", b'{"sentence1": "cut'),
+         ("gen", "{source}", "--task-type", "STS", "--source-language", "en", "-t",
+          "word-jumble-1", "-q", "-o", "{out}"),
+         2, "{source}/data/test.jsonl:6: not valid JSON (the line ends before the row does)"),
+    Case("an unknown backend, with rule-based controls only",
+         lambda run, src, tmp: None,
+         ("gen", "sample", "-t", "word-jumble-1", "-b", "carrierpigeon", "-q", "-o", "{out}"),
+         2, "unknown backend 'carrierpigeon'; available: embedded, ollama, openai, vllm"),
+    Case("a generation cache that is not a database",
+         lambda run, src, tmp: garbage(tmp / "cache" / "generations.sqlite"),
+         ("gen", "sample", "--limit", "2", "-b", "scripted", "--cache-dir", "{tmp}/cache", "-q",
+          "-o", "{out}"),
+         2, "the generation cache {tmp}/cache/generations.sqlite is not a readable SQLite "
+            "database (file is not a database); delete it (its results are made again), or "
+            "give another --cache-dir", scripted=True),
+]  # fmt: skip
+
+
+def _digest(folder: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_bad_input_is_one_line_exit_2_and_writes_nothing(case, request, invoke, tmp_path):
+    if case.scripted:
+        request.getfixturevalue("scripted")
+    run, source = run_folder(tmp_path), source_folder(tmp_path)
+    case.spoil(run, source, tmp_path)
+    before = {"run": _digest(run), "source": _digest(source)}
+    out = tmp_path / "out"
+    fill = {"run": run, "source": source, "out": out, "tmp": tmp_path}
+    result = invoke(*(part.format(**fill) for part in case.command))
+    assert result.exit_code == case.code, result.output
+    assert result.stderr == f"Error: {case.message.format(**fill)}\n"
+    assert result.stdout == ""
+    assert not out.exists()
+    assert {"run": _digest(run), "source": _digest(source)} == before
+
+
+def test_a_corrupt_embedding_cache_is_named_with_the_ways_out(invoke, tmp_path):
+    """The embedding cache's file for the model holds garbage: one line naming it and the
+    two ways out, exit 2, no results written."""
+    cache = tmp_path / "cache"
+    first = invoke("evaluate", "sample", "-m", MODEL, "-q", "--no-plots", "--resamples", "0",
+                   "--cache-dir", cache, "-o", tmp_path / "first")  # fmt: skip
+    assert first.exit_code == 0, first.output
+    (store,) = cache.glob("*.sqlite")
+    garbage(store)
+    out = tmp_path / "out"
+    result = invoke("evaluate", "sample", "-m", MODEL, "-q", "--no-plots", "--cache-dir", cache,
+                    "-o", out)  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (
+        f"Error: the embedding cache {store} is not a readable SQLite database (file is not a "
+        "database); delete it (its results are made again), or give another --cache-dir\n"
+    )
+    assert not out.exists()
