@@ -23,17 +23,23 @@ class ShiftbenchGroup(click.Group):
     after Ctrl-C."""
 
     running: str | None = None  # the command being run, for the interrupt's message
+    no_cache = False  # whether it was told --no-cache (then nothing is kept)
 
     def resolve_command(
         self, ctx: click.Context, args: list[str]
     ) -> tuple[str | None, click.Command | None, list[str]]:
         name, command, rest = super().resolve_command(ctx, args)
         self.running = command.name if command is not None else name
+        self.no_cache = "--no-cache" in rest
         return name, command, rest
 
     def interrupted(self) -> str:
         if self.running in GENERATING:
-            return "Interrupted; finished rows are cached."
+            return (
+                "Interrupted; nothing is kept (--no-cache)."
+                if self.no_cache
+                else ("Interrupted; finished rows are cached.")
+            )
         return "Interrupted."
 
     def main(self, *args: Any, **kwargs: Any) -> Any:

@@ -216,7 +216,7 @@ class Evaluation:
     def __init__(self, target: str | Path, settings: EvalSettings | None = None) -> None:
         from shiftbench.evaluate.pool import POOLED, poolable, pooled, pooled_certified
         from shiftbench.evaluate.restore import with_originals_restored
-        from shiftbench.evaluate.run import collect, require_supported
+        from shiftbench.evaluate.run import chosen_parts, collect, require_supported
         from shiftbench.protocols import ORIGINAL_IN_PLACE, scoring_protocol, with_scoring
         from shiftbench.runfolder import is_run_folder, read_meta
         from shiftbench.sources import resolve_source
@@ -236,7 +236,9 @@ class Evaluation:
 
         path = Path(self.target)
         folder_meta = read_meta(path) if path.is_dir() and is_run_folder(path) else None
-        self.collection = collect(self.target, factory, s.data_dir)
+        self.collection = chosen_parts(
+            collect(self.target, factory, s.data_dir), tuple(s.splits), tuple(s.subsets)
+        )
         self.scoring = scoring_protocol(s.protocol, folder_meta)
         self.collection.source = with_scoring(self.collection.source, self.scoring)
         if self.scoring["failed_rows"] == ORIGINAL_IN_PLACE:

@@ -214,6 +214,41 @@ def require_evaluable(source: dict[str, Any], label: str) -> None:
             )
 
 
+def chosen_parts(
+    collection: Collection, splits: tuple[str, ...], subsets: tuple[str, ...]
+) -> Collection:
+    """The collection with only the `splits` and `subsets` asked for (each must be one it
+    holds; empty: all), the context splits (a train split, a corpus) kept for scoring."""
+    from dataclasses import replace
+
+    held_splits = list(dict.fromkeys(s for c in collection.configs for s in c.splits))
+    held_subsets = list(dict.fromkeys(c.meta["subset"] for c in collection.configs))
+    for asked, held, kind in ((splits, held_splits, "split"), (subsets, held_subsets, "subset")):
+        for name in asked:
+            if name not in held:
+                raise InputError(
+                    f"unknown {kind} {name!r} for {collection.label}; available: {', '.join(held)}"
+                )
+    if not splits and not subsets:
+        return collection
+    context = set(collection.source.get("context_splits", []))
+
+    def kept(split: str) -> bool:
+        return not splits or split in splits or split in context
+
+    configs = [
+        replace(c, splits={k: v for k, v in c.splits.items() if kept(k)})
+        for c in collection.configs
+        if not subsets or c.meta["subset"] in subsets
+    ]
+    source = dict(collection.source)
+    if splits:
+        source["splits"] = [x for x in source.get("splits", held_splits) if x in splits]
+    if subsets:
+        source["subsets"] = [x for x in source.get("subsets", held_subsets) if x in subsets]
+    return replace(collection, source=source, configs=configs)
+
+
 def require_supported(collection: Collection) -> None:
     require_evaluable(collection.source, collection.label)
     task_type = collection.source["task_type"]

@@ -11,7 +11,7 @@ from shiftbench.checks import Case, first_failure, gen_checks, identical, negati
 from shiftbench.languages import DEFAULT_POOL, LANGUAGES, Language, draw
 from shiftbench.llm.backends import Backend, Generation, Request, Sampling
 from shiftbench.llm.cache import GenerationCache, row_key
-from shiftbench.llm.calls import call_backend, progress_bar
+from shiftbench.llm.calls import CACHED, NOT_CACHED, call_backend, progress_bar
 from shiftbench.runfolder import IDENTICAL, IDENTITY_KEPT, OK, TRUNCATED, usable
 from shiftbench.transforms import FLAT, PER_DATASET, PER_TEXT, PIVOT, SOURCE, Prompt, Transform
 
@@ -368,4 +368,5 @@ def _send(
             outputs[key] = gen
             done(key)
 
-        call_backend(backend, requests, variant.sampling, keep)
+        kept = CACHED if cache.path is not None else NOT_CACHED
+        call_backend(backend, requests, variant.sampling, keep, kept)

@@ -12,12 +12,21 @@ from shiftbench.llm.backends import Backend, Generation, OnDone, Request, Sampli
 BACKEND_TRIES = 3
 
 
+CACHED = "finished rows are cached"
+NOT_CACHED = "nothing is kept (--no-cache)"
+
+
 def call_backend(
-    backend: Backend, requests: list[Request], sampling: Sampling, keep: OnDone
+    backend: Backend,
+    requests: list[Request],
+    sampling: Sampling,
+    keep: OnDone,
+    kept: str = CACHED,
 ) -> None:
     """Complete every request, passing each result to `keep` exactly once.
 
     A failed call is retried with only the requests whose results have not come in yet.
+    A failure for good says what became of the finished results: `kept`.
     """
     done: set[int] = set()
 
@@ -40,12 +49,12 @@ def call_backend(
         except InputError:
             raise
         except RuntimeFault as exc:  # the backend has done its own retrying
-            raise RuntimeFault(f"{exc}; finished rows are cached") from exc
+            raise RuntimeFault(f"{exc}; {kept}") from exc
         except Exception as exc:  # any other backend failure is retried, then reported
             if attempt == BACKEND_TRIES:
                 raise RuntimeFault(
                     f"backend {backend.name} failed {BACKEND_TRIES} times; "
-                    f"finished rows are cached ({type(exc).__name__}: {exc})"
+                    f"{kept} ({type(exc).__name__}: {exc})"
                 ) from exc
             time.sleep(0.5 * 2 ** (attempt - 1))
 

@@ -324,6 +324,11 @@ def test_max_new_tokens_must_leave_room_for_the_prompt(invoke, tmp_path, backend
             "shiftbench.pipeline.execute",
             "Interrupted; finished rows are cached.",
         ),
+        (
+            ["gen", "sample", "--no-cache"],
+            "shiftbench.gen.api.generate",
+            "Interrupted; nothing is kept (--no-cache).",
+        ),
         (["init"], "shiftbench.commands.specdoc.starter", "Interrupted."),
     ],
 )

@@ -160,6 +160,14 @@ def test_crash_keeps_finished_rows_and_resume_uses_them(scripted, invoke, tmp_pa
     assert not out.exists()
     done_before = list(scripted.calls[0])
     assert len(done_before) == 2
+    # without a cache, the message does not promise one
+    scripted.calls.clear()
+    result = invoke("gen", "sample", "--limit", "3", "-b", "scripted", "-q", "--no-cache",
+                    "-o", out)  # fmt: skip
+    assert result.stderr == (
+        "Error: backend scripted failed 3 times; nothing is kept (--no-cache) "
+        "(ConnectionError: scripted failure)\n"
+    )
 
     scripted.fail_from_call = None
     scripted.calls.clear()
