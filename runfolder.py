@@ -13,7 +13,8 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -216,6 +217,46 @@ def check_meta(meta: Any, where: Path) -> None:
             isinstance(n, int) and not isinstance(n, bool) for n in rows.values()
         ):
             raise fail(f"configs.{name}.rows must be an object of split -> row count")
+
+
+@contextmanager
+def writing(path: Path) -> Iterator[None]:
+    """Hold the run folder `path` for one writer: a second process that asks while the
+    first holds it is refused with one line naming the holder's pid. The lock is an
+    flock on a file in the temporary folder keyed by the folder's absolute path, so the
+    run folder and its parent need not exist yet and nothing is written beside them; the
+    system drops it when its holder exits, however it exits."""
+    try:
+        import fcntl
+    except ImportError:  # no flock (Windows): one writer at a time is up to the user
+        yield
+        return
+    import hashlib
+
+    folder = Path(tempfile.gettempdir()) / "shiftbench-locks"
+    folder.mkdir(exist_ok=True)
+    key = hashlib.sha256(str(path.resolve()).encode("utf-8")).hexdigest()[:32]
+    lock = folder / f"{key}.lock"
+    with open(lock, "a+", encoding="utf-8") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.seek(0)
+            holder = handle.read().strip() or "?"
+            raise InputError(
+                f"output {path} is being written by another shiftbench process (pid "
+                f"{holder}); wait for it to finish, or choose another --output"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(str(os.getpid()))
+        handle.flush()
+        try:
+            yield
+        finally:
+            handle.seek(0)
+            handle.truncate()
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def check_target(

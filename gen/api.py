@@ -317,9 +317,7 @@ def generate(
         TooManyFailures: More rows failed the checks than `max_failure_rate`; written.
         RuntimeFault: The generator failed for good; finished rows are cached.
     """
-    from shiftbench.gen.generate import check_gen, failure_share, run_gen
-    from shiftbench.llm.backends import get_backend
-    from shiftbench.llm.cache import GenerationCache
+    from shiftbench.runfolder import writing
 
     settings = settings or GenSettings()
     ready = _prepare(source, settings)
@@ -333,6 +331,23 @@ def generate(
         source.name, len(ready.variants), ", ".join(v.base_name for v in ready.variants),
         ", ".join(ready.parts) or "the evaluated texts", ready.target,
     )  # fmt: skip
+    # One writer per run folder, from its checks to its last write (runfolder.writing).
+    with writing(ready.target):
+        return _generate_held(source, settings, ready, engine, engines, key)
+
+
+def _generate_held(
+    source: Source,
+    settings: GenSettings,
+    ready: _Prepared,
+    engine: Any,
+    engines: MutableMapping[str, Backend] | None,
+    key: str,
+) -> GenResult:
+    from shiftbench.gen.generate import check_gen, failure_share, run_gen
+    from shiftbench.llm.backends import get_backend
+    from shiftbench.llm.cache import GenerationCache
+
     # The source, the output folder and the languages are checked before a model loads.
     checked = check_gen(
         source, ready.variants, ready.target, limit=settings.limit, shard=settings.shard,

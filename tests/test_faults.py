@@ -199,3 +199,43 @@ def test_a_corrupt_embedding_cache_is_named_with_the_ways_out(invoke, tmp_path):
         "database); delete it (its results are made again), or give another --cache-dir\n"
     )
     assert not out.exists()
+
+
+def test_a_second_writer_of_one_run_folder_is_refused_while_the_first_runs(invoke, tmp_path):
+    """Two gen processes on one output: while another process holds the run folder, gen
+    is refused with one line naming the holder's pid and writes nothing; once the holder
+    is gone (here killed outright, as kill -9 would), the lock goes with it."""
+    import signal
+    import subprocess
+    import sys
+
+    from waiting import wait_for
+
+    out = tmp_path / "run"
+    marker = tmp_path / "held"
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys, pathlib\n"
+         "from shiftbench.runfolder import writing\n"
+         f"with writing(pathlib.Path({str(out)!r})):\n"
+         f"    pathlib.Path({str(marker)!r}).write_text('held')\n"
+         "    sys.stdin.read()\n"],
+        stdin=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        wait_for(lambda: marker.exists() or holder.poll() is not None, 60, "the holder's lock")
+        assert holder.poll() is None
+        args = ("gen", "sample", "-t", "word-jumble-1", "--limit", "2", "-q", "-o", out)
+        result = invoke(*args)
+        assert (result.exit_code, result.stderr) == (
+            2,
+            f"Error: output {out} is being written by another shiftbench process (pid "
+            f"{holder.pid}); wait for it to finish, or choose another --output\n",
+        )
+        assert not out.exists()
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait(timeout=60)
+    result = invoke(*args)
+    assert result.exit_code == 0, result.output
+    assert (out / "word-jumble-1-s1337" / "test.jsonl").is_file()
