@@ -56,11 +56,13 @@ def sha256_file(path: Path) -> str:
 
 
 def folder_files(folder: Path) -> dict[str, Path]:
-    """The run folder's files by repo path, without hidden entries (staging leftovers)."""
+    """The run folder's files by repo path, without hidden entries (staging leftovers) or
+    temporary files (`*.tmp`, a write a crash or a full disk cut short)."""
     found = {}
     for path in sorted(folder.rglob("*")):
         rel = path.relative_to(folder)
-        if path.is_file() and not any(part.startswith(".") for part in rel.parts):
+        hidden = any(part.startswith(".") for part in rel.parts)
+        if path.is_file() and not hidden and not path.name.endswith(".tmp"):
             found[rel.as_posix()] = path
     return found
 

@@ -371,14 +371,24 @@ def _write_config(folder: Path, config: ConfigData) -> None:
 
 
 def _write_meta(folder: Path, meta: dict[str, Any]) -> None:
-    _atomic_text(folder / META_FILE, json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
-    _atomic_text(folder / "README.md", render_card(meta))
+    atomic_write_text(folder / META_FILE, json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
+    atomic_write_text(folder / "README.md", render_card(meta))
 
 
-def _atomic_text(path: Path, text: str) -> None:
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write `path` whole or not at all: the text goes to a hidden file beside it, is
+    flushed to disk, and replaces `path` in one rename. A failure (a full disk) leaves
+    `path` as it was and removes the partial file."""
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def render_card(meta: dict[str, Any], data_format: str = "jsonl") -> str:

@@ -73,8 +73,10 @@ def write_card(
         Path(run), s.repo, tag, s.human_dirs, s.license_id, data_format=data_format,
         results=s.results, rai=s.rai, date_published=s.date_published,
     )  # fmt: skip
+    from shiftbench.runfolder import atomic_write_text
+
     target = Path(output) if output is not None else Path(run) / "README.md"
-    target.write_text(text, encoding="utf-8")
+    atomic_write_text(target, text)  # a full disk leaves the old card, never a cut one
     return target
 
 

@@ -232,10 +232,9 @@ def canonical(
 
 
 def write_ratings(folder: Path, ratings: list[dict[str, Any]]) -> None:
-    path = folder / RATINGS_FILE
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(
+    from shiftbench.runfolder import atomic_write_text
+
+    atomic_write_text(
+        folder / RATINGS_FILE,
         "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in ratings),
-        encoding="utf-8",
     )
-    tmp.replace(path)

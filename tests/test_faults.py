@@ -239,3 +239,32 @@ def test_a_second_writer_of_one_run_folder_is_refused_while_the_first_runs(invok
     result = invoke(*args)
     assert result.exit_code == 0, result.output
     assert (out / "word-jumble-1-s1337" / "test.jsonl").is_file()
+
+
+def test_a_write_cut_short_leaves_the_old_file_and_no_partial_one(invoke, monkeypatch, tmp_path):
+    """A disk that fills while `card` writes README.md: the command fails, the card the
+    folder had stays byte for byte, no partial file is left, and publish would never pick
+    up a temporary file."""
+    import errno
+
+    from shiftbench import runfolder
+    from shiftbench.hub import folder_files
+
+    out = tmp_path / "run"
+    assert (
+        invoke("gen", "sample", "-t", "word-jumble-1", "--limit", "2", "-q", "-o", out).exit_code
+        == 0
+    )
+    before = (out / "README.md").read_bytes()
+
+    def full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(runfolder.os, "fsync", full)
+    result = invoke("card", out, "--repo", "shiftbench-test/faults", "--version", "1.0.0")
+    assert result.exit_code == 1, result.output
+    assert "No space left on device" in result.stderr
+    assert (out / "README.md").read_bytes() == before
+    assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == []
+    (out / "validation.json.tmp").write_text("", encoding="utf-8")  # an older cut write
+    assert "validation.json.tmp" not in folder_files(out)

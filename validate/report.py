@@ -20,7 +20,6 @@ unchanged, so judges can be added one run of the command at a time.
 from __future__ import annotations
 
 import json
-import os
 import statistics
 from collections import Counter
 from pathlib import Path
@@ -40,7 +39,13 @@ from shiftbench.langid import (
 )
 from shiftbench.listfields import refuse_listed
 from shiftbench.llm.cache import GenerationCache
-from shiftbench.runfolder import IDENTITY_KEPT, VALIDATION_REPORT, read_jsonl, read_meta
+from shiftbench.runfolder import (
+    IDENTITY_KEPT,
+    VALIDATION_REPORT,
+    atomic_write_text,
+    read_jsonl,
+    read_meta,
+)
 from shiftbench.scripts import DENSE_WEIGHT, tokens
 from shiftbench.sources import LISTED_TYPES
 from shiftbench.transforms import instruction
@@ -374,21 +379,15 @@ def _write(folder: Path, report: dict[str, Any], per_row: dict[str, list[dict[st
     rows_dir = folder / ROWS_DIR
     rows_dir.mkdir(exist_ok=True)
     for name, rows in per_row.items():
-        _atomic(
+        atomic_write_text(
             rows_dir / f"{name}.jsonl",
             "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows),
         )
     for stale in rows_dir.glob("*.jsonl"):
         if stale.stem not in report["configs"]:
             stale.unlink()
-    _atomic(folder / REPORT_JSON, json.dumps(report, indent=2, ensure_ascii=False) + "\n")
-    _atomic(folder / REPORT_MD, render_markdown(report))
-
-
-def _atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write_text(folder / REPORT_JSON, json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    atomic_write_text(folder / REPORT_MD, render_markdown(report))
 
 
 def render_markdown(report: dict[str, Any]) -> str:
