@@ -64,13 +64,45 @@ def markers(extra: str | None = None) -> dict[str, tuple[str, ...]]:
     text = resources.files("shiftbench").joinpath("markers.json").read_text("utf-8")
     tables = [json.loads(text)]
     if extra is not None:
-        tables.append(json.loads(Path(extra).read_text(encoding="utf-8")))
+        tables.append(_marker_file(Path(extra)))
     merged: dict[str, set[str]] = {}
     for table in tables:
         for kind, by_language in table.items():
             for phrases in by_language.values():
                 merged.setdefault(kind, set()).update(p.lower() for p in phrases)
     return {kind: tuple(sorted(phrases)) for kind, phrases in merged.items()}
+
+
+def _marker_file(path: Path) -> dict[str, dict[str, list[str]]]:
+    """A user's marker file, checked: an object of kind -> language -> list of phrases
+    (the packaged markers.json's shape). Anything else is one InputError naming the file
+    and what is wrong, before any row is checked."""
+    from shiftbench.errors import InputError
+
+    def wrong(why: str) -> InputError:
+        return InputError(f"marker file {path} is not a marker table ({why})")
+
+    try:
+        table = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"marker file {path} does not exist") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise wrong(f"not JSON: {exc}") from None
+    if not isinstance(table, dict):
+        raise wrong("not an object of kind -> language -> list of phrases")
+    packaged = resources.files("shiftbench").joinpath("markers.json").read_text("utf-8")
+    known = set(json.loads(packaged))
+    for kind, by_language in table.items():
+        if kind not in known:
+            raise wrong(f"unknown kind {kind!r}; known: {', '.join(sorted(known))}")
+        if not isinstance(by_language, dict):
+            raise wrong(f"{kind} is not an object of language -> list of phrases")
+        for language, phrases in by_language.items():
+            if not isinstance(phrases, list) or not all(
+                isinstance(p, str) and p.strip() for p in phrases
+            ):
+                raise wrong(f"{kind}.{language} is not a list of non-empty phrases")
+    return table
 
 
 _EXTRA_MARKERS: list[str | None] = [None]

@@ -579,6 +579,11 @@ def _check_folders(spec: Spec, fail: Callable[[tuple[Any, ...], str], InputError
     seen: dict[str, int] = {}
     for i, source in enumerate(spec.sources):
         name = folder_name(source)
+        if source["folder"] and (
+            Path(name).is_absolute() or ".." in Path(name).parts or "/" in name or "\\" in name
+        ):
+            raise fail(("sources", i, "folder"), f"{name!r} must be one folder name inside the "
+                       "output, not a path")  # fmt: skip
         if name in seen or name in (".", ".."):
             raise fail(("sources", i), f"folder {name!r} is taken by sources[{seen.get(name)}]; "
                        "give this source its own 'folder'")  # fmt: skip

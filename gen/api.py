@@ -251,12 +251,22 @@ def _prepare(source: Source, settings: GenSettings) -> _Prepared:
         engine_args=dict(s.engine_args),
         cache_dir=s.cache_dir,
     )
+    target = s.output or Path("runs") / source.name
+    local = source.data_dir or (
+        Path(source.dataset_path) if Path(source.dataset_path).is_dir() else None
+    )
+    if local is not None and target.resolve().is_relative_to(Path(local).resolve()):
+        raise InputError(
+            f"output {target} is inside the source folder {local}; a run folder there would "
+            "become part of the source (and change its fingerprint): choose an --output "
+            "outside it"
+        )
     return _Prepared(
         variants,
         parts,
         record,
         backend_settings,
-        s.output or Path("runs") / source.name,
+        target,
         None if s.no_cache else (s.cache_dir or default_cache_dir()),
     )
 

@@ -142,6 +142,18 @@ CASES = [
     Case("a subset the run folder does not have",
          lambda run, src, tmp: None,
          (*EVALUATE, "--subset", "fr"), 2, "unknown subset 'fr' for run; available: default"),
+    Case("a --markers file of the wrong shape (a string where a list belongs)",
+         lambda run, src, tmp: (tmp / "markers.json").write_text('{"prefix": {"en": "Sure"}}'),
+         (*VALIDATE, "--markers", "{tmp}/markers.json"), 2,
+         "marker file {tmp}/markers.json is not a marker table (prefix.en is not a list of "
+         "non-empty phrases)"),
+    Case("an output inside the source folder it reads",
+         lambda run, src, tmp: None,
+         ("gen", "{source}", "--task-type", "STS", "--source-language", "en", "-t",
+          "word-jumble-1", "-q", "-o", "{source}/runs/x"),
+         2, "output {source}/runs/x is inside the source folder {source}; a run folder there "
+            "would become part of the source (and change its fingerprint): choose an --output "
+            "outside it"),
     Case("an unknown backend, with rule-based controls only",
          lambda run, src, tmp: None,
          ("gen", "sample", "-t", "word-jumble-1", "-b", "carrierpigeon", "-q", "-o", "{out}"),

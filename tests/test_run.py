@@ -92,6 +92,10 @@ BAD_SPECS = [
      "human_eval:\n  formats: [html, prolific]\n",
      "spec.yaml:5: human_eval.completion_code: --format prolific needs --completion-code, "
      "the code Prolific gives the study"),
+    ("output: o\nsources: [{name: sample, folder: ../../escape}]\ntransforms: [paraphrase]\n"
+     "seeds: [1]\n",
+     "spec.yaml:2: sources[0].folder: '../../escape' must be one folder name inside the "
+     "output, not a path"),
     # an alias bomb: nine levels of nine aliases stand for 9**9 values, refused unexpanded
     ("output: o\nsources: [{name: sample}]\nseeds: [1]\nscale: &a0 [x, x, x, x, x, x, x, x, x]\n"
      + "".join(f"k{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]\n" for i in range(1, 10)),
