@@ -112,6 +112,13 @@ def publish(
     except (InputError, RuntimeFault):
         raise
     except Exception as exc:
+        status = getattr(getattr(exc, "response", None), "status_code", None)
+        if status in (401, 403):  # running it again cannot help: the token is refused
+            raise InputError(
+                f"the Hub refused the token at {step} ({short_error(exc)}); nothing was "
+                f"published: set HF_TOKEN (or 'hf auth login') to a token that may write "
+                f"to {repo}"
+            ) from None
         raise RuntimeFault(
             f"publishing {repo}@{tag} failed at {step} ({short_error(exc)}); no tag was made: "
             "run the same command again to complete the release"

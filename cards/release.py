@@ -86,6 +86,11 @@ def check_folder(folder: Path) -> dict[str, Any]:
             f"{folder} is one shard of a run; merge the shards (shiftbench merge) and "
             "publish the merged folder"
         )
+    from shiftbench.sources import LISTED_TYPES
+
+    # every text a string, as evaluate requires: a release never freezes rows it refuses
+    listed = meta["source"].get("task_type") in LISTED_TYPES
+    texts = () if listed else tuple(meta["source"].get("text_fields", ()))
     for name, info in meta["configs"].items():
         for split in info.get("rows", {}):
             if split_file(folder / name, split) is None:
@@ -93,6 +98,7 @@ def check_folder(folder: Path) -> dict[str, Any]:
                     f"{folder} lacks {name}/{split}.jsonl, which {META_FILE} lists; "
                     "was the folder edited by hand?"
                 )
+            read_split(folder / name, split, strings=texts)
     return meta
 
 

@@ -843,3 +843,30 @@ def test_bad_release_metadata_is_one_line_and_writes_nothing(stsb_run, hub, tmp_
     text = preview.read_text(encoding="utf-8")
     assert "- name: org/mini" in text and str(tmp_path) not in text
     assert "path: original/test.parquet" in text and "## Croissant metadata" in text
+
+
+@pytest.mark.server
+def test_a_wrong_token_or_a_null_text_is_refused_and_nothing_is_published(stsb_run, hub, tmp_path):
+    """A token the Hub refuses: one line that says so (not "run it again"), exit 2, the
+    token never printed, nothing published. A run whose rows evaluate would refuse (a null
+    text) is refused before the Hub is asked, so no release freezes it."""
+    publish = ["publish", stsb_run, "--repo", REPO, "--version", "1.0.0"]
+    wrong = "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0007"
+    done = shiftbench(hub_env(hub, tmp_path, token=wrong), *publish)
+    assert done.returncode == 2, done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("Error: the Hub refused the token at "), last
+    assert last.endswith(f"set HF_TOKEN (or 'hf auth login') to a token that may write to {REPO}")
+    assert wrong not in done.stdout + done.stderr
+    assert tags(hub) == {}
+
+    data = stsb_run / "paraphrase-s1" / "test.jsonl"
+    rows = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines()]
+    rows[3]["sentence2"] = None
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    done = shiftbench(hub_env(hub, tmp_path), *publish)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"Error: {data}:4: field sentence2 must be a string, not null"
+    )
+    assert tags(hub) == {} and REPO not in hub.repos
