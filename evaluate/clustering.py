@@ -42,6 +42,7 @@ from shiftbench.evaluate.resample import (
     weighted_mean,
     weighted_v_measure,
 )
+from shiftbench.protocols import EVALUATION_SEED
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -199,7 +200,7 @@ def seeded_by_evaluation(source: dict[str, Any]) -> bool:
     """Whether the task is clustered as HTEB's release does, seeded per evaluation."""
     return bool(
         source.get("task_type") == "Clustering"
-        and (source.get("protocol") or {}).get("clustering_scoring") == "evaluation-seed"
+        and (source.get("protocol") or {}).get("clustering_scoring") == EVALUATION_SEED
     )
 
 

@@ -124,7 +124,7 @@ def candidate_ap(
     candidates, ranked by similarity, against their judgements (grade > 0 relevant;
     candidates of equal score are one threshold, so tie order does not matter). A query
     whose candidates are all relevant or all irrelevant has no such figure and is left
-    out (HTEB's release refuses a dataset that has one)."""
+    out, as HTEB's release leaves it out."""
     from sklearn.metrics import average_precision_score
 
     out: dict[str, float] = {}

@@ -410,9 +410,8 @@ def _prior(
 ) -> list[list[Any]]:
     """For Clustering's bootstrap protocol: the original labels of every (split, subset)
     mteb scores before this one (splits outer, subsets inner, in the source's order)."""
-    if (collection.source.get("protocol") or {}).get(
-        "clustering"
-    ) != "bootstrap" or seeded_by_evaluation(collection.source):
+    bootstrap = (collection.source.get("protocol") or {}).get("clustering") == "bootstrap"
+    if not bootstrap or seeded_by_evaluation(collection.source):  # HTEB's: no draws
         return []
     order = [
         (s, sub)

@@ -527,6 +527,17 @@ def test_retrieval_scores_as_mteb(shared_data, invoke, tmp_path, embedding_store
     assert ours["main_score"] == pytest.approx(theirs["ndcg_at_10"], abs=1e-4)
 
 
+def _under_each_protocol(invoke, target, tmp_path, *args):
+    """results.json of `evaluate TARGET ARGS` under --protocol hteb and shiftbench."""
+    docs = {}
+    for protocol in ("hteb", "shiftbench"):
+        out = tmp_path / protocol
+        result = invoke("evaluate", target, *args, "--protocol", protocol, "-o", out)
+        assert result.exit_code == 0, result.output
+        docs[protocol] = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    return docs
+
+
 def _candidates(corpus, queries, relevant):
     """Each query's ten candidates: its relevant paragraph, the four before it and the five
     after it in corpus order (paragraphs of the same article, mostly)."""
@@ -625,15 +636,11 @@ def test_hteb_scores_reranking_by_the_mean_of_candidate_average_precisions(
         cosine = b @ a / np.linalg.norm(b, axis=1) / np.linalg.norm(a)
         aps.append(average_precision_score(labels, cosine))
     assert len(aps) == 39
-    found = {}
-    for protocol in ("hteb", "shiftbench"):
-        out = tmp_path / protocol
-        args = ["--task-type", "Reranking", "--protocol", protocol, "-m", MODEL, "-q",
-                "--precision", "float32", "--cache-dir", embedding_store]  # fmt: skip
-        result = invoke("evaluate", folder, *args, "-o", out, "--no-plots")
-        assert result.exit_code == 0, result.output
-        doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
-        found[protocol] = (doc["main_score"], doc["models"][0]["results"][0])
+    docs = _under_each_protocol(
+        invoke, folder, tmp_path, "--task-type", "Reranking", "-m", MODEL, "-q",
+        "--precision", "float32", "--cache-dir", embedding_store, "--no-plots",
+    )  # fmt: skip
+    found = {p: (d["main_score"], d["models"][0]["results"][0]) for p, d in docs.items()}
     assert (found["hteb"][0], found["shiftbench"][0]) == ("mean_candidate_ap", "map_at_1000")
     hteb, shiftbench = found["hteb"][1], found["shiftbench"][1]
     assert hteb["main_score"] == pytest.approx(float(np.mean(aps)), abs=1e-6)
@@ -1594,14 +1601,9 @@ def test_hteb_clusters_with_the_evaluation_seed(shared_data, invoke, tmp_path):
                                  random_state=seed).fit(vectors)  # fmt: skip
         return v_measure_score(labels, kmeans.labels_)
 
-    found = {}
-    for protocol in ("hteb", "shiftbench"):
-        out = tmp_path / protocol
-        args = ["--protocol", protocol, "-m", MODEL, "--no-plots", "--resamples", "0", "-q"]
-        result = invoke("evaluate", run, *args, "--precision", "float32", "-o", out)
-        assert result.exit_code == 0, result.output
-        doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
-        found[protocol] = {r["config"]: r for r in doc["models"][0]["results"]}
+    args = ["-m", MODEL, "--no-plots", "--resamples", "0", "-q", "--precision", "float32"]
+    docs = _under_each_protocol(invoke, run, tmp_path, *args)
+    found = {p: {r["config"]: r for r in d["models"][0]["results"]} for p, d in docs.items()}
     hteb = found["hteb"]
     per_seed = {"1337": v_measure(rows, 1337), "1338": v_measure(rows, 1338)}
     assert per_seed["1337"] != per_seed["1338"]
@@ -1647,14 +1649,12 @@ def test_hteb_pools_a_multilingual_datasets_subsets(scripted, shared_data, invok
         cosine = (1 - paired_cosine_distances(a, b)).astype(np.float64)
         return len(rows), spearmanr([r["score"] for r in rows], cosine)[0]
 
-    found = {}
-    for protocol in ("hteb", "shiftbench"):
-        out = tmp_path / protocol
-        flags = ["--protocol", protocol, "-m", MODEL, "--no-plots", "--resamples", "0", "-q"]
-        result = invoke("evaluate", run, *flags, "--precision", "float32", "-o", out)
-        assert result.exit_code == 0, result.output
-        doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
-        found[protocol] = {(r["config"], r["subset"]): r for r in doc["models"][0]["results"]}
+    flags = ["-m", MODEL, "--no-plots", "--resamples", "0", "-q", "--precision", "float32"]
+    docs = _under_each_protocol(invoke, run, tmp_path, *flags)
+    found = {
+        p: {(r["config"], r["subset"]): r for r in d["models"][0]["results"]}
+        for p, d in docs.items()
+    }
     hteb = found["hteb"]
     assert sorted(hteb) == [("original", "pooled"), ("paraphrase-s1", "pooled")]
     n, original = spearman(["original.de", "original.fr"])
@@ -1721,15 +1721,9 @@ def test_hteb_scores_pair_classification_by_cosine_ap(shared_data, invoke, tmp_p
     b = Encoder(MODEL).embed([r["sentence2"] for r in rows]).astype(np.float64)
     cosine = (a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
     expected = average_precision_score([r["labels"] for r in rows], cosine)
-    found = {}
-    for protocol in ("hteb", "shiftbench"):
-        out = tmp_path / protocol
-        args = ["--task-type", "PairClassification", "--protocol", protocol, "-m", MODEL]
-        result = invoke("evaluate", tmp_path / "mrpc", *args, "-o", out, "--no-plots", "-q")
-        assert result.exit_code == 0, result.output
-        doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
-        found[protocol] = doc["models"][0]["results"][0]
-        found[protocol]["named"] = doc["main_score"]
+    args = ["--task-type", "PairClassification", "-m", MODEL, "--no-plots", "-q"]
+    docs = _under_each_protocol(invoke, tmp_path / "mrpc", tmp_path, *args)
+    found = {p: {**d["models"][0]["results"][0], "named": d["main_score"]} for p, d in docs.items()}
     assert (found["hteb"]["named"], found["shiftbench"]["named"]) == ("cosine_ap", "max_ap")
     assert found["hteb"]["main_score"] == pytest.approx(expected, abs=1e-6)
     scores = found["shiftbench"]["scores"]
