@@ -42,6 +42,14 @@ class ShiftbenchGroup(click.Group):
             )
         return "Interrupted."
 
+    @staticmethod
+    def disk_full(exc: BaseException) -> str:
+        where = f" (writing {exc.filename})" if getattr(exc, "filename", None) else ""
+        return (
+            f"Error: no space left on the device{where}; free some space, or write elsewhere "
+            "(--output, --cache-dir), and run the command again"
+        )
+
     def main(self, *args: Any, **kwargs: Any) -> Any:
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         kwargs["standalone_mode"] = False
@@ -64,6 +72,8 @@ class ShiftbenchGroup(click.Group):
         except Exception as exc:
             if os.environ.get("SHIFTBENCH_DEBUG"):
                 raise
+            if _disk_full(exc):
+                _fail(self.disk_full(exc), 1)
             _fail(
                 f"Error: {type(exc).__name__}: {exc} (set SHIFTBENCH_DEBUG=1 for the traceback)", 1
             )
@@ -83,6 +93,12 @@ def _log_to_stderr(verbosity: int) -> None:
     logger.addHandler(_EchoHandler())
     logger.setLevel((logging.WARNING, logging.INFO, logging.DEBUG)[min(verbosity, 2)])
     logger.propagate = False
+
+
+def _disk_full(exc: BaseException) -> bool:
+    import errno
+
+    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
 
 
 def _fail(message: str, code: int) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from shiftbench.errors import LOCK_WAIT_SECONDS, InputError, database_faults
+from shiftbench.errors import InputError, database_faults, lock_wait
 from shiftbench.mteb_models import PREFIX as MTEB_PREFIX
 from shiftbench.mteb_models import MtebModel, task_key
 from shiftbench.packaged import package_pin, packaged_file
@@ -101,7 +101,7 @@ class EmbeddingStore:
         name = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:24]
         self.path = folder / f"{name}.sqlite"
         with database_faults(self.path, "embedding"):
-            self._db = sqlite3.connect(self.path, timeout=LOCK_WAIT_SECONDS)
+            self._db = sqlite3.connect(self.path, timeout=lock_wait())
             self._db.execute(
                 "CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, vector BLOB)"
             )

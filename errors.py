@@ -30,6 +30,11 @@ class RuntimeFault(ShiftbenchError):
     exit_code = 1
 
 
+class CacheLocked(RuntimeFault):
+    """A cache stayed locked by another process: the cache, not the backend, stopped the
+    work, and nothing more could be kept in it."""
+
+
 def shown_url(url: str) -> str:
     """`url` as it may be printed or recorded: a password (or a user name) in it is
     replaced by `***`, so `http://me:secret@host/v1` shows as `http://***@host/v1`. The
@@ -46,23 +51,68 @@ def shown_url(url: str) -> str:
     return urlunsplit(parts._replace(netloc=f"***@{host}"))
 
 
-LOCK_WAIT_SECONDS = 30.0  # how long a cache another process holds is waited for
+LOCK_WAIT_SECONDS = 30.0  # how long a cache another process holds is waited for, by default
+
+
+def lock_wait() -> float:
+    """Seconds a cache that another process holds is waited for: SHIFTBENCH_LOCK_WAIT, or
+    LOCK_WAIT_SECONDS."""
+    import os
+
+    value = os.environ.get("SHIFTBENCH_LOCK_WAIT", "")
+    try:
+        seconds = float(value) if value else LOCK_WAIT_SECONDS
+    except ValueError:
+        raise InputError(f"SHIFTBENCH_LOCK_WAIT={value!r} is not a number of seconds") from None
+    if not seconds >= 0:
+        raise InputError(f"SHIFTBENCH_LOCK_WAIT={value!r} must be 0 or more seconds")
+    return seconds
+
+
+def lock_holders(path: Path) -> list[int]:
+    """The other processes that hold a lock on the SQLite database `path` (or on its
+    -wal, -shm or -journal file), as the system's lock table (/proc/locks) lists them;
+    none where there is no such table."""
+    import os
+
+    ids = set()
+    for name in ("", "-wal", "-shm", "-journal"):
+        try:
+            stat = os.stat(f"{path}{name}")
+        except OSError:
+            continue
+        ids.add(f"{os.major(stat.st_dev):02x}:{os.minor(stat.st_dev):02x}:{stat.st_ino}")
+    try:
+        table = Path("/proc/locks").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return []
+    holders = set()
+    for line in table.splitlines():
+        fields = line.split()
+        # "1: POSIX  ADVISORY  WRITE 8081 fe:00:2146642 120 120"; a blocked waiter's
+        # line is marked "->" and names the waiter, not a holder
+        if len(fields) >= 6 and fields[1] != "->" and fields[5] in ids and fields[4].isdigit():
+            holders.add(int(fields[4]))
+    holders.discard(os.getpid())
+    return sorted(holders)
 
 
 @contextmanager
 def database_faults(path: Path | None, kind: str) -> Iterator[None]:
     """A cache file that is not a readable SQLite database is an InputError naming it and
-    the two ways out; one another process keeps locked past LOCK_WAIT_SECONDS is a
-    RuntimeFault saying so."""
+    the two ways out; one another process keeps locked past lock_wait() is a RuntimeFault
+    naming the process where the system says which it is."""
     import sqlite3
 
     try:
         yield
     except sqlite3.OperationalError as exc:
         if "locked" in str(exc) or "busy" in str(exc):
-            raise RuntimeFault(
-                f"the {kind} cache {path} stayed locked by another process for "
-                f"{LOCK_WAIT_SECONDS:g} s; wait for it to finish, or give another --cache-dir"
+            holders = lock_holders(path) if path is not None else []
+            pids = f" (pid {', '.join(map(str, holders))})" if holders else ""
+            raise CacheLocked(
+                f"the {kind} cache {path} stayed locked by another process{pids} for "
+                f"{lock_wait():g} s; wait for it to finish, or give another --cache-dir"
             ) from None
         raise _unreadable(path, kind, exc) from None
     except sqlite3.DatabaseError as exc:

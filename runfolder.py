@@ -135,6 +135,41 @@ def read_split(
     return rows
 
 
+def row_texts(meta: dict[str, Any]) -> tuple[str, ...]:
+    """The fields every row of a run folder holds as a string, as evaluate needs them: the
+    source's text fields (none for a listed type, whose text fields hold lists)."""
+    from shiftbench.sources import LISTED_TYPES
+
+    if meta["source"]["task_type"] in LISTED_TYPES:
+        return ()
+    return tuple(meta["source"].get("text_fields", ()))
+
+
+def read_config_split(
+    folder: Path, meta: dict[str, Any], name: str, split: str, *, required: Iterable[str] = ()
+) -> list[dict[str, Any]]:
+    """One split of a config that `meta` (the folder's shiftbench.json) lists, checked as
+    every stage needs it: the file is there, each row holds the `required` fields and the
+    source's text fields as strings (a ranking table's rows, only those it has), and it holds as many rows as shiftbench.json says, so
+    an emptied or cut file is named rather than scored."""
+    path = split_file(folder / name, split)
+    if path is None:
+        raise InputError(
+            f"{folder / name / split}.jsonl: no such file, though {META_FILE} lists {name}/{split}"
+        )
+    texts = row_texts(meta)
+    # a ranking task's judgements and candidates (`qrels.test`) hold ids, not texts
+    held = texts if context_name(split) == split else ()
+    rows = read_split(folder / name, split, required=(*required, *held), strings=texts)
+    expected = meta["configs"][name]["rows"][split]
+    if len(rows) != expected:
+        raise InputError(
+            f"{path}: holds {len(rows)} row(s), but {META_FILE} says {expected}; was the file "
+            "cut or replaced?"
+        )
+    return rows
+
+
 def config_name(base: str, subset: str, multi_subset: bool) -> str:
     """`original`, `paraphrase-s1337`; with several subsets, `original.de` and so on."""
     return f"{base}.{subset}" if multi_subset else base
@@ -217,6 +252,23 @@ def check_meta(meta: Any, where: Path) -> None:
             isinstance(n, int) and not isinstance(n, bool) for n in rows.values()
         ):
             raise fail(f"configs.{name}.rows must be an object of split -> row count")
+
+
+def unwritable(path: Path) -> str | None:
+    """Why the folder `path` (which need not exist yet) cannot be written, or None: a part
+    of it is a file, or the nearest folder of it that exists is on a read-only file
+    system or not writable by this user."""
+    for part in (path, *path.parents):
+        if not part.exists():
+            continue
+        if not part.is_dir():
+            return f"{part} is a file, not a folder" if part != path else "it is a file"
+        if os.access(part, os.W_OK):
+            return None
+        read_only = hasattr(os, "statvfs") and os.statvfs(part).f_flag & os.ST_RDONLY
+        why = "a read-only file system" if read_only else "no permission to write"
+        return f"{part} cannot be written ({why})"
+    return None
 
 
 @contextmanager

@@ -33,6 +33,7 @@ from shiftbench.runfolder import (
     FORMAT_VERSION,
     META_FILE,
     card_rows,
+    read_config_split,
     read_meta,
     read_split,
     split_file,
@@ -86,19 +87,10 @@ def check_folder(folder: Path) -> dict[str, Any]:
             f"{folder} is one shard of a run; merge the shards (shiftbench merge) and "
             "publish the merged folder"
         )
-    from shiftbench.sources import LISTED_TYPES
-
-    # every text a string, as evaluate requires: a release never freezes rows it refuses
-    listed = meta["source"].get("task_type") in LISTED_TYPES
-    texts = () if listed else tuple(meta["source"].get("text_fields", ()))
+    # every row as evaluate reads it: a release never freezes rows evaluate refuses
     for name, info in meta["configs"].items():
-        for split in info.get("rows", {}):
-            if split_file(folder / name, split) is None:
-                raise InputError(
-                    f"{folder} lacks {name}/{split}.jsonl, which {META_FILE} lists; "
-                    "was the folder edited by hand?"
-                )
-            read_split(folder / name, split, strings=texts)
+        for split in info["rows"]:
+            read_config_split(folder, meta, name, split)
     return meta
 
 

@@ -11,6 +11,7 @@ from shiftbench.commands.options import (
     CONTEXT,
     EVAL,
     PROBE,
+    OutputFolder,
     encoder_fields,
     encoder_options,
     plots_option,
@@ -27,7 +28,7 @@ from shiftbench.evaluate.api import EVALRANK_POSITIVES, INTERVALS
 @click.option(
     "--output",
     "-o",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=OutputFolder(),
     default=None,
     help="Results folder. Default: shiftbench-results/<target>.",
 )
@@ -259,7 +260,7 @@ def evaluate(
 @click.option(
     "--output",
     "-o",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=OutputFolder(),
     default=None,
     help="Results folder. Default: shiftbench-results/<target>-probes (several targets' "
     "names joined by +).",
@@ -333,7 +334,7 @@ def probe(
 @click.option(
     "--output",
     "-o",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=OutputFolder(),
     required=True,
     help="Folder for summary.json, report.md and plots/.",
 )

@@ -9,6 +9,7 @@ import click
 from shiftbench.commands.options import (
     CONTEXT,
     GEN,
+    OutputFolder,
     option_type,
     quiet_option,
     source_options,
@@ -66,7 +67,7 @@ from shiftbench.gen.api import GenSettings
 @click.option(
     "--output",
     "-o",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=OutputFolder(),
     default=None,
     help="Run folder to write or add to. Default: runs/<source>.",
 )
@@ -202,7 +203,7 @@ from shiftbench.gen.api import GenSettings
 )
 @click.option(
     "--cache-dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=OutputFolder(),
     default=None,
     help="Where finished rows are cached, and (in models/) the dequantised copy of a .gguf "
     "model. Default: $SHIFTBENCH_CACHE_DIR or ~/.cache/shiftbench.",
@@ -388,7 +389,7 @@ def parse_shard(text: str) -> tuple[int, int]:
 @click.option(
     "--output",
     "-o",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=OutputFolder(),
     required=True,
     help="The run folder to write (must not exist).",
 )

@@ -9,6 +9,7 @@ import click
 from shiftbench.commands.options import (
     BATCH,
     CONTEXT,
+    OutputFolder,
     option_type,
 )
 from shiftbench.human_eval.api import BatchSettings, ExportSettings
@@ -30,7 +31,7 @@ def human_eval() -> None:
 @human_eval.command("batch", context_settings=CONTEXT)
 @click.argument("run", type=click.Path(path_type=Path))
 @click.option(
-    "--output", "-o", type=click.Path(file_okay=False, path_type=Path), required=True,
+    "--output", "-o", type=OutputFolder(), required=True,
     help="Folder for the batch (items.jsonl, batch.json); it must not hold one already.",
 )  # fmt: skip
 @click.option(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,23 @@ def option_type(owner: Any, name: str) -> click.ParamType:
         return click.Choice(list(limit.choices))
     number = click.IntRange if limit.kind is int else click.FloatRange
     return number(limit.low, limit.high, min_open=limit.low_open, max_open=limit.high_open)
+
+
+class OutputFolder(click.Path):
+    """A folder the command writes (it need not exist yet): refused before any work when a
+    part of it is a file or it cannot be written (runfolder.unwritable)."""
+
+    def __init__(self) -> None:
+        super().__init__(file_okay=False, path_type=Path)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from shiftbench.runfolder import unwritable
+
+        path = Path(os.fsdecode(super().convert(value, param, ctx)))
+        problem = unwritable(path)
+        if problem:
+            self.fail(f"{path}: {problem}", param, ctx)
+        return path
 
 
 def source_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -132,7 +150,7 @@ def judge_options(func: Callable[..., Any]) -> Callable[..., Any]:
             ),
             click.option(
                 "--cache-dir",
-                type=click.Path(file_okay=False, path_type=Path),
+                type=OutputFolder(),
                 default=None,
                 help="Where judge answers are cached. Default: $SHIFTBENCH_CACHE_DIR or "
                 "~/.cache/shiftbench.",
@@ -210,7 +228,7 @@ def encoder_options(func: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option(
             "--cache-dir",
-            type=click.Path(file_okay=False, path_type=Path),
+            type=OutputFolder(),
             default=None,
             help="Keep embeddings on disk here, keyed by model, revision, precision, model "
             "and encode arguments, and text, so later runs encode only texts never seen "

@@ -11,6 +11,7 @@ import click
 from shiftbench.commands.options import (
     CONTEXT,
     VAL,
+    OutputFolder,
     judge_options,
     option_type,
     quiet_option,
@@ -130,7 +131,7 @@ def validate(
 @click.option(
     "--output",
     "-o",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=OutputFolder(),
     default=None,
     help="Folder to write comparison.json and comparison.md into.",
 )

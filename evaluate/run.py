@@ -41,12 +41,11 @@ from shiftbench.runfolder import (
     OK,
     config_name,
     is_run_folder,
+    read_config_split,
     read_meta,
-    read_split,
-    split_file,
     usable,
 )
-from shiftbench.sources import LISTED_TYPES, RANKING_TYPES, Source
+from shiftbench.sources import RANKING_TYPES, Source
 
 if TYPE_CHECKING:
     from shiftbench.evaluate.faithful import CertifiedRows
@@ -76,18 +75,11 @@ class Collection:
 def collect_run_folder(folder: Path) -> Collection:
     meta = read_meta(folder)
     ranking = meta["source"]["task_type"] in RANKING_TYPES
-    # a listed type's fields hold lists; every other text field must be a string
-    listed = meta["source"]["task_type"] in LISTED_TYPES
-    texts = () if listed else tuple(meta["source"].get("text_fields", ()))
     configs = []
     for name, info in meta["configs"].items():
         splits = {}
         for split in info["rows"]:
-            if split_file(folder / name, split) is None:
-                raise InputError(
-                    f"run folder {folder} lists {name}/{split} but {split}.jsonl is missing"
-                )
-            rows = read_split(folder / name, split, strings=texts)
+            rows = read_config_split(folder, meta, name, split)
             splits[context_name(split) if ranking else split] = rows
         configs.append(ConfigView(name, info, splits))
     rewrite = tuple(meta.get("rewrite", DEFAULT))

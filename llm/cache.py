@@ -18,7 +18,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from shiftbench.errors import LOCK_WAIT_SECONDS, database_faults
+from shiftbench.errors import database_faults, lock_wait
 from shiftbench.llm.backends.base import Generation
 
 
@@ -52,9 +52,7 @@ class GenerationCache:
         self.path = directory / "generations.sqlite"
         with database_faults(self.path, "generation"):
             # one connection for every job's thread; self._lock keeps its use one at a time
-            self.conn = sqlite3.connect(
-                self.path, check_same_thread=False, timeout=LOCK_WAIT_SECONDS
-            )
+            self.conn = sqlite3.connect(self.path, check_same_thread=False, timeout=lock_wait())
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute(
                 "CREATE TABLE IF NOT EXISTS generations (key TEXT PRIMARY KEY, "

@@ -6,7 +6,7 @@ import sys
 import time
 from typing import Any
 
-from shiftbench.errors import InputError, RuntimeFault
+from shiftbench.errors import CacheLocked, InputError, RuntimeFault
 from shiftbench.llm.backends import Backend, Generation, OnDone, Request, Sampling
 
 BACKEND_TRIES = 3
@@ -46,7 +46,7 @@ def call_backend(
             for j, gen in enumerate(made):  # for backends that do not report as they go
                 keep_once(todo[j], gen)
             return
-        except InputError:
+        except (InputError, CacheLocked):
             raise
         except RuntimeFault as exc:  # the backend has done its own retrying
             raise RuntimeFault(f"{exc}; {kept}") from exc

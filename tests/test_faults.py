@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,9 +67,17 @@ def append_bytes(path: Path, data: bytes) -> None:
         fh.write(data)
 
 
+DISK_FULL = (
+    "Error: no space left on the device; free some space, or write elsewhere (--output, "
+    "--cache-dir), and run the command again\n"
+)
+DELETE = object()  # set_row's value for a field to take out
+
+
 def set_row(path: Path, index: int, **values: object) -> None:
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     rows[index].update(values)
+    rows[index] = {k: v for k, v in rows[index].items() if v is not DELETE}
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
 
 
@@ -128,6 +137,31 @@ CASES = [
     Case("a config's row counts of the wrong type",
          lambda run, src, tmp: edit_meta(run, lambda m: m["configs"]["original"].update(rows=6)),
          EVALUATE, 2, f"{META}: configs.original.rows must be an object of split -> row count"),
+    Case("an emptied data file (validate)",
+         lambda run, src, tmp: (run / DATA_FILE).write_bytes(b""),
+         VALIDATE, 2, f"{DATA}: holds 0 row(s), but shiftbench.json says 6; was the file cut "
+                      "or replaced?"),
+    Case("a data file with rows cut off the end (evaluate)",
+         lambda run, src, tmp: (run / DATA_FILE).write_text(
+             "".join((run / DATA_FILE).read_text().splitlines(keepends=True)[:4])),
+         EVALUATE, 2, f"{DATA}: holds 4 row(s), but shiftbench.json says 6; was the file cut "
+                      "or replaced?"),
+    Case("a row without its text field (evaluate)",
+         lambda run, src, tmp: set_row(run / DATA_FILE, 3, sentence1=DELETE),
+         EVALUATE, 2, f"{DATA}:4: missing field(s) sentence1"),
+    Case("a row without its text field (validate)",
+         lambda run, src, tmp: set_row(run / DATA_FILE, 3, sentence2=DELETE),
+         VALIDATE, 2, f"{DATA}:4: missing field(s) sentence2"),
+    Case("a data file shiftbench.json lists is gone",
+         lambda run, src, tmp: (run / DATA_FILE).unlink(),
+         EVALUATE, 2, f"{DATA}: no such file, though shiftbench.json lists paraphrase-s1/test"),
+    Case("no shiftbench.json",
+         lambda run, src, tmp: (run / "shiftbench.json").unlink(),
+         VALIDATE, 2, "{run} is not a shiftbench run folder (no shiftbench.json)"),
+    Case("shiftbench.json not JSON",
+         lambda run, src, tmp: (run / "shiftbench.json").write_text('{"format": 1,'),
+         VALIDATE, 2, f"{META} is not valid JSON (Expecting property name enclosed in double "
+                      "quotes: line 1 column 14 (char 13))"),
     Case("shiftbench.json not UTF-8",
          lambda run, src, tmp: append_bytes(run / "shiftbench.json", b"\xff"),
          VALIDATE, 2, f"{META}: not UTF-8 text"),
@@ -154,6 +188,15 @@ CASES = [
          2, "output {source}/runs/x is inside the source folder {source}; a run folder there "
             "would become part of the source (and change its fingerprint): choose an --output "
             "outside it"),
+    Case("an output folder inside a file",
+         lambda run, src, tmp: None,
+         (*EVALUATE[:-1], "{run}/shiftbench.json/results"), 2,
+         "Invalid value for '--output' / '-o': {run}/shiftbench.json/results: "
+         "{run}/shiftbench.json is a file, not a folder"),
+    Case("an output folder that is a file",
+         lambda run, src, tmp: None,
+         ("gen", "sample", "-t", "word-jumble-1", "-q", "-o", "{run}/shiftbench.json"), 2,
+         "Invalid value for '--output' / '-o': Directory '{run}/shiftbench.json' is a file."),
     Case("an unknown backend, with rule-based controls only",
          lambda run, src, tmp: None,
          ("gen", "sample", "-t", "word-jumble-1", "-b", "carrierpigeon", "-q", "-o", "{out}"),
@@ -166,6 +209,27 @@ CASES = [
             "database (file is not a database); delete it (its results are made again), or "
             "give another --cache-dir", scripted=True),
 ]  # fmt: skip
+
+
+TOKEN = "hf_faultsuiteSECRET0123456789"  # set as HF_TOKEN for every case; never shown
+
+
+def no_token(*places: Path | str) -> bool:
+    """Whether TOKEN is absent from each text and from every file under each folder."""
+    for place in places:
+        if isinstance(place, str):
+            if TOKEN in place:
+                return False
+            continue
+        files = [place] if place.is_file() else [p for p in place.rglob("*") if p.is_file()]
+        if any(TOKEN.encode() in f.read_bytes() for f in files):
+            return False
+    return True
+
+
+@pytest.fixture(autouse=True)
+def _token(monkeypatch):
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
 
 
 def _digest(folder: Path) -> dict[str, str]:
@@ -191,6 +255,7 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(case, request, invoke, 
     assert result.stdout == ""
     assert not out.exists()
     assert {"run": _digest(run), "source": _digest(source)} == before
+    assert no_token(result.output, result.stderr, tmp_path)
 
 
 def test_a_corrupt_embedding_cache_is_named_with_the_ways_out(invoke, tmp_path):
@@ -211,6 +276,7 @@ def test_a_corrupt_embedding_cache_is_named_with_the_ways_out(invoke, tmp_path):
         "database); delete it (its results are made again), or give another --cache-dir\n"
     )
     assert not out.exists()
+    assert no_token(result.output, tmp_path)
 
 
 def test_a_second_writer_of_one_run_folder_is_refused_while_the_first_runs(invoke, tmp_path):
@@ -251,6 +317,7 @@ def test_a_second_writer_of_one_run_folder_is_refused_while_the_first_runs(invok
     result = invoke(*args)
     assert result.exit_code == 0, result.output
     assert (out / "word-jumble-1-s1337" / "test.jsonl").is_file()
+    assert no_token(result.output, tmp_path)
 
 
 def test_a_write_cut_short_leaves_the_old_file_and_no_partial_one(invoke, monkeypatch, tmp_path):
@@ -274,9 +341,124 @@ def test_a_write_cut_short_leaves_the_old_file_and_no_partial_one(invoke, monkey
 
     monkeypatch.setattr(runfolder.os, "fsync", full)
     result = invoke("card", out, "--repo", "shiftbench-test/faults", "--version", "1.0.0")
-    assert result.exit_code == 1, result.output
-    assert "No space left on device" in result.stderr
+    assert (result.exit_code, result.stderr) == (1, DISK_FULL)
     assert (out / "README.md").read_bytes() == before
     assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == []
     (out / "validation.json.tmp").write_text("", encoding="utf-8")  # an older cut write
     assert "validation.json.tmp" not in folder_files(out)
+    assert no_token(result.output, tmp_path)
+
+
+def test_a_cache_another_process_holds_is_waited_for_then_named(
+    invoke, scripted, monkeypatch, tmp_path
+):
+    """Another process holds the generation cache's write lock and does not let go: gen
+    waits SHIFTBENCH_LOCK_WAIT seconds, then says so in one line naming the holder's pid
+    (exit 1, a fault of the moment rather than bad input), and blames no backend."""
+    import subprocess
+    import sys
+
+    from waiting import wait_for
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    marker = tmp_path / "held"
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import pathlib, sqlite3, sys\n"
+         f"db = sqlite3.connect({str(cache / 'generations.sqlite')!r}, isolation_level=None)\n"
+         "db.execute('PRAGMA journal_mode=WAL')\n"
+         "db.execute('CREATE TABLE generations (key TEXT PRIMARY KEY, text TEXT NOT NULL, '\n"
+         "           'finish_reason TEXT NOT NULL)')\n"
+         "db.execute('BEGIN IMMEDIATE')\n"
+         f"pathlib.Path({str(marker)!r}).write_text('held')\n"
+         "sys.stdin.read()\n"],
+        stdin=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        wait_for(lambda: marker.exists() or holder.poll() is not None, 60, "the holder's lock")
+        assert holder.poll() is None
+        monkeypatch.setenv("SHIFTBENCH_LOCK_WAIT", "1")
+        out = tmp_path / "out"
+        result = invoke("gen", "sample", "--limit", "2", "-b", "scripted", "--cache-dir", cache,
+                        "-q", "-o", out)  # fmt: skip
+        assert (result.exit_code, result.stderr) == (
+            1,
+            f"Error: the generation cache {cache / 'generations.sqlite'} stayed locked by "
+            f"another process (pid {holder.pid}) for 1 s; wait for it to finish, or give "
+            "another --cache-dir\n",
+        )
+        assert not out.exists()
+    finally:
+        holder.stdin.close()  # type: ignore[union-attr]
+        holder.wait(timeout=60)
+
+
+@contextmanager
+def tmpfs(where: Path, options: str) -> Iterator[Path]:
+    """A small file system mounted at `where` for the test's length; the test is skipped,
+    with the reason, where this process may not mount one."""
+    import shutil
+    import subprocess
+
+    where.mkdir()
+    if shutil.which("mount") is None:
+        pytest.skip("no mount command here")
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)],
+                          capture_output=True, text=True)  # fmt: skip
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", str(where)], check=True)
+
+
+def test_a_full_disk_fails_in_one_line_and_keeps_the_run_folder(invoke, tmp_path):
+    """A second gen that adds a config to a run folder on a disk with no room left: one
+    line (exit 1) saying so and what to do, and the folder stays byte for byte as the
+    first gen left it, with no partial config and no temporary file."""
+    with tmpfs(tmp_path / "disk", "size=40k") as disk:
+        out = disk / "run"
+        first = invoke("gen", "sample", "-t", "word-jumble-1", "-q", "-o", out)
+        assert first.exit_code == 0, first.output
+        before = _digest(out)
+        result = invoke("gen", "sample", "-t", "word-jumble-2", "-q", "-o", out)
+        assert (result.exit_code, result.stderr) == (1, DISK_FULL)
+        assert _digest(out) == before
+        assert sorted(p.name for p in disk.iterdir()) == ["run"]
+        assert no_token(result.output, disk)
+
+
+def test_an_output_on_a_read_only_file_system_is_refused_before_any_work(invoke, tmp_path):
+    with tmpfs(tmp_path / "disk", "ro,size=64k") as disk:
+        for args in (("gen", "sample", "-t", "word-jumble-1", "-q"),
+                     ("evaluate", "sample", "-m", MODEL, "-q", "--no-plots")):  # fmt: skip
+            result = invoke(*args, "-o", disk / "out")
+            assert (result.exit_code, result.stderr) == (
+                2,
+                f"Error: Invalid value for '--output' / '-o': {disk}/out: {disk} cannot be "
+                "written (a read-only file system)\n",
+            )
+
+
+def test_a_10_mb_row_is_read_and_flagged_as_runaway(invoke, scripted, tmp_path):
+    """A row whose rewrite is 10 MB of text is no reason to fail or stall: validate reads
+    it like any row and flags that row alone as a runaway output."""
+    out = tmp_path / "run"
+    made = invoke("gen", "sample", "--limit", "4", "-b", "scripted", "-q", "-o", out)
+    assert made.exit_code == 0, made.output
+    (config,) = (p for p in out.iterdir() if p.name.startswith("paraphrase"))
+    clean = invoke("validate", out, "-q")
+    assert clean.exit_code == 0, clean.output
+    flagged = _runaway_rows(out / "validation" / f"{config.name}.jsonl")
+    set_row(config / "test.jsonl", 2, sentence1="word " * 2_000_000)
+    result = invoke("validate", out, "-q")
+    assert result.exit_code == 0, result.output
+    assert _runaway_rows(out / "validation" / f"{config.name}.jsonl") == flagged | {2}
+    assert no_token(result.output, tmp_path)
+
+
+def _runaway_rows(path: Path) -> set[int]:
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    return {r["row_id"] for r in rows if "runaway" in r["failed"]}

@@ -43,11 +43,11 @@ from shiftbench.runfolder import (
     IDENTITY_KEPT,
     VALIDATION_REPORT,
     atomic_write_text,
+    read_config_split,
     read_jsonl,
     read_meta,
 )
 from shiftbench.scripts import DENSE_WEIGHT, tokens
-from shiftbench.sources import LISTED_TYPES
 from shiftbench.transforms import instruction
 from shiftbench.validate.judge import Item
 
@@ -134,10 +134,7 @@ def validate_run(
     }
     per_row: dict[str, list[dict[str, Any]]] = {}
     for name in chosen:
-        summary, rows = _validate_config(
-            folder, name, meta["configs"][name], fields, identifier, examples,
-            listed=meta["source"]["task_type"] in LISTED_TYPES,
-        )  # fmt: skip
+        summary, rows = _validate_config(folder, meta, name, identifier, examples)
         if measures:
             _measure_config(
                 summary, rows, fields, measures, cache or GenerationCache(None),
@@ -260,22 +257,21 @@ def _measure_config(
 
 def _validate_config(
     folder: Path,
+    meta: dict[str, Any],
     name: str,
-    config: dict[str, Any],
-    fields: list[str],
     identifier: LanguageID,
     examples: int,
-    listed: bool = False,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The config's summary, and its rows as read, each with its check results under
-    `_result` (its line in validation/<config>.jsonl). Each text field must hold a string
-    (a list, for a `listed` task type), as evaluate requires."""
+    `_result` (its line in validation/<config>.jsonl). Every split is read as evaluate
+    reads it (runfolder.read_config_split), so validate passes no folder evaluate refuses."""
+    config = meta["configs"][name]
+    fields = meta["source"]["text_fields"]
     transform = config["transform"]
-    texts = () if listed else tuple(fields)
     rows: list[dict[str, Any]] = []
-    for path in sorted((folder / name).glob("*.jsonl")):
-        read = read_jsonl(path, required=("row_id",), strings=texts)
-        rows += [{"_split": path.stem, **row} for row in read]
+    for split in sorted(config["rows"]):
+        read = read_config_split(folder, meta, name, split, required=("row_id",))
+        rows += [{"_split": split, **row} for row in read]
     if not rows:
         raise InputError(f"{folder / name} holds no rows")
     outputs = [str(row.get(f) or "") for row in rows for f in fields]
