@@ -44,7 +44,8 @@ class ShiftbenchGroup(click.Group):
 
     @staticmethod
     def disk_full(exc: BaseException) -> str:
-        where = f" (writing {exc.filename})" if getattr(exc, "filename", None) else ""
+        name = getattr(exc, "filename", None)
+        where = f" (writing {name})" if name else ""
         return (
             f"Error: no space left on the device{where}; free some space, or write elsewhere "
             "(--output, --cache-dir), and run the command again"

@@ -150,8 +150,8 @@ def read_config_split(
 ) -> list[dict[str, Any]]:
     """One split of a config that `meta` (the folder's shiftbench.json) lists, checked as
     every stage needs it: the file is there, each row holds the `required` fields and the
-    source's text fields as strings (a ranking table's rows, only those it has), and it holds as many rows as shiftbench.json says, so
-    an emptied or cut file is named rather than scored."""
+    source's text fields as strings (a ranking table's rows: those it has), and it holds
+    as many rows as shiftbench.json says, so an emptied or cut file is named, not scored."""
     path = split_file(folder / name, split)
     if path is None:
         raise InputError(
