@@ -94,6 +94,9 @@ def _log_to_stderr(verbosity: int) -> None:
     logger.addHandler(_EchoHandler())
     logger.setLevel((logging.WARNING, logging.INFO, logging.DEBUG)[min(verbosity, 2)])
     logger.propagate = False
+    # huggingface_hub shows its warnings through a handler of its own: one copy, even when
+    # another library (absl, under mlcroissant) gives the root logger a handler too
+    logging.getLogger("huggingface_hub").propagate = False
 
 
 def _disk_full(exc: BaseException) -> bool:

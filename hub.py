@@ -9,7 +9,6 @@ and path of a failed call, never its headers.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import os
 import re
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from shiftbench.errors import InputError
+from shiftbench.runfolder import read_json
 
 log = logging.getLogger(__name__)
 
@@ -113,6 +113,17 @@ def short_error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
 
 
+def quiet_hub() -> None:
+    """Silence huggingface_hub for a quiet run: no progress bars, and none of its own
+    warnings (its retries of an HTTP error); errors still end the command in one line."""
+    import logging
+
+    from huggingface_hub.utils import disable_progress_bars
+
+    disable_progress_bars()
+    logging.getLogger("huggingface_hub").setLevel(logging.ERROR)
+
+
 def hub_api() -> Any:
     from huggingface_hub import HfApi
 
@@ -141,9 +152,7 @@ def fetch_release(
     tag = check_version(version)
     api = hub_api()
     if quiet:
-        from huggingface_hub.utils import disable_progress_bars
-
-        disable_progress_bars()
+        quiet_hub()
     try:
         info = with_retries(
             "read version",
@@ -171,7 +180,15 @@ def check_files(local: Path, tag: str) -> list[str]:
     """Every file against the manifest: present, same size and sha256, nothing extra."""
     if not (local / MANIFEST).is_file():
         raise InputError(f"version {tag} holds no {MANIFEST}: not a shiftbench release")
-    doc = json.loads((local / MANIFEST).read_text(encoding="utf-8"))
+    doc = read_json(local / MANIFEST)
+    files = doc.get("files") if isinstance(doc, dict) else None
+    if not isinstance(files, list) or not all(
+        isinstance(f, dict) and {"path", "size", "sha256"} <= f.keys() for f in files
+    ):
+        raise InputError(
+            f"version {tag}: {MANIFEST} does not list the release's files (path, size, "
+            "sha256 each); not a shiftbench release"
+        )
     problems = []
     if doc.get("version") != tag:
         problems.append(f"the manifest names version {doc.get('version')}, not {tag}")

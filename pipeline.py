@@ -29,6 +29,7 @@ from shiftbench.errors import InputError, RuntimeFault, ShiftbenchError
 from shiftbench.gen.api import GenSettings
 from shiftbench.protocols import DEFAULT_PROTOCOL
 from shiftbench.runfolder import SPEC_FILE as SPEC_COPY
+from shiftbench.runfolder import read_json
 from shiftbench.sources import folder_digest
 from shiftbench.spec import STAGES, Spec, folder_name
 
@@ -61,7 +62,12 @@ class Unit:
         path = self.root / STATE_FILE
         if not path.is_file():
             return {}
-        state: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        state = read_json(path)
+        if not isinstance(state, dict) or not all(isinstance(v, str) for v in state.values()):
+            raise InputError(
+                f"{path}: not the record of finished stages (an object of stage -> "
+                "fingerprint); delete it, and every stage runs again"
+            )
         return state
 
     def mark(self, stage: str, fingerprint: str) -> None:

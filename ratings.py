@@ -8,12 +8,11 @@ item's tolerance of its expected value.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from shiftbench.errors import InputError
-from shiftbench.runfolder import read_jsonl
+from shiftbench.runfolder import read_json, read_jsonl
 
 BATCH_FILE = "batch.json"  # the batch's description: run, scheme, criteria, seed
 ITEMS_FILE = "items.jsonl"  # one row per item to rate, controls included
@@ -26,14 +25,10 @@ RATING_FIELDS = ("batch_id", "item_id", "rater_id", "criterion", "rating")
 def read_batch(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """A batch folder's description and its items."""
     path = folder / BATCH_FILE
-    try:
-        description = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(
-            f"{folder} holds no batch ({BATCH_FILE}); run 'human-eval batch'"
-        ) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}: not valid JSON ({exc.msg})") from None
+    missing = f"{folder} holds no batch ({BATCH_FILE}); run 'human-eval batch'"
+    description = read_json(path, missing=missing)
+    if not isinstance(description, dict):
+        raise InputError(f"{path}: must hold one JSON object (the batch's description)")
     return description, read_jsonl(folder / ITEMS_FILE, required=ITEM_FIELDS)
 
 

@@ -202,25 +202,59 @@ def is_run_folder(path: Path) -> bool:
     return (path / META_FILE).is_file()
 
 
+def read_json(path: Path, missing: str | None = None) -> Any:
+    """The JSON document in the file `path`. Every way it can fail to be one is an
+    InputError naming the file: `missing` (or `PATH: no such file`) when there is no file,
+    then a folder in its place, bytes that are not UTF-8, text that is not JSON (with the
+    line and column)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(missing or f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: a folder, not a JSON file") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not UTF-8 text") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"{path}: not valid JSON ({exc.msg}, line {exc.lineno} column {exc.colno})"
+        ) from None
+
+
+def read_report(path: Path, what: str) -> dict[str, Any] | None:
+    """A report a stage wrote (validation.json, human_eval.json), its shape checked: an
+    object whose `configs`, if it has them, is an object of objects. None when there is
+    no such file (the stage has not run); any other fault is an InputError naming it."""
+    if not path.exists():
+        return None
+    doc = read_json(path)
+    if not isinstance(doc, dict):
+        raise InputError(f"{path}: must hold one JSON object ({what})")
+    configs = doc.get("configs", {})
+    if not isinstance(configs, dict) or not all(isinstance(c, dict) for c in configs.values()):
+        raise InputError(f"{path}: configs must be an object of config name -> its summary")
+    return doc
+
+
+def read_validation(folder: Path) -> dict[str, Any] | None:
+    """The run folder's validation.json (checked by read_report); None before validate."""
+    return read_report(folder / VALIDATION_REPORT, "what validate found")
+
+
 def read_meta(path: Path) -> dict[str, Any]:
     """A run folder's shiftbench.json, its shape checked: a fault is one InputError
     naming the file and the key."""
     where = path / META_FILE
-    try:
-        meta = json.loads(where.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"{path} is not a shiftbench run folder (no {META_FILE})") from None
-    except UnicodeDecodeError:
-        raise InputError(f"{where}: not UTF-8 text") from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{where} is not valid JSON ({exc})") from None
+    meta = read_json(where, missing=f"{path} is not a shiftbench run folder (no {META_FILE})")
     check_meta(meta, where)
     return dict(meta)
 
 
 def check_meta(meta: Any, where: Path) -> None:
-    """The shape every stage relies on: an object with a `source` object (its name and
-    task type strings, its text fields a list of strings) and `configs`, an object of
+    """The shape every stage relies on: an object with a `source` object (its name, task
+    type and main score strings, its text fields a list of strings) and `configs`, an object of
     configs, each an object whose `kind` and `subset` are strings and whose `rows` map
     each split to a row count."""
 
@@ -232,9 +266,11 @@ def check_meta(meta: Any, where: Path) -> None:
     source = meta.get("source")
     if not isinstance(source, dict):
         raise fail("source must be an object (the source's description)")
-    for key in ("name", "task_type"):
+    for key in ("name", "task_type", "main_score"):
         if not isinstance(source.get(key), str):
             raise fail(f"source.{key} must be a string")
+    if not isinstance(source.get("dataset_path", ""), str):
+        raise fail("source.dataset_path must be a string")
     fields = source.get("text_fields", [])
     if not isinstance(fields, list) or not all(isinstance(f, str) for f in fields):
         raise fail("source.text_fields must be a list of field names")

@@ -30,8 +30,9 @@ from shiftbench.runfolder import (
     card_configs,
     default_config,
     read_jsonl,
+    read_report,
+    read_validation,
 )
-from shiftbench.runfolder import VALIDATION_REPORT as VALIDATION_JSON
 
 # The Hub's task categories for mteb task types.
 TASK_CATEGORIES = {
@@ -134,23 +135,15 @@ def languages(meta: dict[str, Any]) -> tuple[list[str], str]:
 
 def validation_report(folder: Path) -> dict[str, Any] | None:
     """The run folder's validation.json, when it was validated."""
-    return _read_json(folder / VALIDATION_JSON)
-
-
-def _read_json(path: Path) -> dict[str, Any] | None:
-    try:
-        doc: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    except (FileNotFoundError, json.JSONDecodeError):
-        return None
-    return doc
+    return read_validation(folder)
 
 
 def human_reports(folders: tuple[Path, ...]) -> list[dict[str, Any]]:
     """Each batch folder's report, with the languages its rated items are in."""
     reports = []
     for folder in folders:
-        doc = _read_json(folder / HUMAN_JSON)
-        batch = _read_json(folder / BATCH_FILE)
+        doc = read_report(folder / HUMAN_JSON, "the human-eval report")
+        batch = read_report(folder / BATCH_FILE, "the batch's description")
         if doc is None or batch is None:
             raise InputError(
                 f"{folder} holds no human-eval report; run 'shiftbench human-eval report "

@@ -31,6 +31,7 @@ from shiftbench.hub import (
     check_files,
     fetch_release,
     hub_api,
+    quiet_hub,
     require_token,
     short_error,
     transient,
@@ -71,6 +72,8 @@ def publish(
     if not dry_run:
         require_token()
     api = hub_api()
+    if quiet:
+        quiet_hub()
     tell = _silent if quiet else say  # the plan of a dry run shows even when quiet
     remote = _remote_state(api, repo, tag, dry_run)
     if remote.get("tag_commit"):

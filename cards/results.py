@@ -19,13 +19,13 @@ written into a card.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from shiftbench.errors import InputError
+from shiftbench.runfolder import read_json
 
 RESULTS_FILE = "results.json"  # what evaluate writes into its output folder
 
@@ -57,12 +57,9 @@ def read_results(items: tuple[str, ...], meta: dict[str, Any]) -> list[ModelScor
             name, sep, where = "", "", item
         folder = Path(where)
         path = folder / RESULTS_FILE if folder.is_dir() else folder
-        try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise InputError(f"--results {item}: no {RESULTS_FILE} there") from None
-        except json.JSONDecodeError as exc:
-            raise InputError(f"--results {item}: {path} is not JSON ({exc.msg})") from None
+        doc = read_json(path, missing=f"--results {item}: no {RESULTS_FILE} there")
+        if not isinstance(doc, dict) or not isinstance(doc.get("source", {}), dict):
+            raise InputError(f"{path}: not evaluate results (no source object)")
         theirs = doc.get("source", {})
         if (theirs.get("name"), theirs.get("revision")) != (
             source.get("name"), source.get("revision")

@@ -19,7 +19,6 @@ with no value (unscored, or not sampled for rating) does not pass.
 
 from __future__ import annotations
 
-import json
 import operator
 import re
 import statistics
@@ -30,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from shiftbench.errors import InputError
-from shiftbench.runfolder import read_jsonl
+from shiftbench.runfolder import read_jsonl, read_validation
 
 ALIASES = {"judge": "judge-similarity:", "quality": "judge-quality:", "paraplue": "paraplue:"}
 OPERATORS: dict[str, Callable[[float, float], bool]] = {
@@ -110,13 +109,13 @@ def certified(
 def _measure_values(
     folder: Path, criterion: Faithful
 ) -> dict[str, dict[RowKey, dict[str, float | None]]]:
-    report = folder / "validation.json"
-    if not report.is_file():
+    report = read_validation(folder)
+    if report is None:
         raise InputError(
             f"--faithful {criterion.text}: {folder} has not been validated "
             "(run 'shiftbench validate' with --judge or --paraplue first)"
         )
-    configs = json.loads(report.read_text(encoding="utf-8")).get("configs", {})
+    configs = report.get("configs", {})
     prefix = ALIASES.get(criterion.name)
     keys = sorted(
         {

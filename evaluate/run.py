@@ -42,6 +42,7 @@ from shiftbench.runfolder import (
     config_name,
     is_run_folder,
     read_config_split,
+    read_json,
     read_meta,
     usable,
 )
@@ -772,10 +773,8 @@ def _delta_text(record: dict[str, Any]) -> str:
 def read_results(path: Path) -> dict[str, Any]:
     """An evaluate results document, from its folder or its results.json."""
     file = path / "results.json" if path.is_dir() else path
-    try:
-        document: dict[str, Any] = json.loads(file.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise InputError(f"{path} is not an evaluate results folder ({exc})") from None
+    missing = f"{path} is not an evaluate results folder (no results.json)"
+    document: dict[str, Any] = read_json(file, missing=missing)
     if not isinstance(document, dict) or "models" not in document or "target" not in document:
         raise InputError(f"{path} is not an evaluate results folder (no models or target)")
     return document

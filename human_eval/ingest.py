@@ -58,10 +58,14 @@ def read_records(path: Path, criteria: list[str]) -> list[Record]:
             return _argilla(path, tasks)
         return _labelstudio(path, tasks)
     reader = csv.DictReader(io.StringIO(text, newline=""))
-    header = reader.fieldnames or []
-    if "WorkerId" in header or any(h.startswith("Input.") for h in header):
-        return _mturk(path, reader, criteria)
-    return _form(path, reader)
+    try:
+        header = reader.fieldnames or []
+        if "WorkerId" in header or any(h.startswith("Input.") for h in header):
+            return _mturk(path, reader, criteria)
+        return _form(path, reader)
+    except csv.Error as exc:  # a field past the csv module's size limit
+        # the reader counts a line once it has parsed it: the fault is on the next one
+        raise InputError(f"{path}:{reader.line_num + 1}: not a CSV row ({exc})") from None
 
 
 def _form(path: Path, reader: csv.DictReader[str]) -> list[Record]:

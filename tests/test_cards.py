@@ -438,6 +438,24 @@ def test_failures_midway_leave_no_tag_and_a_rerun_completes(stsb_run, hub, tmp_p
 
 
 @pytest.mark.server
+def test_the_hubs_own_retry_warnings_show_once_and_not_under_quiet(stsb_run, hub, tmp_path):
+    """huggingface_hub retries an HTTP 500 of the pre-upload itself and warns through a
+    handler of its own; mlcroissant (through absl) gives the root logger a handler as
+    well, which once printed each warning twice. Each shows once, and -q shows none."""
+    env = hub_env(hub, tmp_path)
+    hub.fail("preupload", 500, times=1)
+    loud = shiftbench(env, "publish", stsb_run, "--repo", REPO, "--version", "1.0.0")
+    assert loud.returncode == 0, loud.stderr
+    lines = loud.stderr.splitlines()
+    assert [line for line in lines if "Retry 1/5" in line] == ["Retrying in 1s [Retry 1/5]."]
+    assert len([line for line in lines if "HTTP Error 500" in line]) == 1
+    hub.fail("preupload", 500, times=1)
+    quiet = shiftbench(env, "publish", stsb_run, "--repo", REPO, "--version", "1.0.1", "-q")
+    assert (quiet.returncode, quiet.stderr, quiet.stdout) == (0, "", "")
+    assert set(tags(hub)) == {"v1.0.0", "v1.0.1"}
+
+
+@pytest.mark.server
 def test_verify_finds_a_changed_file(stsb_run, hub, tmp_path):
     env = hub_env(hub, tmp_path)
     assert (

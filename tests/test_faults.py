@@ -38,6 +38,7 @@ def run_folder(root: Path) -> Path:
         text = "".join(json.dumps(r) + "\n" for r in table)
         (folder / name / "test.jsonl").write_text(text, encoding="utf-8")
     source = {"name": "sample", "task_type": "STS", "main_score": "cosine_spearman",
+              "dataset_path": "sample", "revision": None,
               "text_fields": ["sentence1", "sentence2"], "score_range": [0.0, 5.0],
               "splits": ["test"]}  # fmt: skip
     configs = {
@@ -160,11 +161,16 @@ CASES = [
          VALIDATE, 2, "{run} is not a shiftbench run folder (no shiftbench.json)"),
     Case("shiftbench.json not JSON",
          lambda run, src, tmp: (run / "shiftbench.json").write_text('{"format": 1,'),
-         VALIDATE, 2, f"{META} is not valid JSON (Expecting property name enclosed in double "
-                      "quotes: line 1 column 14 (char 13))"),
+         VALIDATE, 2, f"{META}: not valid JSON (Expecting property name enclosed in double "
+                      "quotes, line 1 column 14)"),
     Case("shiftbench.json not UTF-8",
          lambda run, src, tmp: append_bytes(run / "shiftbench.json", b"\xff"),
          VALIDATE, 2, f"{META}: not UTF-8 text"),
+    Case("an evaluate results.json cut short (report)",
+         lambda run, src, tmp: (tmp / "results").mkdir() or (tmp / "results" / "results.json")
+         .write_text('{"models": '),
+         ("report", "{tmp}/results", "-o", "{out}"), 2,
+         "{tmp}/results/results.json: not valid JSON (Expecting value, line 1 column 12)"),
     Case("a truncated line in a local source folder",
          lambda run, src, tmp: append_bytes(src / "data" / "test.jsonl", b'{"sentence1": "cut'),
          ("gen", "{source}", "--task-type", "STS", "--source-language", "en", "-t",
@@ -462,3 +468,27 @@ def test_a_10_mb_row_is_read_and_flagged_as_runaway(invoke, scripted, tmp_path):
 def _runaway_rows(path: Path) -> set[int]:
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     return {r["row_id"] for r in rows if "runaway" in r["failed"]}
+
+
+@pytest.mark.parametrize(
+    ("report", "message"),
+    [
+        ("garbage", "{run}/validation.json: not valid JSON (Expecting value, line 1 column 1)"),
+        ('{"configs": []}',
+         "{run}/validation.json: configs must be an object of config name -> its summary"),
+        ("[]", "{run}/validation.json: must hold one JSON object (what validate found)"),
+    ],
+)  # fmt: skip
+def test_a_spoilt_validation_report_is_named_by_card(invoke, tmp_path, report, message):
+    """card reads validation.json for its figures: one it cannot read is named, where it
+    once passed for a folder never validated."""
+    run = tmp_path / "run"
+    assert (
+        invoke("gen", "sample", "-t", "word-jumble-1", "--limit", "4", "-q", "-o", run).exit_code
+        == 0
+    )
+    (run / "validation.json").write_text(report, encoding="utf-8")
+    before = _digest(run)
+    result = invoke("card", run, "--repo", "org/name", "--version", "1.0.0")
+    assert (result.exit_code, result.stderr) == (2, f"Error: {message.format(run=run)}\n")
+    assert _digest(run) == before

@@ -361,6 +361,10 @@ SCALE_TEXT = "is not on the quality scale"
             ":1: missing column(s) rater_id",
         ),
         ([HEADER, "b01,{item},,quality,3,"], ":2: empty rater_id"),
+        (
+            [HEADER, "b01,{item},r1,quality,3," + "x" * 200_000],
+            ":2: not a CSV row (field larger than field limit (131072))",
+        ),
     ],
 )
 def test_bad_rating_files(batch, invoke, tmp_path, lines, message):

@@ -14,7 +14,6 @@ The comparison holds:
 from __future__ import annotations
 
 import itertools
-import json
 import statistics
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -22,7 +21,7 @@ from typing import Any
 
 from shiftbench import __version__
 from shiftbench.errors import InputError
-from shiftbench.runfolder import read_jsonl, read_meta
+from shiftbench.runfolder import read_jsonl, read_meta, read_validation
 from shiftbench.stats import BOOTSTRAP_SAMPLES, bootstrap_mean_ci, holm, paired_bootstrap_p
 from shiftbench.validate.report import REPORT_JSON, ROWS_DIR
 
@@ -37,12 +36,9 @@ def load_generators(runs: list[Path]) -> dict[str, dict[str, Any]]:
         meta = read_meta(run)
         source = meta["source"]
         sources.add((source["dataset_path"], source.get("revision")))
-        try:
-            report = json.loads((run / REPORT_JSON).read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise InputError(
-                f"{run} has no {REPORT_JSON}: run 'shiftbench validate' first"
-            ) from None
+        report = read_validation(run)
+        if report is None:
+            raise InputError(f"{run} has no {REPORT_JSON}: run 'shiftbench validate' first")
         models = {c.get("model") for c in report["configs"].values()}
         for model in sorted(m or "unknown" for m in models):
             found.append((model, run, _load_values(run, meta, report, model)))

@@ -46,6 +46,7 @@ from shiftbench.runfolder import (
     read_config_split,
     read_jsonl,
     read_meta,
+    read_validation,
 )
 from shiftbench.scripts import DENSE_WEIGHT, tokens
 from shiftbench.transforms import instruction
@@ -157,8 +158,10 @@ def _keep_earlier(
     the config is unchanged (same settings): measures of the configs checked now, and (when
     the same language ID judged them) whole configs not checked this time."""
     try:
-        earlier = json.loads((folder / REPORT_JSON).read_text(encoding="utf-8"))
-    except (FileNotFoundError, json.JSONDecodeError):
+        earlier = read_validation(folder)
+    except InputError:  # unreadable: there is nothing to carry over, and it is replaced
+        return
+    if earlier is None:
         return
     checked = report["configs"]
     for name, summary in checked.items():
