@@ -72,14 +72,41 @@ def retry_wait() -> float:
     return float(os.environ.get("SHIFTBENCH_HUB_RETRY_WAIT", "2"))
 
 
-def transient(exc: BaseException) -> bool:
+def hub_timeout() -> float:
+    """Seconds any one Hub request may wait to connect, or between bytes of its answer
+    (`SHIFTBENCH_HUB_TIMEOUT`, default 60); a request past it is retried like an HTTP 503."""
+    value = os.environ.get("SHIFTBENCH_HUB_TIMEOUT", "")
+    try:
+        seconds = float(value) if value else 60.0
+    except ValueError:
+        raise InputError(f"SHIFTBENCH_HUB_TIMEOUT={value!r} is not a number of seconds") from None
+    if not seconds > 0:
+        raise InputError(f"SHIFTBENCH_HUB_TIMEOUT={value!r} must be more than 0 seconds")
+    return seconds
+
+
+def _transport_errors() -> tuple[type[BaseException], ...]:
+    """The transport errors (refused, reset, timed out) of the HTTP clients the Hub's
+    libraries use: httpx, and huggingface_hub's own httpx2 where it has one."""
     import httpx
+
+    found: list[type[BaseException]] = [httpx.TransportError]
+    try:
+        import httpx2  # huggingface_hub 2.x
+
+        found.append(httpx2.TransportError)
+    except ImportError:
+        pass
+    return tuple(found)
+
+
+def transient(exc: BaseException) -> bool:
     from huggingface_hub.errors import HfHubHTTPError
 
     if isinstance(exc, HfHubHTTPError):
         response = getattr(exc, "response", None)
         return response is not None and response.status_code in RETRY_STATUSES
-    return isinstance(exc, (httpx.TransportError, ConnectionError, TimeoutError))
+    return isinstance(exc, (*_transport_errors(), ConnectionError, TimeoutError))
 
 
 def with_retries(what: str, call: Callable[[], T], *, quiet: bool = False) -> T:
@@ -125,8 +152,12 @@ def quiet_hub() -> None:
 
 
 def hub_api() -> Any:
-    from huggingface_hub import HfApi
+    """A Hub client whose every request has a deadline (hub_timeout): huggingface_hub's
+    shared HTTP session waits forever by default."""
+    from huggingface_hub import HfApi, get_session
 
+    session = get_session()
+    session.timeout = type(session.timeout)(hub_timeout())
     return HfApi(endpoint=os.environ.get("HF_ENDPOINT") or None)
 
 

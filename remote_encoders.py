@@ -19,10 +19,18 @@ from typing import Any
 import numpy as np
 
 from shiftbench.errors import InputError, RuntimeFault, shown_url
-from shiftbench.retries import TransientError, error_text, retry_transient
+from shiftbench.retries import (
+    TransientError,
+    default_timeout,
+    error_text,
+    http_timeout,
+    retry_transient,
+    transport_fault,
+)
 
 PREFIX = "openai:"
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
+DEFAULT_TIMEOUT = 300.0  # seconds one request may wait for its answer (SHIFTBENCH_HTTP_TIMEOUT)
 API_KEY_ENV = "OPENAI_API_KEY"
 
 
@@ -60,7 +68,7 @@ class EmbeddingsEndpoint:
         base_url: str,
         *,
         extra: dict[str, Any] | None = None,
-        timeout: float = 300.0,
+        timeout: float | None = None,
         tries: int = 5,
     ) -> None:
         import httpx
@@ -73,7 +81,10 @@ class EmbeddingsEndpoint:
         key = os.environ.get(API_KEY_ENV)
         if key:
             headers["Authorization"] = f"Bearer {key}"
-        self._http = httpx.Client(base_url=base_url, headers=headers, timeout=timeout)
+        self.timeout = timeout or default_timeout(DEFAULT_TIMEOUT)
+        self._http = httpx.Client(
+            base_url=base_url, headers=headers, timeout=http_timeout(self.timeout)
+        )
         self.dimension: int | None = None
         self.requests = 0
         self.prompts: dict[str, str] = {}  # an endpoint names no prompts of its own
@@ -135,7 +146,7 @@ class EmbeddingsEndpoint:
         try:
             response = self._http.post("/embeddings", json=body)
         except httpx.TransportError as exc:
-            raise TransientError(type(exc).__name__) from None
+            raise transport_fault(exc, self.timeout) from None
         self.requests += 1
         if response.status_code == 429 or response.status_code >= 500:
             raise TransientError(f"HTTP {response.status_code}")

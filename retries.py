@@ -24,6 +24,26 @@ class TransientError(Exception):
 CONNECT_SECONDS = 10.0  # the longest a server may take to accept a connection
 
 
+def default_timeout(fallback: float) -> float:
+    """Seconds a request to a model server may wait for its answer when no option says:
+    `SHIFTBENCH_HTTP_TIMEOUT` (for every generation backend, judge and embeddings
+    endpoint), or the caller's `fallback`."""
+    import os
+
+    from shiftbench.errors import InputError
+
+    value = os.environ.get("SHIFTBENCH_HTTP_TIMEOUT", "")
+    if not value:
+        return fallback
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise InputError(f"SHIFTBENCH_HTTP_TIMEOUT={value!r} is not a number of seconds") from None
+    if not seconds > 0:
+        raise InputError(f"SHIFTBENCH_HTTP_TIMEOUT={value!r} must be more than 0 seconds")
+    return seconds
+
+
 def http_timeout(seconds: float) -> Any:
     """httpx's timeout for a request: `seconds` for the answer (each read, write and pool
     wait), at most CONNECT_SECONDS to connect."""

@@ -143,7 +143,7 @@ from shiftbench.gen.api import GenSettings
     help="Seconds a request to the openai or ollama backend's server may wait for its "
     "answer, each try (10 to connect); a request that times out is retried, and a server "
     "that never answers ends the run with one line naming it, finished rows kept "
-    "(default: openai 300, ollama 600).",
+    "(default: $SHIFTBENCH_HTTP_TIMEOUT, else openai 300, ollama 600).",
 )
 @click.option(
     "--num-ctx",

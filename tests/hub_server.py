@@ -21,7 +21,8 @@ Writes need `Authorization: Bearer <token>` with the server's token; reads are p
 
 `fail(endpoint, status, times, after_apply)` injects faults: the next `times` calls of an
 endpoint answer `status`, before doing anything or (with `after_apply`) after the change
-is made, as when a response is lost on the way back.
+is made, as when a response is lost on the way back. Status `HANG` never answers: the call
+is held open until the server stops, as a Hub that accepts and stalls would.
 """
 
 from __future__ import annotations
@@ -43,6 +44,9 @@ GITATTRIBUTES = b"*.parquet filter=lfs diff=lfs merge=lfs -text\n"
 def blob_oid(data: bytes) -> str:
     """The git blob id the Hub reports for a regular file."""
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+HANG = 0  # a fault status: the call is never answered
 
 
 @dataclass
@@ -94,6 +98,7 @@ class LocalHub:
         self.requests: list[tuple[str, str, bool]] = []  # method, path, authorised
         self.faults: dict[str, list[tuple[int, bool]]] = {}
         self.server: ThreadingHTTPServer | None = None
+        self.stopping = threading.Event()  # lets calls held by a HANG fault go
 
     # -- lifecycle
     def start(self) -> str:
@@ -107,6 +112,7 @@ class LocalHub:
         return f"http://127.0.0.1:{self.server.server_address[1]}"
 
     def stop(self) -> None:
+        self.stopping.set()
         if self.server is not None:
             self.server.shutdown()
             self.server.server_close()
@@ -167,6 +173,9 @@ class _Handler(BaseHTTPRequestHandler):
                         raise HubError(401, "Invalid credentials in Authorization header")
                     fault = hub.faults.get(endpoint)
                     injected = fault.pop(0) if fault else None
+                    if injected and injected[0] == HANG:
+                        hub.stopping.wait(600)  # the client gives up long before
+                        return
                     if injected and not injected[1]:
                         raise HubError(injected[0], "injected fault")
                     with hub.lock:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import built_once, copied, read_rows
-from hub_server import LocalHub
+from hub_server import HANG, LocalHub
 from test_human_eval import rated_batch
 
 from shiftbench.cards.croissant import RAI_FIELDS
@@ -453,6 +453,26 @@ def test_the_hubs_own_retry_warnings_show_once_and_not_under_quiet(stsb_run, hub
     quiet = shiftbench(env, "publish", stsb_run, "--repo", REPO, "--version", "1.0.1", "-q")
     assert (quiet.returncode, quiet.stderr, quiet.stdout) == (0, "", "")
     assert set(tags(hub)) == {"v1.0.0", "v1.0.1"}
+
+
+@pytest.mark.server
+def test_a_hub_that_stops_answering_ends_publish_in_one_line(stsb_run, hub, tmp_path):
+    """The Hub takes the commit and never answers: each try gives up after
+    SHIFTBENCH_HUB_TIMEOUT seconds and is retried; after the last, one line (exit 1), no
+    tag, and the same command completes the release once the Hub answers again."""
+    env = {**hub_env(hub, tmp_path), "SHIFTBENCH_HUB_TIMEOUT": "1"}
+    publish = ["publish", stsb_run, "--repo", REPO, "--version", "1.0.0", "-q"]
+    hub.fail("commit", HANG, times=5)
+    done = shiftbench(env, *publish)
+    assert (done.returncode, done.stderr) == (
+        1,
+        f"Error: publishing {REPO}@v1.0.0 failed at the commit (ReadTimeout: timed out); no "
+        "tag was made: run the same command again to complete the release\n",
+    )
+    assert tags(hub) == {}
+    done = shiftbench(env, *publish)
+    assert done.returncode == 0, done.stderr
+    assert set(tags(hub)) == {"v1.0.0"}
 
 
 @pytest.mark.server

@@ -155,3 +155,21 @@ def test_endpoint_specs():
     assert parse_endpoint("openai:m@http://h:1/v1/") == ("m", "http://h:1/v1")
     with pytest.raises(InputError, match="must start with http"):
         parse_endpoint("openai:m@h:1")
+
+
+def test_an_endpoint_that_never_answers_fails_after_its_deadline(monkeypatch):
+    """A server that takes the connection and says nothing: each try waits
+    SHIFTBENCH_HTTP_TIMEOUT seconds, then the endpoint gives up in one message that says
+    what it waited for."""
+    import socket
+
+    monkeypatch.setenv("SHIFTBENCH_HTTP_TIMEOUT", "0.5")
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)  # the system accepts connections; nobody reads or answers them
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/v1"
+        endpoint = EmbeddingsEndpoint("m", url)
+        endpoint.BACKOFF = 0.0
+        with pytest.raises(RuntimeFault) as failed:
+            endpoint.encode(["a"])
+    assert str(failed.value) == f"{url} kept failing (no answer within 0.5 s) after 5 tries"

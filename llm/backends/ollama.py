@@ -24,7 +24,13 @@ from shiftbench.llm.backends.base import (
 )
 from shiftbench.llm.backends.reasoning import strip_reasoning
 from shiftbench.registry import suggest
-from shiftbench.retries import TransientError, http_timeout, retry_transient, transport_fault
+from shiftbench.retries import (
+    TransientError,
+    default_timeout,
+    http_timeout,
+    retry_transient,
+    transport_fault,
+)
 
 # seconds a request may wait for its answer (--timeout); Ollama may load the model first
 DEFAULT_TIMEOUT = 600.0
@@ -59,7 +65,7 @@ class OllamaBackend(SharedRequests):
         self.host = shown_url(url)  # as printed and recorded
         self.concurrency = concurrency
         self.num_ctx = num_ctx
-        self.timeout = timeout or DEFAULT_TIMEOUT
+        self.timeout = timeout or default_timeout(DEFAULT_TIMEOUT)
         self.tries = tries
         self._client: Any = None
         self._info: dict[str, Any] | None = None

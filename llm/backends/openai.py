@@ -25,6 +25,7 @@ from shiftbench.llm.backends.reasoning import strip_reasoning
 from shiftbench.registry import suggest
 from shiftbench.retries import (
     TransientError,
+    default_timeout,
     error_text,
     http_timeout,
     retry_transient,
@@ -62,7 +63,7 @@ class OpenAIBackend(SharedRequests):
         self._url = url  # with any credentials, for the connection alone
         self.base_url = shown_url(url)  # as printed and recorded
         self.concurrency = concurrency
-        self.timeout = timeout or DEFAULT_TIMEOUT
+        self.timeout = timeout or default_timeout(DEFAULT_TIMEOUT)
         self.tries = tries
         self._client: Any = None
         self._served: list[str] | None = None
