@@ -22,8 +22,8 @@ except PackageNotFoundError:  # running from a source tree that was never instal
 
 # public name -> the module that defines it
 _API = {
-    "load_source": "shiftbench.sources",
-    "Source": "shiftbench.sources",
+    "load_source": "shiftbench.core.data.sources",
+    "Source": "shiftbench.core.data.sources",
     "GenSettings": "shiftbench.gen.api",
     "GenResult": "shiftbench.gen.api",
     "TooManyFailures": "shiftbench.gen.api",

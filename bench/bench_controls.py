@@ -34,8 +34,8 @@ def main() -> None:
     args = parser.parse_args()
 
     from shiftbench.cli import cli
+    from shiftbench.core.data.sources import resolve_source
     from shiftbench.gen.controls import TOKEN, _tags, load_lexicon
-    from shiftbench.sources import resolve_source
 
     source = resolve_source(str(args.folder), task_type=args.task_type)
     texts = []
@@ -74,7 +74,7 @@ def main() -> None:
 
     from sentence_transformers import SentenceTransformer
 
-    from shiftbench.encoders import resolve_encoder
+    from shiftbench.core.models.encoders import resolve_encoder
     from shiftbench.evaluate.probes import ProbeSettings, gather
     from shiftbench.evaluate.run import collect_run_folder
 

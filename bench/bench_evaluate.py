@@ -32,9 +32,9 @@ def main() -> None:
     import datasets
     import mteb
 
-    from shiftbench.encoders import Encoder
+    from shiftbench.core.data.sources import resolve_source
+    from shiftbench.core.models.encoders import Encoder
     from shiftbench.evaluate.run import collect_source, score_collection
-    from shiftbench.sources import resolve_source
 
     encoder = Encoder(MODEL)
     source = resolve_source("STSBenchmark", data_dir=args.data_dir)

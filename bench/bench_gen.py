@@ -19,8 +19,8 @@ def main() -> None:
     parser.add_argument("--batch-sizes", default="1,4,8,16")
     args = parser.parse_args()
 
+    from shiftbench.core.text.transforms import TRANSFORMS, load_prompts
     from shiftbench.llm.backends import Request, Sampling, get_backend
-    from shiftbench.transforms import TRANSFORMS, load_prompts
 
     transform = TRANSFORMS["paraphrase"]
     prompt = load_prompts(transform)[0]

@@ -28,8 +28,8 @@ def main() -> None:
     parser.add_argument("--expected", action="store_true", help="measure the check's rule")
     args = parser.parse_args()
 
-    from shiftbench import langid
-    from shiftbench.langid import UNDETERMINED, get_identifier
+    from shiftbench.core.text import langid
+    from shiftbench.core.text.langid import UNDETERMINED, get_identifier
 
     texts: dict[str, list[str]] = {}
     for lang_dir in sorted(p for p in args.folder.iterdir() if p.is_dir()):
@@ -73,7 +73,7 @@ def main() -> None:
 
 def check_rule(texts: dict[str, list[str]], langid: object) -> None:
     """False alarms and catches of the wrong-language check, share rule against arg-max."""
-    from shiftbench.langid import EXPECTED_SHARE, UNDETERMINED, get_identifier
+    from shiftbench.core.text.langid import EXPECTED_SHARE, UNDETERMINED, get_identifier
 
     langs = list(texts)
     print(f"{'identifier':<11} {'rule':<18} {'false alarms':>12} {'(en)':>7} {'caught':>8}")

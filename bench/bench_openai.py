@@ -89,12 +89,12 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=4)
     args = parser.parse_args()
 
+    from shiftbench.core.text.languages import LANGUAGES
+    from shiftbench.core.text.transforms import TRANSFORMS, load_prompts
     from shiftbench.gen.rewrite import Variant, call_key, rewrite_texts
-    from shiftbench.languages import LANGUAGES
     from shiftbench.llm.backends import Request, Sampling
     from shiftbench.llm.backends.openai import OpenAIBackend
     from shiftbench.llm.cache import GenerationCache
-    from shiftbench.transforms import TRANSFORMS, load_prompts
 
     sample = resources.files("shiftbench").joinpath("sample", "data", "test.jsonl")
     rows = [json.loads(line) for line in sample.read_text().splitlines()][: args.rows]

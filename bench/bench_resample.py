@@ -26,9 +26,9 @@ def main() -> None:
     parser.add_argument("--resamples", type=int, default=1000)
     args = parser.parse_args()
 
-    from shiftbench.encoders import Encoder
+    from shiftbench.core.data.sources import resolve_source
+    from shiftbench.core.models.encoders import Encoder
     from shiftbench.evaluate.run import collect_run_folder, collect_source, score_collection
-    from shiftbench.sources import resolve_source
 
     encoder = Encoder(MODEL)
     source = resolve_source("STSBenchmark", data_dir=args.data_dir)

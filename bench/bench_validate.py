@@ -24,8 +24,8 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=20000)
     args = parser.parse_args()
 
-    from shiftbench.checks import CHECKS, Case, failures
-    from shiftbench.langid import get_identifier
+    from shiftbench.core.text.checks import CHECKS, Case, failures
+    from shiftbench.core.text.langid import get_identifier
     from shiftbench.validate.report import edit_distance
 
     meta = json.loads((args.run / "shiftbench.json").read_text(encoding="utf-8"))

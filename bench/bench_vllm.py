@@ -39,8 +39,9 @@ def main() -> None:
 
     from vllm import SamplingParams
 
+    from shiftbench.core.text.languages import LANGUAGES
+    from shiftbench.core.text.transforms import TRANSFORMS, load_prompts
     from shiftbench.gen.rewrite import Variant, call_key, rewrite_texts
-    from shiftbench.languages import LANGUAGES
     from shiftbench.llm.backends import Request, Sampling
     from shiftbench.llm.backends.base import token_budget
     from shiftbench.llm.backends.vllm_backend import (
@@ -49,7 +50,6 @@ def main() -> None:
         parse_engine_args,
     )
     from shiftbench.llm.cache import GenerationCache
-    from shiftbench.transforms import TRANSFORMS, load_prompts
 
     sample = resources.files("shiftbench").joinpath("sample", "data", "test.jsonl")
     rows = [json.loads(line) for line in sample.read_text().splitlines()][: args.rows]
@@ -129,11 +129,11 @@ def stream_gain(
 ) -> tuple[float, float, bool]:
     """Seconds for the variants one after another (gen's order before the stream) and as
     one stream (gen's order now), each with an empty cache; and whether the outputs agree."""
+    from shiftbench.core.text.languages import LANGUAGES
+    from shiftbench.core.text.transforms import get_transform, load_prompts
     from shiftbench.gen.rewrite import Variant, rewrite_texts
     from shiftbench.gen.schedule import Jobs
-    from shiftbench.languages import LANGUAGES
     from shiftbench.llm.cache import GenerationCache
-    from shiftbench.transforms import get_transform, load_prompts
 
     variants = [
         Variant(t, load_prompts(t), seed, sampling, max_attempts=1)

@@ -57,7 +57,7 @@ def write_card(
     """Write the dataset card of a run folder (every config is loaded with load_dataset
     first) to `output`, by default RUN/README.md; returns where it went."""
     from shiftbench.cards.release import build
-    from shiftbench.hub import check_repo, check_version
+    from shiftbench.core.hub import check_repo, check_version
 
     s = settings or ReleaseSettings()
     tag = check_version(s.version) if s.version else None
@@ -73,7 +73,7 @@ def write_card(
         Path(run), s.repo, tag, s.human_dirs, s.license_id, data_format=data_format,
         results=s.results, rai=s.rai, date_published=s.date_published,
     )  # fmt: skip
-    from shiftbench.runfolder import atomic_write_text
+    from shiftbench.core.data.runfolder import atomic_write_text
 
     target = Path(output) if output is not None else Path(run) / "README.md"
     atomic_write_text(target, text)  # a full disk leaves the old card, never a cut one
@@ -100,7 +100,7 @@ def publish_release(
         RuntimeFault: The Hub failed after retries; no tag was made.
     """
     from shiftbench.cards.publish import publish
-    from shiftbench.hub import check_repo, check_version
+    from shiftbench.core.hub import check_repo, check_version
 
     if not settings.repo or not settings.version:
         raise InputError("a release needs a repo (ORG/NAME) and a version (X.Y.Z)")

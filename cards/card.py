@@ -18,11 +18,7 @@ from typing import Any
 from shiftbench import __version__
 from shiftbench.cards import results
 from shiftbench.cards.results import ModelScores
-from shiftbench.errors import InputError
-from shiftbench.languages import get_language
-from shiftbench.ratings import BATCH_FILE, ITEMS_FILE
-from shiftbench.ratings import HUMAN_REPORT as HUMAN_JSON
-from shiftbench.runfolder import (
+from shiftbench.core.data.runfolder import (
     IDENTICAL,
     IDENTITY_KEPT,
     META_FILE,
@@ -33,6 +29,10 @@ from shiftbench.runfolder import (
     read_report,
     read_validation,
 )
+from shiftbench.core.ratings import BATCH_FILE, ITEMS_FILE
+from shiftbench.core.ratings import HUMAN_REPORT as HUMAN_JSON
+from shiftbench.core.text.languages import get_language
+from shiftbench.errors import InputError
 
 # The Hub's task categories for mteb task types.
 TASK_CATEGORIES = {

@@ -24,8 +24,7 @@ from typing import Any
 from shiftbench import __version__
 from shiftbench.cards.api import ReleaseSettings
 from shiftbench.cards.release import Release, build
-from shiftbench.errors import InputError, RuntimeFault
-from shiftbench.hub import (
+from shiftbench.core.hub import (
     KEEP,
     MANIFEST,
     check_files,
@@ -37,6 +36,7 @@ from shiftbench.hub import (
     transient,
     with_retries,
 )
+from shiftbench.errors import InputError, RuntimeFault
 
 Say = Callable[[str], None]
 

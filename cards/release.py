@@ -25,10 +25,8 @@ from shiftbench import __version__
 from shiftbench.cards import card as cards
 from shiftbench.cards import croissant
 from shiftbench.cards import results as evaluated
-from shiftbench.errors import InputError
-from shiftbench.hub import MANIFEST, folder_files, sha256_file
-from shiftbench.parts import context_name
-from shiftbench.runfolder import (
+from shiftbench.core.data.parts import context_name
+from shiftbench.core.data.runfolder import (
     DATA_FORMATS,
     FORMAT_VERSION,
     META_FILE,
@@ -39,7 +37,9 @@ from shiftbench.runfolder import (
     split_file,
     table_config,
 )
-from shiftbench.runfolder import render_card as minimal_card
+from shiftbench.core.data.runfolder import render_card as minimal_card
+from shiftbench.core.hub import MANIFEST, folder_files, sha256_file
+from shiftbench.errors import InputError
 
 
 @dataclass
@@ -204,7 +204,7 @@ def _load(datasets: Any, view: Path, name: str, scratch: Path) -> Any:
 
 def expected_columns(meta: dict[str, Any], info: dict[str, Any]) -> list[str]:
     """The columns every row of a config must have: the task's, and a variant's own."""
-    from shiftbench.sources import TASK_SCHEMAS
+    from shiftbench.core.data.sources import TASK_SCHEMAS
 
     source = meta["source"]
     schema = TASK_SCHEMAS.get(source["task_type"])

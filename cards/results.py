@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from shiftbench.core.data.runfolder import read_json
 from shiftbench.errors import InputError
-from shiftbench.runfolder import read_json
 
 RESULTS_FILE = "results.json"  # what evaluate writes into its output folder
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from shiftbench.core.settings import check, chosen, ranged
 from shiftbench.errors import InputError
-from shiftbench.settings import check, chosen, ranged
 
 PRECISIONS = ("float32", "float16", "bfloat16")  # the dtypes an encoder's weights load in
 # how a delta's interval is read from its bootstrap draws (evaluate.resample.interval)
@@ -214,12 +214,12 @@ class Evaluation:
     the time this exists, before any model loads."""
 
     def __init__(self, target: str | Path, settings: EvalSettings | None = None) -> None:
+        from shiftbench.core.data.runfolder import is_run_folder, read_meta
+        from shiftbench.core.data.sources import resolve_source
+        from shiftbench.core.protocols import ORIGINAL_IN_PLACE, scoring_protocol, with_scoring
         from shiftbench.evaluate.pool import POOLED, poolable, pooled, pooled_certified
         from shiftbench.evaluate.restore import with_originals_restored
         from shiftbench.evaluate.run import chosen_parts, collect, require_supported
-        from shiftbench.protocols import ORIGINAL_IN_PLACE, scoring_protocol, with_scoring
-        from shiftbench.runfolder import is_run_folder, read_meta
-        from shiftbench.sources import resolve_source
 
         s = self.settings = settings or EvalSettings()
         if s.resamples < 0 or 0 < s.resamples < 1000:
@@ -257,14 +257,14 @@ class Evaluation:
         """The dtype a model's weights load in when --precision names none: the scoring
         protocol's for a model loaded here (an endpoint or an mteb registry model loads as
         it is served or registered, in float32 here)."""
-        from shiftbench.encoders import loads_here
+        from shiftbench.core.models.encoders import loads_here
 
         return str(self.scoring["precision"]) if loads_here(model) else "float32"
 
     def _certified(self) -> Any:
         """The rows `faithful` certifies."""
+        from shiftbench.core.data.runfolder import is_run_folder
         from shiftbench.evaluate.faithful import CertifiedRows, certified, parse_faithful
-        from shiftbench.runfolder import is_run_folder
 
         s = self.settings
         if s.faithful is None:
@@ -289,7 +289,7 @@ class Evaluation:
         a later one keeps the finished ones). Every model loads before any is scored, so
         a bad name stops the run at once. `on_model(model, records)` sees each model's
         records as soon as they are scored."""
-        from shiftbench.encoders import Encoder
+        from shiftbench.core.models.encoders import Encoder
         from shiftbench.evaluate.run import (
             default_output,
             results_document,
@@ -445,7 +445,7 @@ def probe_encoders(
         InputError: A target that is neither a run folder nor a release, or one without
             the configs a probe needs; raised before any model loads.
     """
-    from shiftbench.encoders import Encoder
+    from shiftbench.core.models.encoders import Encoder
     from shiftbench.evaluate.probes import (
         MEASURES,
         RANDOM_PAIRS,

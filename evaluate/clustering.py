@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from shiftbench.core.protocols import EVALUATION_SEED
 from shiftbench.evaluate.resample import (
     Replicate,
     cell_counts,
@@ -42,7 +43,6 @@ from shiftbench.evaluate.resample import (
     weighted_mean,
     weighted_v_measure,
 )
-from shiftbench.protocols import EVALUATION_SEED
 
 if TYPE_CHECKING:
     from collections.abc import Callable

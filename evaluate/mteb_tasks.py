@@ -28,9 +28,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from shiftbench.core.data.runfolder import OK, usable
 from shiftbench.errors import InputError
 from shiftbench.evaluate.tasks import train_split
-from shiftbench.runfolder import OK, usable
 
 # Registered mteb tasks whose evaluator scores a local folder of their type.
 STAND_INS = {

@@ -31,12 +31,12 @@ from typing import Any
 import numpy as np
 
 from shiftbench import __version__
-from shiftbench.encoders import Encoder
+from shiftbench.core.data.listfields import refuse_listed
+from shiftbench.core.data.runfolder import IDENTITY_KEPT, usable
+from shiftbench.core.models.encoders import Encoder
+from shiftbench.core.text.transforms import CHANGED, CONTROLS, PRESERVED
 from shiftbench.errors import InputError
 from shiftbench.evaluate.run import Collection, ConfigView, write_json
-from shiftbench.listfields import refuse_listed
-from shiftbench.runfolder import IDENTITY_KEPT, usable
-from shiftbench.transforms import CHANGED, CONTROLS, PRESERVED
 
 MEASURES = {"cosine": "cosine similarity", "ned": "normalised Euclidean distance"}
 DISTANCES = frozenset({"ned"})  # lower is closer

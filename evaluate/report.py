@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
+from shiftbench.core.stats import hodges_lehmann, holm, wilcoxon_signed_rank
 from shiftbench.evaluate.resample import LEVEL, THIN_NOTE, tail_share, thin, usable_draws
 from shiftbench.evaluate.sides import config_label, shift_summary
-from shiftbench.stats import hodges_lehmann, holm, wilcoxon_signed_rank
 
 AXES = ("Lexical/Stylistic", "Length", "Language")
 TOTAL = "total"

@@ -26,8 +26,8 @@ import string
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from shiftbench.listfields import field_texts, regrouped
-from shiftbench.runfolder import OK, TRUNCATED
+from shiftbench.core.data.listfields import field_texts, regrouped
+from shiftbench.core.data.runfolder import OK, TRUNCATED
 
 if TYPE_CHECKING:
     from shiftbench.evaluate.run import Collection, ConfigView

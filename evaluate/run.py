@@ -15,7 +15,18 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from shiftbench import __version__
-from shiftbench.encoders import Encoder
+from shiftbench.core.data.parts import DEFAULT, context_name, folder_split
+from shiftbench.core.data.runfolder import (
+    OK,
+    config_name,
+    is_run_folder,
+    read_config_split,
+    read_json,
+    read_meta,
+    usable,
+)
+from shiftbench.core.data.sources import RANKING_TYPES, Source
+from shiftbench.core.models.encoders import Encoder
 from shiftbench.errors import InputError
 from shiftbench.evaluate.clustering import seeded_by_evaluation
 from shiftbench.evaluate.resample import (
@@ -36,17 +47,6 @@ from shiftbench.evaluate.sides import (
     side_records,
 )
 from shiftbench.evaluate.tasks import EVALUATORS, Scoring, evaluator, train_split
-from shiftbench.parts import DEFAULT, context_name, folder_split
-from shiftbench.runfolder import (
-    OK,
-    config_name,
-    is_run_folder,
-    read_config_split,
-    read_json,
-    read_meta,
-    usable,
-)
-from shiftbench.sources import RANKING_TYPES, Source
 
 if TYPE_CHECKING:
     from shiftbench.evaluate.faithful import CertifiedRows
@@ -69,7 +69,7 @@ class Collection:
     label: str
     source: dict[str, Any]
     configs: list[ConfigView]
-    # the parts a run folder's variants rewrote (shiftbench.parts)
+    # the parts a run folder's variants rewrote (shiftbench.core.data.parts)
     rewrite: tuple[str, ...] = DEFAULT
 
 
@@ -88,7 +88,7 @@ def collect_run_folder(folder: Path) -> Collection:
 
 
 def collect_source(source: Source) -> Collection:
-    from shiftbench.sources import source_meta
+    from shiftbench.core.data.sources import source_meta
 
     require_evaluable(source_meta(source), source.name)
     configs = []
@@ -134,7 +134,7 @@ def collect_generated(target: str) -> Collection:
 def with_ranking_context(collection: Collection, data_dir: str | None) -> Collection:
     """Add the source's corpus, qrels (and candidates) to a ranking run's original
     configs, after checking that the source is at the revision the run was made from."""
-    from shiftbench.sources import resolve_source
+    from shiftbench.core.data.sources import resolve_source
 
     recorded = collection.source
     if recorded["task_type"] not in RANKING_TYPES:
@@ -176,7 +176,7 @@ def collect_release(spec: str) -> Collection:
     before anything is scored."""
     import tempfile
 
-    from shiftbench.hub import check_files, fetch_release
+    from shiftbench.core.hub import check_files, fetch_release
 
     with tempfile.TemporaryDirectory(prefix="shiftbench-evaluate-") as scratch:
         local, repo, tag, sha = fetch_release(spec, Path(scratch), quiet=True, what="evaluate")
@@ -639,6 +639,11 @@ def model_meta(model: dict[str, Any]) -> dict[str, Any]:
     except KeyError:
         meta = ModelMeta.create_empty({"name": name})
     out: dict[str, Any] = json.loads(json.dumps(meta.to_dict(), default=str))
+    for key, value in out.items():
+        # a set of mteb's (training_datasets) comes out in the process's hash order:
+        # sorted, equal runs write equal bytes
+        if isinstance(getattr(meta, key, None), (set, frozenset)) and isinstance(value, list):
+            out[key] = sorted(value, key=str)
     out.update(name=name, revision=model.get("revision"))
     return out
 

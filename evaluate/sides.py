@@ -22,9 +22,9 @@ from collections.abc import Callable
 from statistics import fmean
 from typing import Any
 
+from shiftbench.core.data.parts import CORPUS, PARTS, QUERIES, folder_split
+from shiftbench.core.data.runfolder import OK, usable
 from shiftbench.evaluate.resample import record_fields
-from shiftbench.parts import CORPUS, PARTS, QUERIES, folder_split
-from shiftbench.runfolder import OK, usable
 
 Rows = list[dict[str, Any]]
 Side = tuple[list[str], Rows, dict[str, Rows]]

@@ -15,9 +15,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from shiftbench.encoders import Encoder
+from shiftbench.core.models.encoders import Encoder
+from shiftbench.core.registry import Registry
 from shiftbench.evaluate.resample import Replicate
-from shiftbench.registry import Registry
 
 EVALUATORS = Registry(
     "task type",

@@ -20,14 +20,14 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from shiftbench.core.data.parts import with_parts
+from shiftbench.core.settings import check, ranged
 from shiftbench.errors import InputError, RuntimeFault
-from shiftbench.parts import with_parts
-from shiftbench.settings import check, ranged
 
 if TYPE_CHECKING:
+    from shiftbench.core.data.sources import Source
     from shiftbench.gen.plan import GenPlan
     from shiftbench.llm.backends import Backend
-    from shiftbench.sources import Source
 
 log = logging.getLogger(__name__)
 
@@ -172,6 +172,10 @@ class _Prepared:
 
 def _prepare(source: Source, settings: GenSettings) -> _Prepared:
     """Every check that needs no model, and the variants to make."""
+    from shiftbench.core.data.parts import check_rewrite, parse_rewrite
+    from shiftbench.core.protocols import apply_protocol, get_protocol
+    from shiftbench.core.text.languages import parse_pool
+    from shiftbench.core.text.transforms import expand_transforms, load_prompts, parse_prompt_files
     from shiftbench.gen.controls import (
         ANTONYM,
         JUMBLE,
@@ -181,12 +185,8 @@ def _prepare(source: Source, settings: GenSettings) -> _Prepared:
         parse_parts_of_speech,
     )
     from shiftbench.gen.rewrite import Variant
-    from shiftbench.languages import parse_pool
     from shiftbench.llm.backends import Sampling, backend_target
     from shiftbench.llm.cache import default_cache_dir
-    from shiftbench.parts import check_rewrite, parse_rewrite
-    from shiftbench.protocols import apply_protocol, get_protocol
-    from shiftbench.transforms import expand_transforms, load_prompts, parse_prompt_files
 
     s = settings
     backend_target(s.backend)  # an unknown backend is refused even when no call is made
@@ -327,7 +327,7 @@ def generate(
         TooManyFailures: More rows failed the checks than `max_failure_rate`; written.
         RuntimeFault: The generator failed for good; finished rows are cached.
     """
-    from shiftbench.runfolder import writing
+    from shiftbench.core.data.runfolder import writing
 
     settings = settings or GenSettings()
     ready = _prepare(source, settings)

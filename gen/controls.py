@@ -20,12 +20,12 @@ from functools import lru_cache
 from importlib.metadata import version
 from typing import Any
 
+from shiftbench.core.data.runfolder import OK
+from shiftbench.core.text.transforms import Transform
 from shiftbench.errors import InputError
 from shiftbench.gen.rewrite import EMPTY_INPUT, NOT_APPLICABLE, RowResult
 from shiftbench.gen.wordnet import WordNet, open_wordnet
 from shiftbench.llm.cache import row_key
-from shiftbench.runfolder import OK
-from shiftbench.transforms import Transform
 
 SYNONYM, ANTONYM, JUMBLE = "synonym", "antonym", "jumble"
 

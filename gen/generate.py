@@ -8,6 +8,35 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from shiftbench.core.data.listfields import field_texts, misfit, regrouped
+from shiftbench.core.data.parts import (
+    CORPUS,
+    DEFAULT,
+    check_rewrite,
+    ranking_rows,
+    rewritten_splits,
+)
+from shiftbench.core.data.runfolder import (
+    IDENTICAL,
+    OK,
+    ConfigData,
+    check_target,
+    config_name,
+    tally_status,
+    usable,
+    write_run,
+)
+from shiftbench.core.data.source_languages import field_languages, with_detected
+from shiftbench.core.data.sources import (
+    LISTED_TYPES,
+    RANKING_TYPES,
+    TABULAR_TYPES,
+    Source,
+    source_meta,
+)
+from shiftbench.core.protocols import check_protocol
+from shiftbench.core.text.languages import Language, draw
+from shiftbench.core.text.transforms import PER_DATASET, PER_TEXT, PIVOT, SOURCE
 from shiftbench.errors import InputError
 from shiftbench.gen.controls import RuleVariant
 from shiftbench.gen.rewrite import (
@@ -19,25 +48,8 @@ from shiftbench.gen.rewrite import (
     rewrite_texts,
 )
 from shiftbench.gen.schedule import Jobs
-from shiftbench.languages import Language, draw
-from shiftbench.listfields import field_texts, misfit, regrouped
 from shiftbench.llm.backends import Backend
 from shiftbench.llm.cache import GenerationCache
-from shiftbench.parts import CORPUS, DEFAULT, check_rewrite, ranking_rows, rewritten_splits
-from shiftbench.protocols import check_protocol
-from shiftbench.runfolder import (
-    IDENTICAL,
-    OK,
-    ConfigData,
-    check_target,
-    config_name,
-    tally_status,
-    usable,
-    write_run,
-)
-from shiftbench.source_languages import field_languages, with_detected
-from shiftbench.sources import LISTED_TYPES, RANKING_TYPES, TABULAR_TYPES, Source, source_meta
-from shiftbench.transforms import PER_DATASET, PER_TEXT, PIVOT, SOURCE
 
 
 @dataclass(frozen=True)
@@ -66,8 +78,8 @@ def check_gen(
 ) -> Prepared:
     """Read the rows and check everything that needs no generator: a bad input raises
     InputError, and nothing is written. gen runs this before it loads a model, so a typo
-    costs no model load. `rewrite` names the parts rewritten (shiftbench.parts): the scored
-    texts, and a ranking corpus or a Classification train split. The configs to make are
+    costs no model load. `rewrite` names the parts rewritten (shiftbench.core.data.parts):
+    the scored texts, and a ranking corpus or a Classification train split. The configs to make are
     left for `prepare_gen`, which needs the generator's description."""
     if source.task_type not in (*TABULAR_TYPES, *RANKING_TYPES, *LISTED_TYPES):
         raise InputError(
@@ -389,7 +401,7 @@ def _subset_rows(
 ) -> dict[str, list[dict[str, Any]]]:
     """A subset's rows per run-folder split (`loaded`: its splits as _rewritable read
     them): the splits limited and sharded, a ranking context limited to what the kept
-    queries need (shiftbench.parts)."""
+    queries need (shiftbench.core.data.parts)."""
     splits = dict(loaded)
     tables = {name: splits.pop(name) for name in list(splits) if "/" in name}
     rows = _rows(splits, limit, shard, source.schema.label_field)

@@ -9,8 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from shiftbench.errors import InputError
-from shiftbench.runfolder import (
+from shiftbench.core.data.runfolder import (
     ConfigData,
     is_run_folder,
     read_jsonl,
@@ -18,6 +17,7 @@ from shiftbench.runfolder import (
     tally_status,
     write_run,
 )
+from shiftbench.errors import InputError
 
 DRAWN = ("target_languages", "pivot_languages")
 

@@ -15,15 +15,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from shiftbench.core.data.parts import DEFAULT
+from shiftbench.core.data.runfolder import config_name
+from shiftbench.core.data.sources import Source
+from shiftbench.core.text.languages import Language
 from shiftbench.gen.controls import RuleVariant
 from shiftbench.gen.generate import field_groups, prepare_gen, texts_to_rewrite
 from shiftbench.gen.rewrite import BUDGET_GROWTH, LENGTH, Variant, call_key, texts_to_send
-from shiftbench.languages import Language
 from shiftbench.llm.backends import Backend, Generation
 from shiftbench.llm.cache import GenerationCache, row_key
-from shiftbench.parts import DEFAULT
-from shiftbench.runfolder import config_name
-from shiftbench.sources import Source
 
 
 @dataclass(frozen=True)

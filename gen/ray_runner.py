@@ -27,8 +27,8 @@ ENV_PREFIXES = ("SHIFTBENCH_", "HF_", "XDG_CACHE_HOME", "OPENAI_", "OLLAMA_")
 
 def gen_shard(row: dict[str, Any]) -> dict[str, Any]:
     """One shard, on a Ray worker: gen with shard I/N into its own folder."""
+    from shiftbench.core.data.sources import load_source
     from shiftbench.gen.api import generate
-    from shiftbench.sources import load_source
 
     # the settings travel pickled and the source's arguments as JSON, so Ray's tables
     # need not know their types

@@ -7,13 +7,21 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from shiftbench.checks import Case, first_failure, gen_checks, identical, negation_cues
-from shiftbench.languages import DEFAULT_POOL, LANGUAGES, Language, draw
+from shiftbench.core.data.runfolder import IDENTICAL, IDENTITY_KEPT, OK, TRUNCATED, usable
+from shiftbench.core.text.checks import Case, first_failure, gen_checks, identical, negation_cues
+from shiftbench.core.text.languages import DEFAULT_POOL, LANGUAGES, Language, draw
+from shiftbench.core.text.transforms import (
+    FLAT,
+    PER_DATASET,
+    PER_TEXT,
+    PIVOT,
+    SOURCE,
+    Prompt,
+    Transform,
+)
 from shiftbench.llm.backends import Backend, Generation, Request, Sampling
 from shiftbench.llm.cache import GenerationCache, row_key
 from shiftbench.llm.calls import CACHED, NOT_CACHED, call_backend, progress_bar
-from shiftbench.runfolder import IDENTICAL, IDENTITY_KEPT, OK, TRUNCATED, usable
-from shiftbench.transforms import FLAT, PER_DATASET, PER_TEXT, PIVOT, SOURCE, Prompt, Transform
 
 EMPTY_OUTPUT = "empty"
 EMPTY_INPUT = "empty-input"

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from shiftbench.core.settings import check, chosen, ranged
 from shiftbench.errors import InputError
 from shiftbench.human_eval.export import FORMATS as EXPORT_FORMATS
-from shiftbench.settings import check, chosen, ranged
 
 
 @dataclass(frozen=True)
@@ -181,8 +181,8 @@ def export_batches(
     Returns:
         The files written.
     """
+    from shiftbench.core.ratings import read_batch
     from shiftbench.human_eval.export import EXPORT_DIR, export
-    from shiftbench.ratings import read_batch
 
     settings = ExportSettings(fmt, items_per_hit, completion_code, submit_url)
     folder = Path(batch)
@@ -202,8 +202,8 @@ def import_ratings(batch: str | Path, files: Sequence[str | Path]) -> ImportResu
 
     Every file is checked first; one bad line raises InputError and nothing is written.
     """
+    from shiftbench.core.ratings import read_batch, read_ratings
     from shiftbench.human_eval.ingest import canonical, write_ratings
-    from shiftbench.ratings import read_batch, read_ratings
 
     folder = Path(batch)
     description, table = read_batch(folder)
@@ -219,8 +219,8 @@ def report_ratings(
     """Screen raters on the controls, summarise the ratings (mean ± SD, acceptance,
     Gwet's AC2 with `weights`, Krippendorff's alpha with ordinal and interval distances),
     write human_eval.json and human_eval.md into the batch folder, and return the report."""
+    from shiftbench.core.ratings import read_batch, read_ratings
     from shiftbench.human_eval.report import summarise, write
-    from shiftbench.ratings import read_batch, read_ratings
 
     folder = Path(batch)
     description, table = read_batch(folder)

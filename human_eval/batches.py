@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from shiftbench import __version__
+from shiftbench.core.data.listfields import refuse_listed
+from shiftbench.core.data.runfolder import read_jsonl, read_meta, usable
+from shiftbench.core.ratings import BATCH_FILE, ITEMS_FILE
 from shiftbench.errors import InputError
-from shiftbench.listfields import refuse_listed
-from shiftbench.ratings import BATCH_FILE, ITEMS_FILE
-from shiftbench.runfolder import read_jsonl, read_meta, usable
 
 SCHEMES = ("quality", "similarity")
 

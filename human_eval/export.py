@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from shiftbench.registry import Registry
-from shiftbench.transforms import instruction
+from shiftbench.core.registry import Registry
+from shiftbench.core.text.transforms import instruction
 
 EXPORT_DIR = "export"
 ITEMS_PER_HIT = 10

@@ -23,8 +23,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from shiftbench.core.ratings import RATINGS_FILE
 from shiftbench.errors import InputError
-from shiftbench.ratings import RATINGS_FILE
 
 FORM_COLUMNS = ("batch_id", "item_id", "rater_id", "criterion", "rating")
 
@@ -236,7 +236,7 @@ def canonical(
 
 
 def write_ratings(folder: Path, ratings: list[dict[str, Any]]) -> None:
-    from shiftbench.runfolder import atomic_write_text
+    from shiftbench.core.data.runfolder import atomic_write_text
 
     atomic_write_text(
         folder / RATINGS_FILE,

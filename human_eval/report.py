@@ -27,11 +27,11 @@ from typing import Any
 import numpy as np
 
 from shiftbench import __version__
+from shiftbench.core.data.runfolder import read_jsonl
+from shiftbench.core.ratings import HUMAN_REPORT as REPORT_JSON
+from shiftbench.core.ratings import screen
 from shiftbench.errors import InputError
 from shiftbench.human_eval.agreement import gwet, krippendorff_alpha
-from shiftbench.ratings import HUMAN_REPORT as REPORT_JSON
-from shiftbench.ratings import screen
-from shiftbench.runfolder import read_jsonl
 
 REPORT_MD = "human_eval.md"
 # Krippendorff's alpha is reported on both readings of a rating scale, each with the
@@ -134,7 +134,7 @@ def drift_correlation(
     """Per criterion and drift encoder: Spearman between item mean rating and drift."""
     from scipy.stats import spearmanr
 
-    from shiftbench.stats import bootstrap_statistic_ci, spearman_or_nan
+    from shiftbench.core.stats import bootstrap_statistic_ci, spearman_or_nan
 
     drift: dict[str, dict[str, float]] = defaultdict(dict)  # encoder -> item -> drift
     folder = Path(description["run"]) / "validation"

@@ -219,7 +219,7 @@ def static_encoder(tmp_path_factory):
     except ImportError:
         from sentence_transformers.models import StaticEmbedding
 
-    from shiftbench.encoders import resolve_encoder
+    from shiftbench.core.models.encoders import resolve_encoder
 
     source = SentenceTransformer(resolve_encoder(ENCODER)[0], device="cpu")
     table = source[0].auto_model.embeddings.word_embeddings.weight.detach().numpy()

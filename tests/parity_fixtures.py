@@ -74,7 +74,7 @@ def shiftbench_vectors(store: Path, encoder: str) -> Callable[[list[str]], dict[
     plain float32 model (no model or encode keyword arguments)."""
     import sqlite3
 
-    from shiftbench.encoders import EmbeddingStore
+    from shiftbench.core.models.encoders import EmbeddingStore
 
     opened: dict[Path, EmbeddingStore | None] = {}  # per file; evaluate adds files as it runs
 
@@ -148,7 +148,7 @@ def mteb_model(embedding_store: Path):
     from conftest import ENCODER
     from sentence_transformers import SentenceTransformer
 
-    from shiftbench.encoders import resolve_encoder
+    from shiftbench.core.models.encoders import resolve_encoder
 
     kept: dict[tuple, dict[str, np.ndarray]] = {}
     stored = shiftbench_vectors(embedding_store, ENCODER)

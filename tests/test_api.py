@@ -137,8 +137,8 @@ def test_evaluation_refuses_bad_input_before_any_model_loads(tmp_path):
 def test_every_stage_reads_its_defaults_from_its_settings():
     """The commands' option defaults and the spec's are the stage settings' own."""
     from shiftbench import cli
-    from shiftbench.commands.specdoc import option_of
-    from shiftbench.spec import SECTIONS, TOP_FIELDS, default
+    from shiftbench.cli.commands.specdoc import option_of
+    from shiftbench.runner.spec import SECTIONS, TOP_FIELDS, default
 
     pairs = [
         (cli.validate, shiftbench.ValidateSettings()),

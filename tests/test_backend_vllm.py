@@ -13,11 +13,11 @@ import os
 
 import pytest
 
+from shiftbench.core.text.transforms import TRANSFORMS
 from shiftbench.errors import InputError
 from shiftbench.llm.backends import Request, Sampling
 from shiftbench.llm.backends.vllm_backend import VLLMBackend
 from shiftbench.llm.backends.weights import DEFAULT_MODEL, locate_model
-from shiftbench.transforms import TRANSFORMS
 
 # the real vLLM engine (only in tests/vllm_env.sh's environment)
 pytestmark = pytest.mark.slow
@@ -334,7 +334,7 @@ def test_one_encoder_in_process_and_served_by_vllm(shared_data, invoke, tmp_path
     import httpx
     from waiting import wait_for
 
-    from shiftbench.encoders import resolve_encoder
+    from shiftbench.core.models.encoders import resolve_encoder
 
     args = ["evaluate", "BIOSSES", "--data-dir", str(shared_data / "BIOSSES"), "--no-plots",
             "--resamples", "0", "-q"]  # fmt: skip

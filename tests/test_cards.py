@@ -511,7 +511,7 @@ def test_mteb_evaluates_a_published_config(stsb_run, hub, invoke, tmp_path):
     start = card.index("```python\nimport mteb")
     snippet = card[start + len("```python\n") : card.index("```", start + 10)]
     # The encoder comes from its PyPI package here, not from the Hub.
-    snippet = "from shiftbench.encoders import Encoder\n" + snippet.replace(
+    snippet = "from shiftbench.core.models.encoders import Encoder\n" + snippet.replace(
         f'mteb.get_model("{MODEL}")', f'Encoder("{MODEL}").model'
     )
     snippet += "\nprint(results.task_results[0].scores['test'][0]['cosine_spearman'])\n"

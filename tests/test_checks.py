@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from shiftbench.checks import CHECKS, Case, failures, use_markers, word_count
+from shiftbench.core.text.checks import CHECKS, Case, failures, use_markers, word_count
 
 FAILS = [
     # (check, case)
@@ -120,7 +120,7 @@ def test_user_markers_extend_the_packaged_ones(tmp_path):
 
 
 def test_a_negation_must_change_the_negation_cues():
-    from shiftbench.checks import first_failure, gen_checks, negation_cues
+    from shiftbench.core.text.checks import first_failure, gen_checks, negation_cues
 
     names = gen_checks("negation")
     assert names[-1] == "not-negated" and "not-negated" not in gen_checks("paraphrase")

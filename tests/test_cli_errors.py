@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from shiftbench import sources
+from shiftbench.core.data import sources
 
 
 def write_folder(root: Path, rows: list[dict], configs: str | None = None) -> Path:
@@ -321,7 +321,7 @@ def test_max_new_tokens_must_leave_room_for_the_prompt(invoke, tmp_path, backend
         ),
         (
             ["run", "spec.yaml"],
-            "shiftbench.pipeline.execute",
+            "shiftbench.runner.pipeline.execute",
             "Interrupted; finished rows are cached.",
         ),
         (
@@ -329,13 +329,13 @@ def test_max_new_tokens_must_leave_room_for_the_prompt(invoke, tmp_path, backend
             "shiftbench.gen.api.generate",
             "Interrupted; nothing is kept (--no-cache).",
         ),
-        (["init"], "shiftbench.commands.specdoc.starter", "Interrupted."),
+        (["init"], "shiftbench.cli.commands.specdoc.starter", "Interrupted."),
     ],
 )
 def test_ctrl_c_is_one_line_and_exit_130(invoke, monkeypatch, tmp_path, command, target, message):
     """Ctrl-C (KeyboardInterrupt) is no click "Aborted.": exit 130, and the commands that
     generate say their finished rows are cached (tests/test_resume.py sends a real SIGINT)."""
-    from shiftbench.commands.specdoc import starter
+    from shiftbench.cli.commands.specdoc import starter
 
     def interrupt(*args, **kwargs):
         raise KeyboardInterrupt

@@ -35,10 +35,10 @@ def test_version_and_short_help(invoke):
 
 def test_the_cli_reference_is_every_commands_help():
     """docs/reference/cli.md's CLI reference is what --help prints (regenerate it with
-    `python -m shiftbench.clidoc --write`)."""
+    `python -m shiftbench.cli.clidoc --write`)."""
     from pathlib import Path
 
-    from shiftbench.clidoc import reference, section
+    from shiftbench.cli.clidoc import reference, section
 
     page = (Path(__file__).parent.parent / "docs" / "reference" / "cli.md").read_text(
         encoding="utf-8"

@@ -10,6 +10,7 @@ from click.testing import CliRunner
 from conftest import ENCODER, read_rows
 from test_cli_errors import write_folder
 
+from shiftbench.core.text.transforms import CONTROLS
 from shiftbench.gen.controls import (
     FUNCTION_VERBS,
     PARTS_OF_SPEECH,
@@ -18,7 +19,6 @@ from shiftbench.gen.controls import (
     inflect,
     match_case,
 )
-from shiftbench.transforms import CONTROLS
 
 RULES = [name for name, t in CONTROLS.items() if t.rule]
 # openai at a port nothing listens on: a rule-only run must never reach for a generator
@@ -399,7 +399,7 @@ def test_affirmative_paraphrase_is_a_control_and_needs_english(invoke, tmp_path,
     """-t controls names it; its not-applicable rows are no failure for
     --max-failure-rate (every text of the sample is one, and the run passes at the default
     0.5); a source in another language is refused."""
-    from shiftbench.transforms import expand_transforms
+    from shiftbench.core.text.transforms import expand_transforms
 
     named = [t.name for t in expand_transforms(("controls",))]
     assert named[-2:] == ["negation", "affirmative-paraphrase"]

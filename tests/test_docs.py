@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import shiftbench
-from shiftbench.clidoc import SPEC_END, SPEC_START, section, spec_reference
+from shiftbench.cli.clidoc import SPEC_END, SPEC_START, section, spec_reference
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -21,7 +21,7 @@ def pages() -> list[Path]:
 
 def test_the_spec_reference_is_the_schema():
     """docs/reference/spec.md's key tables are what the schema gives (regenerate them with
-    `python -m shiftbench.clidoc --write`)."""
+    `python -m shiftbench.cli.clidoc --write`)."""
     page = (DOCS / "reference" / "spec.md").read_text(encoding="utf-8")
     assert section(page, SPEC_START, SPEC_END) == spec_reference()
 

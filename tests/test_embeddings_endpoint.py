@@ -18,8 +18,8 @@ from llama_server import llama_cpp_server, llama_threads
 from scipy.stats import spearmanr
 from test_cli_errors import write_folder
 
+from shiftbench.core.models.remote_encoders import EmbeddingsEndpoint
 from shiftbench.errors import InputError, RuntimeFault
-from shiftbench.remote_encoders import EmbeddingsEndpoint
 
 
 def pooled_copy(target):
@@ -150,7 +150,7 @@ def test_batches_retries_and_a_changing_dimension():
 
 
 def test_endpoint_specs():
-    from shiftbench.remote_encoders import parse_endpoint
+    from shiftbench.core.models.remote_encoders import parse_endpoint
 
     assert parse_endpoint("openai:m@http://h:1/v1/") == ("m", "http://h:1/v1")
     with pytest.raises(InputError, match="must start with http"):

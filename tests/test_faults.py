@@ -300,7 +300,7 @@ def test_a_second_writer_of_one_run_folder_is_refused_while_the_first_runs(invok
     holder = subprocess.Popen(
         [sys.executable, "-c",
          "import sys, pathlib\n"
-         "from shiftbench.runfolder import writing\n"
+         "from shiftbench.core.data.runfolder import writing\n"
          f"with writing(pathlib.Path({str(out)!r})):\n"
          f"    pathlib.Path({str(marker)!r}).write_text('held')\n"
          "    sys.stdin.read()\n"],
@@ -332,8 +332,8 @@ def test_a_write_cut_short_leaves_the_old_file_and_no_partial_one(invoke, monkey
     up a temporary file."""
     import errno
 
-    from shiftbench import runfolder
-    from shiftbench.hub import folder_files
+    from shiftbench.core.data import runfolder
+    from shiftbench.core.hub import folder_files
 
     out = tmp_path / "run"
     assert (

@@ -12,8 +12,8 @@ from conftest import read_rows
 from judge_backend import expected_similarity, paraplue, quality, similarity
 from scipy.stats import pearsonr, spearmanr
 
+from shiftbench.core.stats import holm
 from shiftbench.llm.cache import GenerationCache
-from shiftbench.stats import holm
 from shiftbench.validate.judge import MODES, Item, Judge, parse_score, parse_spec, render
 
 SAMPLE = read_rows(Path(__file__).parents[1] / "sample" / "data" / "test.jsonl")
@@ -170,7 +170,7 @@ def test_judge_crash_keeps_the_answers_already_given(run, judgebot, invoke, monk
 def test_drift_under_a_real_encoder(scripted, invoke, tmp_path):
     from sentence_transformers import SentenceTransformer
 
-    from shiftbench.encoders import resolve_encoder
+    from shiftbench.core.models.encoders import resolve_encoder
 
     out = tmp_path / "run"
     scripted.script = {SAMPLE[0]["sentence1"]: [SAMPLE[0]["sentence1"]]}  # output == input

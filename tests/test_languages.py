@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from conftest import read_rows
 
+from shiftbench.core.text.langid import UNDETERMINED, get_identifier, too_short
+from shiftbench.core.text.languages import get_language
 from shiftbench.errors import InputError
-from shiftbench.langid import UNDETERMINED, get_identifier, too_short
-from shiftbench.languages import get_language
 from shiftbench.llm.backends import Generation
 from shiftbench.validate.report import edit_distance
 
@@ -237,8 +237,8 @@ def test_every_masakhanews_language_generates_and_unknown_ones_are_not_checked(
     assert every["lin"] == ["lin-Latn"]
     # all 16 of the task's languages are known (name, code), and the identifiers say which
     # of them they can check; the rest are not-checked, never refused
-    from shiftbench.langid import checkable, get_identifier
-    from shiftbench.languages import get_language
+    from shiftbench.core.text.langid import checkable, get_identifier
+    from shiftbench.core.text.languages import get_language
 
     named = {subset: get_language(tags[0]) for subset, tags in every.items()}
     assert len(named) == 16 and named["pcm"].name == "Nigerian Pidgin"

@@ -166,7 +166,7 @@ def _embedder():
     tests."""
     from sentence_transformers import SentenceTransformer
 
-    from shiftbench.encoders import resolve_encoder
+    from shiftbench.core.models.encoders import resolve_encoder
 
     model = SentenceTransformer(resolve_encoder(ENCODER)[0], device="cpu")
     vectors: dict[str, np.ndarray] = {}

@@ -193,7 +193,7 @@ def test_pteb_scores_classification_with_one_classifier_on_all_train_rows(
     from sentence_transformers import SentenceTransformer
     from sklearn.linear_model import LogisticRegression
 
-    from shiftbench.encoders import Encoder
+    from shiftbench.core.models.encoders import Encoder
 
     model_name = "sentence-transformers/all-MiniLM-L6-v2"
     run = tmp_path / "run"

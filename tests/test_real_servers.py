@@ -13,8 +13,8 @@ import datasets
 import pytest
 from llama_server import llama_cpp_server
 
+from shiftbench.core.text.transforms import TRANSFORMS
 from shiftbench.llm.backends.weights import DEFAULT_MODEL, locate_model
-from shiftbench.transforms import TRANSFORMS
 
 # the real SmolLM2 on every transformation (embedded, or served by llama.cpp)
 pytestmark = pytest.mark.slow

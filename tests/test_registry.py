@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
+from shiftbench.core.registry import Registry
 from shiftbench.errors import InputError
-from shiftbench.registry import Registry
 
 
 def test_a_lazy_entry_imports_only_when_asked_for():
@@ -42,12 +42,12 @@ def test_a_taken_name_cannot_be_registered_again():
 
 def test_the_stages_registries_and_the_command_lines_choices_agree():
     from shiftbench import cli
-    from shiftbench.checks import CHECKS
+    from shiftbench.core.text.checks import CHECKS
+    from shiftbench.core.text.langid import IDENTIFIERS
+    from shiftbench.core.text.transforms import REGISTERED
     from shiftbench.evaluate.tasks import EVALUATORS, evaluator
     from shiftbench.human_eval.export import EXPORTERS
-    from shiftbench.langid import IDENTIFIERS
     from shiftbench.llm.backends import BACKENDS
-    from shiftbench.transforms import REGISTERED
 
     for registry in (CHECKS, EVALUATORS, EXPORTERS, IDENTIFIERS, BACKENDS, REGISTERED):
         assert isinstance(registry, Registry) and registry.names

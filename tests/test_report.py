@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
+from shiftbench.core.stats import hodges_lehmann
 from shiftbench.evaluate.report import (
     ALL_MODELS,
     AXES,
@@ -26,7 +27,6 @@ from shiftbench.evaluate.report import (
     text_report,
     units,
 )
-from shiftbench.stats import hodges_lehmann
 
 AXIS = {
     "paraphrase": "Lexical/Stylistic",

@@ -10,7 +10,7 @@ import datasets
 import pytest
 from conftest import read_rows
 
-from shiftbench.encoders import Encoder
+from shiftbench.core.models.encoders import Encoder
 
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 LIMIT = 30
@@ -364,7 +364,7 @@ def test_a_rewritten_train_split_trains_the_variant_classifiers(
 def test_a_limited_corpus_keeps_what_the_kept_queries_need():
     """The first N documents plus those judged relevant to the kept queries and, for
     Reranking, their candidates, in corpus order."""
-    from shiftbench.parts import ranking_rows
+    from shiftbench.core.data.parts import ranking_rows
 
     corpus = datasets.Dataset.from_list([{"id": f"d{i}", "text": f"doc {i}"} for i in range(8)])
     qrels = datasets.Dataset.from_list(

@@ -13,7 +13,7 @@ import yaml
 from conftest import cached_rows, read_rows
 from waiting import wait_for
 
-from shiftbench.spec import SECTIONS, TOP_FIELDS, read_spec
+from shiftbench.runner.spec import SECTIONS, TOP_FIELDS, read_spec
 
 
 def write_spec(folder: Path, text: str, name: str = "spec.yaml") -> Path:

@@ -9,7 +9,7 @@ import pytest
 from conftest import read_rows
 from stream_backend import StreamBackend, input_text
 
-from shiftbench.transforms import TRANSFORMS
+from shiftbench.core.text.transforms import TRANSFORMS
 
 GREEDY = ["--temperature", "0"]
 

@@ -9,9 +9,9 @@ import click
 import pytest
 
 import shiftbench
+from shiftbench.core.settings import BOUND, Bound, bound
 from shiftbench.errors import InputError
 from shiftbench.human_eval.api import ExportSettings
-from shiftbench.settings import BOUND, Bound, bound
 
 SETTINGS = (
     shiftbench.GenSettings,
@@ -55,7 +55,7 @@ def test_there_are_bounds_to_check():
 def test_a_bound_refuses_what_the_options_click_type_refuses(owner, name):
     """The settings' own check agrees with click's converter of the option built from the
     bound, value for value and word for word."""
-    from shiftbench.commands.options import option_type
+    from shiftbench.cli.commands.options import option_type
 
     limit = bound(owner, name)
     assert limit is not None

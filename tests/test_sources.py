@@ -6,8 +6,8 @@ import re
 
 import pytest
 
+from shiftbench.core.data.sources import resolve_source
 from shiftbench.errors import InputError
-from shiftbench.sources import resolve_source
 
 
 def test_mteb_task_metadata_comes_from_mteb():

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
-from shiftbench.stats import (
+from shiftbench.core.stats import (
     BOOTSTRAP_SAMPLES,
     bootstrap_mean_ci,
     hodges_lehmann,

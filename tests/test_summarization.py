@@ -116,7 +116,7 @@ def test_scores_equal_mteb_to_1e6(folder, invoke, tmp_path):
     figures (its v2 evaluator run on the same data with the same encoder)."""
     import mteb
 
-    from shiftbench.encoders import Encoder
+    from shiftbench.core.models.encoders import Encoder
 
     task = mteb.get_task("SummEvalSummarization.v2")
     task.dataset = datasets.load_dataset(str(folder))
@@ -217,7 +217,7 @@ def test_evaluate_scores_rewritten_summaries_against_original_human_scores(
 ):
     from sentence_transformers import SentenceTransformer
 
-    from shiftbench.encoders import resolve_encoder
+    from shiftbench.core.models.encoders import resolve_encoder
 
     out = tmp_path / "results"
     result = invoke("evaluate", summ_run, "-m", ENCODER, "-o", out, "--no-plots")
@@ -301,7 +301,7 @@ def test_references_rewrites_the_human_summaries_too(scripted, folder, invoke, t
     human summaries, with the original relevance scores."""
     from sentence_transformers import SentenceTransformer
 
-    from shiftbench.encoders import resolve_encoder
+    from shiftbench.core.models.encoders import resolve_encoder
 
     out = tmp_path / "run"
     result = invoke(
@@ -406,7 +406,7 @@ def test_hteb_scores_summaries_with_one_pooled_spearman(summ_run, invoke, tmp_pa
     its original text; mteb's per-document mean stays among the metrics."""
     from sentence_transformers import SentenceTransformer
 
-    from shiftbench.encoders import resolve_encoder
+    from shiftbench.core.models.encoders import resolve_encoder
 
     out = tmp_path / "results"
     args = ["-m", ENCODER, "-o", out, "--no-plots", "--protocol", "hteb"]

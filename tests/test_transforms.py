@@ -8,9 +8,9 @@ import datasets
 import pytest
 from conftest import read_rows
 
+from shiftbench.core.text.languages import LANGUAGES, draw, parse_pool
+from shiftbench.core.text.transforms import TRANSFORMS
 from shiftbench.errors import InputError
-from shiftbench.languages import LANGUAGES, draw, parse_pool
-from shiftbench.transforms import TRANSFORMS
 
 ALL = [
     "paraphrase",

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import read_rows
 
-from shiftbench.langid import UNDETERMINED, get_identifier
+from shiftbench.core.text.langid import UNDETERMINED, get_identifier
 from shiftbench.validate.report import edit_distance
 
 SAMPLE = read_rows(Path(__file__).parents[1] / "sample" / "data" / "test.jsonl")
@@ -101,7 +101,7 @@ def test_user_markers(scripted_run, invoke, tmp_path):
     try:
         assert invoke("validate", scripted_run, "--markers", markers).exit_code == 0
     finally:
-        from shiftbench.checks import use_markers
+        from shiftbench.core.text.checks import use_markers
 
         use_markers(None)
     report = json.loads((scripted_run / "validation.json").read_text(encoding="utf-8"))
@@ -188,7 +188,7 @@ def test_a_real_generated_run_validates(invoke, tmp_path):
 
 
 def test_expected_language_wins_when_the_identifier_is_torn():
-    from shiftbench.langid import choose
+    from shiftbench.core.text.langid import choose
 
     assert choose([("is", 0.40), ("en", 0.30)], "en") == "en"  # 0.30 >= half of 0.40
     assert choose([("cy", 0.80), ("en", 0.10)], "en") == "cy"

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from shiftbench.core.settings import check, chosen, ranged
 from shiftbench.errors import InputError, RuntimeFault
-from shiftbench.settings import check, chosen, ranged
 
 log = logging.getLogger(__name__)
 
@@ -248,8 +248,8 @@ def validate_runs(
             there or not valid; raised before any run is checked.
         TooManyErrors: Some config is above `max_error_rate` (after every report is written).
     """
-    from shiftbench.checks import use_markers
-    from shiftbench.langid import get_identifier
+    from shiftbench.core.text.checks import use_markers
+    from shiftbench.core.text.langid import get_identifier
     from shiftbench.validate.report import Measure, over_limit, plan, validate_run
 
     s = settings or ValidateSettings()

@@ -18,10 +18,10 @@ from typing import Any
 from scipy.stats import pearsonr, spearmanr
 
 from shiftbench import __version__
+from shiftbench.core.data.sources import Source
+from shiftbench.core.stats import bootstrap_statistic_ci, spearman_or_nan
 from shiftbench.errors import InputError
 from shiftbench.llm.cache import GenerationCache
-from shiftbench.sources import Source
-from shiftbench.stats import bootstrap_statistic_ci, spearman_or_nan
 from shiftbench.validate.judge import Item, Judge
 from shiftbench.validate.report import Measure
 

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from shiftbench import __version__
+from shiftbench.core.data.runfolder import read_jsonl, read_meta, read_validation
+from shiftbench.core.stats import BOOTSTRAP_SAMPLES, bootstrap_mean_ci, holm, paired_bootstrap_p
 from shiftbench.errors import InputError
-from shiftbench.runfolder import read_jsonl, read_meta, read_validation
-from shiftbench.stats import BOOTSTRAP_SAMPLES, bootstrap_mean_ci, holm, paired_bootstrap_p
 from shiftbench.validate.report import REPORT_JSON, ROWS_DIR
 
 ItemId = tuple[str, str, str, Any, str]  # transform, subset, split, row_id, field

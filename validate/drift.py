@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from shiftbench.encoders import Encoder
+from shiftbench.core.models.encoders import Encoder
 from shiftbench.llm.cache import GenerationCache
 from shiftbench.validate.judge import Item
 

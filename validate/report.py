@@ -28,18 +28,8 @@ from typing import Any, Protocol
 from rapidfuzz.distance import Levenshtein
 
 from shiftbench import __version__
-from shiftbench.checks import CHECKS, Case, failures
-from shiftbench.errors import InputError
-from shiftbench.langid import (
-    EXPECTED_SHARE,
-    MIN_LETTERS,
-    NOT_CHECKED,
-    LanguageID,
-    checkable,
-)
-from shiftbench.listfields import refuse_listed
-from shiftbench.llm.cache import GenerationCache
-from shiftbench.runfolder import (
+from shiftbench.core.data.listfields import refuse_listed
+from shiftbench.core.data.runfolder import (
     IDENTITY_KEPT,
     VALIDATION_REPORT,
     atomic_write_text,
@@ -48,8 +38,18 @@ from shiftbench.runfolder import (
     read_meta,
     read_validation,
 )
-from shiftbench.scripts import DENSE_WEIGHT, tokens
-from shiftbench.transforms import instruction
+from shiftbench.core.text.checks import CHECKS, Case, failures
+from shiftbench.core.text.langid import (
+    EXPECTED_SHARE,
+    MIN_LETTERS,
+    NOT_CHECKED,
+    LanguageID,
+    checkable,
+)
+from shiftbench.core.text.scripts import DENSE_WEIGHT, tokens
+from shiftbench.core.text.transforms import instruction
+from shiftbench.errors import InputError
+from shiftbench.llm.cache import GenerationCache
 from shiftbench.validate.judge import Item
 
 REPORT_JSON = VALIDATION_REPORT

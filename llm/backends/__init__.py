@@ -6,8 +6,8 @@ backend is chosen.
 
 from __future__ import annotations
 
+from shiftbench.core.registry import Registry
 from shiftbench.llm.backends.base import Backend, Generation, OnDone, Request, Sampling
-from shiftbench.registry import Registry
 
 BACKENDS = Registry(
     "backend",

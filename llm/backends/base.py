@@ -8,7 +8,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, as_completed, wait
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol, TypeVar
 
-from shiftbench.transforms import GROWN
+from shiftbench.core.text.transforms import GROWN
 
 T = TypeVar("T")
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from shiftbench.core.packaged import package_pin
 from shiftbench.errors import InputError, RuntimeFault
 from shiftbench.llm.backends.base import Generation, OnDone, Request, Sampling, token_budget
 from shiftbench.llm.backends.weights import (
@@ -24,7 +25,6 @@ from shiftbench.llm.backends.weights import (
     models_dir,
     silence_gguf_progress,
 )
-from shiftbench.packaged import package_pin
 
 _LOADED: dict[ModelLocation, tuple[Any, Any]] = {}
 # A fast tokenizer changes its own padding settings on calls that ask for other ones, and

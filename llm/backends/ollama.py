@@ -13,6 +13,14 @@ import os
 import time
 from typing import Any
 
+from shiftbench.core.registry import suggest
+from shiftbench.core.retries import (
+    TransientError,
+    default_timeout,
+    http_timeout,
+    retry_transient,
+    transport_fault,
+)
 from shiftbench.errors import InputError, RuntimeFault, shown_url
 from shiftbench.llm.backends.base import (
     Generation,
@@ -23,14 +31,6 @@ from shiftbench.llm.backends.base import (
     complete_concurrently,
 )
 from shiftbench.llm.backends.reasoning import strip_reasoning
-from shiftbench.registry import suggest
-from shiftbench.retries import (
-    TransientError,
-    default_timeout,
-    http_timeout,
-    retry_transient,
-    transport_fault,
-)
 
 # seconds a request may wait for its answer (--timeout); Ollama may load the model first
 DEFAULT_TIMEOUT = 600.0

@@ -12,6 +12,15 @@ import os
 import time
 from typing import Any
 
+from shiftbench.core.registry import suggest
+from shiftbench.core.retries import (
+    TransientError,
+    default_timeout,
+    error_text,
+    http_timeout,
+    retry_transient,
+    transport_fault,
+)
 from shiftbench.errors import InputError, RuntimeFault, shown_url
 from shiftbench.llm.backends.base import (
     Generation,
@@ -22,15 +31,6 @@ from shiftbench.llm.backends.base import (
     complete_concurrently,
 )
 from shiftbench.llm.backends.reasoning import strip_reasoning
-from shiftbench.registry import suggest
-from shiftbench.retries import (
-    TransientError,
-    default_timeout,
-    error_text,
-    http_timeout,
-    retry_transient,
-    transport_fault,
-)
 
 # seconds a request may wait for its answer (--timeout): up to 1024 tokens from a busy server
 DEFAULT_TIMEOUT = 300.0

@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from shiftbench.core.packaged import package_pin
 from shiftbench.errors import InputError, RuntimeFault
 from shiftbench.llm.backends.base import Generation, OnDone, Request, Sampling, token_budget
 from shiftbench.llm.backends.vllm_stream import EngineStream
@@ -37,7 +38,6 @@ from shiftbench.llm.backends.weights import (
     locate_model,
     models_dir,
 )
-from shiftbench.packaged import package_pin
 
 # Defaults on a CPU-only host, where vLLM's own ones do not suit this tool:
 CPU_DEFAULTS: dict[str, Any] = {
@@ -64,7 +64,7 @@ _TOKENIZER_LOCK = threading.Lock()
 def parse_engine_args(pairs: tuple[str, ...] | list[str]) -> dict[str, Any]:
     """`KEY=VALUE` strings as keyword arguments for `vllm.LLM`; values are JSON when they
     parse as JSON (numbers, booleans, objects) and strings otherwise."""
-    from shiftbench.settings import key_values
+    from shiftbench.core.settings import key_values
 
     return key_values(pairs, "--engine-arg")
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from shiftbench.core.packaged import packaged_file
 from shiftbench.errors import InputError
-from shiftbench.packaged import packaged_file
 
 DEFAULT_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
 

@@ -1,0 +1,184 @@
+"""The shiftbench command line: the root group and its error policy (one line on stderr,
+exit code 2 for bad input, 1 for a runtime fault, 130 after Ctrl-C); each stage's commands
+live in `shiftbench.cli.commands`."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from typing import Any
+
+import click
+
+from shiftbench import __version__
+from shiftbench.cli.commands.options import CONTEXT
+from shiftbench.errors import ShiftbenchError
+
+GENERATING = frozenset({"gen", "run"})
+
+
+class ShiftbenchGroup(click.Group):
+    """A group whose failures are one line on stderr: 2 for bad input, 1 otherwise, 130
+    after Ctrl-C."""
+
+    running: str | None = None  # the command being run, for the interrupt's message
+    no_cache = False  # whether it was told --no-cache (then nothing is kept)
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name, command, rest = super().resolve_command(ctx, args)
+        self.running = command.name if command is not None else name
+        self.no_cache = "--no-cache" in rest
+        return name, command, rest
+
+    def interrupted(self) -> str:
+        if self.running in GENERATING:
+            return (
+                "Interrupted; nothing is kept (--no-cache)."
+                if self.no_cache
+                else ("Interrupted; finished rows are cached.")
+            )
+        return "Interrupted."
+
+    @staticmethod
+    def disk_full(exc: BaseException) -> str:
+        name = getattr(exc, "filename", None)
+        where = f" (writing {name})" if name else ""
+        return (
+            f"Error: no space left on the device{where}; free some space, or write elsewhere "
+            "(--output, --cache-dir), and run the command again"
+        )
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        kwargs["standalone_mode"] = False
+        self.running = None
+        try:
+            return super().main(*args, **kwargs)
+        except click.exceptions.Exit as exc:
+            sys.exit(exc.exit_code)
+        except click.Abort as exc:
+            # click turns Ctrl-C into Abort (after a blank line that ends the ^C echo)
+            if isinstance(exc.__cause__, KeyboardInterrupt):
+                _fail(self.interrupted(), 130)
+            _fail("Aborted.", 1)
+        except click.ClickException as exc:
+            _fail(f"Error: {exc.format_message()}", exc.exit_code)
+        except ShiftbenchError as exc:
+            _fail(f"Error: {exc}", exc.exit_code)
+        except KeyboardInterrupt:  # one that came outside click's own handling
+            _fail(self.interrupted(), 130)
+        except Exception as exc:
+            if os.environ.get("SHIFTBENCH_DEBUG"):
+                raise
+            if _disk_full(exc):
+                _fail(self.disk_full(exc), 1)
+            _fail(
+                f"Error: {type(exc).__name__}: {exc} (set SHIFTBENCH_DEBUG=1 for the traceback)", 1
+            )
+
+
+class _EchoHandler(logging.Handler):
+    """Library log records on stderr, one line each, through Click (so a test runner that
+    swaps the streams sees them too)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        click.echo(self.format(record), err=True)
+
+
+def _log_to_stderr(verbosity: int) -> None:
+    logger = logging.getLogger("shiftbench")
+    logger.handlers = [h for h in logger.handlers if not isinstance(h, _EchoHandler)]
+    logger.addHandler(_EchoHandler())
+    logger.setLevel((logging.WARNING, logging.INFO, logging.DEBUG)[min(verbosity, 2)])
+    logger.propagate = False
+    # huggingface_hub shows its warnings through a handler of its own: one copy, even when
+    # another library (absl, under mlcroissant) gives the root logger a handler too
+    logging.getLogger("huggingface_hub").propagate = False
+
+
+def _disk_full(exc: BaseException) -> bool:
+    import errno
+
+    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
+
+
+def _fail(message: str, code: int) -> None:
+    click.echo(" ".join(message.split()), err=True)
+    sys.exit(code)
+
+
+@click.group(name="shiftbench", cls=ShiftbenchGroup, context_settings=CONTEXT)
+@click.version_option(__version__, "--version", prog_name="shiftbench")
+@click.option(
+    "--verbose", "-v", count=True,
+    help="Say more on stderr: -v what each stage does, -vv debugging detail.",
+)  # fmt: skip
+def cli(verbose: int) -> None:
+    """shiftbench: how much of an encoder's score survives when its benchmark is rewritten.
+
+    gen writes seeded, LLM-transformed variants of an MTEB dataset into a run folder (and
+    rule-based controls whose effect on meaning is known); validate checks every variant
+    (and scores it with encoders and LLM judges on request); judge-calibrate and compare
+    help pick a judge and a generator; human-eval gathers and summarises human ratings;
+    card writes a run folder's dataset card, publish releases it to the Hugging Face Hub
+    as a frozen version and verify checks a published version; evaluate scores sentence
+    encoders on the original and every variant, report combines several datasets'
+    results, and probe runs task-free alignment probes on the controls. run makes a whole
+    release from one spec file (init writes a starter spec); merge joins the run folders
+    of a sharded gen.
+    """
+    _log_to_stderr(verbose)
+
+
+# each stage's commands live in shiftbench.cli.commands (`from shiftbench.cli import gen`
+# still works)
+from shiftbench.cli.commands.cards import card, publish, verify  # noqa: E402
+from shiftbench.cli.commands.evaluate import evaluate, probe, report  # noqa: E402
+from shiftbench.cli.commands.gen import gen, merge  # noqa: E402
+from shiftbench.cli.commands.human_eval import (  # noqa: E402
+    human_eval,
+    human_eval_batch,
+    human_eval_export,
+    human_eval_import,
+    human_eval_report,
+)
+from shiftbench.cli.commands.run import init, run  # noqa: E402
+from shiftbench.cli.commands.validate import compare, judge_calibrate, validate  # noqa: E402
+
+for _command in (
+    gen, validate, human_eval, compare, judge_calibrate, card, publish, verify, merge,
+    evaluate, probe, report, run, init,
+):  # fmt: skip
+    cli.add_command(_command)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli()
+
+
+__all__ = [
+    "card",
+    "cli",
+    "compare",
+    "evaluate",
+    "gen",
+    "human_eval",
+    "human_eval_batch",
+    "human_eval_export",
+    "human_eval_import",
+    "human_eval_report",
+    "init",
+    "judge_calibrate",
+    "main",
+    "merge",
+    "probe",
+    "publish",
+    "report",
+    "run",
+    "validate",
+    "verify",
+]

@@ -1,0 +1,69 @@
+"""run and init: a whole release from one spec file, and a starter spec."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from shiftbench.cli.commands.options import (
+    CONTEXT,
+    quiet_option,
+)
+from shiftbench.errors import InputError
+from shiftbench.runner.spec import STAGES
+
+
+@click.command("run", context_settings=CONTEXT)
+@click.argument("spec_file", metavar="SPEC", type=click.Path(path_type=Path))
+@click.option(
+    "--until",
+    type=click.Choice(list(STAGES)),
+    default=None,
+    help="Stop after this stage (gen, validate, human-eval, card, publish).",
+)
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Print the plan (rows, texts, generator calls, estimated tokens, finished "
+    "stages) and run nothing.",
+)
+@quiet_option
+def run(spec_file: Path, until: str | None, dry_run: bool, quiet: bool) -> None:
+    """Make a release from one SPEC file: gen, validate, human-eval, card, publish.
+
+    Every stage runs with the spec's settings into one folder per source under the
+    spec's output (run/, human-eval/, state.json). A re-run skips every stage that
+    finished on the same inputs, and gen's cache keeps the rows of an interrupted run.
+    The run stops when validation finds more errors than validate.max_error_rate allows.
+    'shiftbench init' writes a commented starter spec.
+    """
+    from shiftbench.runner.pipeline import execute, plan
+    from shiftbench.runner.spec import read_spec
+
+    spec = read_spec(spec_file)
+    if dry_run:
+        click.echo(plan(spec, until))
+        return
+    execute(spec, until, quiet=quiet, say=click.echo)
+
+
+@click.command("init", context_settings=CONTEXT)
+@click.argument(
+    "spec_file", metavar="SPEC", type=click.Path(path_type=Path), default="shiftbench.yaml"
+)
+@click.option("--force", is_flag=True, help="Replace SPEC when it exists.")
+def init(spec_file: Path, force: bool) -> None:
+    """Write SPEC, a commented starter spec for 'shiftbench run' (default: shiftbench.yaml).
+
+    It lists every key with its default and help; as written, it rewrites the packaged
+    sample with the default embedded generator.
+    """
+    from shiftbench.cli.commands.specdoc import starter
+
+    if spec_file.exists() and not force:
+        raise InputError(f"{spec_file} exists; pass --force to replace it")
+    if spec_file.parent != Path() and not spec_file.parent.is_dir():
+        raise InputError(f"folder {spec_file.parent} does not exist")
+    spec_file.write_text(starter(spec_file.name), encoding="utf-8")
+    click.echo(f"wrote {spec_file}; run it with: shiftbench run {spec_file}")

