@@ -31,6 +31,7 @@ from shiftbench.core.data.runfolder import (
 )
 from shiftbench.core.ratings import BATCH_FILE, ITEMS_FILE
 from shiftbench.core.ratings import HUMAN_REPORT as HUMAN_JSON
+from shiftbench.core.records import RunMeta, SourceRecord
 from shiftbench.core.text.languages import get_language
 from shiftbench.errors import InputError
 
@@ -55,12 +56,12 @@ HUB_LICENSES = {
 }  # fmt: skip
 
 
-def source_dataset(source: dict[str, Any]) -> str | None:
+def source_dataset(source: SourceRecord) -> str | None:
     """The source's Hub repository, or None for a local folder (whose path stays private)."""
     return str(source["dataset_path"]) if source.get("mteb_task") else None
 
 
-def source_place(source: dict[str, Any], markdown: bool = False) -> str:
+def source_place(source: SourceRecord, markdown: bool = False) -> str:
     """Where the source rows come from: the Hub dataset at its revision, or a local folder
     by name and content hash (names in backticks when `markdown`)."""
     origin = source_dataset(source)
@@ -73,7 +74,7 @@ def source_place(source: dict[str, Any], markdown: bool = False) -> str:
     )
 
 
-def summary(meta: dict[str, Any], markdown: bool = False) -> str:
+def summary(meta: RunMeta, markdown: bool = False) -> str:
     """What the release is, in one paragraph (the card's first, Croissant's description)."""
     source = meta["source"]
     where = source_place(source, markdown)
@@ -113,14 +114,14 @@ def _iso1(mteb_code: str) -> str:
         return mteb_code.split("-")[0]
 
 
-def source_languages(source: dict[str, Any]) -> list[str]:
+def source_languages(source: SourceRecord) -> list[str]:
     """mteb's language codes of the subsets the run used (not of every subset)."""
     per_subset = source.get("languages", {})
     used = source.get("subsets") or list(per_subset)
     return sorted({c for subset in used for c in per_subset.get(subset, [])})
 
 
-def languages(meta: dict[str, Any]) -> tuple[list[str], str]:
+def languages(meta: RunMeta) -> tuple[list[str], str]:
     """The card's languages and its multilinguality."""
     found = {_iso1(c) for c in source_languages(meta["source"])}
     translated = False
@@ -177,7 +178,7 @@ def human_summary(entry: dict[str, Any]) -> dict[str, Any]:
 
 
 def card_data(
-    meta: dict[str, Any],
+    meta: RunMeta,
     infos: dict[str, Any],
     license_id: str | None,
     data_format: str = "jsonl",
@@ -213,7 +214,7 @@ def card_data(
 
 def render(
     folder: Path,
-    meta: dict[str, Any],
+    meta: RunMeta,
     *,
     infos: dict[str, Any],
     repo: str | None = None,
@@ -239,7 +240,7 @@ def render(
 
 
 def _prose(
-    meta: dict[str, Any],
+    meta: RunMeta,
     *,
     repo: str | None,
     tag: str | None,
@@ -280,7 +281,7 @@ def _prose(
         rows = " + ".join(f"{n} {s}" for s, n in info.get("rows", {}).items())
         status = ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "-"
         targets = ", ".join(info.get("target_languages") or []) or "-"
-        axis = info.get("axis") or "-"
+        axis: str = info.get("axis") or "-"
         if info.get("kind") == "control":
             axis = f"control (meaning {info.get('meaning')})"
         out.append(
@@ -563,14 +564,14 @@ def _loading(configs: dict[str, Any], repo: str | None, tag: str | None) -> list
     return out
 
 
-def _kept_rows(meta: dict[str, Any], name: str) -> str:
+def _kept_rows(meta: RunMeta, name: str) -> str:
     """The mteb snippet's filter: the statuses evaluate scores for this config."""
     if meta["configs"][name].get("transform") in IDENTITY_KEPT:
         return 'row["status"] in ("ok", "identical")'
     return 'row["status"] == "ok"'
 
 
-def _evaluating(meta: dict[str, Any], repo: str | None, tag: str | None) -> list[str]:
+def _evaluating(meta: RunMeta, repo: str | None, tag: str | None) -> list[str]:
     source = meta["source"]
     # A config in the source's own language(s), so the task's eval_langs are the source's.
     name = next(
@@ -664,7 +665,7 @@ def _evaluating(meta: dict[str, Any], repo: str | None, tag: str | None) -> list
     return out
 
 
-def bibtex(source: dict[str, Any]) -> str | None:
+def bibtex(source: SourceRecord) -> str | None:
     """The source task's BibTeX as mteb records it (kept in the run folder since gen
     recorded it; asked of mteb for older folders), or None."""
     if not source.get("mteb_task"):
@@ -674,13 +675,13 @@ def bibtex(source: dict[str, Any]) -> str | None:
     try:
         import mteb
 
-        text = mteb.get_task(source["mteb_task"]).metadata.bibtex_citation
+        text = mteb.get_task(str(source["mteb_task"])).metadata.bibtex_citation
     except Exception:  # an unknown task in this mteb version: cite nothing rather than fail
         return None
     return text.strip() if text and text.strip() else None
 
 
-def _citation(source: dict[str, Any]) -> list[str]:
+def _citation(source: SourceRecord) -> list[str]:
     out = ["", "## Citation", ""]
     text = bibtex(source)
     if text is None:

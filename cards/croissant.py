@@ -22,6 +22,7 @@ from collections import Counter
 from typing import Any
 
 from shiftbench.cards.card import source_place
+from shiftbench.core.records import RunMeta
 from shiftbench.errors import InputError
 
 CROISSANT_FILE = "croissant.json"
@@ -140,14 +141,15 @@ def _record_set(name: str, path: str, schema: Any) -> dict[str, Any]:
     return {"@type": "cr:RecordSet", "@id": name, "name": name, "field": fields}
 
 
-def _validated(meta: dict[str, Any], report: dict[str, Any] | None) -> list[str]:
+def _validated(meta: RunMeta, report: dict[str, Any] | None) -> list[str]:
     """How the rows were checked after generation, from validate's report."""
     if report is None:
         return ["The rows were not checked with shiftbench validate before release."]
     checked = {
         name: summary
         for name, summary in report.get("configs", {}).items()
-        if meta["configs"].get(name, {}).get("settings_sha256") == summary.get("settings_sha256")
+        if name in meta["configs"]
+        and meta["configs"][name].get("settings_sha256") == summary.get("settings_sha256")
     }
     if not checked:
         return ["No config was checked with shiftbench validate in its current form."]
@@ -166,7 +168,7 @@ def _validated(meta: dict[str, Any], report: dict[str, Any] | None) -> list[str]
     return out
 
 
-def _generated(meta: dict[str, Any], report: dict[str, Any] | None) -> dict[str, list[str]]:
+def _generated(meta: RunMeta, report: dict[str, Any] | None) -> dict[str, list[str]]:
     """The RAI fields shiftbench fills from the run's own record."""
     source = meta["source"]
     configs = meta["configs"]
@@ -175,7 +177,7 @@ def _generated(meta: dict[str, Any], report: dict[str, Any] | None) -> dict[str,
     models = sorted({str((i.get("model") or {}).get("id")) for i in variants.values()})
     backends = sorted({str((i.get("backend") or {}).get("name")) for i in variants.values()})
     transforms = sorted({str(i.get("transform")) for i in variants.values()})
-    seeds = sorted({i.get("seed") for i in variants.values() if i.get("seed") is not None})
+    seeds = sorted({i["seed"] for i in variants.values() if i.get("seed") is not None})
     statuses: Counter[str] = Counter()
     for info in variants.values():
         for per_split in info.get("status_counts", {}).values():
@@ -227,7 +229,7 @@ def _generated(meta: dict[str, Any], report: dict[str, Any] | None) -> dict[str,
 
 
 def build(
-    meta: dict[str, Any],
+    meta: RunMeta,
     schemas: dict[str, dict[str, Any]],
     sha256: dict[str, str],
     *,

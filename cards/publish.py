@@ -36,6 +36,7 @@ from shiftbench.core.hub import (
     transient,
     with_retries,
 )
+from shiftbench.core.records import RunMeta
 from shiftbench.errors import InputError, RuntimeFault
 
 Say = Callable[[str], None]
@@ -61,7 +62,7 @@ def publish(
     line by line; retries are logged.
     """
 
-    def assemble(data_format: str) -> tuple[Release, dict[str, Any], str]:
+    def assemble(data_format: str) -> tuple[Release, RunMeta, str]:
         return build(
             folder, repo, tag, settings.human_dirs, settings.license_id,
             data_format=data_format, results=settings.results, rai=settings.rai,

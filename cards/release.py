@@ -39,6 +39,7 @@ from shiftbench.core.data.runfolder import (
 )
 from shiftbench.core.data.runfolder import render_card as minimal_card
 from shiftbench.core.hub import MANIFEST, folder_files, sha256_file
+from shiftbench.core.records import ConfigRecord, RunMeta
 from shiftbench.errors import InputError
 
 
@@ -69,7 +70,7 @@ class Release:
         ]
 
 
-def check_folder(folder: Path) -> dict[str, Any]:
+def check_folder(folder: Path) -> RunMeta:
     """The run folder's metadata, once its layout is what the metadata says."""
     if not folder.is_dir():
         raise InputError(f"{folder} is not a folder")
@@ -95,7 +96,7 @@ def check_folder(folder: Path) -> dict[str, Any]:
 
 
 def infos_by_loading(
-    files: dict[str, Path | bytes], card_text: str, meta: dict[str, Any]
+    files: dict[str, Path | bytes], card_text: str, meta: RunMeta
 ) -> dict[str, Any]:
     """Load every config with `load_dataset` as the Hub would see the release.
 
@@ -144,7 +145,7 @@ def infos_by_loading(
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def data_paths(meta: dict[str, Any]) -> list[tuple[str, str]]:
+def data_paths(meta: RunMeta) -> list[tuple[str, str]]:
     """Every (config, split) the metadata lists, as run-folder names."""
     return [(name, split) for name, info in meta["configs"].items() for split in info["rows"]]
 
@@ -172,7 +173,7 @@ def parquet_bytes(rows: list[dict[str, Any]], where: str) -> bytes:
     return bytes(sink.getvalue().to_pybytes())
 
 
-def release_files(folder: Path, meta: dict[str, Any], data_format: str) -> dict[str, Path | bytes]:
+def release_files(folder: Path, meta: RunMeta, data_format: str) -> dict[str, Path | bytes]:
     """The folder's files as a release holds them: every data file in `data_format`
     (Parquet made from the rows; JSON Lines as gen wrote them), everything else as is."""
     files: dict[str, Path | bytes] = dict(folder_files(folder))
@@ -202,7 +203,7 @@ def _load(datasets: Any, view: Path, name: str, scratch: Path) -> Any:
         raise InputError(f"config {name} does not load with load_dataset: {exc}") from None
 
 
-def expected_columns(meta: dict[str, Any], info: dict[str, Any]) -> list[str]:
+def expected_columns(meta: RunMeta, info: ConfigRecord) -> list[str]:
     """The columns every row of a config must have: the task's, and a variant's own."""
     from shiftbench.core.data.sources import TASK_SCHEMAS
 
@@ -215,7 +216,7 @@ def expected_columns(meta: dict[str, Any], info: dict[str, Any]) -> list[str]:
     return columns
 
 
-def manifest(release: Release, meta: dict[str, Any], data_format: str) -> bytes:
+def manifest(release: Release, meta: RunMeta, data_format: str) -> bytes:
     """The release manifest: deterministic, so equal content gives equal bytes."""
     source = meta["source"]
     doc = {
@@ -236,7 +237,7 @@ def manifest(release: Release, meta: dict[str, Any], data_format: str) -> bytes:
 
 
 def _schemas(
-    files: dict[str, Path | bytes], meta: dict[str, Any]
+    files: dict[str, Path | bytes], meta: RunMeta
 ) -> dict[str, dict[str, tuple[str, Any]]]:
     """Per card config and split: the Parquet path and its Arrow schema."""
     import io
@@ -257,7 +258,7 @@ def _schemas(
 
 def _croissant(
     release: Release,
-    meta: dict[str, Any],
+    meta: RunMeta,
     *,
     repo: str | None,
     human: list[dict[str, Any]],
@@ -300,7 +301,7 @@ def build(
     results: tuple[str, ...] = (),
     rai: tuple[str, ...] = (),
     date_published: str | None = None,
-) -> tuple[Release, dict[str, Any], str]:
+) -> tuple[Release, RunMeta, str]:
     """Check the folder and assemble its release: files, card and manifest.
 
     `data_format` is `parquet` (the default: typed files the Hub's viewer reads as they

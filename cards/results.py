@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from shiftbench.core.data.runfolder import read_json
+from shiftbench.core.records import RunMeta
 from shiftbench.errors import InputError
 
 RESULTS_FILE = "results.json"  # what evaluate writes into its output folder
@@ -46,7 +47,7 @@ def _looks_local(model_id: str) -> bool:
     return model_id.startswith(("/", "./", "../", "~")) or Path(model_id).exists()
 
 
-def read_results(items: tuple[str, ...], meta: dict[str, Any]) -> list[ModelScores]:
+def read_results(items: tuple[str, ...], meta: RunMeta) -> list[ModelScores]:
     """The models' scores from evaluate results folders (`DIR` or `NAME=DIR`), checked
     against the run folder's metadata."""
     source = meta["source"]

@@ -114,7 +114,7 @@ def signed_rank_counts(n: int) -> np.ndarray:
     return counts
 
 
-def wilcoxon_signed_rank(differences: Sequence[float]) -> tuple[float, float, str]:
+def wilcoxon_signed_rank(differences: Sequence[float] | np.ndarray) -> tuple[float, float, str]:
     """Two-sided Wilcoxon signed-rank test of "the differences are centred on zero", with
     the p-value scipy.stats.wilcoxon gives by default (method "auto", zero differences
     dropped, no continuity correction). Returns (statistic, p, method), the statistic being
@@ -173,7 +173,7 @@ def sign_pattern_counts(weights: np.ndarray) -> np.ndarray:
 
 
 def hodges_lehmann(
-    differences: Sequence[float], level: float = 0.95
+    differences: Sequence[float] | np.ndarray, level: float = 0.95
 ) -> tuple[float, float, float, float]:
     """The Hodges-Lehmann shift of paired differences (the median of the Walsh averages
     (d_i + d_j) / 2, i <= j) with its distribution-free confidence interval from the exact

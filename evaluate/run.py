@@ -27,6 +27,7 @@ from shiftbench.core.data.runfolder import (
 )
 from shiftbench.core.data.sources import RANKING_TYPES, Source
 from shiftbench.core.models.encoders import Encoder
+from shiftbench.core.records import SourceRecord, plain
 from shiftbench.errors import InputError
 from shiftbench.evaluate.clustering import seeded_by_evaluation
 from shiftbench.evaluate.resample import (
@@ -58,7 +59,7 @@ class ConfigView:
     """One config's rows per split, with the metadata that says what it is."""
 
     name: str
-    meta: dict[str, Any]
+    meta: dict[str, Any]  # the config's record, as evaluate works on it (records.plain)
     splits: dict[str, list[dict[str, Any]]]
 
 
@@ -67,7 +68,7 @@ class Collection:
     """Everything evaluate scores: the source's description and its configs."""
 
     label: str
-    source: dict[str, Any]
+    source: dict[str, Any]  # the source's record, as evaluate works on it (records.plain)
     configs: list[ConfigView]
     # the parts a run folder's variants rewrote (shiftbench.core.data.parts)
     rewrite: tuple[str, ...] = DEFAULT
@@ -82,9 +83,9 @@ def collect_run_folder(folder: Path) -> Collection:
         for split in info["rows"]:
             rows = read_config_split(folder, meta, name, split)
             splits[context_name(split) if ranking else split] = rows
-        configs.append(ConfigView(name, info, splits))
+        configs.append(ConfigView(name, plain(info), splits))
     rewrite = tuple(meta.get("rewrite", DEFAULT))
-    return Collection(folder.resolve().name, meta["source"], configs, rewrite)
+    return Collection(folder.resolve().name, plain(meta["source"]), configs, rewrite)
 
 
 def collect_source(source: Source) -> Collection:
@@ -104,7 +105,7 @@ def collect_source(source: Source) -> Collection:
                 splits,
             )
         )
-    return Collection(source.name, source_meta(source), configs)
+    return Collection(source.name, plain(source_meta(source)), configs)
 
 
 RELEASE = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+@.*$")
@@ -189,7 +190,7 @@ def collect_release(spec: str) -> Collection:
     return collection
 
 
-def require_evaluable(source: dict[str, Any], label: str) -> None:
+def require_evaluable(source: SourceRecord | dict[str, Any], label: str) -> None:
     """Refuse what evaluate cannot score, before any data loads."""
     task_type = source["task_type"]
     if task_type not in EVALUATORS:

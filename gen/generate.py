@@ -6,7 +6,7 @@ import json
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from shiftbench.core.data.listfields import field_texts, misfit, regrouped
 from shiftbench.core.data.parts import (
@@ -35,6 +35,7 @@ from shiftbench.core.data.sources import (
     source_meta,
 )
 from shiftbench.core.protocols import check_protocol
+from shiftbench.core.records import ConfigRecord, RunMeta, SourceRecord
 from shiftbench.core.text.languages import Language, draw
 from shiftbench.core.text.transforms import PER_DATASET, PER_TEXT, PIVOT, SOURCE
 from shiftbench.errors import InputError
@@ -58,9 +59,9 @@ class Prepared:
 
     data: dict[str, dict[str, list[dict[str, Any]]]]  # subset -> split -> rows
     languages: dict[str, tuple[Language | None, ...]]  # subset -> each field's language
-    recorded: dict[str, Any]
+    recorded: SourceRecord
     top: dict[str, Any]
-    meta: dict[str, Any] | None  # the run folder's shiftbench.json, if it exists
+    meta: RunMeta | None  # the run folder's shiftbench.json, if it exists
     todo: list[tuple[str, Variant | RuleVariant]]  # (subset, variant) still to make
     parts: tuple[str, ...] = ()  # the run-folder splits a variant rewrites
     source: Source | None = None  # the source with the languages found for it
@@ -99,7 +100,8 @@ def check_gen(
                  for s in source.subsets}  # fmt: skip
     for variant in variants:
         _check_languages(source, variant, languages)
-    recorded = {**source_meta(source), "row_limit": limit}
+    recorded = source_meta(source)
+    recorded["row_limit"] = limit
     top: dict[str, Any] = {"shard": {"index": shard[0], "count": shard[1]}} if shard else {}
     meta = check_target(output, recorded, top.get("shard"))
     if rewrite != DEFAULT:
@@ -339,7 +341,7 @@ def _configs_to_make(
     source: Source,
     variants: list[Variant | RuleVariant],
     described: dict[str, Any],
-    meta: dict[str, Any] | None,
+    meta: RunMeta | None,
     output: Path,
     overwrite: bool,
 ) -> list[tuple[str, Variant | RuleVariant]]:
@@ -408,9 +410,7 @@ def _subset_rows(
     return {**rows, **(ranking_rows(source, rows, tables, limit) if tables else {})}
 
 
-def _check_rewrite_matches(
-    output: Path, meta: dict[str, Any] | None, rewrite: tuple[str, ...]
-) -> None:
+def _check_rewrite_matches(output: Path, meta: RunMeta | None, rewrite: tuple[str, ...]) -> None:
     """Refuse to add configs rewriting other parts than the folder's own."""
     held = tuple(meta.get("rewrite", DEFAULT)) if meta is not None else rewrite
     if held != rewrite:
@@ -480,7 +480,11 @@ def _check_text_columns(
 def _original_config(
     source: Source, subset: str, splits: dict[str, list[dict[str, Any]]]
 ) -> ConfigData:
-    meta = {"kind": "original", "subset": subset, "rows": {s: len(r) for s, r in splits.items()}}
+    meta: ConfigRecord = {
+        "kind": "original",
+        "subset": subset,
+        "rows": {s: len(r) for s, r in splits.items()},
+    }
     return ConfigData(config_name("original", subset, source.multi_subset), meta, splits)
 
 
@@ -517,35 +521,38 @@ def _variant_config(
         for t in field_texts(r[f])
     ]
     source_language = languages[0]
-    meta = {
-        "kind": "control" if control else "transform",
-        "subset": subset,
-        "settings_sha256": variant.settings_sha256(described),
-        "transform": variant.transform.name,
-        "transform_version": variant.transform.version,
-        **({"meaning": variant.transform.meaning} if control else {}),
-        "axis": variant.transform.axis,
-        "calls": variant.transform.calls,
-        "seed": variant.seed,
-        "prompt_variant": variant.prompt_variant,
-        "prompts": [
-            {"origin": p.origin, "sha256": p.sha256, "text": p.text} for p in variant.prompts
-        ],
-        "token_budgets": variant.budget_descriptions(),
-        "max_new_tokens": variant.cap,
-        "budget_growth": BUDGET_GROWTH,
-        **described,
-        "sampling": variant.sampling.as_dict(),
-        "max_attempts": variant.max_attempts,
-        "source_language": source_language.code if source_language else None,
-        "source_languages": {
-            f: lang.code if lang else None for f, lang in zip(fields, languages, strict=True)
+    meta = cast(
+        ConfigRecord,
+        {
+            "kind": "control" if control else "transform",
+            "subset": subset,
+            "settings_sha256": variant.settings_sha256(described),
+            "transform": variant.transform.name,
+            "transform_version": variant.transform.version,
+            **({"meaning": variant.transform.meaning} if control else {}),
+            "axis": variant.transform.axis,
+            "calls": variant.transform.calls,
+            "seed": variant.seed,
+            "prompt_variant": variant.prompt_variant,
+            "prompts": [
+                {"origin": p.origin, "sha256": p.sha256, "text": p.text} for p in variant.prompts
+            ],
+            "token_budgets": variant.budget_descriptions(),
+            "max_new_tokens": variant.cap,
+            "budget_growth": BUDGET_GROWTH,
+            **described,
+            "sampling": variant.sampling.as_dict(),
+            "max_attempts": variant.max_attempts,
+            "source_language": source_language.code if source_language else None,
+            "source_languages": {
+                f: lang.code if lang else None for f, lang in zip(fields, languages, strict=True)
+            },
+            "language_pool": [lang.code for lang in variant.pool],
+            **_drawn_languages(variant, used),
+            "rows": {s: len(r) for s, r in out.items()},
+            "status_counts": counts,
         },
-        "language_pool": [lang.code for lang in variant.pool],
-        **_drawn_languages(variant, used),
-        "rows": {s: len(r) for s, r in out.items()},
-        "status_counts": counts,
-    }
+    )
     return ConfigData(config_name(variant.base_name, subset, source.multi_subset), meta, out)
 
 
@@ -640,17 +647,20 @@ def _rule_config(
             out[split].append(new)
         counts[split] = tally_status(out[split])
     transform = variant.transform
-    meta = {
-        "kind": "control",
-        "subset": subset,
-        "settings_sha256": variant.settings_sha256(),
-        "transform": transform.name,
-        "transform_version": transform.version,
-        "meaning": transform.meaning,
-        "axis": None,
-        "rule": transform.description,
-        **variant.settings(),
-        "rows": {s: len(r) for s, r in out.items()},
-        "status_counts": counts,
-    }
+    meta = cast(
+        ConfigRecord,
+        {
+            "kind": "control",
+            "subset": subset,
+            "settings_sha256": variant.settings_sha256(),
+            "transform": transform.name,
+            "transform_version": transform.version,
+            "meaning": transform.meaning,
+            "axis": None,
+            "rule": transform.description,
+            **variant.settings(),
+            "rows": {s: len(r) for s, r in out.items()},
+            "status_counts": counts,
+        },
+    )
     return ConfigData(config_name(variant.base_name, subset, source.multi_subset), meta, out)

@@ -7,7 +7,7 @@ deterministic per row, so only the per-config counts need recomputing.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, cast
 
 from shiftbench.core.data.runfolder import (
     ConfigData,
@@ -17,9 +17,13 @@ from shiftbench.core.data.runfolder import (
     tally_status,
     write_run,
 )
+from shiftbench.core.records import ConfigRecord, RunMeta
 from shiftbench.errors import InputError
 
-DRAWN = ("target_languages", "pivot_languages")
+DRAWN: tuple[Literal["target_languages", "pivot_languages"], ...] = (
+    "target_languages",
+    "pivot_languages",
+)
 
 
 def merge_shards(folders: list[Path], output: Path) -> list[str]:
@@ -37,12 +41,13 @@ def merge_shards(folders: list[Path], output: Path) -> list[str]:
     if output.exists() and any(output.iterdir()):
         raise InputError(f"output {output} already exists; a merge writes a new folder")
     configs = [_merge_config(name, info, folders, metas) for name, info in first["configs"].items()]
-    top = {key: first[key] for key in ("rewrite", "protocol") if key in first}
+    held = cast(dict[str, Any], first)
+    top: dict[str, Any] = {key: held[key] for key in ("rewrite", "protocol") if key in held}
     write_run(output, first["source"], configs, None, top)
     return [c.name for c in configs]
 
 
-def _shard_meta(folder: Path) -> dict[str, Any]:
+def _shard_meta(folder: Path) -> RunMeta:
     if not is_run_folder(folder):
         raise InputError(f"{folder} is not a shiftbench run folder")
     meta = read_meta(folder)
@@ -51,7 +56,7 @@ def _shard_meta(folder: Path) -> dict[str, Any]:
     return meta
 
 
-def _settings(meta: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+def _settings(meta: RunMeta) -> tuple[Any, dict[str, Any]]:
     """What must agree between shards: the parts rewritten and every config's settings."""
     return meta.get("rewrite"), {
         name: (info["kind"], info.get("settings_sha256"), sorted(info["rows"]))
@@ -60,7 +65,7 @@ def _settings(meta: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
 
 
 def _merge_config(
-    name: str, info: dict[str, Any], folders: list[Path], metas: list[dict[str, Any]]
+    name: str, info: ConfigRecord, folders: list[Path], metas: list[RunMeta]
 ) -> ConfigData:
     splits: dict[str, list[dict[str, Any]]] = {}
     for split in info["rows"]:
@@ -71,7 +76,7 @@ def _merge_config(
         if [r["row_id"] for r in rows] != list(range(len(rows))):
             raise InputError(f"the shards' rows of {name}/{split} do not add up to one run")
         splits[split] = rows
-    merged = dict(info)
+    merged = ConfigRecord(**info)
     merged["rows"] = {split: len(rows) for split, rows in splits.items()}
     if "status_counts" in info:
         merged["status_counts"] = {split: tally_status(rows) for split, rows in splits.items()}

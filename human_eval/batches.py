@@ -26,6 +26,7 @@ from shiftbench import __version__
 from shiftbench.core.data.listfields import refuse_listed
 from shiftbench.core.data.runfolder import read_jsonl, read_meta, usable
 from shiftbench.core.ratings import BATCH_FILE, ITEMS_FILE
+from shiftbench.core.records import RunMeta
 from shiftbench.errors import InputError
 
 SCHEMES = ("quality", "similarity")
@@ -91,7 +92,7 @@ def _rng(*parts: object) -> random.Random:
     return random.Random(int.from_bytes(hashlib.sha256(blob).digest()[:8], "big"))
 
 
-def candidates(folder: Path) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
+def candidates(folder: Path) -> tuple[RunMeta, dict[str, list[dict[str, Any]]]]:
     """Every rewritten text that evaluate scores (status ok, or identical for a
     back-translation), grouped by stratum: the transform, and for outputs in another
     language than their original, the output's language as well."""

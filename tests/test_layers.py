@@ -154,3 +154,33 @@ def test_a_deprecation_raised_at_a_shiftbench_call_fails_the_tests():
             with pytest.raises(category):
                 warnings.warn_explicit("old", category, "x.py", 1, module=module)
     warnings.warn_explicit("old", DeprecationWarning, "x.py", 1, module="transformers.utils")
+
+
+def test_the_records_name_every_key_gen_writes(invoke, tmp_path, scripted):
+    """core/records.py types shiftbench.json; the writers build some records with a cast
+    (a generator's description is spread in), so this reads what gen really writes, a
+    variant, a control and the original, and finds every key declared; and the row
+    statuses the Literal names are the checks' names and the statuses gen gives."""
+    import json
+    from typing import get_args, get_type_hints
+
+    from shiftbench.core.records import ConfigRecord, RowStatus, RunMeta, SourceRecord
+    from shiftbench.core.text.checks import CHECKS
+    from shiftbench.gen.rewrite import EMPTY_INPUT, NOT_APPLICABLE
+
+    out = tmp_path / "run"
+    for transforms in ("paraphrase", "word-jumble-1"):
+        made = invoke("gen", "sample", "--limit", "3", "-b", "scripted", "-t", transforms,
+                      "-q", "-o", out)  # fmt: skip
+        assert made.exit_code == 0, made.output
+    meta = json.loads((out / "shiftbench.json").read_text(encoding="utf-8"))
+    assert set(meta) <= set(get_type_hints(RunMeta))
+    assert set(meta["source"]) <= set(get_type_hints(SourceRecord))
+    kinds = set()
+    for info in meta["configs"].values():
+        assert set(info) <= set(get_type_hints(ConfigRecord)), set(info) - set(
+            get_type_hints(ConfigRecord)
+        )
+        kinds.add(info["kind"])
+    assert kinds == {"original", "transform", "control"}
+    assert set(get_args(RowStatus)) == {"ok", EMPTY_INPUT, NOT_APPLICABLE, *CHECKS}

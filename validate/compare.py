@@ -21,6 +21,7 @@ from typing import Any
 
 from shiftbench import __version__
 from shiftbench.core.data.runfolder import read_jsonl, read_meta, read_validation
+from shiftbench.core.records import RunMeta
 from shiftbench.core.stats import BOOTSTRAP_SAMPLES, bootstrap_mean_ci, holm, paired_bootstrap_p
 from shiftbench.errors import InputError
 from shiftbench.validate.report import REPORT_JSON, ROWS_DIR
@@ -60,9 +61,7 @@ def load_generators(runs: list[Path]) -> dict[str, dict[str, Any]]:
     return generators
 
 
-def _load_values(
-    run: Path, meta: dict[str, Any], report: dict[str, Any], model: str
-) -> dict[str, Any]:
+def _load_values(run: Path, meta: RunMeta, report: dict[str, Any], model: str) -> dict[str, Any]:
     summaries = {
         name: c for name, c in report["configs"].items() if (c.get("model") or "unknown") == model
     }
@@ -70,7 +69,7 @@ def _load_values(
     for name, summary in summaries.items():
         if not summary.get("measures"):
             continue
-        subset = meta["configs"].get(name, {}).get("subset", "default")
+        subset = meta["configs"][name]["subset"] if name in meta["configs"] else "default"
         for row in read_jsonl(run / ROWS_DIR / f"{name}.jsonl"):
             for key, per_field in row.get("measures", {}).items():
                 for field, value in per_field.items():

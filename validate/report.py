@@ -38,6 +38,7 @@ from shiftbench.core.data.runfolder import (
     read_meta,
     read_validation,
 )
+from shiftbench.core.records import RunMeta
 from shiftbench.core.text.checks import CHECKS, Case, failures
 from shiftbench.core.text.langid import (
     EXPECTED_SHARE,
@@ -79,7 +80,7 @@ def edit_distance(a: str, b: str) -> float:
     return Levenshtein.distance(wa, wb) / longest if longest else 0.0
 
 
-def plan(folder: Path, configs: tuple[str, ...] = ()) -> tuple[dict[str, Any], list[str]]:
+def plan(folder: Path, configs: tuple[str, ...] = ()) -> tuple[RunMeta, list[str]]:
     """The run's metadata and the transformed configs to check (all when none are named);
     a one-line InputError for anything that is not there."""
     meta = read_meta(folder)
@@ -150,7 +151,7 @@ def validate_run(
 
 def _keep_earlier(
     folder: Path,
-    meta: dict[str, Any],
+    meta: RunMeta,
     report: dict[str, Any],
     per_row: dict[str, list[dict[str, Any]]],
 ) -> None:
@@ -260,7 +261,7 @@ def _measure_config(
 
 def _validate_config(
     folder: Path,
-    meta: dict[str, Any],
+    meta: RunMeta,
     name: str,
     identifier: LanguageID,
     examples: int,

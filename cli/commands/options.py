@@ -31,8 +31,11 @@ def option_type(owner: Any, name: str) -> click.ParamType:
         raise LookupError(f"{owner.__name__}.{name} has no bound")
     if limit.choices:
         return click.Choice(list(limit.choices))
-    number = click.IntRange if limit.kind is int else click.FloatRange
-    return number(limit.low, limit.high, min_open=limit.low_open, max_open=limit.high_open)
+    opens = {"min_open": limit.low_open, "max_open": limit.high_open}
+    if limit.kind is int:
+        low, high = (None if v is None else int(v) for v in (limit.low, limit.high))
+        return click.IntRange(low, high, **opens)
+    return click.FloatRange(limit.low, limit.high, **opens)
 
 
 class OutputFolder(click.Path):

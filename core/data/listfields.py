@@ -8,6 +8,7 @@ languages in `language_<field>`. A row's status names its first failed text.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from shiftbench.errors import InputError
@@ -35,7 +36,7 @@ def misfit(value: Any, listed: bool) -> str | None:
     return None if wrong is None else f"a list with {type(wrong).__name__}"
 
 
-def refuse_listed(source: dict[str, Any], stage: str) -> None:
+def refuse_listed(source: Mapping[str, Any], stage: str) -> None:
     """Refuse a run whose rewritten field is a list of texts, for a stage that reads one
     text per field."""
     from shiftbench.core.data.sources import TASK_SCHEMAS

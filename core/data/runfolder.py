@@ -17,10 +17,11 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from shiftbench import __version__
 from shiftbench.core.data.parts import context_name
+from shiftbench.core.records import ConfigRecord, RunMeta, ShardRecord, SourceRecord
 from shiftbench.errors import InputError
 
 META_FILE = "shiftbench.json"
@@ -135,7 +136,7 @@ def read_split(
     return rows
 
 
-def row_texts(meta: dict[str, Any]) -> tuple[str, ...]:
+def row_texts(meta: RunMeta) -> tuple[str, ...]:
     """The fields every row of a run folder holds as a string, as evaluate needs them: the
     source's text fields (none for a listed type, whose text fields hold lists)."""
     from shiftbench.core.data.sources import LISTED_TYPES
@@ -146,7 +147,7 @@ def row_texts(meta: dict[str, Any]) -> tuple[str, ...]:
 
 
 def read_config_split(
-    folder: Path, meta: dict[str, Any], name: str, split: str, *, required: Iterable[str] = ()
+    folder: Path, meta: RunMeta, name: str, split: str, *, required: Iterable[str] = ()
 ) -> list[dict[str, Any]]:
     """One split of a config that `meta` (the folder's shiftbench.json) lists, checked as
     every stage needs it: the file is there, each row holds the `required` fields and the
@@ -180,7 +181,7 @@ class ConfigData:
     """One config to write: its metadata and its rows per split."""
 
     name: str
-    meta: dict[str, Any]
+    meta: ConfigRecord
     splits: dict[str, list[dict[str, Any]]]
 
 
@@ -243,13 +244,13 @@ def read_validation(folder: Path) -> dict[str, Any] | None:
     return read_report(folder / VALIDATION_REPORT, "what validate found")
 
 
-def read_meta(path: Path) -> dict[str, Any]:
+def read_meta(path: Path) -> RunMeta:
     """A run folder's shiftbench.json, its shape checked: a fault is one InputError
     naming the file and the key."""
     where = path / META_FILE
     meta = read_json(where, missing=f"{path} is not a shiftbench run folder (no {META_FILE})")
     check_meta(meta, where)
-    return dict(meta)
+    return cast(RunMeta, meta)
 
 
 def check_meta(meta: Any, where: Path) -> None:
@@ -348,8 +349,8 @@ def writing(path: Path) -> Iterator[None]:
 
 
 def check_target(
-    path: Path, source_meta: dict[str, Any], shard: dict[str, int] | None = None
-) -> dict[str, Any] | None:
+    path: Path, source_meta: SourceRecord, shard: ShardRecord | None = None
+) -> RunMeta | None:
     """Refuse an output folder that is not a run folder of this source (and shard)."""
     if path.exists() and not path.is_dir():
         raise InputError(f"output {path} exists and is not a folder")
@@ -384,9 +385,9 @@ def _matched(source: Any) -> Any:
 
 def write_run(
     path: Path,
-    source_meta: dict[str, Any],
+    source_meta: SourceRecord,
     configs: list[ConfigData],
-    meta: dict[str, Any] | None,
+    meta: RunMeta | None,
     top: dict[str, Any] | None = None,
 ) -> None:
     """Write configs into the run folder at `path` (new when `meta` is None).
@@ -400,16 +401,19 @@ def write_run(
 
 
 def _write_new(
-    path: Path, source_meta: dict[str, Any], configs: list[ConfigData], top: dict[str, Any]
+    path: Path, source_meta: SourceRecord, configs: list[ConfigData], top: dict[str, Any]
 ) -> None:
     """Stage the whole folder beside its target, then rename it into place."""
-    meta = {
-        "format": FORMAT_VERSION,
-        "shiftbench_version": __version__,
-        **top,
-        "source": source_meta,
-        "configs": {c.name: c.meta for c in configs},
-    }
+    meta = cast(
+        RunMeta,
+        {
+            "format": FORMAT_VERSION,
+            "shiftbench_version": __version__,
+            **top,
+            "source": source_meta,
+            "configs": {c.name: c.meta for c in configs},
+        },
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
     _remove_stale(path.parent.glob(f".{path.name}.tmp-*"))
     stage = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-", dir=path.parent))
@@ -425,7 +429,7 @@ def _write_new(
         raise
 
 
-def _add_configs(path: Path, meta: dict[str, Any], configs: list[ConfigData]) -> None:
+def _add_configs(path: Path, meta: RunMeta, configs: list[ConfigData]) -> None:
     """Stage configs inside the folder, move each into place, then record them."""
     _remove_stale(path.glob(".staging-*"))
     stage = Path(tempfile.mkdtemp(prefix=".staging-", dir=path))
@@ -458,7 +462,7 @@ def _write_config(folder: Path, config: ConfigData) -> None:
                 fh.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
-def _write_meta(folder: Path, meta: dict[str, Any]) -> None:
+def _write_meta(folder: Path, meta: RunMeta) -> None:
     atomic_write_text(folder / META_FILE, json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
     atomic_write_text(folder / "README.md", render_card(meta))
 
@@ -479,7 +483,7 @@ def atomic_write_text(path: Path, text: str) -> None:
         raise
 
 
-def render_card(meta: dict[str, Any], data_format: str = "jsonl") -> str:
+def render_card(meta: RunMeta, data_format: str = "jsonl") -> str:
     """A minimal dataset card: the `configs:` that load_dataset needs and a config table."""
     import yaml
 
@@ -527,21 +531,21 @@ def render_card(meta: dict[str, Any], data_format: str = "jsonl") -> str:
     return "\n".join(lines)
 
 
-def _parts_sentence(meta: dict[str, Any]) -> str:
+def _parts_sentence(meta: RunMeta) -> str:
     """What the variants rewrote beyond the scored texts, when they did (gen --rewrite)."""
     if not meta.get("rewrite"):
         return ""
     return f" The variants rewrite: {', '.join(meta['rewrite'])}."
 
 
-def default_config(meta: dict[str, Any]) -> str:
+def default_config(meta: RunMeta) -> str:
     """The config `load_dataset(repo)` loads when none is named: the source's rows
     (`original`, or with several subsets the first `original.<subset>`), else the first."""
     configs = meta["configs"]
     return next((n for n, i in configs.items() if i.get("kind") == "original"), next(iter(configs)))
 
 
-def card_configs(meta: dict[str, Any], data_format: str = "jsonl") -> list[dict[str, Any]]:
+def card_configs(meta: RunMeta, data_format: str = "jsonl") -> list[dict[str, Any]]:
     """The card's `configs:` list: every config and split, the original the default.
 
     `data_format` is the data files' extension: `jsonl` in a run folder, `parquet` in a
@@ -570,7 +574,7 @@ def card_configs(meta: dict[str, Any], data_format: str = "jsonl") -> list[dict[
     return out
 
 
-def card_rows(name: str, info: dict[str, Any]) -> dict[str, dict[str, int]]:
+def card_rows(name: str, info: ConfigRecord) -> dict[str, dict[str, int]]:
     """The rows per split of each card config a run-folder config is loaded as: itself,
     and for a ranking config each of its tables (see card_configs)."""
     out: dict[str, dict[str, int]] = {name: {}}

@@ -14,10 +14,11 @@ import tempfile
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 
+from shiftbench.core.records import SourceRecord
 from shiftbench.core.registry import suggest
 from shiftbench.errors import InputError
 
@@ -694,9 +695,9 @@ def _chain(exc: BaseException | None) -> list[BaseException]:
     return seen
 
 
-def source_meta(source: Source) -> dict[str, Any]:
+def source_meta(source: Source) -> SourceRecord:
     """What shiftbench.json records about the source (also how folders are matched)."""
-    return {
+    record = {
         "name": source.name,
         "task_type": source.task_type,
         "dataset_path": source.dataset_path,
@@ -715,3 +716,4 @@ def source_meta(source: Source) -> dict[str, Any]:
         # only where the task type has evaluation settings, so other run folders keep theirs
         **({"protocol": source.protocol} if source.protocol else {}),
     }
+    return cast(SourceRecord, record)

@@ -14,6 +14,7 @@ in the Authorization header; it is never recorded.
 from __future__ import annotations
 
 import os
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -131,9 +132,7 @@ class EmbeddingsEndpoint:
         for start in range(0, len(sentences), batch_size):
             chunk = [f"{prompt or ''}{t}" for t in sentences[start : start + batch_size]]
             rows.extend(
-                retry_transient(
-                    lambda c=chunk: self._post(c), self.tries, self.BACKOFF, self.base_url
-                )
+                retry_transient(partial(self._post, chunk), self.tries, self.BACKOFF, self.base_url)
             )
         if not rows:
             return np.zeros((0, self.dimension or 0), dtype=np.float32)

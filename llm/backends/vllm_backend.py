@@ -206,15 +206,16 @@ class VLLMBackend:
                 raise RuntimeFault(
                     f"vllm ended a request with finish reason {done.finish_reason!r}"
                 )
-            results[i] = Generation(
+            result = Generation(
                 text=done.text.strip(),
                 finish_reason=done.finish_reason,
                 prompt_tokens=len(prompts[i]),
                 output_tokens=len(done.token_ids),
                 latency=time.monotonic() - started,
             )
+            results[i] = result
             if on_done is not None:
-                on_done(i, results[i])
+                on_done(i, result)
 
         self._stream().run(prompts, params, finished)
         return [r for r in results if r is not None]

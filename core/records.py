@@ -1,0 +1,119 @@
+"""The documents that cross from one stage to the next, typed once.
+
+A run folder's `shiftbench.json` (RunMeta: its source and its configs) is written by gen and
+read by every later stage; mypy checks each reader against these types, and
+`runfolder.check_meta` checks a file against them when it is read, so a stage meets either
+a document of this shape or a one-line error naming the file. A key that only some
+documents hold is optional (`total=False`); one every document holds is `Required`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Required, TypedDict
+
+# What a config of a run folder is: the source's rows as they are, an LLM rewrite of them,
+# or a rule-based control whose effect on meaning is known.
+ConfigKind = Literal["original", "transform", "control"]
+
+# A transformed row's (or field's) status. `ok`; `identical` (an output equal to its input:
+# a result for back-translation, a failure elsewhere); `truncated` (still cut at the token
+# cap); `empty-input`, `not-applicable` (nothing to rewrite, or nothing a control can do);
+# otherwise the name of the automatic check the output failed (checks.CHECKS).
+RowStatus = Literal[
+    "ok", "identical", "truncated", "empty-input", "not-applicable",
+    "empty", "ellipsis", "json-fragment", "reasoning-leak", "prefix-leak", "wrong-language",
+    "runaway", "summary-too-long",
+]  # fmt: skip
+
+# The robustness axis a transform probes; controls have none.
+Axis = Literal["Lexical/Stylistic", "Length", "Language"]
+
+
+class SourceRecord(TypedDict, total=False):
+    """What shiftbench.json records of the source (sources.source_meta)."""
+
+    name: Required[str]
+    task_type: Required[str]
+    main_score: Required[str]
+    dataset_path: str
+    revision: str | None
+    mteb_task: str | None
+    subsets: list[str]
+    splits: list[str]
+    context_splits: list[str]
+    languages: dict[str, list[str]]
+    language_origin: dict[str, str]  # per subset: where its languages were learnt
+    text_fields: list[str]
+    score_range: list[float] | None
+    license: str | None
+    citation: str
+    # the task type's evaluation settings under a protocol (evaluation seeds and the like)
+    protocol: dict[str, Any]
+    row_limit: int | None
+
+
+class PromptRecord(TypedDict):
+    """One prompt a variant used: where it came from, its text and that text's sha256."""
+
+    origin: str
+    sha256: str
+    text: str
+
+
+class ConfigRecord(TypedDict, total=False):
+    """One config of a run folder: its kind, subset and row count per split, and for a
+    variant how it was made (transform, seed, prompts, generator, sampling, languages)
+    and how its rows came out (status counts per split)."""
+
+    kind: Required[ConfigKind]
+    subset: Required[str]
+    rows: Required[dict[str, int]]
+    settings_sha256: str
+    transform: str
+    transform_version: int
+    meaning: str  # a control's effect on meaning
+    rule: str  # a control's rule, in words
+    axis: Axis | None
+    calls: int
+    seed: int
+    prompt_variant: int | None
+    prompts: list[PromptRecord]
+    token_budgets: list[str]
+    max_new_tokens: int | None
+    budget_growth: int
+    model: dict[str, Any]  # the generator's own description (backend.describe)
+    backend: dict[str, Any]
+    sampling: dict[str, Any]
+    max_attempts: int
+    source_language: str | None
+    source_languages: dict[str, str | None]
+    language_pool: list[str]
+    target_languages: list[str]
+    pivot_languages: list[str]
+    status_counts: dict[str, dict[str, int]]
+
+
+class ShardRecord(TypedDict):
+    """Which shard of a sharded gen a run folder is: `index` of `count`."""
+
+    index: int
+    count: int
+
+
+class RunMeta(TypedDict, total=False):
+    """A run folder's shiftbench.json."""
+
+    format: Required[int]
+    shiftbench_version: Required[str]
+    source: Required[SourceRecord]
+    configs: Required[dict[str, ConfigRecord]]
+    protocol: dict[str, Any]  # the --protocol preset gen ran under
+    rewrite: list[str]  # the parts rewritten, when not only the scored texts
+    shard: ShardRecord
+
+
+def plain(record: SourceRecord | ConfigRecord | RunMeta) -> dict[str, Any]:
+    """A record as a plain dict, for a stage that adds keys of its own to its working copy
+    (evaluate marks a released source, a restored config): the one place a typed record
+    becomes untyped, so every such crossing is named."""
+    return dict(record)
