@@ -708,7 +708,7 @@ def _titles(document: dict[str, Any], measure: str) -> tuple[str, str]:
 
 
 def markdown(document: dict[str, Any]) -> str:
-    from shiftbench.evaluate.report import markdown_table
+    from shiftbench.core.tables import markdown_table
 
     parts = [f"# Alignment probes: {', '.join(document['targets'])}", "",
              *coverage_lines(document), ""]  # fmt: skip
@@ -736,7 +736,7 @@ def markdown(document: dict[str, Any]) -> str:
 
 
 def plain(document: dict[str, Any]) -> str:
-    from shiftbench.evaluate.report import plain_table
+    from shiftbench.core.tables import plain_table
 
     parts = coverage_lines(document)
     for measure in document["measures"]:

@@ -28,6 +28,7 @@ from shiftbench.core.data.runfolder import (
 from shiftbench.core.data.sources import RANKING_TYPES, Source
 from shiftbench.core.models.encoders import Encoder
 from shiftbench.core.records import SourceRecord, plain
+from shiftbench.core.tables import plain_table
 from shiftbench.errors import InputError
 from shiftbench.evaluate.clustering import seeded_by_evaluation
 from shiftbench.evaluate.resample import (
@@ -750,18 +751,8 @@ def format_table(model: str, main_score: str, records: list[dict[str, Any]]) -> 
         ]
         for r in records
     ]
-    widths = [max(len(row[i]) for row in [header, *lines]) for i in range(len(header))]
-    left = {0, 1}
-
-    def fmt(row: list[str]) -> str:
-        return "  ".join(
-            c.ljust(w) if i in left else c.rjust(w)
-            for i, (c, w) in enumerate(zip(row, widths, strict=True))
-        ).rstrip()
-
-    rule = "  ".join("-" * w for w in widths)
     notes = [THIN_NOTE] if any(line[-1].endswith("*") for line in lines) else []
-    return "\n".join([f"model: {model}", fmt(header), rule, *map(fmt, lines), *notes])
+    return "\n".join([f"model: {model}", plain_table(header, lines, left=2), *notes])
 
 
 def _delta_text(record: dict[str, Any]) -> str:

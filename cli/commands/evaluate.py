@@ -156,8 +156,9 @@ def evaluate(
     table: mean over seeds, then over an axis's transformations; total = mean of the
     axes; with the statistics) and plots/ (bars, heatmap, scatter).
     """
+    from shiftbench.core.tables import plain_table
     from shiftbench.evaluate.api import EvalSettings, Evaluation
-    from shiftbench.evaluate.report import axis_rows, plain_table
+    from shiftbench.evaluate.report import axis_rows
     from shiftbench.evaluate.run import format_table
 
     settings = EvalSettings(

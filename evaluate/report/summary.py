@@ -1,0 +1,105 @@
+"""The report's summary document (`summary.json`): every figure and statistic for a set of
+evaluate results (`summarise`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from shiftbench.evaluate.report.statistics import (
+    baseline_tests,
+    kendall_per_dataset,
+    median_absolute_differences,
+    model_summary,
+    prompt_sensitivity,
+    ranking_agreement,
+    split_half_reliability,
+    transform_tests,
+)
+from shiftbench.evaluate.report.units import (
+    SEED,
+    SPLIT_HALF_DRAWS,
+    Unit,
+    _interval,
+    aggregation,
+    dataset_labels,
+    dataset_units,
+    interval_method,
+    shared_sources,
+    transform_name,
+    units,
+)
+from shiftbench.evaluate.sides import shift_summary
+
+
+@dataclass
+class ReportSettings:
+    """What a report computes beyond the defaults."""
+
+    baseline: str | None = None
+    split_half_draws: int = SPLIT_HALF_DRAWS
+    seed: int = SEED
+
+
+def summarise(
+    documents: list[dict[str, Any]], settings: ReportSettings | None = None
+) -> dict[str, Any]:
+    """Everything the report shows, as data (it is also written as summary.json)."""
+    settings = settings or ReportSettings()
+    subset_units = units(documents)
+    datasets = dataset_units(subset_units)
+    method = interval_method(documents)
+    order = aggregation(documents)
+    summary = model_summary(datasets, method, order)
+    models = list(summary)
+    if settings.baseline is not None and settings.baseline not in models:
+        from shiftbench.errors import InputError
+
+        raise InputError(
+            f"--baseline {settings.baseline} is not among the models: {', '.join(models)}"
+        )
+    sides = shift_summary(documents, dataset_labels(documents), transform_name)
+    return {
+        "datasets": dataset_labels(documents),
+        **({"shared_sources": shared} if (shared := shared_sources(documents)) else {}),
+        **({"sides": sides} if sides else {}),
+        "interval": method,
+        "aggregation": order,
+        "units": [_unit_record(u, method) for u in subset_units],
+        "models": summary,
+        "tests": transform_tests(datasets),
+        "baseline_tests": baseline_tests(datasets, settings.baseline, settings.seed)
+        if settings.baseline
+        else [],
+        "median_abs_delta": median_absolute_differences(datasets),
+        "kendall_per_dataset": kendall_per_dataset(datasets),
+        "kendall": ranking_agreement(summary),
+        "split_half": split_half_reliability(datasets, settings.split_half_draws, settings.seed),
+        "split_half_delta": split_half_reliability(
+            datasets, settings.split_half_draws, settings.seed, on="delta"
+        ),
+        "prompt_sensitivity": prompt_sensitivity(datasets),
+    }
+
+
+def _unit_record(u: Unit, method: str) -> dict[str, Any]:
+    return {
+        "model": u.model,
+        "dataset": u.dataset,
+        "subset": u.subset,
+        "task_type": u.task_type,
+        "original": u.original,
+        "transforms": {
+            t: {
+                "axis": u.axis_of[t],
+                "prompt_variant": u.prompt_of.get(t, 1),
+                "seeds": u.seeds[t],
+                **vars(p),
+                "ci95": _interval(u.replicates.get(t), method, u.items.get(t)),
+                **({"self_retrieval": u.probe[t]} if t in u.probe else {}),
+                **({"evalrank": u.evalrank[t]} if t in u.evalrank else {}),
+                **({"faithful": u.faithful[t]} if t in u.faithful else {}),
+            }
+            for t, p in u.transforms.items()
+        },
+    }

@@ -1,0 +1,354 @@
+"""The report's tables, plain for the terminal and Markdown for report.md, from a summary."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from shiftbench.core.tables import markdown_table, plain_table
+from shiftbench.evaluate.report.units import AXES, TRANSFORMATIONS_FIRST
+from shiftbench.evaluate.resample import THIN_NOTE, thin
+from shiftbench.evaluate.sides import config_label
+
+
+def _num(value: float | None, signed: bool = False) -> str:
+    if value is None:
+        return ""
+    return f"{value:+.4f}" if signed else f"{value:.4f}"
+
+
+def _delta(figure: dict[str, Any] | None) -> str:
+    """`-0.0123 [-0.0200, -0.0050]`: a delta with its 95% interval when it has one, and
+    `*` after a thin one (THIN_NOTE)."""
+    if not figure:
+        return ""
+    text = _num(figure.get("delta"), True)
+    if figure.get("ci95"):
+        low, high = figure["ci95"]
+        text += f" [{low:+.4f}, {high:+.4f}]"
+        items = figure.get("items", figure.get("rows"))
+        if thin(items, figure.get("usable_draws"), figure.get("resamples")):
+            text += "*"
+    return text
+
+
+def _rank(figure: dict[str, Any] | None) -> str:
+    if not figure or "rank" not in figure:
+        return ""
+    low, high = figure["rank"]
+    return str(low) if low == high else f"{low}-{high}"
+
+
+@dataclass
+class Table:
+    """One table of the report: a title, a sentence saying what it shows, and the rows."""
+
+    title: str
+    note: str
+    header: list[str]
+    rows: list[list[str]]
+    left: int = 1
+
+
+def axis_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """The axis table: per model, the original, each axis (score, delta with its 95%
+    interval), the total, and the rank interval of the total delta when there is one."""
+    models = summary["models"]
+    axes = [a for a in AXES if any(a in s["axes"] for s in models.values())]
+    ranked = any(_rank(s["total"]) for s in models.values())
+    header = ["model", "original"]
+    for axis in axes:
+        header += [axis, "delta"]
+    header += ["total", "delta"] + (["rank"] if ranked else [])
+    rows = []
+    for model, s in models.items():
+        row = [model, _num(s["original"])]
+        for axis in axes:
+            pair = s["axes"].get(axis)
+            row += [_num(pair and pair["score"]), _delta(pair)]
+        total = s["total"]
+        row += [_num(total and total["score"]), _delta(total)] + ([_rank(total)] if ranked else [])
+        rows.append(row)
+    return header, rows
+
+
+def report_tables(summary: dict[str, Any]) -> list[Table]:
+    """Every table of the report after the axis table, in order; empty ones left out."""
+    tables = [_shared_table(summary)]
+    tables += [_transform_table(summary), _sides_table(summary), _faithful_table(summary)]
+    tables += [_prompt_table(summary)]
+    tables += [_tests_table(summary)]
+    tables += [_baseline_table(summary), _mad_table(summary), _kendall_table(summary)]
+    tables += [
+        _split_half_table(summary, "split_half"),
+        _split_half_table(summary, "split_half_delta"),
+    ]
+    return [t for t in tables if t.rows]
+
+
+def _shared_table(summary: dict[str, Any]) -> Table:
+    rows = [
+        [s["source"], s["revision"] or "-", ", ".join(s["merged"])]
+        for s in summary.get("shared_sources", [])
+    ]
+    return Table(
+        "Run folders of one source",
+        "Results of the same source (name and revision) count as one dataset in every "
+        "figure over datasets (means, tests, Kendall's tau, split-half): their figures are "
+        "averaged, as a dataset's subsets are. Each keeps its own section below.",
+        ["source", "revision", "results"],
+        rows,
+        left=3,
+    )
+
+
+def _transform_table(summary: dict[str, Any]) -> Table:
+    rows = []
+    for m, s in summary["models"].items():
+        for t, v in s["transforms"].items():
+            er = v.get("evalrank", {})
+            sr = v.get("self_retrieval", {})
+            rows.append(
+                [m, t, v["axis"], _num(v.get("score")), _delta(v), _num(er.get("mrr")),
+                 _num(er.get("delta_mrr"), True), _num(sr.get("mrr")), _num(sr.get("hits_at_1"))]
+            )  # fmt: skip
+    return Table(
+        "Transformations",
+        "Mean over seeds, subsets and datasets; delta = variant minus the original on the "
+        "same rows, with its 95% paired bootstrap interval. EvalRank (STS sources): MRR "
+        "of each gold top-quartile pair's partner against every sentence of the split "
+        "(cosine), and its change against the original on the same rows. Self-retrieval: "
+        "MRR and Hits@1 of each rewrite's own original among all originals of its split.",
+        ["model", "transform", "axis", "score", "delta [95% CI]", "EvalRank MRR",
+         "EvalRank ΔMRR", "self-retrieval MRR", "Hits@1"],
+        rows,
+        left=3,
+    )  # fmt: skip
+
+
+def _sides_table(summary: dict[str, Any]) -> Table:
+    rows = []
+    for v in summary.get("sides", []):
+        cells = [_side(v[c]) for c in ("corpus_side", "query_side", "both_sides")]
+        rows += [[v["model"], v["transform"], "original", _num(v["original"]), cells[0]]]
+        rows += [[v["model"], v["transform"], "rewritten", cells[1], cells[2]]]
+    return Table(
+        "Query-side and corpus-side shift",
+        "Ranking datasets whose corpus was rewritten too (gen --rewrite queries,corpus): "
+        "the main score with original or rewritten queries (rows) against the original or "
+        "rewritten corpus (columns), all four on the same queries and documents (those "
+        "whose rewrites are usable), with each delta against the original of the four. "
+        "Mean over seeds, splits and subsets, then over datasets.",
+        ["model", "transform", "queries", "corpus original", "corpus rewritten"],
+        rows,
+        left=3,
+    )
+
+
+def _side(figure: dict[str, Any] | None) -> str:
+    if not figure:
+        return ""
+    return f"{figure['score']:.4f} ({figure['delta']:+.4f})"
+
+
+def _faithful_table(summary: dict[str, Any]) -> Table:
+    rows = [
+        [m, t, v["faithful"]["criterion"], _delta(v), str(v["faithful"]["rows"]),
+         _num(v["faithful"]["delta"], True) if v["faithful"]["delta"] is not None
+         else "too few rows"]
+        for m, s in summary["models"].items()
+        for t, v in s["transforms"].items()
+        if "faithful" in v
+    ]  # fmt: skip
+    return Table(
+        "Faithful rewrites only",
+        "Each transformation scored again on the rows whose every rewritten text passes "
+        "the criterion (evaluate --faithful), against the original on the same rows, "
+        "beside the delta on all usable rows: a drop that shrinks here came from rewrites "
+        "that lost the meaning, one that stays is the encoder's. Certified rows are summed "
+        "over seeds, subsets and datasets; 'too few rows' when a config behind the figure "
+        "had too few to score.",
+        ["model", "transform", "criterion", "delta (all rows)", "certified rows",
+         "delta (certified)"],
+        rows,
+        left=3,
+    )  # fmt: skip
+
+
+def _prompt_table(summary: dict[str, Any]) -> Table:
+    rows = [
+        [r["model"], r["transform"], r["variant"], str(r["seeds"]), _num(r["delta"], True),
+         _num(r["seed_sd"]), f"{r['seed_min']:+.4f} .. {r['seed_max']:+.4f}"]
+        for r in summary.get("prompt_sensitivity", [])
+    ]  # fmt: skip
+    return Table(
+        "Prompt sensitivity",
+        "Each prompt variant of a transformation as its own row: its delta (mean over "
+        "datasets) and its spread over seeds (per seed the mean delta over datasets; SD "
+        "and range). Axes and totals use the default prompt only.",
+        ["model", "transform", "variant", "seeds", "delta", "SD over seeds", "seed range"],
+        rows,
+        left=3,
+    )
+
+
+def _tests_table(summary: dict[str, Any]) -> Table:
+    rows = [
+        [t["model"], t["transform"], str(t["n"]), _num(t["hodges_lehmann"], True),
+         f"[{t['ci_low']:+.4f}, {t['ci_high']:+.4f}]", f"{t['ci_level']:.3f}",
+         f"{t['wilcoxon_statistic']:g}", f"{t['p']:.4g}", t["p_method"], f"{t['p_holm']:.4g}"]
+        for t in summary["tests"]
+        if t["n"] >= 2
+    ]  # fmt: skip
+    return Table(
+        "Tests over datasets",
+        "One observation per dataset (seeds and subsets averaged; '(all models)': the mean "
+        "over models per dataset, as HTEB): Wilcoxon signed-rank test of the deltas (p by: "
+        "exact, permutation or normal, as scipy's default chooses), Hodges-Lehmann shift "
+        "with its distribution-free interval and the level it reaches, Holm across each "
+        "group's transformations.",
+        ["model", "transform", "n", "HL shift", "CI", "level", "W", "p", "p by", "p (Holm)"],
+        rows,
+        left=2,
+    )
+
+
+def _baseline_table(summary: dict[str, Any]) -> Table:
+    rows = [
+        [t["transform"], t["way"], t["model"], str(t["n"]), _num(t["hodges_lehmann"], True),
+         f"[{t['ci_low']:+.4f}, {t['ci_high']:+.4f}]", f"{t['p']:.4g}", t["p_method"],
+         f"{t['p_holm']:.4g}"]
+        for t in summary.get("baseline_tests", [])
+    ]  # fmt: skip
+    baseline = next((t["baseline"] for t in summary.get("baseline_tests", [])), "")
+    return Table(
+        f"Models against the baseline {baseline}",
+        "PTEB's test: differences baseline minus model of the transformed scores (negative "
+        "favours the model). pooled: one per (dataset, seed), HL interval by percentile "
+        "bootstrap (1000); run-averaged: one per dataset, distribution-free HL interval. "
+        "Wilcoxon signed-rank p (p by: exact, permutation or normal, as scipy's default "
+        "chooses), Holm across models.",
+        ["transform", "way", "model", "n", "HL shift", "CI", "p", "p by", "p (Holm)"],
+        rows,
+        left=3,
+    )
+
+
+def _mad_table(summary: dict[str, Any]) -> Table:
+    rows = [
+        [r["of"], r["kind"], str(r["n"]), _num(r["median_abs_delta"])]
+        for r in summary.get("median_abs_delta", [])
+    ]
+    return Table(
+        "Median absolute difference",
+        "HTEB's |Δ̃|: per dataset and transformation the delta averaged over models; the "
+        "median of its absolute value over datasets (per axis: over every dataset and "
+        "transformation of the axis).",
+        ["of", "kind", "n", "median |delta|"],
+        rows,
+        left=2,
+    )
+
+
+def _kendall_table(summary: dict[str, Any]) -> Table:
+    pooled = {k["of"]: k for k in summary.get("kendall", [])}
+    rows = []
+    for k in summary.get("kendall_per_dataset", []):
+        sd = f" ± {k['sd_tau']:.3f}" if k["sd_tau"] is not None else ""
+        mean = f"{k['mean_tau']:+.3f}{sd}" if k["mean_tau"] is not None else ""
+        rows.append(
+            [k["of"], k["kind"], str(k["datasets"]), mean, str(k["undefined"]),
+             f"{pooled[k['of']]['tau']:+.3f}" if k["of"] in pooled else ""]
+        )  # fmt: skip
+    return Table(
+        "Ranking stability (Kendall's tau)",
+        "HTEB's: per dataset, tau-b between the models' original and transformed scores; "
+        "mean ± sample SD over datasets (undefined: datasets where a side is constant). "
+        "pooled: one tau on scores averaged over datasets first.",
+        ["of", "kind", "datasets", "mean tau ± SD", "undefined", "pooled tau"],
+        rows,
+        left=2,
+    )
+
+
+def _split_half_table(summary: dict[str, Any], key: str) -> Table:
+    half = summary.get(key)
+    rows = []
+    if half:
+        for axis, v in half["axes"].items():
+            rows.append(
+                [axis, f"{v['median']:+.3f}", f"[{v['low']:+.3f}, {v['high']:+.3f}]",
+                 _num(v["spearman_brown"], True), f"{v['draws']}/{half['draws']}"]
+            )  # fmt: skip
+    what = "axis scores (HTEB's)" if key == "split_half" else "axis deltas"
+    return Table(
+        f"Split-half reliability, {what}",
+        "Per axis: Spearman's rho across models between two task-stratified random halves "
+        "of the datasets (each model's mean over a half); median and 95% range over the "
+        "seeded splits, and the Spearman-Brown full-length value of the median.",
+        ["axis", "median rho", "95% range", "Spearman-Brown", "draws"],
+        rows,
+    )
+
+
+def text_report(summary: dict[str, Any]) -> str:
+    """The report for a terminal: the axis table, then every statistics table."""
+    axis_table = axis_rows(summary)
+    parts = [plain_table(*axis_table)]
+    tables = report_tables(summary)
+    for table in tables:
+        parts += ["", f"{table.title}:", plain_table(table.header, table.rows)]
+    if _flagged([axis_table[1], *(t.rows for t in tables)]):
+        parts += ["", THIN_NOTE]
+    return "\n".join(parts)
+
+
+def _flagged(tables: list[list[list[str]]]) -> bool:
+    """Whether a table cell holds a thin interval (`... [lo, hi]*`)."""
+    return any(cell.endswith("]*") for rows in tables for row in rows for cell in row)
+
+
+def markdown_report(documents: list[dict[str, Any]], summary: dict[str, Any]) -> str:
+    """The Markdown report: the axis table, the statistics, every config's figures."""
+    parts = ["# Robustness report", ""]
+    parts.append(f"Datasets: {', '.join(summary['datasets'])}.")
+    parts += ["", "## Scores by axis", ""]
+    parts.append(
+        "Mean over seeds, then over the transformations of an axis (default prompts); total "
+        "= unweighted mean of the axes; every figure the mean over datasets"
+        + (
+            " (each transformation's first, then the axes, as HTEB's release averages)"
+            if summary.get("aggregation") == TRANSFORMATIONS_FIRST
+            else ""
+        )
+        + ". delta = variant minus the original on the same rows, with its 95% paired "
+        "bootstrap interval; rank: models whose total-delta intervals overlap share ranks."
+    )
+    axis_table = axis_rows(summary)
+    parts += ["", markdown_table(*axis_table), ""]
+    if _flagged([axis_table[1]]):
+        parts += [THIN_NOTE, ""]
+    for table in report_tables(summary):
+        parts += [f"## {table.title}", "", table.note, ""]
+        parts += [markdown_table(table.header, table.rows, left=table.left), ""]
+        if _flagged([table.rows]):
+            parts += [THIN_NOTE, ""]
+    if not any(t["n"] >= 2 for t in summary["tests"]):
+        parts += ["The tests need two datasets or more; this report has one.", ""]
+    if not summary.get("split_half"):
+        parts += ["Split-half reliability needs two datasets or more and three models.", ""]
+    for doc, label in zip(documents, summary["datasets"], strict=True):
+        parts += [f"## {label}: {doc['task_type']}, {doc['main_score']}", ""]
+        header = ["model", "config", "split", "rows", "score", "original (same rows)", "delta"]
+        rows = [
+            [
+                entry["model"]["id"], config_label(r), r["split"], str(r["rows"]),
+                _num(r["main_score"]), _num(r["original_same_rows"]), _delta(r),
+            ]
+            for entry in doc["models"]
+            for r in entry["results"]
+        ]  # fmt: skip
+        parts += [markdown_table(header, rows, left=3), ""]
+        if _flagged([rows]):
+            parts += [THIN_NOTE, ""]
+    return "\n".join(parts).rstrip() + "\n"
