@@ -21,7 +21,7 @@ import logging
 from collections import Counter
 from typing import Any
 
-from shiftbench.cards.card import source_place
+from shiftbench.cards.facts import source_place
 from shiftbench.core.records import RunMeta
 from shiftbench.errors import InputError
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from shiftbench import __version__
 from shiftbench.cards import card as cards
-from shiftbench.cards import croissant
+from shiftbench.cards import croissant, facts, sections
 from shiftbench.cards import results as evaluated
 from shiftbench.core.data.parts import context_name
 from shiftbench.core.data.runfolder import (
@@ -227,7 +227,7 @@ def manifest(release: Release, meta: RunMeta, data_format: str) -> bytes:
         "source": {
             "name": source.get("name"),
             "task_type": source.get("task_type"),
-            "dataset": cards.source_dataset(source),
+            "dataset": facts.source_dataset(source),
             "revision": source.get("revision"),
         },
         "configs": {name: info.get("rows", {}) for name, info in meta["configs"].items()},
@@ -267,8 +267,8 @@ def _croissant(
     validation: dict[str, Any] | None,
 ) -> dict[str, Any]:
     source = meta["source"]
-    langs, _ = cards.languages(meta)
-    lic, _ = cards.hub_license(license_id or source.get("license"))
+    langs, _ = facts.languages(meta)
+    lic, _ = facts.hub_license(license_id or source.get("license"))
     schemas = _schemas(release.files, meta)
     data = {path for splits in schemas.values() for path, _ in splits.values()}
     return croissant.build(
@@ -276,15 +276,15 @@ def _croissant(
         schemas,
         {path: release.sha256(path) for path in data},
         name=f"{source['name']} (shiftbench variants)",
-        description=cards.summary(meta),
+        description=facts.summary(meta),
         license_value=lic,
         keywords=["mteb", "synthetic", "robustness", "shiftbench", source["task_type"]],
         languages=[lang for lang in langs if lang != "multilingual"],
-        limitations=cards.limitations(human, license_id or source.get("license")),
-        annotation=cards.human_analysis(human),
+        limitations=sections.limitations(human, license_id or source.get("license")),
+        annotation=sections.human_analysis(human),
         repo=repo,
         version=release.tag,
-        cite_as=cards.bibtex(source),
+        cite_as=sections.bibtex(source),
         rai=rai,
         validation=validation,
     )
@@ -318,11 +318,11 @@ def build(
             "--rai and --date-published describe croissant.json, which only a Parquet release has"
         )
     meta = check_folder(folder)
-    human = cards.human_reports(human_dirs)
+    human = facts.human_reports(human_dirs)
     models = evaluated.read_results(results, meta)
     extra: dict[str, Path | bytes] = {}
     for entry in human:
-        summary = json.dumps(cards.human_summary(entry), indent=2, ensure_ascii=False) + "\n"
+        summary = json.dumps(facts.human_summary(entry), indent=2, ensure_ascii=False) + "\n"
         extra[f"human_eval/{entry['name']}.json"] = summary.encode("utf-8")
     extra.update(evaluated.eval_results_files(models, repo, tag))
     files = {**release_files(folder, meta, data_format), **extra}
@@ -335,7 +335,7 @@ def build(
     infos = infos_by_loading(files, minimal_card(meta, data_format), meta)
     if data_format == "parquet":
         doc = _croissant(release, meta, repo=repo, human=human, license_id=license_id,
-                         rai=rai_fields, validation=cards.validation_report(folder))  # fmt: skip
+                         rai=rai_fields, validation=facts.validation_report(folder))  # fmt: skip
         if date_published:
             doc["datePublished"] = date_published
         croissant.validate(doc)

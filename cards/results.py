@@ -115,7 +115,7 @@ def model_index(models: list[ModelScores], repo: str | None, tag: str | None) ->
     from huggingface_hub import EvalResult
     from huggingface_hub.repocard_data import eval_results_to_model_index
 
-    from shiftbench.cards.card import TASK_CATEGORIES
+    from shiftbench.cards.facts import TASK_CATEGORIES
 
     out: list[Any] = []
     for model in models:
