@@ -2,289 +2,65 @@
 
 from __future__ import annotations
 
-import json
-import os
-import re
 import time
-from collections import Counter
 from dataclasses import dataclass
 from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from shiftbench import __version__
-from shiftbench.core.data.parts import DEFAULT, context_name, folder_split
+from shiftbench.core.data.parts import DEFAULT
 from shiftbench.core.data.runfolder import (
     OK,
-    config_name,
-    is_run_folder,
-    read_config_split,
-    read_json,
-    read_meta,
     usable,
 )
-from shiftbench.core.data.sources import RANKING_TYPES, Source
 from shiftbench.core.models.encoders import Encoder
-from shiftbench.core.records import SourceRecord, plain
-from shiftbench.core.tables import plain_table
-from shiftbench.errors import InputError
 from shiftbench.evaluate.clustering import seeded_by_evaluation
 from shiftbench.evaluate.resample import (
     RESAMPLES,
     SEED,
-    THIN_NOTE,
     Replicate,
     paired_delta,
     record_fields,
-    thin,
 )
 from shiftbench.evaluate.sides import (
     certified_context,
-    config_label,
     narrowed,
     own_context,
     rewritten_parts,
     side_records,
 )
-from shiftbench.evaluate.tasks import EVALUATORS, Scoring, evaluator, train_split
+from shiftbench.evaluate.tasks import Scoring, evaluator
 
 if TYPE_CHECKING:
     from shiftbench.evaluate.faithful import CertifiedRows
-    from shiftbench.evaluate.report import ReportSettings
 
 
-@dataclass
-class ConfigView:
-    """One config's rows per split, with the metadata that says what it is."""
-
-    name: str
-    meta: dict[str, Any]  # the config's record, as evaluate works on it (records.plain)
-    splits: dict[str, list[dict[str, Any]]]
-
-
-@dataclass
-class Collection:
-    """Everything evaluate scores: the source's description and its configs."""
-
-    label: str
-    source: dict[str, Any]  # the source's record, as evaluate works on it (records.plain)
-    configs: list[ConfigView]
-    # the parts a run folder's variants rewrote (shiftbench.core.data.parts)
-    rewrite: tuple[str, ...] = DEFAULT
-
-
-def collect_run_folder(folder: Path) -> Collection:
-    meta = read_meta(folder)
-    ranking = meta["source"]["task_type"] in RANKING_TYPES
-    configs = []
-    for name, info in meta["configs"].items():
-        splits = {}
-        for split in info["rows"]:
-            rows = read_config_split(folder, meta, name, split)
-            splits[context_name(split) if ranking else split] = rows
-        configs.append(ConfigView(name, plain(info), splits))
-    rewrite = tuple(meta.get("rewrite", DEFAULT))
-    return Collection(folder.resolve().name, plain(meta["source"]), configs, rewrite)
-
-
-def collect_source(source: Source) -> Collection:
-    from shiftbench.core.data.sources import source_meta
-
-    require_evaluable(source_meta(source), source.name)
-    configs = []
-    for subset in source.subsets:
-        splits = {
-            s: [{"row_id": i, **r} for i, r in enumerate(ds.to_list())]
-            for s, ds in source.load(subset).items()
-        }
-        configs.append(
-            ConfigView(
-                config_name("original", subset, source.multi_subset),
-                {"kind": "original", "subset": subset},
-                splits,
-            )
-        )
-    return Collection(source.name, plain(source_meta(source)), configs)
-
-
-RELEASE = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+@.*$")
-
-
-def collect(target: str, source_factory: Any, data_dir: str | None = None) -> Collection:
-    """A run folder when `target` is one; a published release for `ORG/NAME@vX.Y.Z`;
-    otherwise whatever `source_factory` resolves. A ranking task's run folder or release
-    gets its corpus and judgements from its source (`data_dir` for a local copy)."""
-    if is_run_folder(Path(target)):
-        return with_ranking_context(collect_run_folder(Path(target)), data_dir)
-    if RELEASE.match(target) and not Path(target).exists():
-        return with_ranking_context(collect_release(target), data_dir)
-    return collect_source(source_factory(target))
-
-
-def collect_generated(target: str) -> Collection:
-    """A run folder, or a published release `ORG/NAME@vX.Y.Z`; anything else (a source,
-    which holds no variants) is an InputError."""
-    if is_run_folder(Path(target)):
-        return collect_run_folder(Path(target))
-    if RELEASE.match(target) and not Path(target).exists():
-        return collect_release(target)
-    raise InputError(f"{target} is neither a run folder nor a release ORG/NAME@vX.Y.Z")
-
-
-def with_ranking_context(collection: Collection, data_dir: str | None) -> Collection:
-    """Add the source's corpus, qrels (and candidates) to a ranking run's original
-    configs, after checking that the source is at the revision the run was made from."""
-    from shiftbench.core.data.sources import resolve_source
-
-    recorded = collection.source
-    if recorded["task_type"] not in RANKING_TYPES:
-        return collection
-    originals = [c for c in collection.configs if c.meta["kind"] == "original"]
-    if all(n in c.splits for c in originals for n in recorded.get("context_splits", [])):
-        return collection  # a run that rewrote its corpus holds its context itself
-    if recorded.get("mteb_task"):
-        spec, local_copy = recorded["mteb_task"], data_dir
-    else:  # a local source: the folder it was made from, or --data-dir where it is now
-        spec, local_copy = data_dir or recorded["dataset_path"], None
-    try:
-        source = resolve_source(
-            spec,
-            task_type=None if recorded.get("mteb_task") else recorded["task_type"],
-            data_dir=local_copy,
-            subsets=tuple(dict.fromkeys(c.meta["subset"] for c in originals)),
-            splits=tuple(recorded["splits"]),
-        )
-        if source.revision != recorded.get("revision"):
-            raise InputError(
-                f"{spec} is at revision {source.revision}, the run was made from "
-                f"{recorded.get('revision')}"
-            )
-        for config in originals:
-            loaded = source.load(config.meta["subset"])
-            for name in source.context_splits:
-                config.splits[name] = [dict(r) for r in loaded[name].to_list()]
-    except InputError as exc:
-        raise InputError(
-            f"{collection.label} is a {recorded['task_type']} run: its corpus and judgements "
-            f"come from its source, which failed: {exc}"
-        ) from None
-    return collection
-
-
-def collect_release(spec: str) -> Collection:
-    """A published version, downloaded and checked file by file against its manifest
-    before anything is scored."""
-    import tempfile
-
-    from shiftbench.core.hub import check_files, fetch_release
-
-    with tempfile.TemporaryDirectory(prefix="shiftbench-evaluate-") as scratch:
-        local, repo, tag, sha = fetch_release(spec, Path(scratch), quiet=True, what="evaluate")
-        problems = check_files(local, tag)
-        if problems:
-            raise InputError(f"{repo}@{tag} does not match its manifest: {problems[0]}")
-        collection = collect_run_folder(local)
-    collection.label = f"{repo.split('/')[-1]}@{tag}"
-    collection.source = {**collection.source, "release": {"repo": repo, "tag": tag, "commit": sha}}
-    return collection
-
-
-def require_evaluable(source: SourceRecord | dict[str, Any], label: str) -> None:
-    """Refuse what evaluate cannot score, before any data loads."""
-    task_type = source["task_type"]
-    if task_type not in EVALUATORS:
-        raise InputError(
-            f"evaluate scores {', '.join(EVALUATORS)} tasks so far; {label} is {task_type}"
-        )
-    if task_type == "Summarization":
-        from shiftbench.evaluate.summarization import SUPERSEDED
-
-        newer = SUPERSEDED.get(source.get("mteb_task") or "")
-        if newer:
-            raise InputError(
-                f"{source['mteb_task']} is scored with mteb's superseded summarisation metric; "
-                f"evaluate {newer} (the same data) instead"
-            )
-
-
-def chosen_parts(
-    collection: Collection, splits: tuple[str, ...], subsets: tuple[str, ...]
-) -> Collection:
-    """The collection with only the `splits` and `subsets` asked for (each must be one it
-    holds; empty: all), the context splits (a train split, a corpus) kept for scoring."""
-    from dataclasses import replace
-
-    held_splits = list(dict.fromkeys(s for c in collection.configs for s in c.splits))
-    held_subsets = list(dict.fromkeys(c.meta["subset"] for c in collection.configs))
-    for asked, held, kind in ((splits, held_splits, "split"), (subsets, held_subsets, "subset")):
-        for name in asked:
-            if name not in held:
-                raise InputError(
-                    f"unknown {kind} {name!r} for {collection.label}; available: {', '.join(held)}"
-                )
-    if not splits and not subsets:
-        return collection
-    context = set(collection.source.get("context_splits", []))
-
-    def kept(split: str) -> bool:
-        return not splits or split in splits or split in context
-
-    configs = [
-        replace(c, splits={k: v for k, v in c.splits.items() if kept(k)})
-        for c in collection.configs
-        if not subsets or c.meta["subset"] in subsets
-    ]
-    source = dict(collection.source)
-    if splits:
-        source["splits"] = [x for x in source.get("splits", held_splits) if x in splits]
-    if subsets:
-        source["subsets"] = [x for x in source.get("subsets", held_subsets) if x in subsets]
-    return replace(collection, source=source, configs=configs)
-
-
-def require_supported(collection: Collection) -> None:
-    require_evaluable(collection.source, collection.label)
-    task_type = collection.source["task_type"]
-    if task_type == "Classification":
-        train = train_split(collection.source)
-        for config in collection.configs:
-            if config.meta["kind"] == "original" and train not in config.splits:
-                held = ", ".join(config.splits)
-                raise InputError(
-                    f"Classification fits its classifiers on a train split; "
-                    f"{collection.label} has only {held}"
-                )
-    context_splits = collection.source.get("context_splits", [])
-    for config in collection.configs:  # a rewritten corpus must keep a document to rank
-        if config.meta["kind"] != "transform":
-            continue
-        transform = config.meta.get("transform")
-        for name in context_splits:
-            if not name.startswith("corpus/") or name not in config.splits:
-                continue
-            rows = config.splits[name]
-            if not any(usable(r.get("status", OK), transform) for r in rows):
-                counts = Counter(r.get("status", OK) for r in rows)
-                shown = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
-                raise InputError(
-                    f"{collection.label} {config.name}/{folder_split(name)} has no usable "
-                    f"document to rank ({shown}); make it again, e.g. with a larger "
-                    f"--max-new-tokens"
-                )
-    if task_type == "STS":  # a correlation needs two pairs: refuse before any model loads
-        for config in collection.configs:
-            if config.meta["kind"] == "control":
-                continue
-            transform = config.meta.get("transform")
-            for split, rows in config.splits.items():
-                n = sum(usable(r.get("status", OK), transform) for r in rows)
-                if n < 2:
-                    raise InputError(
-                        f"{collection.label} {config.name}/{split} has {n} usable pair(s); "
-                        f"STS correlates at least two (use a larger --limit)"
-                    )
+from shiftbench.evaluate.collect import (
+    RELEASE,
+    Collection,
+    ConfigView,
+    chosen_parts,
+    collect,
+    collect_generated,
+    collect_release,
+    collect_run_folder,
+    collect_source,
+    require_evaluable,
+    require_supported,
+    with_ranking_context,
+)
+from shiftbench.evaluate.results import (
+    default_output,
+    format_table,
+    model_folder_name,
+    model_meta,
+    mteb_layout,
+    read_results,
+    results_document,
+    write_json,
+    write_outputs,
+)
 
 
 def score_collection(
@@ -594,184 +370,30 @@ def evaluation_seeds(collection: Collection, subset: str) -> list[int]:
     return sorted(found) or list(collection.source["protocol"]["evaluation_seeds"])
 
 
-def results_document(
-    collection: Collection, per_model: list[tuple[Encoder, list[dict[str, Any]]]]
-) -> dict[str, Any]:
-    from importlib.metadata import version
-
-    return {
-        "shiftbench_version": __version__,
-        "mteb_version": version("mteb"),
-        "target": collection.label,
-        "source": collection.source,
-        "task_type": collection.source["task_type"],
-        "main_score": collection.source["main_score"],
-        "models": [{"model": enc.describe(), "results": recs} for enc, recs in per_model],
-    }
-
-
-def model_folder_name(model: str) -> str:
-    """A model id as a folder name, the way mteb's results name them (`org__name`)."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", model.strip("/").replace("/", "__"))
-
-
-def default_output(label: str) -> Path:
-    return Path("shiftbench-results") / label
-
-
-def write_json(path: Path, document: Any) -> None:
-    """Write JSON atomically: a crash never leaves half a file under the final name."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-
-
-def model_meta(model: dict[str, Any]) -> dict[str, Any]:
-    """mteb's metadata of an evaluated model, as mteb's ResultCache keeps it beside the
-    results (`model_meta.json`): the registry's entry when mteb knows the model by its
-    name, else an entry naming only the model; the name and revision are the ones the
-    results were made with."""
-    import mteb
-    from mteb.models import ModelMeta
-
-    name = str(model["id"]).removeprefix("mteb:")
-    try:
-        meta = mteb.get_model_meta(name)
-    except KeyError:
-        meta = ModelMeta.create_empty({"name": name})
-    out: dict[str, Any] = json.loads(json.dumps(meta.to_dict(), default=str))
-    for key, value in out.items():
-        # a set of mteb's (training_datasets) comes out in the process's hash order:
-        # sorted, equal runs write equal bytes
-        if isinstance(getattr(meta, key, None), (set, frozenset)) and isinstance(value, list):
-            out[key] = sorted(value, key=str)
-    out.update(name=name, revision=model.get("revision"))
-    return out
-
-
-def mteb_layout(document: dict[str, Any]) -> dict[Path, dict[str, Any]]:
-    """Per (model, config): a result file laid out like mteb's (`<model>/<revision>/
-    <source>.<config>.json` holding `scores[split]` entries with `hf_subset`, `languages`
-    and `main_score`), with shiftbench's own fields under `shiftbench`, and the model's
-    `model_meta.json` beside them. The task name is
-    `<source>.<config>`, the name `mteb_tasks` gives the config's task, so mteb's
-    `ResultCache` reads the folder as results of those tasks."""
-    source = document["source"]
-    files: dict[Path, dict[str, Any]] = {}
-    for entry in document["models"]:
-        model = entry["model"]
-        revision = model_folder_name(model.get("revision") or "no_revision")
-        folder = Path(model_folder_name(model["id"])) / revision
-        files[folder / "model_meta.json"] = model_meta(model)
-        by_config: dict[str, list[dict[str, Any]]] = {}
-        for record in entry["results"]:
-            if not record.get("partial"):  # a query-side or corpus-side figure (sides.py)
-                by_config.setdefault(record["config"], []).append(record)
-        for config, records in by_config.items():
-            scores: dict[str, list[dict[str, Any]]] = {}
-            for r in records:
-                scores.setdefault(r["split"], []).append(
-                    {
-                        **r["scores"],
-                        "main_score": r["main_score"],
-                        "hf_subset": r["subset"],
-                        "languages": (source.get("languages") or {}).get(r["subset"], []),
-                    }
-                )
-            first = records[0]
-            task = f"{source['name']}.{config}"
-            files[folder / f"{task}.json"] = {
-                "dataset_revision": source.get("revision"),
-                "task_name": task,
-                "mteb_version": document["mteb_version"],
-                "scores": scores,
-                "evaluation_time": round(sum(r["evaluation_time"] for r in records), 3),
-                "kg_co2_emissions": None,
-                "shiftbench": {
-                    "version": document["shiftbench_version"],
-                    "config": config,
-                    "kind": first["kind"],
-                    "transform": first["transform"],
-                    "axis": first["axis"],
-                    "seed": first["seed"],
-                    "model": model,
-                    "per_split": {
-                        r["split"]: {
-                            k: r.get(k)
-                            for k in ("rows", "rows_total", "original_same_rows", "delta", "ci95")
-                        }
-                        for r in records
-                    },
-                },
-            }
-    return files
-
-
-def write_outputs(
-    folder: Path,
-    documents: list[dict[str, Any]],
-    *,
-    per_config: bool,
-    plots: bool,
-    settings: ReportSettings | None = None,
-) -> dict[str, Any]:
-    """Write a results folder: results.json (evaluate only), the mteb-layout files,
-    summary.json, report.md and the plots. Returns the summary."""
-    from shiftbench.evaluate.report import markdown_report, summarise
-
-    summary = summarise(documents, settings)
-    if per_config:
-        write_json(folder / "results.json", documents[0])
-        for path, content in mteb_layout(documents[0]).items():
-            write_json(folder / path, content)
-    write_json(folder / "summary.json", summary)
-    report = markdown_report(documents, summary)
-    (folder / "report.md").write_text(report, encoding="utf-8")
-    if plots:
-        from shiftbench.evaluate.plots import write_plots
-
-        main_scores = sorted({d["main_score"] for d in documents})
-        write_plots(summary, folder / "plots", " / ".join(main_scores))
-    return summary
-
-
-def format_table(model: str, main_score: str, records: list[dict[str, Any]]) -> str:
-    """A plain-text table: one line per config and split, with the paired delta and its
-    95% interval."""
-    header = ["config", "split", "rows", main_score, "original (same rows)", "delta [lo, hi]"]
-    lines = [
-        [
-            config_label(r),
-            r["split"],
-            str(r["rows"]),
-            f"{r['main_score']:.5f}",
-            "" if r["original_same_rows"] is None else f"{r['original_same_rows']:.5f}",
-            _delta_text(r),
-        ]
-        for r in records
-    ]
-    notes = [THIN_NOTE] if any(line[-1].endswith("*") for line in lines) else []
-    return "\n".join([f"model: {model}", plain_table(header, lines, left=2), *notes])
-
-
-def _delta_text(record: dict[str, Any]) -> str:
-    """`-0.21672 [-0.49449, +0.06216]`, with `*` when the interval is thin (THIN_NOTE)."""
-    if record["delta"] is None:
-        return ""
-    interval = record.get("ci95")
-    if not interval:
-        return f"{record['delta']:+.5f}"
-    low, high = interval
-    flag = thin(record["rows"], record.get("usable_draws"), record.get("resamples"))
-    return f"{record['delta']:+.5f} [{low:+.5f}, {high:+.5f}]" + ("*" if flag else "")
-
-
-def read_results(path: Path) -> dict[str, Any]:
-    """An evaluate results document, from its folder or its results.json."""
-    file = path / "results.json" if path.is_dir() else path
-    missing = f"{path} is not an evaluate results folder (no results.json)"
-    document: dict[str, Any] = read_json(file, missing=missing)
-    if not isinstance(document, dict) or "models" not in document or "target" not in document:
-        raise InputError(f"{path} is not an evaluate results folder (no models or target)")
-    return document
+# the names evaluate.run had before collect and results were its own modules
+__all__ = [
+    "RELEASE",
+    "Collection",
+    "ConfigView",
+    "Draws",
+    "chosen_parts",
+    "collect",
+    "collect_generated",
+    "collect_release",
+    "collect_run_folder",
+    "collect_source",
+    "default_output",
+    "evaluation_seeds",
+    "format_table",
+    "model_folder_name",
+    "model_meta",
+    "mteb_layout",
+    "read_results",
+    "require_evaluable",
+    "require_supported",
+    "results_document",
+    "score_collection",
+    "with_ranking_context",
+    "write_json",
+    "write_outputs",
+]
