@@ -1,0 +1,220 @@
+"""The configs a gen run writes, built from its rows: the original, each LLM variant (its
+record: transform, seed, prompts, generator, sampling, languages, status counts) and each
+rule-based control; and each transformed row with its originals and statuses."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from shiftbench.core.data.listfields import field_texts, regrouped
+from shiftbench.core.data.runfolder import (
+    IDENTICAL,
+    OK,
+    ConfigData,
+    config_name,
+    tally_status,
+    usable,
+)
+from shiftbench.core.data.source_languages import field_languages
+from shiftbench.core.data.sources import (
+    Source,
+)
+from shiftbench.core.records import ConfigRecord
+from shiftbench.core.text.languages import Language
+from shiftbench.core.text.transforms import PIVOT, SOURCE
+from shiftbench.gen.controls import RuleVariant
+from shiftbench.gen.rewrite import (
+    BUDGET_GROWTH,
+    NOT_APPLICABLE,
+    RowResult,
+    Variant,
+)
+
+
+def original_config(
+    source: Source, subset: str, splits: dict[str, list[dict[str, Any]]]
+) -> ConfigData:
+    meta: ConfigRecord = {
+        "kind": "original",
+        "subset": subset,
+        "rows": {s: len(r) for s, r in splits.items()},
+    }
+    return ConfigData(config_name("original", subset, source.multi_subset), meta, splits)
+
+
+def subset_language(source: Source, subset: str) -> Language | None:
+    """The language of a subset's texts (its first text field's, for a cross-lingual
+    subset), from mteb's metadata, the folder or --source-language."""
+    return field_languages(source.languages.get(subset) or [], source.text_fields)[0]
+
+
+def variant_config(
+    source: Source,
+    subset: str,
+    splits: dict[str, list[dict[str, Any]]],
+    variant: Variant,
+    described: dict[str, Any],
+    done: dict[str, dict[str, RowResult]],
+    languages: tuple[Language | None, ...],
+) -> ConfigData:
+    fields = source.text_fields
+    pivot = any(step.language == PIVOT for step in variant.transform.steps)
+    out: dict[str, list[dict[str, Any]]] = {}
+    counts: dict[str, dict[str, int]] = {}
+    control = variant.transform.control
+    for split, rows in splits.items():
+        out[split] = [
+            _variant_row(row, fields, done, variant.transform.name, pivot, control) for row in rows
+        ]
+        counts[split] = tally_status(out[split])
+    used = [
+        done[f][t]
+        for rows in splits.values()
+        for r in rows
+        for f in fields
+        for t in field_texts(r[f])
+    ]
+    source_language = languages[0]
+    meta = cast(
+        ConfigRecord,
+        {
+            "kind": "control" if control else "transform",
+            "subset": subset,
+            "settings_sha256": variant.settings_sha256(described),
+            "transform": variant.transform.name,
+            "transform_version": variant.transform.version,
+            **({"meaning": variant.transform.meaning} if control else {}),
+            "axis": variant.transform.axis,
+            "calls": variant.transform.calls,
+            "seed": variant.seed,
+            "prompt_variant": variant.prompt_variant,
+            "prompts": [
+                {"origin": p.origin, "sha256": p.sha256, "text": p.text} for p in variant.prompts
+            ],
+            "token_budgets": variant.budget_descriptions(),
+            "max_new_tokens": variant.cap,
+            "budget_growth": BUDGET_GROWTH,
+            **described,
+            "sampling": variant.sampling.as_dict(),
+            "max_attempts": variant.max_attempts,
+            "source_language": source_language.code if source_language else None,
+            "source_languages": {
+                f: lang.code if lang else None for f, lang in zip(fields, languages, strict=True)
+            },
+            "language_pool": [lang.code for lang in variant.pool],
+            **_drawn_languages(variant, used),
+            "rows": {s: len(r) for s, r in out.items()},
+            "status_counts": counts,
+        },
+    )
+    return ConfigData(config_name(variant.base_name, subset, source.multi_subset), meta, out)
+
+
+def _drawn_languages(variant: Variant, used: list[RowResult]) -> dict[str, list[str]]:
+    """The target (translation) or pivot (back-translation) languages the rows used."""
+    steps = variant.transform.steps
+    drawn = [i for i, step in enumerate(steps) if step.language != SOURCE]
+    codes = sorted({r.languages[i] for r in used if r.languages for i in drawn} - {""})
+    if any(step.language == PIVOT for step in steps):
+        return {"target_languages": [], "pivot_languages": codes}
+    return {"target_languages": codes}
+
+
+def _variant_row(
+    row: dict[str, Any],
+    fields: tuple[str, ...],
+    done: dict[str, dict[str, RowResult]],
+    transform: str,
+    pivot: bool,
+    control: bool = False,
+) -> dict[str, Any]:
+    """The row with its fields rewritten, its originals kept, and one status for the row.
+
+    A failed field stays empty rather than falling back to the original text, and the row's
+    status names the first failure; a row with none is `identical` when a field is a kept
+    unchanged back-translation, else `ok`. `language_<field>` is the language the field is now
+    in; back-translation adds `pivot_<field>`. A control's row also has `status_<field>`,
+    since the probes use each field on its own, and its status names a field's failure
+    first, then `ok` if a field was made, and `not-applicable` only when none was. A
+    list-valued field has each of these as a list, one entry per text, and always its
+    `status_<field>` (see listfields.py).
+    """
+    new = dict(row)
+    statuses, attempts, reasons = [], [], []
+    for field in fields:
+        value = row[field]
+        results = [done[field][t] for t in field_texts(value)]
+        new[field] = regrouped(value, [r.text for r in results])
+        new[f"original_{field}"] = value
+        new[f"language_{field}"] = regrouped(
+            value, [r.languages[-1] if r.languages else "" for r in results]
+        )
+        if pivot:
+            new[f"pivot_{field}"] = regrouped(
+                value, [r.languages[0] if r.languages else "" for r in results]
+            )
+        if control or isinstance(value, list):
+            new[f"status_{field}"] = regrouped(value, [r.status for r in results])
+        statuses += [r.status for r in results]
+        attempts += [r.attempt for r in results]
+        reasons += [r.finish_reason for r in results]
+    # a failed field first; else identical (a kept back-translation), else ok when one
+    # field was made, so a row whose other field had nothing to work on still counts as
+    # made for --max-failure-rate
+    failed = [s for s in statuses if s != NOT_APPLICABLE and not usable(s, transform)]
+    if failed:
+        new["status"] = failed[0]
+    elif IDENTICAL in statuses:
+        new["status"] = IDENTICAL
+    else:
+        new["status"] = OK if OK in statuses else NOT_APPLICABLE
+    new["attempt"] = max(attempts, default=0)
+    new["finish_reason"] = "length" if "length" in reasons else "stop"
+    return new
+
+
+def rule_config(
+    source: Source,
+    subset: str,
+    splits: dict[str, list[dict[str, Any]]],
+    variant: RuleVariant,
+    done: dict[str, RowResult],
+) -> ConfigData:
+    """A rule-based control's config: each field perturbed, kept beside its original, with
+    its own status and the row's (the first field's failure, if any)."""
+    fields = source.text_fields
+    out: dict[str, list[dict[str, Any]]] = {}
+    counts: dict[str, dict[str, int]] = {}
+    for split, rows in splits.items():
+        out[split] = []
+        for row in rows:
+            new = dict(row)
+            statuses = []
+            for field in fields:
+                results = [done[t] for t in field_texts(row[field])]
+                new[field] = regrouped(row[field], [r.text for r in results])
+                new[f"original_{field}"] = row[field]
+                new[f"status_{field}"] = regrouped(row[field], [r.status for r in results])
+                statuses += [r.status for r in results]
+            new["status"] = next((s for s in statuses if s != OK), OK)
+            new["attempt"] = 1  # a rule is applied once; kept for the row contract
+            out[split].append(new)
+        counts[split] = tally_status(out[split])
+    transform = variant.transform
+    meta = cast(
+        ConfigRecord,
+        {
+            "kind": "control",
+            "subset": subset,
+            "settings_sha256": variant.settings_sha256(),
+            "transform": transform.name,
+            "transform_version": transform.version,
+            "meaning": transform.meaning,
+            "axis": None,
+            "rule": transform.description,
+            **variant.settings(),
+            "rows": {s: len(r) for s, r in out.items()},
+            "status_counts": counts,
+        },
+    )
+    return ConfigData(config_name(variant.base_name, subset, source.multi_subset), meta, out)
