@@ -54,19 +54,29 @@ def shown_url(url: str) -> str:
 LOCK_WAIT_SECONDS = 30.0  # how long a cache another process holds is waited for, by default
 
 
+def env_seconds(name: str, default: float, *, zero_ok: bool = False) -> float:
+    """A number of seconds from the environment variable `name`, or `default` when it is
+    unset or empty; a value that is not a number, negative (or zero, unless `zero_ok`) is
+    an InputError naming the variable."""
+    import os
+
+    value = os.environ.get(name, "")
+    if not value:
+        return default
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise InputError(f"{name}={value!r} is not a number of seconds") from None
+    if not (seconds >= 0 if zero_ok else seconds > 0):
+        bound = "0 or more" if zero_ok else "more than 0"
+        raise InputError(f"{name}={value!r} must be {bound} seconds")
+    return seconds
+
+
 def lock_wait() -> float:
     """Seconds a cache that another process holds is waited for: SHIFTBENCH_LOCK_WAIT, or
     LOCK_WAIT_SECONDS."""
-    import os
-
-    value = os.environ.get("SHIFTBENCH_LOCK_WAIT", "")
-    try:
-        seconds = float(value) if value else LOCK_WAIT_SECONDS
-    except ValueError:
-        raise InputError(f"SHIFTBENCH_LOCK_WAIT={value!r} is not a number of seconds") from None
-    if not seconds >= 0:
-        raise InputError(f"SHIFTBENCH_LOCK_WAIT={value!r} must be 0 or more seconds")
-    return seconds
+    return env_seconds("SHIFTBENCH_LOCK_WAIT", LOCK_WAIT_SECONDS, zero_ok=True)
 
 
 def lock_holders(path: Path) -> list[int]:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from shiftbench.core.data.runfolder import read_json
-from shiftbench.errors import InputError
+from shiftbench.errors import InputError, env_seconds
 
 log = logging.getLogger(__name__)
 
@@ -75,14 +75,7 @@ def retry_wait() -> float:
 def hub_timeout() -> float:
     """Seconds any one Hub request may wait to connect, or between bytes of its answer
     (`SHIFTBENCH_HUB_TIMEOUT`, default 60); a request past it is retried like an HTTP 503."""
-    value = os.environ.get("SHIFTBENCH_HUB_TIMEOUT", "")
-    try:
-        seconds = float(value) if value else 60.0
-    except ValueError:
-        raise InputError(f"SHIFTBENCH_HUB_TIMEOUT={value!r} is not a number of seconds") from None
-    if not seconds > 0:
-        raise InputError(f"SHIFTBENCH_HUB_TIMEOUT={value!r} must be more than 0 seconds")
-    return seconds
+    return env_seconds("SHIFTBENCH_HUB_TIMEOUT", 60.0)
 
 
 def _transport_errors() -> tuple[type[BaseException], ...]:

@@ -28,20 +28,9 @@ def default_timeout(fallback: float) -> float:
     """Seconds a request to a model server may wait for its answer when no option says:
     `SHIFTBENCH_HTTP_TIMEOUT` (for every generation backend, judge and embeddings
     endpoint), or the caller's `fallback`."""
-    import os
+    from shiftbench.errors import env_seconds
 
-    from shiftbench.errors import InputError
-
-    value = os.environ.get("SHIFTBENCH_HTTP_TIMEOUT", "")
-    if not value:
-        return fallback
-    try:
-        seconds = float(value)
-    except ValueError:
-        raise InputError(f"SHIFTBENCH_HTTP_TIMEOUT={value!r} is not a number of seconds") from None
-    if not seconds > 0:
-        raise InputError(f"SHIFTBENCH_HTTP_TIMEOUT={value!r} must be more than 0 seconds")
-    return seconds
+    return env_seconds("SHIFTBENCH_HTTP_TIMEOUT", fallback)
 
 
 def http_timeout(seconds: float) -> Any:
