@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from shiftbench.core.data import sources
+from shiftbench.core.data import mteb_tasks
 
 
 def write_folder(root: Path, rows: list[dict], configs: str | None = None) -> Path:
@@ -121,7 +121,7 @@ def test_unreachable_hub_is_detected_without_offline_switches(monkeypatch):
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     monkeypatch.setattr(constants, "ENDPOINT", f"http://127.0.0.1:{port}")
-    assert sources.hub_reachable(timeout=1.0) is False
+    assert mteb_tasks.hub_reachable(timeout=1.0) is False
 
 
 def test_unknown_transform(invoke, tmp_path):

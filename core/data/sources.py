@@ -8,18 +8,20 @@ or the small STS sample that ships with shiftbench.
 
 from __future__ import annotations
 
-import hashlib
 import os
-import tempfile
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 from typing import Any, cast
 
-import yaml
-
+from shiftbench.core.data.hubfolder import (
+    card_metadata,
+    folder_digest,
+    load_local,
+    read_card_configs,
+    single_config,
+)
+from shiftbench.core.data.mteb_tasks import get_task, load_from_hub, task_protocol
 from shiftbench.core.records import SourceRecord
-from shiftbench.core.registry import suggest
 from shiftbench.errors import InputError
 
 SAMPLE_NAME = "sample"
@@ -148,7 +150,7 @@ class Source:
         if self.mteb_task is not None:
             splits = _load_mteb(self, subset)
         else:
-            splits = _load_local(self.data_dir or Path(self.dataset_path), subset)
+            splits = load_local(self.data_dir or Path(self.dataset_path), subset)
         wanted = (*self.splits, *(c for c in self.context_splits if c not in self.splits))
         missing = [s for s in wanted if s not in splits]
         if missing:
@@ -299,47 +301,6 @@ def _with(source: Source, **changes: Any) -> Source:
 # --- local folders -------------------------------------------------------------------------
 
 
-def card_metadata(folder: Path) -> Any:
-    """The YAML header of a Hub-layout folder's README (None when it has none)."""
-    readme = folder / "README.md"
-    if not readme.is_file():
-        raise InputError(
-            f"{folder} has no README.md; a local source is a folder laid out as a "
-            "Hub dataset repository (README.md with configs:)"
-        )
-    text = readme.read_text(encoding="utf-8")
-    meta: Any = None
-    if text.startswith("---"):
-        end = text.find("\n---", 3)
-        if end != -1:
-            try:
-                meta = yaml.safe_load(text[3:end])
-            except yaml.YAMLError as exc:
-                raise InputError(f"{readme}: its YAML header does not parse ({exc})") from None
-    return meta
-
-
-def read_card_configs(folder: Path) -> dict[str, dict[str, str]]:
-    """Read the `configs:` of a Hub-layout folder's README as {config: {split: path}}."""
-    readme = folder / "README.md"
-    meta = card_metadata(folder)
-    configs = meta.get("configs") if isinstance(meta, dict) else None
-    if not isinstance(configs, list) or not configs:
-        raise InputError(f"{readme} has no configs: list in its YAML header")
-    out: dict[str, dict[str, str]] = {}
-    for entry in configs:
-        name = entry.get("config_name", "default")
-        files = entry.get("data_files", [])
-        # Hub cards write data_files as one path, a list of paths (both: split "train"),
-        # or a list of {split, path} entries.
-        if isinstance(files, str) or (
-            isinstance(files, list) and files and not isinstance(files[0], dict)
-        ):
-            files = [{"split": "train", "path": files}]
-        out[name] = {f["split"]: f["path"] for f in files}
-    return out
-
-
 def _local_source(folder: Path, task_type: str, *, name: str) -> Source:
     configs = read_card_configs(folder)
     subsets = tuple(configs)
@@ -378,75 +339,11 @@ def _local_source(folder: Path, task_type: str, *, name: str) -> Source:
     )
 
 
-def folder_digest(folder: Path) -> str:
-    """A content hash of a local dataset folder, standing in for a Hub revision."""
-    digest = hashlib.sha256()
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-        if any(part.startswith(".") for part in path.relative_to(folder).parts):
-            continue
-        digest.update(str(path.relative_to(folder)).encode())
-        digest.update(b"\0")
-        digest.update(path.read_bytes())
-    return "sha256:" + digest.hexdigest()[:16]
-
-
-def _load_local(folder: Path, config: str) -> dict[str, Any]:
-    import datasets
-
-    datasets.disable_progress_bars()
-
-    configs = read_card_configs(folder)
-    if config not in configs:
-        raise InputError(f"unknown config {config!r} in {folder}; available: {', '.join(configs)}")
-    # A throw-away cache: datasets' shared cache can hand back another folder's rows for a
-    # local folder of the same name, and a local copy gains nothing from being cached.
-    with tempfile.TemporaryDirectory(prefix="shiftbench-load-") as scratch:
-        level = datasets.logging.get_verbosity()
-        # datasets logs a bad line's pyarrow error before raising; the error below says it
-        datasets.logging.set_verbosity(datasets.logging.CRITICAL)
-        try:
-            loaded = datasets.load_dataset(
-                str(folder), config, cache_dir=scratch, keep_in_memory=True
-            )
-        except (FileNotFoundError, ValueError) as exc:
-            raise InputError(f"cannot load {folder}[{config}]: {exc}") from None
-        except datasets.exceptions.DatasetGenerationError as exc:
-            # pyarrow's message names neither file nor line: find the line it stopped at
-            from shiftbench.core.data.runfolder import read_jsonl
-
-            for path in sorted(folder.rglob("*.jsonl")):
-                read_jsonl(path)
-            first = str(exc.__cause__ or exc).splitlines()[0]
-            raise InputError(f"cannot load {folder}[{config}]: {first}") from None
-        finally:
-            datasets.logging.set_verbosity(level)
-    return dict(loaded)
-
-
 # --- MTEB tasks ------------------------------------------------------------------------------
 
 
-@cache
-def _mteb_task_names() -> tuple[str, ...]:
-    import mteb
-
-    return tuple(t.metadata.name for t in mteb.get_tasks(exclude_superseded=False))
-
-
-def _get_mteb_task(name: str) -> Any:
-    import mteb
-
-    try:
-        return mteb.get_task(name)
-    except (KeyError, ValueError):
-        raise InputError(
-            f"unknown task {name!r} (neither an MTEB task nor a local folder)"
-            f"{suggest(name, _mteb_task_names())}"
-        ) from None
-
-
 def _mteb_source(name: str, task_type: str | None, data_dir: Path | None) -> Source:
-    task = _get_mteb_task(name)
+    task = get_task(name)
     meta = task.metadata
     if meta.type not in TASK_SCHEMAS:
         raise InputError(
@@ -488,7 +385,7 @@ def _mteb_source(name: str, task_type: str | None, data_dir: Path | None) -> Sou
         context_splits=(task.train_split,)
         if meta.type == "Classification"
         else ranking_context(meta.type, splits),
-        protocol=_protocol(task),
+        protocol=task_protocol(task),
         languages=dict(meta.hf_subsets_to_langscripts),
         main_score=meta.main_score,
         mteb_task=meta.name,
@@ -498,40 +395,13 @@ def _mteb_source(name: str, task_type: str | None, data_dir: Path | None) -> Sou
     )
 
 
-def _protocol(task: Any) -> dict[str, Any]:
-    """The evaluation settings an mteb task carries: Classification's rounds, sizes and
-    seed; which of mteb's two clustering protocols a Clustering task uses."""
-    if task.metadata.type == "Clustering":
-        from mteb.abstasks.clustering_legacy import AbsTaskClusteringLegacy
-
-        if isinstance(task, AbsTaskClusteringLegacy):
-            return {"clustering": "legacy"}
-        return {
-            "clustering": "bootstrap",
-            "max_fraction": task.max_fraction_of_documents_to_embed,
-            "max_documents": task.max_document_to_embed,
-            "cluster_size": int(task.max_documents_per_cluster),
-            "n_clusters": int(task.n_clusters),
-            "batch_size": int(task.k_mean_batch_size),
-            "max_depth": task.max_depth,
-            "seed": int(task.seed),
-        }
-    if task.metadata.type != "Classification":
-        return {}
-    return {
-        "n_experiments": int(task.n_experiments),
-        "samples_per_label": int(task.samples_per_label),
-        "seed": int(task.seed),
-    }
-
-
 def _load_mteb(source: Source, subset: str) -> dict[str, Any]:
     """Load an MTEB task's subset and apply mteb's own dataset_transform to it."""
     assert source.mteb_task is not None
-    task = _get_mteb_task(source.mteb_task)
+    task = get_task(source.mteb_task)
     if source.data_dir is not None:
-        config = subset if task.metadata.is_multilingual else _single_config(source.data_dir)
-        data = _load_local(source.data_dir, config)
+        config = subset if task.metadata.is_multilingual else single_config(source.data_dir)
+        data = load_local(source.data_dir, config)
         import datasets
 
         loaded = datasets.DatasetDict(data)
@@ -543,7 +413,7 @@ def _load_mteb(source: Source, subset: str) -> dict[str, Any]:
             task.dataset_transform()
         task.data_loaded = True
     else:
-        _load_from_hub(task, source)
+        load_from_hub(task, _hub_name(source))
     dataset = task.dataset[subset] if task.metadata.is_multilingual else task.dataset
     return dict(dataset)
 
@@ -573,10 +443,10 @@ def _load_ranking(source: Source, subset: str) -> dict[str, Any]:
                 name = "default"  # single-subset mteb datasets keep their qrels as default
             if name not in configs:
                 raise InputError(f"{folder} has no {name} config ({source.task_type} needs it)")
-            tables[kind] = _load_local(folder, name)
+            tables[kind] = load_local(folder, name)
     else:
-        task = _get_mteb_task(source.mteb_task or "")
-        _load_from_hub(task, source)
+        task = get_task(source.mteb_task or "")
+        load_from_hub(task, _hub_name(source))
         for split in source.splits:
             data = task.dataset[subset][split]
             qrels = [
@@ -622,77 +492,8 @@ def _checked(source: Source, subset: str, split: str, ds: Any, required: tuple[s
     return ds
 
 
-def _single_config(folder: Path) -> str:
-    configs = read_card_configs(folder)
-    return "default" if "default" in configs else next(iter(configs))
-
-
-def _load_from_hub(task: Any, source: Source) -> None:
-    unreachable = InputError(
-        f"cannot load {source.dataset_path}@{(source.revision or '')[:12]} from the Hugging "
-        "Face Hub (offline or unreachable); pass --data-dir with a local copy in Hub layout"
-    )
-    if not hub_reachable():
-        raise unreachable
-    try:
-        task.load_data()
-    except Exception as exc:  # every failure here means "not reachable"
-        if not _looks_offline(exc):
-            raise
-        raise unreachable from None
-
-
-def hub_reachable(timeout: float = 3.0) -> bool:
-    """False when offline mode is on or the Hub endpoint does not accept a connection.
-
-    Checked up front so that an offline machine gets its answer at once rather than after
-    the client's retries.
-    """
-    import socket
-    from urllib.parse import urlparse
-
-    from huggingface_hub import constants
-
-    switches = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE")
-    if constants.HF_HUB_OFFLINE or any(_env_true(name) for name in switches):
-        return False
-    url = urlparse(constants.ENDPOINT)
-    port = url.port or (443 if url.scheme == "https" else 80)
-    try:
-        socket.create_connection((url.hostname or "", port), timeout=timeout).close()
-    except OSError:
-        return False
-    return True
-
-
-def _env_true(name: str) -> bool:
-    return os.environ.get(name, "").strip().upper() in {"1", "ON", "YES", "TRUE"}
-
-
-def _looks_offline(exc: BaseException) -> bool:
-    names = {type(e).__name__ for e in _chain(exc)}
-    offline = {
-        "ConnectionError",
-        "OfflineModeIsEnabled",
-        "LocalEntryNotFoundError",
-        "ConnectError",
-        "ConnectTimeout",
-        "ReadTimeout",
-        "Timeout",
-        "DatasetNotFoundError",
-        "HfHubHTTPError",
-        "MaxRetryError",
-        "gaierror",
-    }
-    return bool(names & offline) or "offline" in str(exc).lower()
-
-
-def _chain(exc: BaseException | None) -> list[BaseException]:
-    seen: list[BaseException] = []
-    while exc is not None and exc not in seen:
-        seen.append(exc)
-        exc = exc.__cause__ or exc.__context__
-    return seen
+def _hub_name(source: Source) -> str:
+    return f"{source.dataset_path}@{(source.revision or '')[:12]}"
 
 
 def source_meta(source: Source) -> SourceRecord:

@@ -1,0 +1,105 @@
+"""Local datasets laid out as Hugging Face Hub repositories: the YAML header of their
+README, its `configs:` (which files make each config's splits), a content digest standing
+in for a revision, and loading one config with `datasets`."""
+
+from __future__ import annotations
+
+import hashlib
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from shiftbench.errors import InputError
+
+
+def card_metadata(folder: Path) -> Any:
+    """The YAML header of a Hub-layout folder's README (None when it has none)."""
+    readme = folder / "README.md"
+    if not readme.is_file():
+        raise InputError(
+            f"{folder} has no README.md; a local source is a folder laid out as a "
+            "Hub dataset repository (README.md with configs:)"
+        )
+    text = readme.read_text(encoding="utf-8")
+    meta: Any = None
+    if text.startswith("---"):
+        end = text.find("\n---", 3)
+        if end != -1:
+            try:
+                meta = yaml.safe_load(text[3:end])
+            except yaml.YAMLError as exc:
+                raise InputError(f"{readme}: its YAML header does not parse ({exc})") from None
+    return meta
+
+
+def read_card_configs(folder: Path) -> dict[str, dict[str, str]]:
+    """Read the `configs:` of a Hub-layout folder's README as {config: {split: path}}."""
+    readme = folder / "README.md"
+    meta = card_metadata(folder)
+    configs = meta.get("configs") if isinstance(meta, dict) else None
+    if not isinstance(configs, list) or not configs:
+        raise InputError(f"{readme} has no configs: list in its YAML header")
+    out: dict[str, dict[str, str]] = {}
+    for entry in configs:
+        name = entry.get("config_name", "default")
+        files = entry.get("data_files", [])
+        # Hub cards write data_files as one path, a list of paths (both: split "train"),
+        # or a list of {split, path} entries.
+        if isinstance(files, str) or (
+            isinstance(files, list) and files and not isinstance(files[0], dict)
+        ):
+            files = [{"split": "train", "path": files}]
+        out[name] = {f["split"]: f["path"] for f in files}
+    return out
+
+
+def folder_digest(folder: Path) -> str:
+    """A content hash of a local dataset folder, standing in for a Hub revision."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        if any(part.startswith(".") for part in path.relative_to(folder).parts):
+            continue
+        digest.update(str(path.relative_to(folder)).encode())
+        digest.update(b"\0")
+        digest.update(path.read_bytes())
+    return "sha256:" + digest.hexdigest()[:16]
+
+
+def load_local(folder: Path, config: str) -> dict[str, Any]:
+    import datasets
+
+    datasets.disable_progress_bars()
+
+    configs = read_card_configs(folder)
+    if config not in configs:
+        raise InputError(f"unknown config {config!r} in {folder}; available: {', '.join(configs)}")
+    # A throw-away cache: datasets' shared cache can hand back another folder's rows for a
+    # local folder of the same name, and a local copy gains nothing from being cached.
+    with tempfile.TemporaryDirectory(prefix="shiftbench-load-") as scratch:
+        level = datasets.logging.get_verbosity()
+        # datasets logs a bad line's pyarrow error before raising; the error below says it
+        datasets.logging.set_verbosity(datasets.logging.CRITICAL)
+        try:
+            loaded = datasets.load_dataset(
+                str(folder), config, cache_dir=scratch, keep_in_memory=True
+            )
+        except (FileNotFoundError, ValueError) as exc:
+            raise InputError(f"cannot load {folder}[{config}]: {exc}") from None
+        except datasets.exceptions.DatasetGenerationError as exc:
+            # pyarrow's message names neither file nor line: find the line it stopped at
+            from shiftbench.core.data.runfolder import read_jsonl
+
+            for path in sorted(folder.rglob("*.jsonl")):
+                read_jsonl(path)
+            first = str(exc.__cause__ or exc).splitlines()[0]
+            raise InputError(f"cannot load {folder}[{config}]: {first}") from None
+        finally:
+            datasets.logging.set_verbosity(level)
+    return dict(loaded)
+
+
+def single_config(folder: Path) -> str:
+    configs = read_card_configs(folder)
+    return "default" if "default" in configs else next(iter(configs))
