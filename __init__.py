@@ -29,6 +29,7 @@ _API = {
     "TooManyFailures": "shiftbench.gen.api",
     "generate": "shiftbench.gen.api",
     "plan_generation": "shiftbench.gen.api",
+    "EncoderSettings": "shiftbench.evaluate.api",
     "EvalSettings": "shiftbench.evaluate.api",
     "EvalResult": "shiftbench.evaluate.api",
     "ConfigScore": "shiftbench.evaluate.api",

@@ -27,25 +27,46 @@ EVALRANK_POSITIVES = ("quantile", "exact")  # evaluate.evalrank.POSITIVES
 
 
 @dataclass(frozen=True)
-class EvalSettings:
-    """How evaluate scores; every field is the `shiftbench evaluate` option of its name.
+class EncoderSettings:
+    """How an encoder is loaded and run: the options evaluate and probe share.
 
     Attributes:
-        task_type: Task type of a local folder target.
-        data_dir: Local copy (Hub layout) of an MTEB task's dataset.
-        subsets: Subsets of a source target to score; () for all.
-        splits: Splits of a source target to score; () for mteb's evaluation splits.
         batch_size: Texts per encoder forward pass.
         device: Torch device; None picks one.
         precision: Dtype the weights load in: float32, float16 or bfloat16; None: the
-            scoring protocol's (bfloat16 under hteb for a model loaded here, else
-            float32).
+            command's default (see EvalSettings and ProbeRunSettings).
         trust_remote_code: Run the model's own code (models that ship it).
         model_kwargs: Keyword arguments for the model's transformers model.
         encode_kwargs: Keyword arguments for every `encode` call.
         prompts: Prompts by name (a task name, a task type, query, document, or
             TYPE-query), added to and overriding the model's own.
         cache_dir: Embedding cache folder; None: the default cache.
+    """
+
+    batch_size: int = ranged(32, low=1)
+    device: str | None = None
+    precision: str | None = chosen(None, *PRECISIONS)
+    trust_remote_code: bool = False
+    model_kwargs: dict[str, Any] = field(default_factory=dict)
+    encode_kwargs: dict[str, Any] = field(default_factory=dict)
+    prompts: dict[str, str] = field(default_factory=dict)
+    cache_dir: Path | None = None
+
+    def __post_init__(self) -> None:
+        check(self)
+
+
+@dataclass(frozen=True)
+class EvalSettings(EncoderSettings):
+    """How evaluate scores; every field is the `shiftbench evaluate` option of its name,
+    the encoder's among them (EncoderSettings: with no precision named, bfloat16 under
+    the hteb protocol for a model loaded here, float32 otherwise).
+
+    Attributes:
+        task_type: Task type of a local folder target.
+        data_dir: Local copy (Hub layout) of an MTEB task's dataset.
+        subsets: Subsets of a source target to score; () for all.
+        splits: Splits of a source target to score; () for mteb's evaluation splits.
         output: Results folder; None: shiftbench-results/<target name>.
         faithful: Score only rows certified faithful (e.g. "judge>=4", "human>=4").
         human_dirs: Human-eval batch folders for `faithful="human..."`.
@@ -66,14 +87,6 @@ class EvalSettings:
     data_dir: str | None = None
     subsets: tuple[str, ...] = ()
     splits: tuple[str, ...] = ()
-    batch_size: int = ranged(32, low=1)
-    device: str | None = None
-    precision: str | None = chosen(None, *PRECISIONS)
-    trust_remote_code: bool = False
-    model_kwargs: dict[str, Any] = field(default_factory=dict)
-    encode_kwargs: dict[str, Any] = field(default_factory=dict)
-    prompts: dict[str, str] = field(default_factory=dict)
-    cache_dir: Path | None = None
     output: Path | None = None
     faithful: str | None = None
     human_dirs: tuple[Path, ...] = ()
@@ -86,13 +99,8 @@ class EvalSettings:
     plots: bool = True
     quiet: bool = False
 
-    def __post_init__(self) -> None:
-        check(self)
 
-
-def encoder_options(
-    s: EvalSettings | ProbeRunSettings, default_precision: str = "float32"
-) -> dict[str, Any]:
+def encoder_options(s: EncoderSettings, default_precision: str = "float32") -> dict[str, Any]:
     """How the settings load and run an encoder, as `Encoder` takes it
     (`default_precision` where the settings name none)."""
     return dict(
@@ -372,9 +380,10 @@ def score_encoders(
 
 
 @dataclass(frozen=True)
-class ProbeRunSettings:
+class ProbeRunSettings(EncoderSettings):
     """How `probe` runs the alignment probes; every field is the `shiftbench probe` option
-    of its name.
+    of its name, the encoder's among them (EncoderSettings; with no precision named,
+    float32).
 
     Attributes:
         epsilons: Margins of the per-margin shares, comma-separated.
@@ -388,16 +397,6 @@ class ProbeRunSettings:
         negation_pairs: A file of human-written pairs (JSON Lines, CSV or TSV with the
             fields `negated` and `affirmative`) to score criterion 4 on, as ALIGN-SIM
             scores it on AFIN; None: none.
-        batch_size: Texts per encoder forward pass.
-        device: Torch device; None picks one.
-        precision: Dtype the weights load in: float32, float16 or bfloat16; None:
-            float32.
-        trust_remote_code: Run the model's own code (models that ship it).
-        model_kwargs: Keyword arguments for the model's transformers model.
-        encode_kwargs: Keyword arguments for every `encode` call.
-        prompts: Prompts by name (a task name, a task type, query, document, or
-            TYPE-query), added to and overriding the model's own.
-        cache_dir: Embedding cache folder; None: the default cache.
         output: Results folder; None: shiftbench-results/<targets>-probes.
         plots: Draw one histogram per similarity measure.
         quiet: No progress bars.
@@ -409,20 +408,9 @@ class ProbeRunSettings:
     seed: int = 0
     random_pairs: str = "anchor"
     negation_pairs: Path | None = None
-    batch_size: int = ranged(32, low=1)
-    device: str | None = None
-    precision: str | None = chosen(None, *PRECISIONS)
-    trust_remote_code: bool = False
-    model_kwargs: dict[str, Any] = field(default_factory=dict)
-    encode_kwargs: dict[str, Any] = field(default_factory=dict)
-    prompts: dict[str, str] = field(default_factory=dict)
-    cache_dir: Path | None = None
     output: Path | None = None
     plots: bool = True
     quiet: bool = False
-
-    def __post_init__(self) -> None:
-        check(self)
 
 
 @dataclass(frozen=True)

@@ -249,7 +249,7 @@ def encoder_fields(
     encode_kwargs: tuple[str, ...],
     prompts: tuple[str, ...],
 ) -> dict[str, Any]:
-    """The encoder options as EvalSettings and ProbeRunSettings fields."""
+    """The encoder options as EncoderSettings fields (evaluate's and probe's)."""
     from shiftbench.core.settings import key_values
     from shiftbench.errors import InputError
 
