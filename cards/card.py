@@ -38,11 +38,8 @@ from shiftbench.cards.sections import (
     _spec,
     _validation,
 )
-from shiftbench.core.data.runfolder import (
-    card_configs,
-    default_config,
-)
-from shiftbench.core.records import RunMeta
+from shiftbench.core.data.runcard import card_configs, default_config
+from shiftbench.core.records import RunMeta, ValidationReport
 
 
 def card_data(
@@ -112,7 +109,7 @@ def _prose(
     *,
     repo: str | None,
     tag: str | None,
-    validation: dict[str, Any] | None,
+    validation: ValidationReport | None,
     human: list[dict[str, Any]],
     license_id: str | None,
     spec: list[str],

@@ -22,7 +22,7 @@ from collections import Counter
 from typing import Any
 
 from shiftbench.cards.facts import source_place
-from shiftbench.core.records import RunMeta
+from shiftbench.core.records import RunMeta, ValidationReport
 from shiftbench.errors import InputError
 
 CROISSANT_FILE = "croissant.json"
@@ -141,7 +141,7 @@ def _record_set(name: str, path: str, schema: Any) -> dict[str, Any]:
     return {"@type": "cr:RecordSet", "@id": name, "name": name, "field": fields}
 
 
-def _validated(meta: RunMeta, report: dict[str, Any] | None) -> list[str]:
+def _validated(meta: RunMeta, report: ValidationReport | None) -> list[str]:
     """How the rows were checked after generation, from validate's report."""
     if report is None:
         return ["The rows were not checked with shiftbench validate before release."]
@@ -168,7 +168,7 @@ def _validated(meta: RunMeta, report: dict[str, Any] | None) -> list[str]:
     return out
 
 
-def _generated(meta: RunMeta, report: dict[str, Any] | None) -> dict[str, list[str]]:
+def _generated(meta: RunMeta, report: ValidationReport | None) -> dict[str, list[str]]:
     """The RAI fields shiftbench fills from the run's own record."""
     source = meta["source"]
     configs = meta["configs"]
@@ -244,7 +244,7 @@ def build(
     version: str | None,
     cite_as: str | None,
     rai: list[tuple[str, str]],
-    validation: dict[str, Any] | None = None,
+    validation: ValidationReport | None = None,
 ) -> dict[str, Any]:
     """The Croissant document of a release.
 

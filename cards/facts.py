@@ -16,7 +16,7 @@ from shiftbench.core.data.runfolder import (
 )
 from shiftbench.core.ratings import BATCH_FILE, ITEMS_FILE
 from shiftbench.core.ratings import HUMAN_REPORT as HUMAN_JSON
-from shiftbench.core.records import RunMeta, SourceRecord
+from shiftbench.core.records import RunMeta, SourceRecord, ValidationReport
 from shiftbench.core.text.languages import get_language
 from shiftbench.errors import InputError
 
@@ -119,7 +119,7 @@ def languages(meta: RunMeta) -> tuple[list[str], str]:
     return sorted(found), "multilingual" if len(found) > 1 else "monolingual"
 
 
-def validation_report(folder: Path) -> dict[str, Any] | None:
+def validation_report(folder: Path) -> ValidationReport | None:
     """The run folder's validation.json, when it was validated."""
     return read_validation(folder)
 

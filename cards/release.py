@@ -26,20 +26,19 @@ from shiftbench.cards import card as cards
 from shiftbench.cards import croissant, facts, sections
 from shiftbench.cards import results as evaluated
 from shiftbench.core.data.parts import context_name
+from shiftbench.core.data.runcard import card_rows, table_config
+from shiftbench.core.data.runcard import render_card as minimal_card
 from shiftbench.core.data.runfolder import (
     DATA_FORMATS,
     FORMAT_VERSION,
     META_FILE,
-    card_rows,
     read_config_split,
     read_meta,
     read_split,
     split_file,
-    table_config,
 )
-from shiftbench.core.data.runfolder import render_card as minimal_card
 from shiftbench.core.hub import MANIFEST, folder_files, sha256_file
-from shiftbench.core.records import ConfigRecord, RunMeta
+from shiftbench.core.records import ConfigRecord, RunMeta, ValidationReport
 from shiftbench.errors import InputError
 
 
@@ -264,7 +263,7 @@ def _croissant(
     human: list[dict[str, Any]],
     license_id: str | None,
     rai: list[tuple[str, str]],
-    validation: dict[str, Any] | None,
+    validation: ValidationReport | None,
 ) -> dict[str, Any]:
     source = meta["source"]
     langs, _ = facts.languages(meta)

@@ -17,7 +17,7 @@ from shiftbench.core.data.runfolder import (
     META_FILE,
     SPEC_FILE,
 )
-from shiftbench.core.records import RunMeta, SourceRecord
+from shiftbench.core.records import RunMeta, SourceRecord, ValidationReport
 
 
 def _identical(configs: dict[str, Any]) -> list[str]:
@@ -168,7 +168,7 @@ def _spec(folder: Path) -> list[str]:
     ]
 
 
-def _validation(configs: dict[str, Any], report: dict[str, Any] | None) -> list[str]:
+def _validation(configs: dict[str, Any], report: ValidationReport | None) -> list[str]:
     out = ["", "## Validation", ""]
     if report is None:
         return [*out, "This release was not validated with `shiftbench validate`."]
@@ -199,9 +199,10 @@ def _validation(configs: dict[str, Any], report: dict[str, Any] | None) -> list[
     for name, summary in rows:
         means = []
         for key in measures:
-            mean = summary.get("measures", {}).get(key, {}).get("mean")
+            found = summary.get("measures", {}).get(key)
+            mean = None if found is None else found.get("mean")
             means.append("-" if mean is None else f"{mean:.3f}")
-        unchecked = summary.get("not_checked", {}).get("wrong-language", 0)
+        unchecked: int | str = summary.get("not_checked", {}).get("wrong-language", 0)
         if unchecked:
             unchecked = f"{unchecked} ({', '.join(summary.get('unchecked_languages', {}))})"
         out.append(

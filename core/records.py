@@ -1,7 +1,8 @@
 """The documents that cross from one stage to the next, typed once.
 
 A run folder's `shiftbench.json` (RunMeta: its source and its configs) is written by gen and
-read by every later stage; mypy checks each reader against these types, and
+read by every later stage, its `validation.json` (ValidationReport) by validate and read by
+cards, evaluate's --faithful and compare; mypy checks each reader against these types, and
 `runfolder.check_meta` checks a file against them when it is read, so a stage meets either
 a document of this shape or a one-line error naming the file. A key that only some
 documents hold is optional (`total=False`); one every document holds is `Required`.
@@ -110,6 +111,75 @@ class RunMeta(TypedDict, total=False):
     protocol: dict[str, Any]  # the --protocol preset gen ran under
     rewrite: list[str]  # the parts rewritten, when not only the scored texts
     shard: ShardRecord
+
+
+class MeasureRecord(TypedDict, total=False):
+    """One measure's summary over a config's (row, field) pairs in validation.json: the
+    scorer's own description (kind, model, prompt hash, ...) beside these keys."""
+
+    kind: Required[str]
+    scored: Required[int]
+    unscored: Required[int]
+    problems: Required[dict[str, int]]  # why pairs went unscored, with their counts
+    mean: Required[float | None]
+    sd: Required[float | None]
+
+
+class ExampleRecord(TypedDict, total=False):
+    """A failed text validation.json shows as an example of its check."""
+
+    split: Required[str]
+    row_id: Required[Any]
+    field: Required[str]
+    original: Required[str]
+    output: Required[str]
+    language: str | None
+    detected: str | None
+    finish_reason: str | None
+
+
+class ConfigValidationRecord(TypedDict, total=False):
+    """What validate found in one config: rates of each check, languages, edit distance,
+    measures and example failures."""
+
+    transform: Required[str]
+    axis: Axis | None
+    seed: int | None
+    model: str | None
+    settings_sha256: str | None
+    rows: Required[int]
+    error_counts: Required[dict[str, int]]
+    error_rates: Required[dict[str, float]]
+    failed_rows: Required[int]
+    total_error_rate: Required[float]
+    identical_rows: int  # back-translation, where an unchanged output is a result
+    identical_rate: float
+    mean_edit_distance: Required[float]
+    detected_languages: dict[str, int]
+    not_checked: dict[str, int]
+    unchecked_languages: dict[str, int]
+    examples: Required[dict[str, list[ExampleRecord]]]
+    measures: dict[str, MeasureRecord]
+
+
+class LanguageIdRecord(TypedDict, total=False):
+    """The language identifier validate used, and its thresholds."""
+
+    name: Required[str]
+    min_letters: Required[int]
+    dense_weight: float
+    expected_share: float
+    languages: list[str]
+
+
+class ValidationReport(TypedDict, total=False):
+    """A run folder's validation.json."""
+
+    format: int
+    shiftbench_version: Required[str]
+    language_id: Required[LanguageIdRecord]
+    checks: Required[list[str]]
+    configs: Required[dict[str, ConfigValidationRecord]]
 
 
 def plain(record: SourceRecord | ConfigRecord | RunMeta) -> dict[str, Any]:

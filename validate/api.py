@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from shiftbench.core.records import ConfigValidationRecord, ValidationReport
 from shiftbench.core.settings import check, chosen, ranged
 from shiftbench.errors import InputError, RuntimeFault
 
@@ -119,7 +120,7 @@ class ConfigValidation:
     error_rates: dict[str, float]
     mean_edit_distance: float
     measures: dict[str, MeasureSummary]
-    record: dict[str, Any] = field(repr=False, compare=False)
+    record: ConfigValidationRecord = field(repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -134,7 +135,7 @@ class ValidateResult:
     """
 
     configs: tuple[ConfigValidation, ...]
-    reports: dict[Path, dict[str, Any]] = field(repr=False, compare=False)
+    reports: dict[Path, ValidationReport] = field(repr=False, compare=False)
     over_limit: tuple[str, ...] = ()
 
 
@@ -211,7 +212,7 @@ def judge_cache(settings: JudgeSettings) -> Any:
     )
 
 
-def _config(run: Path, name: str, c: dict[str, Any]) -> ConfigValidation:
+def _config(run: Path, name: str, c: ConfigValidationRecord) -> ConfigValidation:
     return ConfigValidation(
         run=run,
         config=name,
@@ -276,7 +277,7 @@ def validate_runs(
     measures += make_judges(s)
     cache = judge_cache(s)
     configs: list[ConfigValidation] = []
-    reports: dict[Path, dict[str, Any]] = {}
+    reports: dict[Path, ValidationReport] = {}
     gate: list[str] = []
     try:
         for run in folders:

@@ -21,7 +21,7 @@ from typing import Any
 
 from shiftbench import __version__
 from shiftbench.core.data.runfolder import read_jsonl, read_meta, read_validation
-from shiftbench.core.records import RunMeta
+from shiftbench.core.records import RunMeta, ValidationReport
 from shiftbench.core.stats import BOOTSTRAP_SAMPLES, bootstrap_mean_ci, holm, paired_bootstrap_p
 from shiftbench.errors import InputError
 from shiftbench.validate.report import REPORT_JSON, ROWS_DIR
@@ -61,7 +61,7 @@ def load_generators(runs: list[Path]) -> dict[str, dict[str, Any]]:
     return generators
 
 
-def _load_values(run: Path, meta: RunMeta, report: dict[str, Any], model: str) -> dict[str, Any]:
+def _load_values(run: Path, meta: RunMeta, report: ValidationReport, model: str) -> dict[str, Any]:
     summaries = {
         name: c for name, c in report["configs"].items() if (c.get("model") or "unknown") == model
     }

@@ -23,7 +23,7 @@ import json
 import statistics
 from collections import Counter
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from rapidfuzz.distance import Levenshtein
 
@@ -38,7 +38,7 @@ from shiftbench.core.data.runfolder import (
     read_meta,
     read_validation,
 )
-from shiftbench.core.records import RunMeta
+from shiftbench.core.records import ConfigValidationRecord, RunMeta, ValidationReport
 from shiftbench.core.text.checks import CHECKS, Case, failures
 from shiftbench.core.text.langid import (
     EXPECTED_SHARE,
@@ -98,7 +98,7 @@ def plan(folder: Path, configs: tuple[str, ...] = ()) -> tuple[RunMeta, list[str
     return meta, chosen
 
 
-def over_limit(report: dict[str, Any], limit: float) -> list[tuple[str, float]]:
+def over_limit(report: ValidationReport, limit: float) -> list[tuple[str, float]]:
     """Configs whose total error rate exceeds `limit`."""
     return [
         (name, c["total_error_rate"])
@@ -116,9 +116,9 @@ def validate_run(
     measures: tuple[Measure, ...] = (),
     cache: GenerationCache | None = None,
     quiet: bool = True,
-) -> dict[str, Any]:
+) -> ValidationReport:
     """Check every transformed config of the run folder, score it with each measure, and
-    write the reports into it."""
+    write the reports into it (validation.json's document is returned)."""
     meta, chosen = plan(folder, configs)
     fields = meta["source"]["text_fields"]
     report: dict[str, Any] = {
@@ -146,7 +146,7 @@ def validate_run(
         per_row[name] = [row["_result"] for row in rows]
     _keep_earlier(folder, meta, report, per_row)
     _write(folder, report, per_row)
-    return report
+    return cast(ValidationReport, report)
 
 
 def _keep_earlier(
@@ -186,7 +186,7 @@ def _keep_earlier(
 def _keep_earlier_measures(
     folder: Path,
     name: str,
-    before: dict[str, Any],
+    before: ConfigValidationRecord,
     summary: dict[str, Any],
     rows: list[dict[str, Any]],
 ) -> None:

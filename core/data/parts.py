@@ -11,7 +11,7 @@ A ranking run that rewrites its corpus is self-contained: its original config ho
 corpus, the judgements and (Reranking) the candidates of each scored split as the splits
 `corpus.<split>`, `qrels.<split>` and `top_ranked.<split>`, and each variant holds its
 rewritten corpus as `corpus.<split>` (in shiftbench.json; the card lists each kind as a
-config of its own, see runfolder.card_configs). With a row limit N, the corpus keeps the documents
+config of its own, see runcard.card_configs). With a row limit N, the corpus keeps the documents
 judged relevant to the kept queries (and, Reranking, their candidates) plus the first N
 documents, in corpus order, so a small run stays small and every kept query can still
 find its documents.
