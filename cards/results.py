@@ -24,11 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from shiftbench.core.data.runfolder import read_json
+from shiftbench.core.data import resultsfolder
+from shiftbench.core.data.resultsfolder import RESULTS_FILE
 from shiftbench.core.records import RunMeta
 from shiftbench.errors import InputError
-
-RESULTS_FILE = "results.json"  # what evaluate writes into its output folder
 
 
 @dataclass(frozen=True)
@@ -56,12 +55,9 @@ def read_results(items: tuple[str, ...], meta: RunMeta) -> list[ModelScores]:
         name, sep, where = item.partition("=")
         if not sep or Path(item).exists():  # a folder whose name holds '=' is a folder
             name, sep, where = "", "", item
-        folder = Path(where)
-        path = folder / RESULTS_FILE if folder.is_dir() else folder
-        doc = read_json(path, missing=f"--results {item}: no {RESULTS_FILE} there")
-        if not isinstance(doc, dict) or not isinstance(doc.get("source", {}), dict):
-            raise InputError(f"{path}: not evaluate results (no source object)")
-        theirs = doc.get("source", {})
+        missing = f"--results {item}: no {RESULTS_FILE} there"
+        doc = resultsfolder.read_results(Path(where), missing=missing)
+        theirs = doc["source"]
         if (theirs.get("name"), theirs.get("revision")) != (
             source.get("name"), source.get("revision")
         ):  # fmt: skip
@@ -92,7 +88,7 @@ def read_results(items: tuple[str, ...], meta: RunMeta) -> list[ModelScores]:
                 scores.append((
                     config, record["split"], record.get("subset", "default"),
                     float(record["main_score"]),
-                    None if record.get("delta") is None else float(record["delta"]),
+                    None if (delta := record.get("delta")) is None else float(delta),
                 ))  # fmt: skip
             out.append(
                 ModelScores(

@@ -1,16 +1,20 @@
 """The documents that cross from one stage to the next, typed once.
 
 A run folder's `shiftbench.json` (RunMeta: its source and its configs) is written by gen and
-read by every later stage, its `validation.json` (ValidationReport) by validate and read by
-cards, evaluate's --faithful and compare; mypy checks each reader against these types, and
-`runfolder.check_meta` checks a file against them when it is read, so a stage meets either
-a document of this shape or a one-line error naming the file. A key that only some
-documents hold is optional (`total=False`); one every document holds is `Required`.
+read by every later stage; its `validation.json` (ValidationReport) is written by validate
+and read by cards, evaluate's --faithful and compare; an evaluate results folder's
+`results.json` (ResultsDocument) is read by report and cards. mypy checks each reader
+against these types, and each reader checks a file's shape when it reads it
+(`runfolder.check_meta` for shiftbench.json), so a stage meets either a document of this
+shape or a one-line error naming the file. A key that only some documents hold is
+optional (`total=False`); one every document holds is `Required`.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal, Required, TypedDict
+from typing import Any, Literal, Required, TypedDict, TypeVar
+
+T = TypeVar("T")
 
 # What a config of a run folder is: the source's rows as they are, an LLM rewrite of them,
 # or a rule-based control whose effect on meaning is known.
@@ -180,6 +184,69 @@ class ValidationReport(TypedDict, total=False):
     language_id: Required[LanguageIdRecord]
     checks: Required[list[str]]
     configs: Required[dict[str, ConfigValidationRecord]]
+
+
+class ScoreRecord(TypedDict, total=False):
+    """One model's scores on one config and split in results.json (and in mteb's layout
+    beside it): every metric, the main score, and for a variant its change from the
+    original on the same rows with that change's bootstrap interval."""
+
+    config: Required[str]
+    kind: Required[ConfigKind]
+    subset: Required[str]
+    split: Required[str]
+    transform: str | None
+    axis: Axis | None
+    seed: int | None
+    prompt_variant: int | None  # None for the original
+    rows: Required[int]  # rows scored (a variant's usable rows)
+    rows_total: int
+    scores: Required[dict[str, float]]
+    main_score: Required[float]
+    original_same_rows: float | None
+    delta: float | None
+    self_retrieval: dict[str, Any] | None
+    evalrank: dict[str, Any] | None
+    per_seed: dict[str, float]  # each evaluation seed's main score, where several ran
+    ci95: list[float] | None
+    interval: str  # "percentile" or "expanded", where there is an interval
+    delta_replicates: list[float] | None
+    resamples: int | None
+    usable_draws: int | None
+    restored: int  # failed texts scored with their original in their place (hteb)
+    faithful: dict[str, Any]  # the delta again on the rows certified faithful
+    rewritten: list[str]  # a ranking variant's sides: queries, corpus or both
+    partial: bool  # a figure with one side rewritten (query-side, corpus-side)
+    evaluation_time: float
+    protocol: str
+
+
+class ModelResults(TypedDict):
+    """One encoder in results.json: its description and its records."""
+
+    model: dict[str, Any]  # the encoder's own description (Encoder.describe)
+    results: list[ScoreRecord]
+
+
+class ResultsDocument(TypedDict, total=False):
+    """An evaluate results folder's results.json."""
+
+    shiftbench_version: Required[str]
+    mteb_version: str
+    target: Required[str]
+    source: Required[SourceRecord]
+    task_type: Required[str]
+    main_score: Required[str]
+    models: Required[list[ModelResults]]
+    protocol: dict[str, Any]  # the scoring protocol and how it was chosen
+
+
+def present(value: T | None, what: str) -> T:
+    """A value every record of its kind holds where the type allows None for others (a
+    variant's delta, a transform's axis): the value, or ValueError naming what is missing."""
+    if value is None:
+        raise ValueError(f"the record has no {what}")
+    return value
 
 
 def plain(record: SourceRecord | ConfigRecord | RunMeta) -> dict[str, Any]:

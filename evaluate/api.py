@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from shiftbench.core.records import ScoreRecord
 from shiftbench.core.settings import check, chosen, ranged
 from shiftbench.errors import InputError
 
@@ -156,7 +157,7 @@ class ConfigScore:
     original_same_rows: float | None
     delta: float | None
     ci95: tuple[float, float] | None
-    record: dict[str, Any] = field(repr=False, compare=False)
+    record: ScoreRecord = field(repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -198,7 +199,7 @@ def _interval(entry: dict[str, Any] | None) -> Interval | None:
     return Interval(entry["score"], entry.get("delta"), (ci[0], ci[1]) if ci else None)
 
 
-def _config_score(model: str, record: dict[str, Any]) -> ConfigScore:
+def _config_score(model: str, record: ScoreRecord) -> ConfigScore:
     ci = record.get("ci95")
     return ConfigScore(
         model=model,
@@ -291,7 +292,7 @@ class Evaluation:
     def score(
         self,
         models: Sequence[str],
-        on_model: Callable[[str, list[dict[str, Any]]], None] | None = None,
+        on_model: Callable[[str, list[ScoreRecord]], None] | None = None,
     ) -> EvalResult:
         """Score every model and write the results folder (after each model, so a fault in
         a later one keeps the finished ones). Every model loads before any is scored, so
@@ -318,7 +319,7 @@ class Evaluation:
             for name in dict.fromkeys(models)
         ]
         folder = s.output or default_output(self.collection.label)
-        per_model: list[tuple[Any, list[dict[str, Any]]]] = []
+        per_model: list[tuple[Any, list[ScoreRecord]]] = []
         summary: dict[str, Any] = {"models": {}}
         for number, encoder in enumerate(encoders, start=1):
             records = score_collection(

@@ -7,16 +7,14 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from shiftbench import __version__
-from shiftbench.core.data.runfolder import (
-    read_json,
-)
 from shiftbench.core.models.encoders import Encoder
+from shiftbench.core.records import ResultsDocument, ScoreRecord, SourceRecord
 from shiftbench.core.tables import plain_table
-from shiftbench.errors import InputError
 from shiftbench.evaluate.resample import (
     THIN_NOTE,
     thin,
@@ -33,15 +31,15 @@ from shiftbench.evaluate.collect import Collection
 
 
 def results_document(
-    collection: Collection, per_model: list[tuple[Encoder, list[dict[str, Any]]]]
-) -> dict[str, Any]:
+    collection: Collection, per_model: list[tuple[Encoder, list[ScoreRecord]]]
+) -> ResultsDocument:
     from importlib.metadata import version
 
     return {
         "shiftbench_version": __version__,
         "mteb_version": version("mteb"),
         "target": collection.label,
-        "source": collection.source,
+        "source": cast(SourceRecord, collection.source),
         "task_type": collection.source["task_type"],
         "main_score": collection.source["main_score"],
         "models": [{"model": enc.describe(), "results": recs} for enc, recs in per_model],
@@ -88,7 +86,7 @@ def model_meta(model: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def mteb_layout(document: dict[str, Any]) -> dict[Path, dict[str, Any]]:
+def mteb_layout(document: ResultsDocument) -> dict[Path, dict[str, Any]]:
     """Per (model, config): a result file laid out like mteb's (`<model>/<revision>/
     <source>.<config>.json` holding `scores[split]` entries with `hf_subset`, `languages`
     and `main_score`), with shiftbench's own fields under `shiftbench`, and the model's
@@ -102,7 +100,7 @@ def mteb_layout(document: dict[str, Any]) -> dict[Path, dict[str, Any]]:
         revision = model_folder_name(model.get("revision") or "no_revision")
         folder = Path(model_folder_name(model["id"])) / revision
         files[folder / "model_meta.json"] = model_meta(model)
-        by_config: dict[str, list[dict[str, Any]]] = {}
+        by_config: dict[str, list[ScoreRecord]] = {}
         for record in entry["results"]:
             if not record.get("partial"):  # a query-side or corpus-side figure (sides.py)
                 by_config.setdefault(record["config"], []).append(record)
@@ -148,7 +146,7 @@ def mteb_layout(document: dict[str, Any]) -> dict[Path, dict[str, Any]]:
 
 def write_outputs(
     folder: Path,
-    documents: list[dict[str, Any]],
+    documents: Sequence[ResultsDocument],
     *,
     per_config: bool,
     plots: bool,
@@ -174,7 +172,7 @@ def write_outputs(
     return summary
 
 
-def format_table(model: str, main_score: str, records: list[dict[str, Any]]) -> str:
+def format_table(model: str, main_score: str, records: list[ScoreRecord]) -> str:
     """A plain-text table: one line per config and split, with the paired delta and its
     95% interval."""
     header = ["config", "split", "rows", main_score, "original (same rows)", "delta [lo, hi]"]
@@ -193,7 +191,7 @@ def format_table(model: str, main_score: str, records: list[dict[str, Any]]) -> 
     return "\n".join([f"model: {model}", plain_table(header, lines, left=2), *notes])
 
 
-def _delta_text(record: dict[str, Any]) -> str:
+def _delta_text(record: ScoreRecord) -> str:
     """`-0.21672 [-0.49449, +0.06216]`, with `*` when the interval is thin (THIN_NOTE)."""
     if record["delta"] is None:
         return ""
@@ -203,13 +201,3 @@ def _delta_text(record: dict[str, Any]) -> str:
     low, high = interval
     flag = thin(record["rows"], record.get("usable_draws"), record.get("resamples"))
     return f"{record['delta']:+.5f} [{low:+.5f}, {high:+.5f}]" + ("*" if flag else "")
-
-
-def read_results(path: Path) -> dict[str, Any]:
-    """An evaluate results document, from its folder or its results.json."""
-    file = path / "results.json" if path.is_dir() else path
-    missing = f"{path} is not an evaluate results folder (no results.json)"
-    document: dict[str, Any] = read_json(file, missing=missing)
-    if not isinstance(document, dict) or "models" not in document or "target" not in document:
-        raise InputError(f"{path} is not an evaluate results folder (no models or target)")
-    return document

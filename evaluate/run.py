@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -15,6 +15,7 @@ from shiftbench.core.data.runfolder import (
     usable,
 )
 from shiftbench.core.models.encoders import Encoder
+from shiftbench.core.records import ScoreRecord
 from shiftbench.evaluate.clustering import seeded_by_evaluation
 from shiftbench.evaluate.resample import (
     RESAMPLES,
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from shiftbench.evaluate.faithful import CertifiedRows
 
 
+from shiftbench.core.data.resultsfolder import read_results
 from shiftbench.evaluate.collect import (
     RELEASE,
     Collection,
@@ -56,7 +58,6 @@ from shiftbench.evaluate.results import (
     model_folder_name,
     model_meta,
     mteb_layout,
-    read_results,
     results_document,
     write_json,
     write_outputs,
@@ -72,7 +73,7 @@ def score_collection(
     resample_seed: int = SEED,
     interval: str = "percentile",
     evalrank_reading: tuple[str, bool] = ("quantile", False),
-) -> list[dict[str, Any]]:
+) -> list[ScoreRecord]:
     """One record per (config, split): mteb's metrics, and for variants the paired delta
     with its paired-bootstrap 95% interval (`resamples` draws, 0 for none; `interval`:
     resample.interval's method; `evalrank_reading`: _evalrank's `reading`); with
@@ -165,7 +166,7 @@ def score_collection(
                 score = partial(_metrics, collection, encoder, split=split, prior=prior, seed=seed)
                 main = collection.source["main_score"]
                 records += side_records(record, sides, score, delta_of, main, interval)
-    return records
+    return cast("list[ScoreRecord]", records)  # built key by key above; typed as they leave
 
 
 def _side_delta(

@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from statistics import fmean
 from typing import Any
 
 from shiftbench.core.data.parts import CORPUS, PARTS, QUERIES, folder_split
 from shiftbench.core.data.runfolder import OK, usable
+from shiftbench.core.records import ResultsDocument, ScoreRecord, present
 from shiftbench.evaluate.resample import record_fields
 
 Rows = list[dict[str, Any]]
@@ -99,7 +100,7 @@ def side_records(
     return out
 
 
-def config_label(record: dict[str, Any]) -> str:
+def config_label(record: ScoreRecord) -> str:
     """A record's config, with the side rewritten for a query-side or corpus-side figure."""
     if not record.get("partial"):
         return str(record["config"])
@@ -114,7 +115,9 @@ CELLS = {
 
 
 def shift_summary(
-    documents: list[dict[str, Any]], labels: list[str], name_of: Callable[[dict[str, Any]], str]
+    documents: Sequence[ResultsDocument],
+    labels: list[str],
+    name_of: Callable[[ScoreRecord], str],
 ) -> list[dict[str, Any]]:
     """Per model and transformation (named by `name_of`), over the ranking datasets whose
     corpus was rewritten: the four scores (the original's on the variant's rows, query-side,
@@ -135,7 +138,7 @@ def shift_summary(
                 cells = found[(entry["model"]["id"], name_of(r))][label]
                 cells[cell].append((r["main_score"], r["delta"]))
                 if cell == "both_sides":
-                    cells["original"].append((r["original_same_rows"], 0.0))
+                    cells["original"].append((present(r["original_same_rows"], "original"), 0.0))
     out = []
     for (model, transform), datasets in found.items():
         row: dict[str, Any] = {"model": model, "transform": transform, "datasets": len(datasets)}

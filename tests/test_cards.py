@@ -833,13 +833,16 @@ def test_bad_release_metadata_is_one_line_and_writes_nothing(stsb_run, hub, tmp_
     local_model = {"id": str(tmp_path), "revision": "sha256:0"}
     record = {"config": "original", "split": "test", "main_score": 0.5, "delta": None}
     (results / "results.json").write_text(json.dumps({
-        "source": meta["source"], "main_score": "cosine_spearman", "task_type": "STS",
+        "target": "results", "source": meta["source"], "main_score": "cosine_spearman",
+        "task_type": "STS",
         "models": [{"model": local_model, "results": [record]}],
     }), encoding="utf-8")  # fmt: skip
     other = tmp_path / "other"
     other.mkdir()
     (other / "results.json").write_text(
-        json.dumps({"source": {"name": "STS22", "revision": "abc"}, "models": []}),
+        json.dumps(
+            {"target": "other", "source": {"name": "STS22", "revision": "abc"}, "models": []}
+        ),
         encoding="utf-8",
     )
     publish = ["publish", stsb_run, "--repo", REPO, "--version", "1.0.0"]

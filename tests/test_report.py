@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import statistics
 
@@ -10,6 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
+from shiftbench.core.data.resultsfolder import read_results
 from shiftbench.core.stats import hodges_lehmann
 from shiftbench.evaluate.report import (
     ALL_MODELS,
@@ -113,11 +115,18 @@ def test_prompt_variants_are_rows_of_their_own_and_stay_out_of_the_axes():
     assert "Prompt sensitivity:" in text and "paraphrase-p2" in text
 
 
-def test_prompt_variant_read_from_config_names_of_older_results():
+def test_prompt_variant_read_from_config_names_of_older_results(tmp_path):
+    """results.json written before records carried their prompt variant: the reader takes
+    it from the config name."""
     old = record("paraphrase-p3-s7", 0.5, -0.1)
     del old["prompt_variant"]
-    doc = document("d", {"m": [record("original", 0.6), old, record("paraphrase-s7", 0.55, -0.05)]})
-    (unit,) = units([doc])
+    older = record("paraphrase-s7", 0.55, -0.05)
+    del older["prompt_variant"]
+    doc = document("d", {"m": [record("original", 0.6), old, older]})
+    (tmp_path / "results.json").write_text(json.dumps(doc), encoding="utf-8")
+    read = read_results(tmp_path)
+    assert [r.get("prompt_variant") for r in read["models"][0]["results"]] == [None, 3, 1]
+    (unit,) = units([read])
     assert unit.transforms["paraphrase-p3"].delta == pytest.approx(-0.1)
     assert unit.axes()["Lexical/Stylistic"].delta == pytest.approx(-0.05)
 

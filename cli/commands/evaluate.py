@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -18,6 +17,7 @@ from shiftbench.cli.commands.options import (
     quiet_option,
     source_options,
 )
+from shiftbench.core.records import ScoreRecord
 from shiftbench.evaluate.api import EVALRANK_POSITIVES, INTERVALS
 
 
@@ -193,7 +193,7 @@ def evaluate(
         )
     main_score = evaluation.collection.source["main_score"]
 
-    def show(model: str, records: list[dict[str, Any]]) -> None:
+    def show(model: str, records: list[ScoreRecord]) -> None:
         click.echo(format_table(model, main_score, records))
         click.echo("")
 

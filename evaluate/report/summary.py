@@ -3,9 +3,11 @@ evaluate results (`summarise`)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from shiftbench.core.records import ResultsDocument
 from shiftbench.evaluate.report.statistics import (
     baseline_tests,
     kendall_per_dataset,
@@ -42,7 +44,7 @@ class ReportSettings:
 
 
 def summarise(
-    documents: list[dict[str, Any]], settings: ReportSettings | None = None
+    documents: Sequence[ResultsDocument], settings: ReportSettings | None = None
 ) -> dict[str, Any]:
     """Everything the report shows, as data (it is also written as summary.json)."""
     settings = settings or ReportSettings()

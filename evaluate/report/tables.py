@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from shiftbench.core.records import ResultsDocument
 from shiftbench.core.tables import markdown_table, plain_table
 from shiftbench.evaluate.report.units import AXES, TRANSFORMATIONS_FIRST
 from shiftbench.evaluate.resample import THIN_NOTE, thin
@@ -17,7 +19,7 @@ def _num(value: float | None, signed: bool = False) -> str:
     return f"{value:+.4f}" if signed else f"{value:.4f}"
 
 
-def _delta(figure: dict[str, Any] | None) -> str:
+def _delta(figure: Mapping[str, Any] | None) -> str:
     """`-0.0123 [-0.0200, -0.0050]`: a delta with its 95% interval when it has one, and
     `*` after a thin one (THIN_NOTE)."""
     if not figure:
@@ -308,7 +310,7 @@ def _flagged(tables: list[list[list[str]]]) -> bool:
     return any(cell.endswith("]*") for rows in tables for row in rows for cell in row)
 
 
-def markdown_report(documents: list[dict[str, Any]], summary: dict[str, Any]) -> str:
+def markdown_report(documents: Sequence[ResultsDocument], summary: dict[str, Any]) -> str:
     """The Markdown report: the axis table, the statistics, every config's figures."""
     parts = ["# Robustness report", ""]
     parts.append(f"Datasets: {', '.join(summary['datasets'])}.")

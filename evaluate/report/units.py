@@ -4,7 +4,6 @@ of every transformation, axis and total; the two orders of means (`aggregation`)
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -13,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from shiftbench.core.records import ResultsDocument, ScoreRecord, present
 from shiftbench.evaluate.resample import LEVEL, tail_share, usable_draws
 
 AXES = ("Lexical/Stylistic", "Length", "Language")
@@ -22,7 +22,6 @@ ALL_MODELS = "(all models)"
 SPLIT_HALF_DRAWS = 1000
 SEED = 0
 HL_BOOTSTRAP = 1000  # PTEB's percentile bootstrap of the Hodges-Lehmann shift
-PROMPT_IN_NAME = re.compile(r"-p(\d+)-s[^-.]+(?:\.|$)")
 
 
 @dataclass
@@ -112,7 +111,7 @@ class Unit:
         return out
 
 
-def dataset_labels(documents: Sequence[dict[str, Any]]) -> list[str]:
+def dataset_labels(documents: Sequence[ResultsDocument]) -> list[str]:
     """Each document's dataset name: the source's, or with the results' own label when
     two documents score the same source (say, run folders of two generators)."""
     names = [d["source"]["name"] for d in documents]
@@ -122,30 +121,28 @@ def dataset_labels(documents: Sequence[dict[str, Any]]) -> list[str]:
     ]
 
 
-def prompt_variant(record: dict[str, Any]) -> int:
-    """A record's prompt variant (1 is the default prompt): its own field, or read from
-    the config name (`paraphrase-p2-s1`) of results written before records carried it."""
+def prompt_variant(record: ScoreRecord) -> int:
+    """A record's prompt variant: 1 is the default prompt (and the original's). Results
+    written before records carried it get it from read_results."""
     variant = record.get("prompt_variant")
-    if variant is None:
-        found = PROMPT_IN_NAME.search(record["config"])
-        variant = int(found.group(1)) if found else 1
-    return int(variant)
+    return 1 if variant is None else int(variant)
 
 
-def transform_name(record: dict[str, Any]) -> str:
+def transform_name(record: ScoreRecord) -> str:
     """`paraphrase` for the default prompt, `paraphrase-p2` for prompt variant 2."""
     variant = prompt_variant(record)
-    return record["transform"] if variant == 1 else f"{record['transform']}-p{variant}"
+    name = str(record["transform"])
+    return name if variant == 1 else f"{name}-p{variant}"
 
 
-def units(documents: Sequence[dict[str, Any]]) -> list[Unit]:
+def units(documents: Sequence[ResultsDocument]) -> list[Unit]:
     """Every (model, dataset, subset) of the results documents, aggregated over splits
     and seeds."""
     out: list[Unit] = []
     for doc, label in zip(documents, dataset_labels(documents), strict=True):
         for entry in doc["models"]:
             model = entry["model"]["id"]
-            by_subset: dict[str, list[dict[str, Any]]] = defaultdict(list)
+            by_subset: dict[str, list[ScoreRecord]] = defaultdict(list)
             for record in entry["results"]:
                 by_subset[record["subset"]].append(record)
             for subset, records in by_subset.items():
@@ -155,12 +152,12 @@ def units(documents: Sequence[dict[str, Any]]) -> list[Unit]:
     return out
 
 
-def source_identity(document: dict[str, Any]) -> tuple[str, str | None]:
+def source_identity(document: ResultsDocument) -> tuple[str, str | None]:
     """The source a results document scores: its name and revision."""
     return document["source"]["name"], document["source"].get("revision")
 
 
-def shared_sources(documents: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def shared_sources(documents: Sequence[ResultsDocument]) -> list[dict[str, Any]]:
     """The sources that more than one results document scores, with those documents'
     dataset labels: each is one dataset in the figures over datasets."""
     labels: dict[tuple[str, str | None], list[str]] = defaultdict(list)
@@ -173,29 +170,33 @@ def shared_sources(documents: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def _replicates(records: list[dict[str, Any]]) -> np.ndarray | None:
+def _replicates(records: list[ScoreRecord]) -> np.ndarray | None:
     arrays: list[list[float]] = [r.get("delta_replicates") or [] for r in records]
     if not arrays or any(not a for a in arrays) or len({len(a) for a in arrays}) != 1:
         return None
     return np.mean(np.asarray(arrays, dtype=np.float64), axis=0)
 
 
-def _unit(model: str, dataset: str, subset: str, task_type: str, records: list[dict]) -> Unit:
+def _unit(
+    model: str, dataset: str, subset: str, task_type: str, records: list[ScoreRecord]
+) -> Unit:
     unit = Unit(model, dataset, subset, task_type)
     originals = [r["main_score"] for r in records if r["kind"] == "original"]
     unit.original = fmean(originals) if originals else None
     # transformation -> seed -> the records of that config (one per split)
-    variants: dict[str, dict[Any, list[dict]]] = defaultdict(lambda: defaultdict(list))
+    variants: dict[str, dict[Any, list[ScoreRecord]]] = defaultdict(lambda: defaultdict(list))
     for r in records:
         # a query-side or corpus-side record is in the table of the four only (sides.py)
         if r["kind"] == "transform" and r["delta"] is not None and not r.get("partial"):
             name = transform_name(r)
             variants[name][r["seed"]].append(r)
-            unit.axis_of[name] = r["axis"]
+            unit.axis_of[name] = present(r["axis"], "axis")
             unit.prompt_of[name] = prompt_variant(r)
     for name, seeds in variants.items():
         per_seed = {
-            seed: Pair(fmean(r["main_score"] for r in rs), fmean(r["delta"] for r in rs))
+            seed: Pair(
+                fmean(r["main_score"] for r in rs), fmean(present(r["delta"], "delta") for r in rs)
+            )
             for seed, rs in seeds.items()
         }
         unit.per_seed[name] = per_seed
@@ -208,12 +209,10 @@ def _unit(model: str, dataset: str, subset: str, task_type: str, records: list[d
         if replicates is not None:
             unit.replicates[name] = replicates
         flat = [r for rs in seeds.values() for r in rs]
-        retrieval = [
-            r["self_retrieval"] for r in flat if (r.get("self_retrieval") or {}).get("pairs")
-        ]
+        retrieval = [p for r in flat if (p := r.get("self_retrieval")) and p.get("pairs")]
         if retrieval:
             unit.probe[name] = {k: fmean(p[k] for p in retrieval) for k in PROBE}
-        ranked = [r["evalrank"] for r in flat if (r.get("evalrank") or {}).get("pairs")]
+        ranked = [e for r in flat if (e := r.get("evalrank")) and e.get("pairs")]
         if ranked:
             unit.evalrank[name] = _evalrank_figures(ranked)
         certified = [r["faithful"] for r in flat if r.get("faithful")]
@@ -223,7 +222,7 @@ def _unit(model: str, dataset: str, subset: str, task_type: str, records: list[d
 
 
 def _faithful_figures(
-    records: list[dict[str, Any]], seeds: dict[Any, list[dict[str, Any]]]
+    records: list[dict[str, Any]], seeds: dict[Any, list[ScoreRecord]]
 ) -> dict[str, Any]:
     """The delta on certified rows, averaged as the full delta is (splits, then seeds);
     None when some config had too few certified rows to score."""
@@ -341,7 +340,7 @@ def _interval(
     return [float(low), float(high)]
 
 
-def interval_method(documents: Sequence[dict[str, Any]]) -> str:
+def interval_method(documents: Sequence[ResultsDocument]) -> str:
     """The interval method the documents' records were made with (one for all of them)."""
     from shiftbench.errors import InputError
 
@@ -406,7 +405,7 @@ PER_DATASET = "per-dataset"
 TRANSFORMATIONS_FIRST = "transformations-first"
 
 
-def aggregation(documents: Sequence[dict[str, Any]]) -> str:
+def aggregation(documents: Sequence[ResultsDocument]) -> str:
     """HTEB's order when every results document was scored under `--protocol hteb`."""
     names = {(d.get("protocol") or {}).get("name") for d in documents}
     return TRANSFORMATIONS_FIRST if names == {"hteb"} else PER_DATASET
