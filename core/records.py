@@ -241,6 +241,27 @@ class ResultsDocument(TypedDict, total=False):
     protocol: dict[str, Any]  # the scoring protocol and how it was chosen
 
 
+class ReportSummary(TypedDict, total=False):
+    """A results folder's summary.json: every figure the report prints, as data. Each
+    list holds one object per row of the report's table of the same name."""
+
+    datasets: Required[list[str]]  # each results document's dataset label, in order
+    shared_sources: list[dict[str, Any]]  # sources that several documents score
+    sides: list[dict[str, Any]]  # query-side and corpus-side figures (ranking)
+    interval: Required[str]  # percentile or expanded
+    aggregation: Required[str]  # per-dataset (shiftbench) or per-transformation (hteb)
+    units: Required[list[dict[str, Any]]]  # per model, dataset and subset
+    models: Required[dict[str, dict[str, Any]]]  # per model: original, axes, total, ranks
+    tests: Required[list[dict[str, Any]]]
+    baseline_tests: Required[list[dict[str, Any]]]
+    median_abs_delta: Required[list[dict[str, Any]]]
+    kendall_per_dataset: Required[list[dict[str, Any]]]
+    kendall: Required[list[dict[str, Any]]]
+    split_half: Required[dict[str, Any] | None]
+    split_half_delta: Required[dict[str, Any] | None]
+    prompt_sensitivity: Required[list[dict[str, Any]]]
+
+
 def present(value: T | None, what: str) -> T:
     """A value every record of its kind holds where the type allows None for others (a
     variant's delta, a transform's axis): the value, or ValueError naming what is missing."""

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from shiftbench.core.records import ScoreRecord
+from shiftbench.core.records import ReportSummary, ScoreRecord
 from shiftbench.core.settings import check, chosen, ranged
 from shiftbench.errors import InputError
 
@@ -189,7 +189,7 @@ class EvalResult:
     scores: tuple[ConfigScore, ...]
     models: dict[str, ModelSummary]
     controls: tuple[str, ...]
-    summary: dict[str, Any] = field(repr=False, compare=False)
+    summary: ReportSummary = field(repr=False, compare=False)
 
 
 def _interval(entry: dict[str, Any] | None) -> Interval | None:
@@ -320,7 +320,7 @@ class Evaluation:
         ]
         folder = s.output or default_output(self.collection.label)
         per_model: list[tuple[Any, list[ScoreRecord]]] = []
-        summary: dict[str, Any] = {"models": {}}
+        summary: ReportSummary | None = None
         for number, encoder in enumerate(encoders, start=1):
             records = score_collection(
                 self.collection,
@@ -342,6 +342,7 @@ class Evaluation:
                 per_config=True,
                 plots=s.plots and number == len(encoders),
             )
+        assert summary is not None  # there is at least one model (checked above)
         scores = tuple(
             _config_score(encoder.spec, r) for encoder, records in per_model for r in records
         )

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from shiftbench.core.records import ReportSummary
 from shiftbench.evaluate.report import AXES
 
 COLOURS = {"original": "#4d4d4d", "Lexical/Stylistic": "#1b9e77", "Length": "#d95f02",
@@ -36,7 +37,7 @@ def _short(model: str) -> str:
     return model.rstrip("/").split("/")[-1]
 
 
-def bars(summary: dict[str, Any], path: Path, main_score: str) -> None:
+def bars(summary: ReportSummary, path: Path, main_score: str) -> None:
     plt = _pyplot()
     models = summary["models"]
     groups = ["original", *(a for a in AXES if any(a in s["axes"] for s in models.values()))]
@@ -58,7 +59,7 @@ def bars(summary: dict[str, Any], path: Path, main_score: str) -> None:
     plt.close(fig)
 
 
-def heatmap(summary: dict[str, Any], path: Path) -> None:
+def heatmap(summary: ReportSummary, path: Path) -> None:
     plt = _pyplot()
     models = list(summary["models"])
     transforms = list(dict.fromkeys(t for s in summary["models"].values() for t in s["transforms"]))
@@ -86,7 +87,7 @@ def heatmap(summary: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
-def scatter(summary: dict[str, Any], path: Path, main_score: str) -> None:
+def scatter(summary: ReportSummary, path: Path, main_score: str) -> None:
     plt = _pyplot()
     datasets = summary["datasets"]
     models = list(summary["models"])
@@ -121,7 +122,7 @@ def scatter(summary: dict[str, Any], path: Path, main_score: str) -> None:
     plt.close(fig)
 
 
-def write_plots(summary: dict[str, Any], folder: Path, main_score: str) -> list[Path]:
+def write_plots(summary: ReportSummary, folder: Path, main_score: str) -> list[Path]:
     """The three figures into `folder`; none when there is no variant to show."""
     if not any(s["transforms"] for s in summary["models"].values()):
         return []

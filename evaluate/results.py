@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from shiftbench import __version__
 from shiftbench.core.models.encoders import Encoder
-from shiftbench.core.records import ResultsDocument, ScoreRecord, SourceRecord
+from shiftbench.core.records import ReportSummary, ResultsDocument, ScoreRecord, SourceRecord
 from shiftbench.core.tables import plain_table
 from shiftbench.evaluate.resample import (
     THIN_NOTE,
@@ -151,7 +151,7 @@ def write_outputs(
     per_config: bool,
     plots: bool,
     settings: ReportSettings | None = None,
-) -> dict[str, Any]:
+) -> ReportSummary:
     """Write a results folder: results.json (evaluate only), the mteb-layout files,
     summary.json, report.md and the plots. Returns the summary."""
     from shiftbench.evaluate.report import markdown_report, summarise

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
-from shiftbench.core.records import ResultsDocument
+from shiftbench.core.records import ReportSummary, ResultsDocument
 from shiftbench.evaluate.report.statistics import (
     baseline_tests,
     kendall_per_dataset,
@@ -45,7 +45,7 @@ class ReportSettings:
 
 def summarise(
     documents: Sequence[ResultsDocument], settings: ReportSettings | None = None
-) -> dict[str, Any]:
+) -> ReportSummary:
     """Everything the report shows, as data (it is also written as summary.json)."""
     settings = settings or ReportSettings()
     subset_units = units(documents)
@@ -61,7 +61,7 @@ def summarise(
             f"--baseline {settings.baseline} is not among the models: {', '.join(models)}"
         )
     sides = shift_summary(documents, dataset_labels(documents), transform_name)
-    return {
+    document = {
         "datasets": dataset_labels(documents),
         **({"shared_sources": shared} if (shared := shared_sources(documents)) else {}),
         **({"sides": sides} if sides else {}),
@@ -82,6 +82,7 @@ def summarise(
         ),
         "prompt_sensitivity": prompt_sensitivity(datasets),
     }
+    return cast(ReportSummary, document)  # built as one literal to keep summary.json's order
 
 
 def _unit_record(u: Unit, method: str) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from shiftbench.core.records import ResultsDocument
+from shiftbench.core.records import ReportSummary, ResultsDocument
 from shiftbench.core.tables import markdown_table, plain_table
 from shiftbench.evaluate.report.units import AXES, TRANSFORMATIONS_FIRST
 from shiftbench.evaluate.resample import THIN_NOTE, thin
@@ -52,7 +52,7 @@ class Table:
     left: int = 1
 
 
-def axis_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+def axis_rows(summary: ReportSummary) -> tuple[list[str], list[list[str]]]:
     """The axis table: per model, the original, each axis (score, delta with its 95%
     interval), the total, and the rank interval of the total delta when there is one."""
     models = summary["models"]
@@ -74,7 +74,7 @@ def axis_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
-def report_tables(summary: dict[str, Any]) -> list[Table]:
+def report_tables(summary: ReportSummary) -> list[Table]:
     """Every table of the report after the axis table, in order; empty ones left out."""
     tables = [_shared_table(summary)]
     tables += [_transform_table(summary), _sides_table(summary), _faithful_table(summary)]
@@ -88,7 +88,7 @@ def report_tables(summary: dict[str, Any]) -> list[Table]:
     return [t for t in tables if t.rows]
 
 
-def _shared_table(summary: dict[str, Any]) -> Table:
+def _shared_table(summary: ReportSummary) -> Table:
     rows = [
         [s["source"], s["revision"] or "-", ", ".join(s["merged"])]
         for s in summary.get("shared_sources", [])
@@ -104,7 +104,7 @@ def _shared_table(summary: dict[str, Any]) -> Table:
     )
 
 
-def _transform_table(summary: dict[str, Any]) -> Table:
+def _transform_table(summary: ReportSummary) -> Table:
     rows = []
     for m, s in summary["models"].items():
         for t, v in s["transforms"].items():
@@ -128,7 +128,7 @@ def _transform_table(summary: dict[str, Any]) -> Table:
     )  # fmt: skip
 
 
-def _sides_table(summary: dict[str, Any]) -> Table:
+def _sides_table(summary: ReportSummary) -> Table:
     rows = []
     for v in summary.get("sides", []):
         cells = [_side(v[c]) for c in ("corpus_side", "query_side", "both_sides")]
@@ -153,7 +153,7 @@ def _side(figure: dict[str, Any] | None) -> str:
     return f"{figure['score']:.4f} ({figure['delta']:+.4f})"
 
 
-def _faithful_table(summary: dict[str, Any]) -> Table:
+def _faithful_table(summary: ReportSummary) -> Table:
     rows = [
         [m, t, v["faithful"]["criterion"], _delta(v), str(v["faithful"]["rows"]),
          _num(v["faithful"]["delta"], True) if v["faithful"]["delta"] is not None
@@ -177,7 +177,7 @@ def _faithful_table(summary: dict[str, Any]) -> Table:
     )  # fmt: skip
 
 
-def _prompt_table(summary: dict[str, Any]) -> Table:
+def _prompt_table(summary: ReportSummary) -> Table:
     rows = [
         [r["model"], r["transform"], r["variant"], str(r["seeds"]), _num(r["delta"], True),
          _num(r["seed_sd"]), f"{r['seed_min']:+.4f} .. {r['seed_max']:+.4f}"]
@@ -194,7 +194,7 @@ def _prompt_table(summary: dict[str, Any]) -> Table:
     )
 
 
-def _tests_table(summary: dict[str, Any]) -> Table:
+def _tests_table(summary: ReportSummary) -> Table:
     rows = [
         [t["model"], t["transform"], str(t["n"]), _num(t["hodges_lehmann"], True),
          f"[{t['ci_low']:+.4f}, {t['ci_high']:+.4f}]", f"{t['ci_level']:.3f}",
@@ -215,7 +215,7 @@ def _tests_table(summary: dict[str, Any]) -> Table:
     )
 
 
-def _baseline_table(summary: dict[str, Any]) -> Table:
+def _baseline_table(summary: ReportSummary) -> Table:
     rows = [
         [t["transform"], t["way"], t["model"], str(t["n"]), _num(t["hodges_lehmann"], True),
          f"[{t['ci_low']:+.4f}, {t['ci_high']:+.4f}]", f"{t['p']:.4g}", t["p_method"],
@@ -236,7 +236,7 @@ def _baseline_table(summary: dict[str, Any]) -> Table:
     )
 
 
-def _mad_table(summary: dict[str, Any]) -> Table:
+def _mad_table(summary: ReportSummary) -> Table:
     rows = [
         [r["of"], r["kind"], str(r["n"]), _num(r["median_abs_delta"])]
         for r in summary.get("median_abs_delta", [])
@@ -252,7 +252,7 @@ def _mad_table(summary: dict[str, Any]) -> Table:
     )
 
 
-def _kendall_table(summary: dict[str, Any]) -> Table:
+def _kendall_table(summary: ReportSummary) -> Table:
     pooled = {k["of"]: k for k in summary.get("kendall", [])}
     rows = []
     for k in summary.get("kendall_per_dataset", []):
@@ -273,8 +273,8 @@ def _kendall_table(summary: dict[str, Any]) -> Table:
     )
 
 
-def _split_half_table(summary: dict[str, Any], key: str) -> Table:
-    half = summary.get(key)
+def _split_half_table(summary: ReportSummary, key: str) -> Table:
+    half = summary["split_half" if key == "split_half" else "split_half_delta"]
     rows = []
     if half:
         for axis, v in half["axes"].items():
@@ -293,7 +293,7 @@ def _split_half_table(summary: dict[str, Any], key: str) -> Table:
     )
 
 
-def text_report(summary: dict[str, Any]) -> str:
+def text_report(summary: ReportSummary) -> str:
     """The report for a terminal: the axis table, then every statistics table."""
     axis_table = axis_rows(summary)
     parts = [plain_table(*axis_table)]
@@ -310,7 +310,7 @@ def _flagged(tables: list[list[list[str]]]) -> bool:
     return any(cell.endswith("]*") for rows in tables for row in rows for cell in row)
 
 
-def markdown_report(documents: Sequence[ResultsDocument], summary: dict[str, Any]) -> str:
+def markdown_report(documents: Sequence[ResultsDocument], summary: ReportSummary) -> str:
     """The Markdown report: the axis table, the statistics, every config's figures."""
     parts = ["# Robustness report", ""]
     parts.append(f"Datasets: {', '.join(summary['datasets'])}.")
