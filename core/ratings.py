@@ -9,9 +9,10 @@ item's tolerance of its expected value.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from shiftbench.core.data.runfolder import read_json, read_jsonl
+from shiftbench.core.records import BatchDescription
 from shiftbench.errors import InputError
 
 BATCH_FILE = "batch.json"  # the batch's description: run, scheme, criteria, seed
@@ -22,14 +23,16 @@ ITEM_FIELDS = ("item_id", "is_control")
 RATING_FIELDS = ("batch_id", "item_id", "rater_id", "criterion", "rating")
 
 
-def read_batch(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def read_batch(folder: Path) -> tuple[BatchDescription, list[dict[str, Any]]]:
     """A batch folder's description and its items."""
     path = folder / BATCH_FILE
     missing = f"{folder} holds no batch ({BATCH_FILE}); run 'human-eval batch'"
     description = read_json(path, missing=missing)
     if not isinstance(description, dict):
         raise InputError(f"{path}: must hold one JSON object (the batch's description)")
-    return description, read_jsonl(folder / ITEMS_FILE, required=ITEM_FIELDS)
+    return cast(BatchDescription, description), read_jsonl(
+        folder / ITEMS_FILE, required=ITEM_FIELDS
+    )
 
 
 def read_ratings(folder: Path) -> list[dict[str, Any]]:

@@ -262,6 +262,82 @@ class ReportSummary(TypedDict, total=False):
     prompt_sensitivity: Required[list[dict[str, Any]]]
 
 
+class CalibrationRecord(TypedDict, total=False):
+    """One judge or scorer against gold similarity scores (`judge-calibrate`'s JSON)."""
+
+    format: int
+    shiftbench_version: Required[str]
+    judge: Required[dict[str, Any]]  # the scorer's own description
+    judge_key: Required[str]
+    gold_range: Required[list[float]]
+    judge_scale: list[float] | None
+    pairs: Required[int]
+    scored: Required[int]
+    unscored: Required[int]
+    problems: dict[str, int]
+    spearman: Required[float | None]
+    spearman_ci95: list[float] | None
+    pearson: float | None
+    mae: float | None
+    bins: list[dict[str, Any]]
+    why_no_correlation: str  # when no correlation could be computed
+    examples: list[dict[str, Any]]
+    source: dict[str, Any]  # the gold pairs' source: name, path, revision
+
+
+class BatchDescription(TypedDict, total=False):
+    """A human-eval batch folder's batch.json: what was sampled from which run, how."""
+
+    format: int
+    shiftbench_version: Required[str]
+    run: Required[str]  # the run folder, resolved
+    source: Required[dict[str, Any]]  # its name, dataset path and revision
+    scheme: Required[dict[str, Any]]  # the rating scheme (criteria, scales, prompts)
+    seed: Required[int]
+    raters: Required[int]
+    per_stratum: int
+    controls_per_batch: Required[int]
+    tolerance: float
+    strata: Required[dict[str, dict[str, int]]]  # per stratum: items available, sampled
+    items_per_batch: Required[int]
+    # what an export adds to its own copy (never written back to batch.json)
+    items_per_hit: int
+    prolific: dict[str, Any]
+
+
+class HumanEvalReport(TypedDict, total=False):
+    """A batch folder's human_eval.json: raters screened, then per criterion and group
+    the ratings' mean, acceptance and agreement."""
+
+    format: int
+    shiftbench_version: Required[str]
+    run: Required[str]
+    drift_correlation: list[dict[str, Any]]
+    scheme: str | None
+    threshold: Required[float]
+    weights: Required[str]
+    raters: Required[dict[str, Any]]  # per rater: kept, controls rated, misses
+    kept_raters: Required[list[str]]
+    excluded_raters: Required[list[str]]
+    rows: Required[list[dict[str, Any]]]
+
+
+class ProbeDocument(TypedDict, total=False):
+    """A probe results folder's probes.json: every figure of the alignment probes."""
+
+    shiftbench_version: Required[str]
+    targets: Required[list[str]]
+    datasets: Required[list[dict[str, Any]]]
+    seed: Required[int]
+    random_pairs: dict[str, Any]
+    epsilons: Required[list[float]]
+    distinction_grids: dict[str, Any]
+    measures: Required[dict[str, Any]]
+    adjustments: dict[str, Any]
+    negation_pairs: dict[str, Any]  # the human-written pairs' file and count, when given
+    models: Required[list[dict[str, Any]]]
+
+
 def present(value: T | None, what: str) -> T:
     """A value every record of its kind holds where the type allows None for others (a
     variant's delta, a transform's axis): the value, or ValueError naming what is missing."""

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from shiftbench.core.records import ReportSummary, ScoreRecord
+from shiftbench.core.records import ProbeDocument, ReportSummary, ScoreRecord
 from shiftbench.core.settings import check, chosen, ranged
 from shiftbench.errors import InputError
 
@@ -420,7 +420,7 @@ class ProbeResult:
     """What probe wrote: the results folder and probes.json as written."""
 
     folder: Path
-    document: dict[str, Any] = field(repr=False, compare=False)
+    document: ProbeDocument = field(repr=False, compare=False)
 
 
 def probe_encoders(

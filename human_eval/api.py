@@ -13,9 +13,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit
 
+from shiftbench.core.records import BatchDescription, HumanEvalReport
 from shiftbench.core.settings import check, chosen, ranged
 from shiftbench.errors import InputError
 from shiftbench.human_eval.export import FORMATS as EXPORT_FORMATS
@@ -67,7 +67,7 @@ class BatchResult:
     items_per_batch: int
     controls_per_batch: int
     strata: dict[str, int]
-    description: dict[str, Any] = field(repr=False, compare=False)
+    description: BatchDescription = field(repr=False, compare=False)
 
     def summary(self) -> str:
         """The line `shiftbench human-eval batch` prints."""
@@ -215,7 +215,7 @@ def import_ratings(batch: str | Path, files: Sequence[str | Path]) -> ImportResu
 
 def report_ratings(
     batch: str | Path, threshold: float = 3.0, weights: str = "ordinal"
-) -> dict[str, Any]:
+) -> HumanEvalReport:
     """Screen raters on the controls, summarise the ratings (mean ± SD, acceptance,
     Gwet's AC2 with `weights`, Krippendorff's alpha with ordinal and interval distances),
     write human_eval.json and human_eval.md into the batch folder, and return the report."""

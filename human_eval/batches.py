@@ -26,7 +26,7 @@ from shiftbench import __version__
 from shiftbench.core.data.listfields import refuse_listed
 from shiftbench.core.data.runfolder import read_jsonl, read_meta, usable
 from shiftbench.core.ratings import BATCH_FILE, ITEMS_FILE
-from shiftbench.core.records import RunMeta
+from shiftbench.core.records import BatchDescription, RunMeta
 from shiftbench.errors import InputError
 
 SCHEMES = ("quality", "similarity")
@@ -150,7 +150,7 @@ def _overlap(a: str, b: str) -> float:
     return len(wa & wb) / len(wa | wb) if wa | wb else 1.0
 
 
-def build(folder: Path, plan: Plan) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def build(folder: Path, plan: Plan) -> tuple[BatchDescription, list[dict[str, Any]]]:
     """The batch description and its long item table."""
     meta, strata = candidates(folder)
     if not plan.by_language:
@@ -181,7 +181,7 @@ def build(folder: Path, plan: Plan) -> tuple[dict[str, Any], list[dict[str, Any]
                 row["text_a"], row["text_b"] = row["text_b"], row["text_a"]
                 row["swapped"] = True
         table += rows
-    description = {
+    description: BatchDescription = {
         "format": 1,
         "shiftbench_version": __version__,
         "run": str(folder.resolve()),
@@ -257,7 +257,7 @@ def _controls(
     return rows
 
 
-def write(out: Path, description: dict[str, Any], table: list[dict[str, Any]]) -> None:
+def write(out: Path, description: BatchDescription, table: list[dict[str, Any]]) -> None:
     """batch.json and items.jsonl into `out` (which must not hold a batch already)."""
     if (out / BATCH_FILE).exists():
         raise InputError(f"{out} already holds a batch; choose another --output")

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from shiftbench.core.records import BatchDescription
 from shiftbench.core.registry import Registry
 from shiftbench.core.text.transforms import instruction
 
@@ -57,13 +58,15 @@ def _script_json(value: Any) -> str:
 PROLIFIC_COMPLETE = "https://app.prolific.com/submissions/complete?cc="
 
 
-def export_html(description: dict[str, Any], table: list[dict[str, Any]], out: Path) -> list[Path]:
+def export_html(
+    description: BatchDescription, table: list[dict[str, Any]], out: Path
+) -> list[Path]:
     """One form per batch: <out>/<batch_id>.html."""
     return _forms(description, table, out, None)
 
 
 def export_prolific(
-    description: dict[str, Any], table: list[dict[str, Any]], out: Path
+    description: BatchDescription, table: list[dict[str, Any]], out: Path
 ) -> list[Path]:
     """The html forms in Prolific's mode: the rater id is the PROLIFIC_PID the study URL
     carries (STUDY_ID and SESSION_ID go into the CSV too), and once every item is rated
@@ -79,7 +82,7 @@ def export_prolific(
 
 
 def _forms(
-    description: dict[str, Any],
+    description: BatchDescription,
     table: list[dict[str, Any]],
     out: Path,
     prolific: dict[str, Any] | None,
@@ -152,7 +155,9 @@ def _scale_text(criterion: dict[str, Any]) -> list[tuple[str, str]]:
     return [(str(p), criterion["labels"][str(p)]) for p in criterion["scale"]]
 
 
-def export_mturk(description: dict[str, Any], table: list[dict[str, Any]], out: Path) -> list[Path]:
+def export_mturk(
+    description: BatchDescription, table: list[dict[str, Any]], out: Path
+) -> list[Path]:
     """hit.html (the template) and batch.csv (one HIT per row) in `out`."""
     scheme = description["scheme"]
     criteria = scheme["criteria"]
@@ -207,7 +212,7 @@ def export_mturk(description: dict[str, Any], table: list[dict[str, Any]], out: 
 
 
 def export_labelstudio(
-    description: dict[str, Any], table: list[dict[str, Any]], out: Path
+    description: BatchDescription, table: list[dict[str, Any]], out: Path
 ) -> list[Path]:
     """tasks.json (one task per row of the item table) and config.xml."""
     scheme = description["scheme"]
@@ -252,7 +257,7 @@ def _argilla_property(name: str, kind: str, **extra: Any) -> dict[str, Any]:
             "dataset_id": None, **extra} | ({"type": kind} if kind else {})  # fmt: skip
 
 
-def _argilla_name(description: dict[str, Any]) -> str:
+def _argilla_name(description: BatchDescription) -> str:
     """A dataset name Argilla accepts: letters, digits, - and _, from the run's folder."""
     run = Path(str(description.get("run") or "batch")).name
     scheme = str(description["scheme"].get("name") or "ratings")
@@ -260,7 +265,7 @@ def _argilla_name(description: dict[str, Any]) -> str:
 
 
 def export_argilla(
-    description: dict[str, Any], table: list[dict[str, Any]], out: Path
+    description: BatchDescription, table: list[dict[str, Any]], out: Path
 ) -> list[Path]:
     """The folder `argilla.Dataset.to_disk` writes, which `argilla.Dataset.from_disk(out,
     client=...)` creates on an Argilla server: .argilla/settings.json (text fields, one
@@ -357,7 +362,7 @@ FORMATS = tuple(EXPORTERS)
 
 
 def export(
-    description: dict[str, Any], table: list[dict[str, Any]], fmt: str, out: Path
+    description: BatchDescription, table: list[dict[str, Any]], fmt: str, out: Path
 ) -> list[Path]:
     written: list[Path] = EXPORTERS.load(fmt)(description, table, out)
     return written

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from shiftbench.core.ratings import RATINGS_FILE
+from shiftbench.core.records import BatchDescription
 from shiftbench.errors import InputError
 
 FORM_COLUMNS = ("batch_id", "item_id", "rater_id", "criterion", "rating")
@@ -183,7 +184,7 @@ def _argilla(path: Path, records: list[dict[str, Any]]) -> list[Record]:
 
 
 def canonical(
-    files: list[Path], description: dict[str, Any], table: list[dict[str, Any]],
+    files: list[Path], description: BatchDescription, table: list[dict[str, Any]],
     earlier: list[dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:  # fmt: skip
     """Every rating of every file, checked against the batch; InputError on the first

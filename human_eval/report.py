@@ -30,6 +30,7 @@ from shiftbench import __version__
 from shiftbench.core.data.runfolder import read_jsonl
 from shiftbench.core.ratings import HUMAN_REPORT as REPORT_JSON
 from shiftbench.core.ratings import screen
+from shiftbench.core.records import BatchDescription, HumanEvalReport
 from shiftbench.errors import InputError
 from shiftbench.human_eval.agreement import gwet, krippendorff_alpha
 
@@ -41,13 +42,13 @@ ALPHA_RESAMPLES = 1000
 
 
 def summarise(
-    description: dict[str, Any],
+    description: BatchDescription,
     table: list[dict[str, Any]],
     ratings: list[dict[str, Any]],
     *,
     threshold: float = 3.0,
     weights: str = "ordinal",
-) -> dict[str, Any]:
+) -> HumanEvalReport:
     if not ratings:
         raise InputError("no ratings imported yet; run 'human-eval import' first")
     raters = screen(table, ratings)
@@ -126,7 +127,7 @@ def summarise(
 
 
 def drift_correlation(
-    description: dict[str, Any],
+    description: BatchDescription,
     ratings: list[dict[str, Any]],
     kept: set[str],
     info: dict[str, dict[str, Any]],
@@ -168,7 +169,7 @@ def drift_correlation(
     return out
 
 
-def render_markdown(doc: dict[str, Any]) -> str:
+def render_markdown(doc: HumanEvalReport) -> str:
     lines = [
         "# Human evaluation",
         "",
@@ -224,7 +225,7 @@ def _alpha_cell(alpha: dict[str, Any] | None) -> str:
     return f"{alpha['value']:.3f} [{alpha['ci95'][0]:.3f}, {alpha['ci95'][1]:.3f}]"
 
 
-def write(folder: Path, doc: dict[str, Any]) -> None:
+def write(folder: Path, doc: HumanEvalReport) -> None:
     (folder / REPORT_JSON).write_text(
         json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
     )

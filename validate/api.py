@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from shiftbench.core.records import ConfigValidationRecord, ValidationReport
+from shiftbench.core.data.sources import Source
+from shiftbench.core.records import CalibrationRecord, ConfigValidationRecord, ValidationReport
 from shiftbench.core.settings import check, chosen, ranged
 from shiftbench.errors import InputError, RuntimeFault
 
@@ -327,11 +328,11 @@ class CalibrateSettings(JudgeSettings):
 
 
 def calibrate_judges(
-    source: Any,
+    source: Source,
     settings: CalibrateSettings,
     *,
-    on_judge: Callable[[dict[str, Any]], None] | None = None,
-) -> list[dict[str, Any]]:
+    on_judge: Callable[[CalibrationRecord], None] | None = None,
+) -> list[CalibrationRecord]:
     """Rate the gold pairs of an STS source with every judge and scorer of `settings` and
     compare with the gold scores.
 

@@ -19,6 +19,7 @@ from scipy.stats import pearsonr, spearmanr
 
 from shiftbench import __version__
 from shiftbench.core.data.sources import Source
+from shiftbench.core.records import CalibrationRecord
 from shiftbench.core.stats import bootstrap_statistic_ci, spearman_or_nan
 from shiftbench.errors import InputError
 from shiftbench.llm.cache import GenerationCache
@@ -54,7 +55,7 @@ def calibrate(
     *,
     quiet: bool = True,
     label: str = "",
-) -> dict[str, Any]:
+) -> CalibrationRecord:
     """Score every pair and compare the scores with the gold ones. A judge's ratings are
     also compared in size (MAE, bins) on its scale; a score without a scale (ParaPLUIE's
     log-likelihood ratio) only by rank and correlation."""
@@ -67,7 +68,7 @@ def calibrate(
     gold = [floor + (g - low) / (high - low) * (ceiling - floor) for _, _, g in pairs]
     kept = [(g, v) for g, (v, _, _) in zip(gold, values, strict=True) if v is not None]
     problems = Counter(p or "no value" for v, _, p in values if v is None)
-    report: dict[str, Any] = {
+    report: CalibrationRecord = {
         "format": 1,
         "shiftbench_version": __version__,
         "judge": measure.describe(),
@@ -127,7 +128,7 @@ def _bins(kept: list[tuple[float, float]], scale: tuple[float, float]) -> list[d
     return bins
 
 
-def format_report(report: dict[str, Any]) -> str:
+def format_report(report: CalibrationRecord) -> str:
     """The calibration for a terminal: correlations, coverage, then the bins."""
 
     def num(x: float | None) -> str:

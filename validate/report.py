@@ -145,8 +145,9 @@ def validate_run(
         report["configs"][name] = summary
         per_row[name] = [row["_result"] for row in rows]
     _keep_earlier(folder, meta, report, per_row)
-    _write(folder, report, per_row)
-    return cast(ValidationReport, report)
+    document = cast(ValidationReport, report)
+    _write(folder, document, per_row)
+    return document
 
 
 def _keep_earlier(
@@ -375,7 +376,9 @@ def _validate_config(
     return summary, rows
 
 
-def _write(folder: Path, report: dict[str, Any], per_row: dict[str, list[dict[str, Any]]]) -> None:
+def _write(
+    folder: Path, report: ValidationReport, per_row: dict[str, list[dict[str, Any]]]
+) -> None:
     rows_dir = folder / ROWS_DIR
     rows_dir.mkdir(exist_ok=True)
     for name, rows in per_row.items():
@@ -390,7 +393,7 @@ def _write(folder: Path, report: dict[str, Any], per_row: dict[str, list[dict[st
     atomic_write_text(folder / REPORT_MD, render_markdown(report))
 
 
-def render_markdown(report: dict[str, Any]) -> str:
+def render_markdown(report: ValidationReport) -> str:
     """The report for people: one table of rates per config, then example failures."""
     checks = report["checks"]
     lid = report["language_id"]
@@ -462,7 +465,7 @@ def render_markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _unchecked(summary: dict[str, Any]) -> str:
+def _unchecked(summary: ConfigValidationRecord) -> str:
     """Rows not checked for the wrong language, with the languages language ID lacks."""
     rows = summary.get("not_checked", {}).get("wrong-language", 0)
     if not rows:

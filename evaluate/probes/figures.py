@@ -6,13 +6,14 @@ document (probes.json)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from shiftbench import __version__
 from shiftbench.core.data.runfolder import IDENTITY_KEPT
 from shiftbench.core.models.encoders import Encoder
+from shiftbench.core.records import ProbeDocument
 from shiftbench.core.text.transforms import CONTROLS, PRESERVED
 from shiftbench.evaluate.probes.anchors import (
     ADJUSTMENTS,
@@ -217,13 +218,13 @@ def probe_document(
     settings: ProbeSettings,
     per_model: list[tuple[Encoder, dict[str, dict[str, Any]]]],
     negation_pairs: NegationPairs | None = None,
-) -> dict[str, Any]:
+) -> ProbeDocument:
     human = (
         {"file": negation_pairs.path.name, "pairs": len(negation_pairs.negated)}
         if negation_pairs is not None
         else None
     )
-    return {
+    document = {
         "shiftbench_version": __version__,
         "targets": [d.label for d in datasets],
         "datasets": [_dataset_entry(d, settings) for d in datasets],
@@ -239,6 +240,7 @@ def probe_document(
         **({"negation_pairs": human} if human else {}),
         "models": [{"model": enc.describe(), "measures": m} for enc, m in per_model],
     }
+    return cast(ProbeDocument, document)  # one literal, to keep probes.json's key order
 
 
 def _dataset_entry(dataset: Dataset, settings: ProbeSettings) -> dict[str, Any]:

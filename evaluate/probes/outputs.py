@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from shiftbench.core.models.encoders import Encoder
+from shiftbench.core.records import ProbeDocument
 from shiftbench.core.text.transforms import CHANGED
 from shiftbench.evaluate.probes.anchors import MEASURES, Dataset
 from shiftbench.evaluate.probes.figures import Values, closer_by
@@ -44,7 +45,7 @@ def row_records(
 
 
 def histogram(
-    document: dict[str, Any],
+    document: ProbeDocument,
     per_model: list[tuple[Encoder, dict[str, dict[str, Values]]]],
     measure: str,
     path: Path,
@@ -90,7 +91,7 @@ def _gaps(by_dataset: dict[str, Values], measure: str, panel: str) -> np.ndarray
 
 def write_probe_outputs(
     folder: Path,
-    document: dict[str, Any],
+    document: ProbeDocument,
     datasets: list[Dataset],
     per_model: list[tuple[Encoder, dict[str, dict[str, Values]]]],
     plots: bool,

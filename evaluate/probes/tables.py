@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from shiftbench.core.records import ProbeDocument
 from shiftbench.core.text.transforms import CHANGED, CONTROLS, PRESERVED
 from shiftbench.evaluate.probes.anchors import ADJUSTMENTS, DISTANCES, DISTINCTION_GRIDS, MEASURES
 from shiftbench.evaluate.probes.figures import criterion, eps_key
 
 
 def negation_pair_table(
-    document: dict[str, Any], measure: str
+    document: ProbeDocument, measure: str
 ) -> tuple[list[str], list[list[str]]] | None:
     """Criterion 4 on the human-written pairs, one row per model (None without them)."""
     if not document.get("negation_pairs"):
@@ -27,7 +26,7 @@ def negation_pair_table(
     return header, rows
 
 
-def _negation_title(document: dict[str, Any], measure: str) -> str:
+def _negation_title(document: ProbeDocument, measure: str) -> str:
     pairs = document["negation_pairs"]
     return (
         f"{MEASURES[measure]}, ALIGN-SIM criterion 4 on {pairs['pairs']} human-written "
@@ -35,7 +34,7 @@ def _negation_title(document: dict[str, Any], measure: str) -> str:
     )
 
 
-def _names(document: dict[str, Any], meaning: str) -> list[str]:
+def _names(document: ProbeDocument, meaning: str) -> list[str]:
     """The controls of that meaning in any dataset, in registry order."""
     present = {n for d in document["datasets"] for n in d["controls"]}
     return [n for n, t in CONTROLS.items() if n in present and t.meaning == meaning]
@@ -48,7 +47,7 @@ def _label(name: str) -> str:
     return f"C{number} {name}" if number else f"own {name}"
 
 
-def figure_table(document: dict[str, Any], measure: str) -> tuple[list[str], list[list[str]]]:
+def figure_table(document: ProbeDocument, measure: str) -> tuple[list[str], list[list[str]]]:
     """ALIGN-SIM's figures, one row per (model, dataset): criterion 1 averaged over its
     grid with the paraphrase and random-pair means, then the adjusted figure of each
     meaning-preserving control (criteria 2 and 4), then the adjustment factor. A distance
@@ -77,7 +76,7 @@ def figure_table(document: dict[str, Any], measure: str) -> tuple[list[str], lis
     return header, rows
 
 
-def share_table(document: dict[str, Any], measure: str) -> tuple[list[str], list[list[str]]]:
+def share_table(document: ProbeDocument, measure: str) -> tuple[list[str], list[list[str]]]:
     """Per (model, dataset, ε): the share of anchors whose paraphrase is closer than the
     random partner (criterion 1) or than each meaning-changing control (criteria 3 and 5,
     and negation) by more than ε, on the raw figures."""
@@ -100,7 +99,7 @@ def _num(value: float | None) -> str:
     return "-" if value is None else f"{value:.4f}"
 
 
-def coverage_lines(document: dict[str, Any]) -> list[str]:
+def coverage_lines(document: ProbeDocument) -> list[str]:
     lines = []
     for d in document["datasets"]:
         lines.append(
@@ -120,7 +119,7 @@ def coverage_lines(document: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _titles(document: dict[str, Any], measure: str) -> tuple[str, str]:
+def _titles(document: ProbeDocument, measure: str) -> tuple[str, str]:
     name = MEASURES[measure]
     closer = "lower" if measure in DISTANCES else "higher"
     count = len(document["datasets"])
@@ -133,7 +132,7 @@ def _titles(document: dict[str, Any], measure: str) -> tuple[str, str]:
     return figures, shares
 
 
-def markdown(document: dict[str, Any]) -> str:
+def markdown(document: ProbeDocument) -> str:
     from shiftbench.core.tables import markdown_table
 
     parts = [f"# Alignment probes: {', '.join(document['targets'])}", "",
@@ -161,7 +160,7 @@ def markdown(document: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-def plain(document: dict[str, Any]) -> str:
+def plain(document: ProbeDocument) -> str:
     from shiftbench.core.tables import plain_table
 
     parts = coverage_lines(document)
