@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from shiftbench import __version__
+from shiftbench.core.data.hubfolder import folder_digest
 from shiftbench.core.data.runfolder import SPEC_FILE as SPEC_COPY
 from shiftbench.core.data.runfolder import read_json
-from shiftbench.core.data.hubfolder import folder_digest
 from shiftbench.core.protocols import DEFAULT_PROTOCOL
 from shiftbench.errors import InputError, RuntimeFault, ShiftbenchError
 from shiftbench.gen.api import GenSettings
