@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,10 +46,6 @@ class ReleaseSettings:
     date_published: str | None = None
 
 
-def _silent(text: str) -> None:
-    pass
-
-
 def write_card(
     run: str | Path, settings: ReleaseSettings | None = None, output: str | Path | None = None
 ) -> Path:
@@ -86,9 +81,10 @@ def publish_release(
     *,
     dry_run: bool = False,
     quiet: bool = False,
-    say: Callable[[str], None] = _silent,
 ) -> str:
-    """Release a run folder to the Hub as the frozen version v`settings.version`.
+    """Release a run folder to the Hub as the frozen version v`settings.version`. What was
+    published and how to load it, or a dry run's plan, is reported line by line through
+    logging (shiftbench.core.messages).
 
     Returns:
         "published", "unchanged" (the same content is published already) or "planned"
@@ -106,14 +102,13 @@ def publish_release(
         raise InputError("a release needs a repo (ORG/NAME) and a version (X.Y.Z)")
     tag = check_version(settings.version)
     check_repo(settings.repo)
-    return publish(Path(run), settings.repo, tag, settings, dry_run=dry_run, quiet=quiet, say=say)
+    return publish(Path(run), settings.repo, tag, settings, dry_run=dry_run, quiet=quiet)
 
 
-def verify_release(
-    release: str, *, load: bool = True, quiet: bool = False, say: Callable[[str], None] = _silent
-) -> list[str]:
+def verify_release(release: str, *, load: bool = True, quiet: bool = False) -> list[str]:
     """Download a published release (ORG/NAME@vX.Y.Z) and check it against its manifest;
-    returns the problems found (none: it matches)."""
+    returns the problems found (none: it matches). What was checked is reported through
+    logging (shiftbench.core.messages)."""
     from shiftbench.cards.publish import verify
 
-    return verify(release, load=load, quiet=quiet, say=say)
+    return verify(release, load=load, quiet=quiet)

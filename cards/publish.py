@@ -16,8 +16,8 @@ huggingface_hub only; nothing here prints or writes it.
 from __future__ import annotations
 
 import json
+import logging
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,14 +36,11 @@ from shiftbench.core.hub import (
     transient,
     with_retries,
 )
+from shiftbench.core.messages import report
 from shiftbench.core.records import RunMeta
 from shiftbench.errors import InputError, RuntimeFault
 
-Say = Callable[[str], None]
-
-
-def _silent(text: str) -> None:
-    pass
+log = logging.getLogger(__name__)
 
 
 def publish(
@@ -54,12 +51,11 @@ def publish(
     *,
     dry_run: bool = False,
     quiet: bool = False,
-    say: Say = _silent,
 ) -> str:
     """Publish the release; returns what happened: `published`, `unchanged` or `planned`.
 
-    What was published and how to load it (or, in a dry run, the plan) goes to `say`,
-    line by line; retries are logged.
+    What was published and how to load it (unless `quiet`) and a dry run's plan (always)
+    are reported line by line (core/messages.py); retries are logged.
     """
 
     def assemble(data_format: str) -> tuple[Release, RunMeta, str]:
@@ -75,7 +71,11 @@ def publish(
     api = hub_api()
     if quiet:
         quiet_hub()
-    tell = _silent if quiet else say  # the plan of a dry run shows even when quiet
+
+    def tell(line: str) -> None:  # the plan of a dry run shows even when quiet
+        if not quiet:
+            report(log, line)
+
     remote = _remote_state(api, repo, tag, dry_run)
     if remote.get("tag_commit"):
         published = _published_listing(api, repo, tag)
@@ -97,7 +97,7 @@ def publish(
         )
     if dry_run:
         files = _files_at(api, repo, "main") if remote.get("exists") else []
-        _print_plan(release, repo, tag, remote, [p for p in files if p not in release.files], say)
+        _print_plan(release, repo, tag, remote, [p for p in files if p not in release.files])
         return "planned"
     step = "creating the repository"
     try:
@@ -257,8 +257,11 @@ def _tag(api: Any, repo: str, tag: str, oid: str) -> None:
 
 
 def _print_plan(
-    release: Release, repo: str, tag: str, remote: dict[str, Any], stale: list[str], say: Say
+    release: Release, repo: str, tag: str, remote: dict[str, Any], stale: list[str]
 ) -> None:
+    def say(line: str) -> None:
+        report(log, line)
+
     if remote.get("exists") is None:
         state = f"unknown (the Hub did not answer: {remote.get('error')})"
     elif remote["exists"]:
@@ -291,18 +294,19 @@ def human_size(size: int) -> str:
     return f"{size} B"
 
 
-def verify(spec: str, *, load: bool = True, quiet: bool = False, say: Say = _silent) -> list[str]:
+def verify(spec: str, *, load: bool = True, quiet: bool = False) -> list[str]:
     """Download `ORG/NAME@vX.Y.Z` and check it against its manifest; returns the problems
-    (and tells `say` what was checked)."""
+    (and reports what was checked)."""
     with tempfile.TemporaryDirectory(prefix="shiftbench-verify-") as scratch:
         local, repo, tag, sha = fetch_release(spec, Path(scratch), quiet=quiet, what="verify")
         problems = check_files(local, tag)
         doc = json.loads((local / MANIFEST).read_text(encoding="utf-8"))
         if load and not problems:
             problems += _load_all(local, doc.get("configs", {}))
-    say(
+    report(
+        log,
         f"{repo}@{tag} (commit {sha}): {len(doc.get('files', []))} files checked against "
-        f"{MANIFEST}" + (f", {len(doc.get('configs', {}))} configs loaded" if load else "")
+        f"{MANIFEST}" + (f", {len(doc.get('configs', {}))} configs loaded" if load else ""),
     )
     return problems
 

@@ -13,6 +13,7 @@ import click
 
 from shiftbench import __version__
 from shiftbench.cli.commands.options import CONTEXT
+from shiftbench.core.messages import REPORT
 from shiftbench.errors import ShiftbenchError
 
 GENERATING = frozenset({"gen", "run"})
@@ -81,18 +82,19 @@ class ShiftbenchGroup(click.Group):
 
 
 class _EchoHandler(logging.Handler):
-    """Library log records on stderr, one line each, through Click (so a test runner that
-    swaps the streams sees them too)."""
+    """The one sink of the library's messages (core/messages.py), one line each, through
+    Click (so a test runner that swaps the streams sees them too): a command's REPORT
+    lines on stdout, every other record on stderr."""
 
     def emit(self, record: logging.LogRecord) -> None:
-        click.echo(self.format(record), err=True)
+        click.echo(self.format(record), err=record.levelno != REPORT)
 
 
-def _log_to_stderr(verbosity: int) -> None:
+def _log_sink(verbosity: int) -> None:
     logger = logging.getLogger("shiftbench")
     logger.handlers = [h for h in logger.handlers if not isinstance(h, _EchoHandler)]
     logger.addHandler(_EchoHandler())
-    logger.setLevel((logging.WARNING, logging.INFO, logging.DEBUG)[min(verbosity, 2)])
+    logger.setLevel((REPORT, logging.INFO, logging.DEBUG)[min(verbosity, 2)])
     logger.propagate = False
     # huggingface_hub shows its warnings through a handler of its own: one copy, even when
     # another library (absl, under mlcroissant) gives the root logger a handler too
@@ -130,7 +132,7 @@ def cli(verbose: int) -> None:
     release from one spec file (init writes a starter spec); merge joins the run folders
     of a sharded gen.
     """
-    _log_to_stderr(verbose)
+    _log_sink(verbose)
 
 
 # each stage's commands live in shiftbench.cli.commands (`from shiftbench.cli import gen`

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import shutil
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,10 +28,13 @@ from shiftbench import __version__
 from shiftbench.core.data.hubfolder import folder_digest
 from shiftbench.core.data.runfolder import SPEC_FILE as SPEC_COPY
 from shiftbench.core.data.runfolder import read_json
+from shiftbench.core.messages import report
 from shiftbench.core.protocols import DEFAULT_PROTOCOL
 from shiftbench.errors import InputError, RuntimeFault, ShiftbenchError
 from shiftbench.gen.api import GenSettings
 from shiftbench.runner.spec import STAGES, Spec, folder_name
+
+log = logging.getLogger(__name__)
 
 STATE_FILE = "state.json"
 RUN_DIR = "run"
@@ -227,9 +230,8 @@ def gen_call(spec: Spec, unit: Unit, quiet: bool) -> tuple[dict[str, Any], GenSe
 @dataclass
 class Context:
     """What every stage of one `run` shares: the loaded generators (one serves every
-    source), where messages go, and whether progress bars show."""
+    source) and whether progress bars show."""
 
-    say: Callable[[str], None]
     quiet: bool
     engines: dict[str, Any] = field(default_factory=dict)
 
@@ -243,14 +245,14 @@ def run_gen(spec: Spec, unit: Unit, ctx: Context) -> None:
     if scale["runner"] == "ray":
         from shiftbench.gen.ray_runner import gen_on_ray
 
-        ctx.say(gen_on_ray(source, settings, unit.root / SHARDS_DIR, unit.run, scale))
+        report(log, gen_on_ray(source, settings, unit.root / SHARDS_DIR, unit.run, scale))
         return
     try:
         result = generate(load_source(**source), settings, engines=ctx.engines)
     except TooManyFailures as exc:
-        ctx.say(exc.result.summary())
+        report(log, exc.result.summary())
         raise
-    ctx.say(result.summary())
+    report(log, result.summary())
 
 
 def copy_spec(spec: Spec, unit: Unit) -> None:
@@ -278,7 +280,7 @@ def run_validate(spec: Spec, unit: Unit, ctx: Context) -> None:
         cache_dir=Path(v["cache_dir"]) if v["cache_dir"] else None, quiet=ctx.quiet,
     )  # fmt: skip
 
-    validate_runs((unit.run,), settings, on_config=table_printer(ctx.say))
+    validate_runs((unit.run,), settings, on_config=table_printer())
 
 
 def run_human_eval(spec: Spec, unit: Unit, ctx: Context) -> None:
@@ -300,11 +302,11 @@ def run_human_eval(spec: Spec, unit: Unit, ctx: Context) -> None:
         per_stratum=h["per_stratum"], raters=h["raters"], controls=h["controls"],
         tolerance=h["tolerance"], seed=h["seed"],
     )  # fmt: skip
-    ctx.say(make_batches(unit.run, unit.human, settings).summary())
+    report(log, make_batches(unit.run, unit.human, settings).summary())
     for fmt in dict.fromkeys(h["formats"]):
         prolific = (h["completion_code"], h["submit_url"]) if fmt == "prolific" else (None, None)
         written = export_batches(unit.human, fmt, h["items_per_hit"], *prolific)
-        ctx.say(f"wrote {len(written)} file(s) to {unit.human / EXPORT_DIR / fmt}")
+        report(log, f"wrote {len(written)} file(s) to {unit.human / EXPORT_DIR / fmt}")
 
 
 def _human_dirs(unit: Unit) -> tuple[Path, ...]:
@@ -332,14 +334,14 @@ def run_card(spec: Spec, unit: Unit, ctx: Context) -> None:
 
     settings = dataclasses.replace(_release(spec, unit), data_format="jsonl", rai=(),
                                    date_published=None)  # fmt: skip
-    ctx.say(f"card: {write_card(unit.run, settings)}")
+    report(log, f"card: {write_card(unit.run, settings)}")
 
 
 def run_publish(spec: Spec, unit: Unit, ctx: Context) -> None:
     from shiftbench.cards.api import publish_release
 
     # what was published, and how to load it, always shows
-    publish_release(unit.run, _release(spec, unit), say=ctx.say)
+    publish_release(unit.run, _release(spec, unit))
 
 
 RUNNERS = {
@@ -351,18 +353,17 @@ RUNNERS = {
 }
 
 
-def execute(
-    spec: Spec, until: str | None = None, *, quiet: bool = False, say: Callable[[str], None] = print
-) -> None:
+def execute(spec: Spec, until: str | None = None, *, quiet: bool = False) -> None:
     """Run every stage for every source, skipping finished ones; stop at a failed gate.
 
     Args:
         spec: The checked spec (`shiftbench.runner.spec.read_spec`).
         until: The last stage to run; None: every stage the spec has.
         quiet: No progress bars.
-        say: Where the stages' messages go, line by line.
+
+    Each stage's progress and summary lines are reported (core/messages.py).
     """
-    ctx = Context(say, quiet)
+    ctx = Context(quiet)
     chosen = stages_for(spec, until)
     if "publish" in chosen:
         from shiftbench.core.hub import require_token
@@ -375,9 +376,9 @@ def execute(
             label = f"[{stage}] {unit.folder}"
             copy_spec(spec, unit)
             if finished(spec, unit, stage):
-                say(f"{label}: finished earlier, skipped")
+                report(log, f"{label}: finished earlier, skipped")
                 continue
-            say(f"{label}: running")
+            report(log, f"{label}: running")
             try:
                 RUNNERS[stage](spec, unit, ctx)
             except RuntimeFault as exc:
@@ -395,7 +396,7 @@ def execute(
                 f"{spec.values['validate']['max_error_rate']:g}): {'; '.join(gate)}; the "
                 "reports are in each run folder's validation.md"
             )
-    say(f"done: {', '.join(chosen)} for {len(todo)} source(s) in {spec.values['output']}")
+    report(log, f"done: {', '.join(chosen)} for {len(todo)} source(s) in {spec.values['output']}")
 
 
 # -- the dry run ----------------------------------------------------------------------------

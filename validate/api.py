@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from shiftbench.core.data.sources import Source
+from shiftbench.core.messages import report
 from shiftbench.core.records import CalibrationRecord, ConfigValidationRecord, ValidationReport
 from shiftbench.core.settings import check, chosen, ranged
 from shiftbench.errors import InputError, RuntimeFault
@@ -165,13 +166,14 @@ def table_lines(c: ConfigValidation) -> list[str]:
     return lines
 
 
-def table_printer(say: Callable[[str], None]) -> Callable[[ConfigValidation], None]:
-    """An `on_config` callback that prints the table to `say`, its header once, first."""
+def table_printer() -> Callable[[ConfigValidation], None]:
+    """An `on_config` callback that reports the table (core/messages.py) as each config
+    finishes, its header once, first."""
     header = [TABLE_HEADER]
 
     def show(config: ConfigValidation) -> None:
         for line in [*header, *table_lines(config)]:
-            say(line)
+            report(log, line)
         header.clear()
 
     return show

@@ -160,7 +160,7 @@ def publish(
         private=private, data_format=data_format, results=results, rai=rai,
         date_published=date_published,
     )  # fmt: skip
-    publish_release(run, settings, dry_run=dry_run, quiet=quiet, say=click.echo)
+    publish_release(run, settings, dry_run=dry_run, quiet=quiet)
 
 
 @click.command(context_settings=CONTEXT)
@@ -178,7 +178,7 @@ def verify(release: str, load: bool, quiet: bool) -> None:
     """
     from shiftbench.cards.api import verify_release
 
-    problems = verify_release(release, load=load, quiet=quiet, say=click.echo)
+    problems = verify_release(release, load=load, quiet=quiet)
     for problem in problems:
         click.echo(f"  {problem}", err=True)
     if problems:

@@ -45,7 +45,7 @@ def run(spec_file: Path, until: str | None, dry_run: bool, quiet: bool) -> None:
     if dry_run:
         click.echo(plan(spec, until))
         return
-    execute(spec, until, quiet=quiet, say=click.echo)
+    execute(spec, until, quiet=quiet)
 
 
 @click.command("init", context_settings=CONTEXT)

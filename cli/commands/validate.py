@@ -116,7 +116,7 @@ def validate(
         batch_size=batch_size, cache_dir=cache_dir, no_cache=no_cache, quiet=quiet,
     )  # fmt: skip
 
-    validate_runs(runs, settings, on_config=table_printer(click.echo))
+    validate_runs(runs, settings, on_config=table_printer())
 
 
 @click.command(context_settings=CONTEXT)
