@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from shiftbench.core.records import SourceRecord
 from shiftbench.core.registry import suggest
 from shiftbench.core.text.transforms import FLAT, GROUPS, GROWN
 from shiftbench.errors import InputError
@@ -296,12 +297,12 @@ def scoring_protocol(given: str | None, folder_meta: Mapping[str, Any] | None) -
     }
 
 
-def with_scoring(source: Mapping[str, Any], scoring: Mapping[str, Any]) -> dict[str, Any]:
+def with_scoring(source: SourceRecord, scoring: Mapping[str, Any]) -> SourceRecord:
     """The source description with the scoring choice among the task's evaluation settings
     (where the evaluators read them) and the protocol's main score for the task type;
     shiftbench's scoring leaves it as it is."""
-    out = dict(source)
-    main = scoring.get("main_scores", {}).get(source.get("task_type"))
+    out = source.copy()
+    main = scoring.get("main_scores", {}).get(source["task_type"])
     if main is not None:
         out["main_score"] = main
     settings = dict(source.get("protocol") or {})
@@ -311,4 +312,6 @@ def with_scoring(source: Mapping[str, Any], scoring: Mapping[str, Any]) -> dict[
         settings["clustering_scoring"] = scoring["clustering_scoring"]
         # the seeds an original is clustered with when no variant brings its own
         settings["evaluation_seeds"] = list(get_protocol(scoring["name"]).seeds)
-    return {**out, "protocol": settings} if settings != (source.get("protocol") or {}) else out
+    if settings != (source.get("protocol") or {}):
+        out = {**out, "protocol": settings}  # a new key order only where settings changed
+    return out

@@ -55,6 +55,10 @@ class SourceRecord(TypedDict, total=False):
     # the task type's evaluation settings under a protocol (evaluation seeds and the like)
     protocol: dict[str, Any]
     row_limit: int | None
+    # evaluate's results only: the published release the rows were read from, and a
+    # multilingual dataset's subsets pooled into one (hteb)
+    release: dict[str, str]
+    pooled_subsets: list[str]
 
 
 class PromptRecord(TypedDict):

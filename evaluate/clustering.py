@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from shiftbench.core.protocols import EVALUATION_SEED
+from shiftbench.core.records import SourceRecord
 from shiftbench.evaluate.resample import (
     Replicate,
     cell_counts,
@@ -196,7 +197,7 @@ def evaluate(scoring: Scoring) -> dict[str, float]:
     return {"v_measure": float(np.mean(scores)), "v_measure_std": float(np.std(scores))}
 
 
-def seeded_by_evaluation(source: dict[str, Any]) -> bool:
+def seeded_by_evaluation(source: SourceRecord) -> bool:
     """Whether the task is clustered as HTEB's release does, seeded per evaluation."""
     return bool(
         source.get("task_type") == "Clustering"

@@ -42,7 +42,7 @@ class Collection:
     """Everything evaluate scores: the source's description and its configs."""
 
     label: str
-    source: dict[str, Any]  # the source's record, as evaluate works on it (records.plain)
+    source: SourceRecord  # the source's record (shiftbench.json's, or made from the source)
     configs: list[ConfigView]
     # the parts a run folder's variants rewrote (shiftbench.core.data.parts)
     rewrite: tuple[str, ...] = DEFAULT
@@ -59,7 +59,7 @@ def collect_run_folder(folder: Path) -> Collection:
             splits[context_name(split) if ranking else split] = rows
         configs.append(ConfigView(name, plain(info), splits))
     rewrite = tuple(meta.get("rewrite", DEFAULT))
-    return Collection(folder.resolve().name, plain(meta["source"]), configs, rewrite)
+    return Collection(folder.resolve().name, meta["source"], configs, rewrite)
 
 
 def collect_source(source: Source) -> Collection:
@@ -79,7 +79,7 @@ def collect_source(source: Source) -> Collection:
                 splits,
             )
         )
-    return Collection(source.name, plain(source_meta(source)), configs)
+    return Collection(source.name, source_meta(source), configs)
 
 
 RELEASE = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+@.*$")
@@ -117,8 +117,8 @@ def with_ranking_context(collection: Collection, data_dir: str | None) -> Collec
     originals = [c for c in collection.configs if c.meta["kind"] == "original"]
     if all(n in c.splits for c in originals for n in recorded.get("context_splits", [])):
         return collection  # a run that rewrote its corpus holds its context itself
-    if recorded.get("mteb_task"):
-        spec, local_copy = recorded["mteb_task"], data_dir
+    if task := recorded.get("mteb_task"):
+        spec, local_copy = task, data_dir
     else:  # a local source: the folder it was made from, or --data-dir where it is now
         spec, local_copy = data_dir or recorded["dataset_path"], None
     try:
@@ -209,7 +209,7 @@ def chosen_parts(
         for c in collection.configs
         if not subsets or c.meta["subset"] in subsets
     ]
-    source = dict(collection.source)
+    source = collection.source.copy()
     if splits:
         source["splits"] = [x for x in source.get("splits", held_splits) if x in splits]
     if subsets:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from shiftbench.core.data.runfolder import OK, usable
+from shiftbench.core.records import SourceRecord
 from shiftbench.errors import InputError
 from shiftbench.evaluate.tasks import train_split
 
@@ -102,8 +103,8 @@ def mteb_tasks(
                 "superseded_by": None,  # a task of this run, not the registered one
             }
         )
-        if kind in ("STS", "Summarization") and source.get("score_range"):  # the gold scale
-            low, high = source["score_range"]
+        if kind in ("STS", "Summarization") and (scale := source.get("score_range")):
+            low, high = scale  # the gold scale
             setattr(task, "min_score", low)  # noqa: B010 (not on AbsTask's type)
             setattr(task, "max_score", high)  # noqa: B010
         if kind == "Classification":
@@ -116,7 +117,7 @@ def mteb_tasks(
     return tasks
 
 
-def _split_data(kind: str, source: dict[str, Any], config: Any, original: Any, split: str) -> Any:
+def _split_data(kind: str, source: SourceRecord, config: Any, original: Any, split: str) -> Any:
     """One split of a config in the layout mteb's evaluator of `kind` reads."""
     import datasets
 
@@ -169,7 +170,7 @@ def _split_data(kind: str, source: dict[str, Any], config: Any, original: Any, s
     }
 
 
-def _train_data(source: dict[str, Any], config: Any, original: Any) -> Any:
+def _train_data(source: SourceRecord, config: Any, original: Any) -> Any:
     """The train split a Classification config is scored with: the original's, or the
     config's own rewritten one (its usable rows), as evaluate fits on it."""
     import datasets
@@ -184,7 +185,7 @@ def _train_data(source: dict[str, Any], config: Any, original: Any) -> Any:
     return datasets.Dataset.from_list([{"text": r[text], "label": r["label"]} for r in rows])
 
 
-def _mteb_protocol(task: Any, source: dict[str, Any]) -> None:
+def _mteb_protocol(task: Any, source: SourceRecord) -> None:
     """The undersampling settings evaluate used (the source's task's own, recorded in the
     run folder), on the task object mteb's classification evaluator reads them from."""
     protocol = source.get("protocol") or {}

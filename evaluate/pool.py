@@ -20,6 +20,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from shiftbench.core.records import SourceRecord
+
 if TYPE_CHECKING:
     from shiftbench.evaluate.faithful import CertifiedRows
     from shiftbench.evaluate.run import Collection, ConfigView
@@ -98,7 +100,7 @@ def pooled(collection: Collection) -> Collection:
         configs.append(replace(members[0], name=name, meta=meta, splits=splits))
     languages = collection.source.get("languages") or {}
     union = [lang for s in order for lang in languages.get(s, [])]
-    source = {
+    source: SourceRecord = {
         **collection.source,
         "subsets": [POOLED],
         "pooled_subsets": order,

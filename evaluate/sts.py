@@ -7,6 +7,7 @@ Pair similarities are computed in float32, as mteb computes them (evaluate/simil
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
@@ -51,7 +52,7 @@ def pair_similarities(
     }
 
 
-def normalised_gold(gold: list[float], score_range: tuple[float, float] | None) -> np.ndarray:
+def normalised_gold(gold: list[float], score_range: Sequence[float] | None) -> np.ndarray:
     low, high = score_range or (0.0, 5.0)
     return np.asarray([(g - low) / (high - low) for g in gold], dtype=np.float64)
 
@@ -60,7 +61,7 @@ def sts_metrics(
     a: np.ndarray,
     b: np.ndarray,
     gold: list[float],
-    score_range: tuple[float, float] | None,
+    score_range: Sequence[float] | None,
     similarity: str = "cosine",
     model: Any = None,
 ) -> STSMetrics:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shiftbench.core.models.encoders import Encoder
+from shiftbench.core.records import SourceRecord
 from shiftbench.core.registry import Registry
 from shiftbench.evaluate.resample import Replicate
 
@@ -37,7 +38,7 @@ EVALUATORS = Registry(
 class Scoring:
     """What an evaluator needs: the source, the encoder, the rows, and the context splits."""
 
-    source: dict[str, Any]
+    source: SourceRecord
     encoder: Encoder
     rows: list[dict[str, Any]]
     context: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
@@ -70,6 +71,6 @@ def evaluator(task_type: str) -> Evaluator:
     return found
 
 
-def train_split(source: dict[str, Any]) -> str:
+def train_split(source: SourceRecord) -> str:
     """The split Classification fits on: the task's own train split, "train" by default."""
     return str((source.get("context_splits") or ["train"])[0])

@@ -13,6 +13,7 @@ import numpy as np
 
 from shiftbench.core.data.listfields import refuse_listed
 from shiftbench.core.data.runfolder import usable
+from shiftbench.core.records import SourceRecord
 from shiftbench.errors import InputError
 from shiftbench.evaluate.run import Collection, ConfigView
 
@@ -191,7 +192,7 @@ def _paraphrase_pairs(
     )
 
 
-def gold_threshold(source: dict[str, Any], min_score: float | None) -> float:
+def gold_threshold(source: SourceRecord, min_score: float | None) -> float:
     if min_score is not None:
         return min_score
     low, high = source.get("score_range") or (0.0, 5.0)

@@ -13,7 +13,7 @@ import numpy as np
 from shiftbench import __version__
 from shiftbench.core.data.runfolder import IDENTITY_KEPT
 from shiftbench.core.models.encoders import Encoder
-from shiftbench.core.records import ProbeDocument
+from shiftbench.core.records import ProbeDocument, SourceRecord
 from shiftbench.core.text.transforms import CONTROLS, PRESERVED
 from shiftbench.evaluate.probes.anchors import (
     ADJUSTMENTS,
@@ -268,7 +268,7 @@ def _dataset_entry(dataset: Dataset, settings: ProbeSettings) -> dict[str, Any]:
     }
 
 
-def _paraphrase_rule(source: dict[str, Any], settings: ProbeSettings) -> str:
+def _paraphrase_rule(source: SourceRecord, settings: ProbeSettings) -> str:
     if settings.paraphrases != GOLD:
         kept = "ok or identical" if settings.paraphrases.startswith(IDENTITY_KEPT) else "ok"
         return f"config {settings.paraphrases} (rows with status {kept})"
