@@ -10,12 +10,9 @@ from typing import Any
 
 from shiftbench import __version__
 from shiftbench.core.data.runfolder import (
-    read_jsonl,
-    read_report,
     read_validation,
 )
-from shiftbench.core.ratings import BATCH_FILE, ITEMS_FILE
-from shiftbench.core.ratings import HUMAN_REPORT as HUMAN_JSON
+from shiftbench.core.ratings import read_batch, read_human_report
 from shiftbench.core.records import RunMeta, SourceRecord, ValidationReport
 from shiftbench.core.text.languages import get_language
 from shiftbench.errors import InputError
@@ -128,15 +125,15 @@ def human_reports(folders: tuple[Path, ...]) -> list[dict[str, Any]]:
     """Each batch folder's report, with the languages its rated items are in."""
     reports = []
     for folder in folders:
-        doc = read_report(folder / HUMAN_JSON, "the human-eval report")
-        batch = read_report(folder / BATCH_FILE, "the batch's description")
-        if doc is None or batch is None:
+        doc = read_human_report(folder)
+        if doc is None:
             raise InputError(
                 f"{folder} holds no human-eval report; run 'shiftbench human-eval report "
                 f"{folder}' first"
             )
+        _, items = read_batch(folder)
         langs: Counter[str] = Counter()
-        for item in read_jsonl(folder / ITEMS_FILE):
+        for item in items:
             if not item.get("is_control") and item.get("language"):
                 langs[item["language"]] += 1
         reports.append(

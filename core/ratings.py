@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, cast
 
-from shiftbench.core.data.runfolder import read_json, read_jsonl
-from shiftbench.core.records import BatchDescription
+from shiftbench.core.data.runfolder import read_json, read_jsonl, read_report
+from shiftbench.core.records import BatchDescription, HumanEvalReport
 from shiftbench.errors import InputError
 
 BATCH_FILE = "batch.json"  # the batch's description: run, scheme, criteria, seed
@@ -33,6 +33,13 @@ def read_batch(folder: Path) -> tuple[BatchDescription, list[dict[str, Any]]]:
     return cast(BatchDescription, description), read_jsonl(
         folder / ITEMS_FILE, required=ITEM_FIELDS
     )
+
+
+def read_human_report(folder: Path) -> HumanEvalReport | None:
+    """A batch folder's human_eval.json (its shape checked); None before `human-eval
+    report` has run."""
+    found = read_report(folder / HUMAN_REPORT, "the human-eval report")
+    return cast("HumanEvalReport | None", found)
 
 
 def read_ratings(folder: Path) -> list[dict[str, Any]]:
