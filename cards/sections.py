@@ -18,6 +18,7 @@ from shiftbench.core.data.runfolder import (
     SPEC_FILE,
 )
 from shiftbench.core.records import RunMeta, SourceRecord, ValidationReport
+from shiftbench.core.tables import markdown_table
 
 
 def _identical(configs: dict[str, Any]) -> list[str]:
@@ -47,12 +48,14 @@ def _protocol(protocol: dict[str, Any] | None) -> list[str]:
            f"{protocol.get('description', '')}."]  # fmt: skip
     if protocol.get("citation"):
         out += ["", f"Source: {protocol['citation']}."]
-    out += ["", "| setting | preset | used |", "|---|---|---|"]
     overridden = set(protocol.get("overridden", []))
     preset, used = protocol.get("preset", {}), protocol.get("settings", {})
-    for key in preset:
-        mark = " (overridden)" if key in overridden else ""
-        out.append(f"| {key} | {_setting(preset[key])} | {_setting(used.get(key))}{mark} |")
+    rows = [
+        [key, _setting(preset[key]),
+         _setting(used.get(key)) + (" (overridden)" if key in overridden else "")]
+        for key in preset
+    ]  # fmt: skip
+    out += ["", markdown_table(["setting", "preset", "used"], rows, 3, tight_rule=True)]
     if overridden:
         out += ["", f"Overridden by explicit options: {', '.join(sorted(overridden))}."]
     return out
@@ -192,10 +195,8 @@ def _validation(configs: dict[str, Any], report: ValidationReport | None) -> lis
         "rows in one it does not know are not checked for the wrong language (and not "
         "counted as failures).",
         "",
-        "| config | rows | failed rows | error rate | language not checked | mean edit distance |"
-        + "".join(f" {m} |" for m in measures),
-        "|---|---:|---:|---:|---:|---:|" + "---:|" * len(measures),
     ]
+    table = []
     for name, summary in rows:
         means = []
         for key in measures:
@@ -205,11 +206,16 @@ def _validation(configs: dict[str, Any], report: ValidationReport | None) -> lis
         unchecked: int | str = summary.get("not_checked", {}).get("wrong-language", 0)
         if unchecked:
             unchecked = f"{unchecked} ({', '.join(summary.get('unchecked_languages', {}))})"
-        out.append(
-            f"| `{name}` | {summary.get('rows')} | {summary.get('failed_rows')} | "
-            f"{100 * summary.get('total_error_rate', 0):.1f}% | {unchecked} | "
-            f"{summary.get('mean_edit_distance', 0):.3f} |" + "".join(f" {m} |" for m in means)
-        )
+        table.append([
+            f"`{name}`", str(summary.get("rows")), str(summary.get("failed_rows")),
+            f"{100 * summary.get('total_error_rate', 0):.1f}%", str(unchecked),
+            f"{summary.get('mean_edit_distance', 0):.3f}", *means,
+        ])  # fmt: skip
+    header = [
+        "config", "rows", "failed rows", "error rate", "language not checked",
+        "mean edit distance", *measures,
+    ]  # fmt: skip
+    out.append(markdown_table(header, table, tight_rule=True))
     worst = Counter[str]()
     for _, summary in rows:
         worst.update({k: v for k, v in summary.get("error_counts", {}).items() if v})
@@ -237,10 +243,8 @@ def _human(human: list[dict[str, Any]]) -> list[str]:
             f"Gwet's AC2 with {doc.get('weights')} weights, and Krippendorff's alpha with "
             "ordinal distances where the report has it.",
             "",
-            "| criterion | by | group | items | ratings | mean ± SD | accepted "
-            "| AC2 [95% CI] | alpha ordinal [95% CI] |",
-            "|---|---|---|---:|---:|---:|---:|---:|---:|",
         ]
+        table = []
         for row in doc.get("rows", []):
             sd = "" if row.get("sd") is None else f" ± {row['sd']:.2f}"
             agreement = row.get("agreement") or {}
@@ -254,12 +258,16 @@ def _human(human: list[dict[str, Any]]) -> list[str]:
                 ordinal = f"{alpha['value']:.3f}"
                 if alpha.get("ci95"):
                     ordinal += f" [{alpha['ci95'][0]:.3f}, {alpha['ci95'][1]:.3f}]"
-            out.append(
-                f"| {row['criterion']} | {row['level']} | {row['group']} | {row['items']} | "
-                f"{row['ratings']} | {row['mean']:.2f}{sd} | "
-                f"{100 * row['accepted_share']:.0f}% | {ac2} | {ordinal} |"
-            )
-        out.append("")
+            table.append([
+                row["criterion"], row["level"], row["group"], str(row["items"]),
+                str(row["ratings"]), f"{row['mean']:.2f}{sd}",
+                f"{100 * row['accepted_share']:.0f}%", ac2, ordinal,
+            ])  # fmt: skip
+        header = [
+            "criterion", "by", "group", "items", "ratings", "mean ± SD", "accepted",
+            "AC2 [95% CI]", "alpha ordinal [95% CI]",
+        ]  # fmt: skip
+        out += [markdown_table(header, table, left=3, tight_rule=True), ""]
     out.append("The summaries are in `human_eval/`; rater ids are not published.")
     return out
 

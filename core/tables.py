@@ -18,10 +18,24 @@ def plain_table(header: list[str], rows: list[list[str]], left: int = 1) -> str:
     return "\n".join([fmt(header), "  ".join("-" * w for w in widths), *map(fmt, rows)])
 
 
-def markdown_table(header: list[str], rows: list[list[str]], left: int = 1) -> str:
-    """A Markdown table whose first `left` columns are text, the rest right-aligned."""
-    align = ["---"] * left + ["---:"] * (len(header) - left)
-    lines = [header, align, *rows]
-    return "\n".join(
-        "| " + " | ".join(cell.replace("|", "\\|") for cell in r) + " |" for r in lines
-    )
+def markdown_table(
+    header: list[str],
+    rows: list[list[str]],
+    left: int = 1,
+    *,
+    align: str | None = None,
+    tight_rule: bool = False,
+) -> str:
+    """A Markdown table whose first `left` columns are text, the rest right-aligned; or
+    aligned column by column by `align`, one letter per column (`l` text, `r` numbers).
+    The rule under the header is `| --- | ---: |`, or `|---|---:|` with `tight_rule` (the
+    run folder's, batch folders' and cards' reports write it so). A `|` in a cell is
+    escaped."""
+    letters = align or "l" * left + "r" * (len(header) - left)
+    if len(letters) != len(header):
+        raise ValueError(f"align {letters!r} does not give one letter per column of {header}")
+    marks = ["---" if a == "l" else "---:" for a in letters]
+    cells = [[cell.replace("|", "\\|") for cell in r] for r in [header, *rows]]
+    lines = ["| " + " | ".join(r) + " |" for r in cells]
+    rule = "|" + "|".join(marks) + "|" if tight_rule else "| " + " | ".join(marks) + " |"
+    return "\n".join([lines[0], rule, *lines[1:]])

@@ -31,6 +31,7 @@ from shiftbench.core.data.runfolder import read_jsonl
 from shiftbench.core.ratings import HUMAN_REPORT as REPORT_JSON
 from shiftbench.core.ratings import screen
 from shiftbench.core.records import BatchDescription, HumanEvalReport
+from shiftbench.core.tables import markdown_table
 from shiftbench.errors import InputError
 from shiftbench.human_eval.agreement import gwet, krippendorff_alpha
 
@@ -180,35 +181,36 @@ def render_markdown(doc: HumanEvalReport) -> str:
         "Krippendorff's alpha, ordinal and interval (95% intervals: percentiles of 1000 "
         "item bootstraps).",
         "",
-        "| criterion | by | group | items | ratings | mean ± SD | accepted | pass | AC2 [95% CI] "
-        "| alpha ordinal [95% CI] | alpha interval [95% CI] |",
-        "|---|---|---|---:|---:|---:|---:|---|---:|---:|---:|",
     ]
+    header = [
+        "criterion", "by", "group", "items", "ratings", "mean ± SD", "accepted", "pass",
+        "AC2 [95% CI]", "alpha ordinal [95% CI]", "alpha interval [95% CI]",
+    ]  # fmt: skip
+    rows = []
     for r in doc["rows"]:
         spread = f"{r['mean']:.2f} ± {r['sd']:.2f}" if r["sd"] is not None else f"{r['mean']:.2f}"
         a = r["agreement"]
         ac = f"{a['value']:.3f} [{a['ci95'][0]:.3f}, {a['ci95'][1]:.3f}]" if a else "-"
         alphas = [_alpha_cell((r.get("alpha") or {}).get(level)) for level in ALPHA_LEVELS]
-        lines.append(
-            f"| {r['criterion']} | {r['level']} | {r['group']} | {r['items']} | {r['ratings']} | "
-            f"{spread} | {r['accepted_share']:.0%} | {'pass' if r['passed'] else 'fail'} | {ac} | "
-            + " | ".join(alphas)
-            + " |"
-        )
+        rows.append([
+            r["criterion"], r["level"], r["group"], str(r["items"]), str(r["ratings"]), spread,
+            f"{r['accepted_share']:.0%}", "pass" if r["passed"] else "fail", ac, *alphas,
+        ])  # fmt: skip
+    lines.append(markdown_table(header, rows, align="lllrrrrlrrr", tight_rule=True))
     correlations = [c for c in doc.get("drift_correlation", []) if "spearman" in c]
     if correlations:
         lines += [
             "",
             "Item mean rating against embedding drift (Spearman, 95% bootstrap interval):",
             "",
-            "| criterion | drift | items | Spearman [95% CI] |",
-            "|---|---|---:|---:|",
         ]
-        for c in correlations:
-            lines.append(
-                f"| {c['criterion']} | {c['encoder']} | {c['items']} | "
-                f"{c['spearman']:.3f} [{c['ci95'][0]:.3f}, {c['ci95'][1]:.3f}] |"
-            )
+        rows = [
+            [c["criterion"], c["encoder"], str(c["items"]),
+             f"{c['spearman']:.3f} [{c['ci95'][0]:.3f}, {c['ci95'][1]:.3f}]"]
+            for c in correlations
+        ]  # fmt: skip
+        header = ["criterion", "drift", "items", "Spearman [95% CI]"]
+        lines.append(markdown_table(header, rows, left=2, tight_rule=True))
     excluded = [(name, doc["raters"][name]) for name in doc["excluded_raters"]]
     if excluded:
         lines += ["", "Excluded raters:", ""]

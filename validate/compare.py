@@ -23,6 +23,7 @@ from shiftbench import __version__
 from shiftbench.core.data.runfolder import read_jsonl, read_meta, read_validation
 from shiftbench.core.records import RunMeta, ValidationReport
 from shiftbench.core.stats import BOOTSTRAP_SAMPLES, bootstrap_mean_ci, holm, paired_bootstrap_p
+from shiftbench.core.tables import markdown_table
 from shiftbench.errors import InputError
 from shiftbench.validate.report import REPORT_JSON, ROWS_DIR
 
@@ -184,30 +185,24 @@ def render_markdown(doc: dict[str, Any]) -> str:
         f"shiftbench {doc['shiftbench_version']}. Rates and means per generator and "
         "transform, over every validated config (seeds pooled).",
         "",
-        "| generator | transform | rows | errors | edit distance | "
-        + " | ".join(measure_keys)
-        + (" |" if measure_keys else "|"),
-        "|---|---|---:|---:|---:|" + "---:|" * len(measure_keys),
     ]
-    for r in doc["per_transform"]:
-        cells = [f"{r['measures'][k]:.3f}" if k in r["measures"] else "-" for k in measure_keys]
-        lines.append(
-            f"| {r['generator']} | {r['transform']} | {r['rows']} | "
-            f"{r['total_error_rate']:.1%} | {r['mean_edit_distance']:.3f} | "
-            + " | ".join(cells)
-            + (" |" if cells else "|")
-        )
+    rows = [
+        [
+            r["generator"], r["transform"], str(r["rows"]), f"{r['total_error_rate']:.1%}",
+            f"{r['mean_edit_distance']:.3f}",
+            *(f"{r['measures'][k]:.3f}" if k in r["measures"] else "-" for k in measure_keys),
+        ]
+        for r in doc["per_transform"]
+    ]  # fmt: skip
+    header = ["generator", "transform", "rows", "errors", "edit distance", *measure_keys]
+    lines.append(markdown_table(header, rows, left=2, tight_rule=True))
     checks = list(doc["per_transform"][0]["error_rates"]) if doc["per_transform"] else []
-    lines += [
-        "",
-        "Error rate per check:",
-        "",
-        "| generator | transform | " + " | ".join(checks) + " |",
-        "|---|---|" + "---:|" * len(checks),
+    rows = [
+        [r["generator"], r["transform"], *(f"{r['error_rates'][c]:.1%}" for c in checks)]
+        for r in doc["per_transform"]
     ]
-    for r in doc["per_transform"]:
-        rates = " | ".join(f"{r['error_rates'][c]:.1%}" for c in checks)
-        lines.append(f"| {r['generator']} | {r['transform']} | {rates} |")
+    lines += ["", "Error rate per check:", ""]
+    lines.append(markdown_table(["generator", "transform", *checks], rows, 2, tight_rule=True))
     matrices = [m for m in doc["matrix"] if m["means"]]
     if not doc["matrix"]:
         lines += ["", f"No {doc['kind']} scores in these reports."]
@@ -220,11 +215,12 @@ def render_markdown(doc: dict[str, Any]) -> str:
             f"Mean with 95% bootstrap interval ({doc['bootstrap_samples']} resamples) over the "
             "pairs every generator has a score for.",
             "",
-            "| generator | "
-            + " | ".join(f"{j} (n={m['items']})" for j, m in zip(judges, matrices, strict=True))
-            + " |",
-            "|---|" + "---:|" * len(judges),
         ]
+        header = [
+            "generator",
+            *(f"{j} (n={m['items']})" for j, m in zip(judges, matrices, strict=True)),
+        ]
+        rows = []
         for label in doc["generators"]:
             cells = []
             for m in matrices:
@@ -234,20 +230,17 @@ def render_markdown(doc: dict[str, Any]) -> str:
                     if cell
                     else "-"
                 )
-            lines.append(f"| {label} | " + " | ".join(cells) + " |")
-        lines += [
-            "",
-            "Paired bootstrap tests (two-sided), p-values Holm-corrected per judge:",
-            "",
-            "| judge | a | b | mean a - b | p | p (Holm) |",
-            "|---|---|---|---:|---:|---:|",
-        ]
-        for m in matrices:
-            for t in m["tests"]:
-                lines.append(
-                    f"| {m['measure']} | {t['a']} | {t['b']} | {t['mean_difference']:+.3f} | "
-                    f"{t['p']:.4f} | {t['p_holm']:.4f} |"
-                )
+            rows.append([label, *cells])
+        lines.append(markdown_table(header, rows, tight_rule=True))
+        lines += ["", "Paired bootstrap tests (two-sided), p-values Holm-corrected per judge:", ""]
+        rows = [
+            [m["measure"], t["a"], t["b"], f"{t['mean_difference']:+.3f}", f"{t['p']:.4f}",
+             f"{t['p_holm']:.4f}"]
+            for m in matrices
+            for t in m["tests"]
+        ]  # fmt: skip
+        header = ["judge", "a", "b", "mean a - b", "p", "p (Holm)"]
+        lines.append(markdown_table(header, rows, left=3, tight_rule=True))
     for m in doc["matrix"]:
         if m["missing_for"]:
             lines.append(f"\n{m['measure']}: no scores for {', '.join(m['missing_for'])}.")

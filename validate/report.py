@@ -39,6 +39,7 @@ from shiftbench.core.data.runfolder import (
     read_validation,
 )
 from shiftbench.core.records import ConfigValidationRecord, RunMeta, ValidationReport
+from shiftbench.core.tables import markdown_table
 from shiftbench.core.text.checks import CHECKS, Case, failures
 from shiftbench.core.text.langid import (
     EXPECTED_SHARE,
@@ -411,17 +412,18 @@ def render_markdown(report: ValidationReport) -> str:
         "checked for the wrong language (not failures either): counted under language not "
         "checked.",
         "",
-        "| config | rows | total | " + " | ".join(checks) + " | identical (kept) | "
-        "language not checked | edit distance |",
-        "|---|---:|---:|" + "---:|" * len(checks) + "---:|---:|---:|",
     ]
-    for name, c in report["configs"].items():
-        rates = " | ".join(_percent(c["error_rates"][k]) for k in checks)
-        kept = _percent(c["identical_rate"]) if "identical_rate" in c else "-"
-        lines.append(
-            f"| {name} | {c['rows']} | {_percent(c['total_error_rate'])} | {rates} | {kept} | "
-            f"{_unchecked(c)} | {c['mean_edit_distance']:.3f} |"
-        )
+    header = ["config", "rows", "total", *checks, "identical (kept)", "language not checked"]
+    rows = [
+        [
+            name, str(c["rows"]), _percent(c["total_error_rate"]),
+            *(_percent(c["error_rates"][k]) for k in checks),
+            _percent(c["identical_rate"]) if "identical_rate" in c else "-",
+            _unchecked(c), f"{c['mean_edit_distance']:.3f}",
+        ]
+        for name, c in report["configs"].items()
+    ]  # fmt: skip
+    lines.append(markdown_table([*header, "edit distance"], rows, tight_rule=True))
     measured = [
         (n, k, m) for n, c in report["configs"].items() for k, m in c.get("measures", {}).items()
     ]
@@ -434,9 +436,8 @@ def render_markdown(report: ValidationReport) -> str:
             "(original, output) pair; unscored pairs (no value, an unparseable reply) are "
             "left out of the mean.",
             "",
-            "| config | measure | mean ± SD | scored | unscored |",
-            "|---|---|---:|---:|---|",
         ]
+        rows = []
         for name, key, m in measured:
             spread = (
                 f"{m['mean']:.3f} ± {m['sd']:.3f}"
@@ -444,10 +445,10 @@ def render_markdown(report: ValidationReport) -> str:
                 else (f"{m['mean']:.3f}" if m["mean"] is not None else "-")
             )
             why = ", ".join(f"{k}: {v}" for k, v in m["problems"].items())
-            lines.append(
-                f"| {name} | {key} | {spread} | {m['scored']} | {m['unscored']}"
-                f"{f' ({why})' if why else ''} |"
-            )
+            unscored = f"{m['unscored']}{f' ({why})' if why else ''}"
+            rows.append([name, key, spread, str(m["scored"]), unscored])
+        header = ["config", "measure", "mean ± SD", "scored", "unscored"]
+        lines.append(markdown_table(header, rows, align="llrrl", tight_rule=True))
     for name, c in report["configs"].items():
         if not c["examples"]:
             continue
