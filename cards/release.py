@@ -37,6 +37,7 @@ from shiftbench.core.data.runfolder import (
     read_split,
     split_file,
 )
+from shiftbench.core.data.sources import TASK_SCHEMAS
 from shiftbench.core.hub import MANIFEST, folder_files, sha256_file
 from shiftbench.core.records import ConfigRecord, RunMeta, ValidationReport
 from shiftbench.errors import InputError
@@ -204,7 +205,6 @@ def _load(datasets: Any, view: Path, name: str, scratch: Path) -> Any:
 
 def expected_columns(meta: RunMeta, info: ConfigRecord) -> list[str]:
     """The columns every row of a config must have: the task's, and a variant's own."""
-    from shiftbench.core.data.sources import TASK_SCHEMAS
 
     source = meta["source"]
     schema = TASK_SCHEMAS.get(source["task_type"])

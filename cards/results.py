@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from shiftbench.cards.facts import TASK_CATEGORIES
 from shiftbench.core.data import resultsfolder
 from shiftbench.core.data.resultsfolder import RESULTS_FILE
 from shiftbench.core.records import RunMeta
@@ -110,8 +111,6 @@ def model_index(models: list[ModelScores], repo: str | None, tag: str | None) ->
     """The card's `model-index`: one entry per model, a result per config and split."""
     from huggingface_hub import EvalResult
     from huggingface_hub.repocard_data import eval_results_to_model_index
-
-    from shiftbench.cards.facts import TASK_CATEGORIES
 
     out: list[Any] = []
     for model in models:

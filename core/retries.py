@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from shiftbench.errors import RuntimeFault
+from shiftbench.errors import RuntimeFault, env_seconds
 
 T = TypeVar("T")
 
@@ -28,7 +28,6 @@ def default_timeout(fallback: float) -> float:
     """Seconds a request to a model server may wait for its answer when no option says:
     `SHIFTBENCH_HTTP_TIMEOUT` (for every generation backend, judge and embeddings
     endpoint), or the caller's `fallback`."""
-    from shiftbench.errors import env_seconds
 
     return env_seconds("SHIFTBENCH_HTTP_TIMEOUT", fallback)
 

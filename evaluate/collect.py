@@ -19,7 +19,8 @@ from shiftbench.core.data.runfolder import (
     read_meta,
     usable,
 )
-from shiftbench.core.data.sources import RANKING_TYPES, Source
+from shiftbench.core.data.sources import RANKING_TYPES, Source, resolve_source, source_meta
+from shiftbench.core.hub import check_files, fetch_release
 from shiftbench.core.records import SourceRecord, plain
 from shiftbench.errors import InputError
 from shiftbench.evaluate.tasks import EVALUATORS, train_split
@@ -63,7 +64,6 @@ def collect_run_folder(folder: Path) -> Collection:
 
 
 def collect_source(source: Source) -> Collection:
-    from shiftbench.core.data.sources import source_meta
 
     require_evaluable(source_meta(source), source.name)
     configs = []
@@ -109,7 +109,6 @@ def collect_generated(target: str) -> Collection:
 def with_ranking_context(collection: Collection, data_dir: str | None) -> Collection:
     """Add the source's corpus, qrels (and candidates) to a ranking run's original
     configs, after checking that the source is at the revision the run was made from."""
-    from shiftbench.core.data.sources import resolve_source
 
     recorded = collection.source
     if recorded["task_type"] not in RANKING_TYPES:
@@ -150,8 +149,6 @@ def collect_release(spec: str) -> Collection:
     """A published version, downloaded and checked file by file against its manifest
     before anything is scored."""
     import tempfile
-
-    from shiftbench.core.hub import check_files, fetch_release
 
     with tempfile.TemporaryDirectory(prefix="shiftbench-evaluate-") as scratch:
         local, repo, tag, sha = fetch_release(spec, Path(scratch), quiet=True, what="evaluate")

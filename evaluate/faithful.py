@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from shiftbench.core.data.runfolder import read_jsonl, read_validation
+from shiftbench.core.ratings import read_batch, read_ratings, screen
 from shiftbench.errors import InputError
 
 ALIASES = {"judge": "judge-similarity:", "quality": "judge-quality:", "paraplue": "paraplue:"}
@@ -155,7 +156,6 @@ def _mean(values: list[float | None]) -> float | None:
 def _human_values(
     folder: Path, criterion: Faithful, human_dirs: list[Path]
 ) -> dict[str, dict[RowKey, dict[str, float | None]]]:
-    from shiftbench.core.ratings import read_batch, read_ratings, screen
 
     if not human_dirs:
         sibling = folder.parent / "human-eval"  # the layout `shiftbench run` writes

@@ -31,6 +31,9 @@ from typing import Any
 from shiftbench.core.data.runfolder import OK, usable
 from shiftbench.core.records import SourceRecord
 from shiftbench.errors import InputError
+from shiftbench.evaluate.retrieval import judgements
+from shiftbench.evaluate.run import collect_generated, with_ranking_context
+from shiftbench.evaluate.sides import own_context
 from shiftbench.evaluate.tasks import train_split
 
 # Registered mteb tasks whose evaluator scores a local folder of their type.
@@ -63,8 +66,6 @@ def mteb_tasks(
             named is not in it.
     """
     import mteb
-
-    from shiftbench.evaluate.run import collect_generated, with_ranking_context
 
     collection = collect_generated(str(target))
     source = collection.source
@@ -143,8 +144,6 @@ def _split_data(kind: str, source: SourceRecord, config: Any, original: Any, spl
         return datasets.Dataset.from_list(
             [{"sentence1": r[first], "sentence2": r[second], label: r[label]} for r in rows]
         )
-    from shiftbench.evaluate.retrieval import judgements
-    from shiftbench.evaluate.sides import own_context
 
     context_splits = source.get("context_splits", [])
     context = {s: original.splits[s] for s in context_splits if s in original.splits}
@@ -174,8 +173,6 @@ def _train_data(source: SourceRecord, config: Any, original: Any) -> Any:
     """The train split a Classification config is scored with: the original's, or the
     config's own rewritten one (its usable rows), as evaluate fits on it."""
     import datasets
-
-    from shiftbench.evaluate.sides import own_context
 
     name = train_split(source)
     rows = original.splits[name]

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 
 from shiftbench.evaluate.collect import Collection
+from shiftbench.evaluate.report import markdown_report, summarise
 
 
 def results_document(
@@ -154,7 +155,6 @@ def write_outputs(
 ) -> ReportSummary:
     """Write a results folder: results.json (evaluate only), the mteb-layout files,
     summary.json, report.md and the plots. Returns the summary."""
-    from shiftbench.evaluate.report import markdown_report, summarise
 
     summary = summarise(documents, settings)
     if per_config:

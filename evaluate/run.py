@@ -52,6 +52,7 @@ from shiftbench.evaluate.collect import (
     require_supported,
     with_ranking_context,
 )
+from shiftbench.evaluate.evalrank import evalrank, top_quarter
 from shiftbench.evaluate.results import (
     default_output,
     format_table,
@@ -62,6 +63,7 @@ from shiftbench.evaluate.results import (
     write_json,
     write_outputs,
 )
+from shiftbench.evaluate.self_retrieval import self_retrieval, text_pairs
 
 
 def score_collection(
@@ -256,7 +258,6 @@ def _self_retrieval(
     split: str,
     transform: str | None,
 ) -> dict[str, float]:
-    from shiftbench.evaluate.self_retrieval import self_retrieval, text_pairs
 
     fields = list(collection.source["text_fields"])
     ok = [r for r in rows if usable(r.get("status", OK), transform)]
@@ -279,7 +280,6 @@ def _evalrank(
     gold; for a variant also on the original's same rows, for a paired comparison.
     `reading`: which pairs are positives (evalrank.top_quarter) and whether the
     embeddings are centred."""
-    from shiftbench.evaluate.evalrank import evalrank, top_quarter
 
     if collection.source["task_type"] != "STS":
         return None

@@ -20,9 +20,26 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from shiftbench.core.data.parts import with_parts
+from shiftbench.core.data.parts import check_rewrite, parse_rewrite, with_parts
+from shiftbench.core.data.runfolder import writing
+from shiftbench.core.protocols import apply_protocol, get_protocol
 from shiftbench.core.settings import check, ranged
+from shiftbench.core.text.languages import parse_pool
+from shiftbench.core.text.transforms import expand_transforms, load_prompts, parse_prompt_files
 from shiftbench.errors import InputError, RuntimeFault
+from shiftbench.gen.controls import (
+    ANTONYM,
+    JUMBLE,
+    SYNONYM,
+    RuleVariant,
+    load_lexicon,
+    parse_parts_of_speech,
+)
+from shiftbench.gen.generate import check_gen, failure_share, run_gen
+from shiftbench.gen.plan import plan_gen
+from shiftbench.gen.rewrite import Variant
+from shiftbench.llm.backends import Sampling, backend_target, get_backend
+from shiftbench.llm.cache import GenerationCache, default_cache_dir
 
 if TYPE_CHECKING:
     from shiftbench.core.data.sources import Source
@@ -172,21 +189,6 @@ class _Prepared:
 
 def _prepare(source: Source, settings: GenSettings) -> _Prepared:
     """Every check that needs no model, and the variants to make."""
-    from shiftbench.core.data.parts import check_rewrite, parse_rewrite
-    from shiftbench.core.protocols import apply_protocol, get_protocol
-    from shiftbench.core.text.languages import parse_pool
-    from shiftbench.core.text.transforms import expand_transforms, load_prompts, parse_prompt_files
-    from shiftbench.gen.controls import (
-        ANTONYM,
-        JUMBLE,
-        SYNONYM,
-        RuleVariant,
-        load_lexicon,
-        parse_parts_of_speech,
-    )
-    from shiftbench.gen.rewrite import Variant
-    from shiftbench.llm.backends import Sampling, backend_target
-    from shiftbench.llm.cache import default_cache_dir
 
     s = settings
     backend_target(s.backend)  # an unknown backend is refused even when no call is made
@@ -272,7 +274,6 @@ def _prepare(source: Source, settings: GenSettings) -> _Prepared:
 
 
 def _needs_generator(variants: list[Any]) -> bool:
-    from shiftbench.gen.controls import RuleVariant
 
     return not all(isinstance(v, RuleVariant) for v in variants)
 
@@ -281,9 +282,6 @@ def plan_generation(source: Source, settings: GenSettings | None = None) -> GenP
     """What `generate` would do, checked as it checks, with no model loaded and nothing
     written: per config the unique texts, the calls of their first attempt, and how many
     the cache answers or another config shares."""
-    from shiftbench.gen.plan import plan_gen
-    from shiftbench.llm.backends import get_backend
-    from shiftbench.llm.cache import GenerationCache
 
     settings = settings or GenSettings()
     ready = _prepare(source, settings)
@@ -327,7 +325,6 @@ def generate(
         TooManyFailures: More rows failed the checks than `max_failure_rate`; written.
         RuntimeFault: The generator failed for good; finished rows are cached.
     """
-    from shiftbench.core.data.runfolder import writing
 
     settings = settings or GenSettings()
     ready = _prepare(source, settings)
@@ -354,10 +351,6 @@ def _generate_held(
     engines: MutableMapping[str, Backend] | None,
     key: str,
 ) -> GenResult:
-    from shiftbench.gen.generate import check_gen, failure_share, run_gen
-    from shiftbench.llm.backends import get_backend
-    from shiftbench.llm.cache import GenerationCache
-
     # The source, the output folder and the languages are checked before a model loads.
     checked = check_gen(
         source, ready.variants, ready.target, limit=settings.limit, shard=settings.shard,

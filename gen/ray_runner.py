@@ -17,7 +17,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from shiftbench.core.data.sources import load_source
 from shiftbench.errors import InputError, RuntimeFault, ShiftbenchError
+from shiftbench.gen.api import generate
+from shiftbench.gen.merge import merge_shards
 
 if TYPE_CHECKING:
     from shiftbench.gen.api import GenSettings
@@ -27,8 +30,6 @@ ENV_PREFIXES = ("SHIFTBENCH_", "HF_", "XDG_CACHE_HOME", "OPENAI_", "OLLAMA_")
 
 def gen_shard(row: dict[str, Any]) -> dict[str, Any]:
     """One shard, on a Ray worker: gen with shard I/N into its own folder."""
-    from shiftbench.core.data.sources import load_source
-    from shiftbench.gen.api import generate
 
     # the settings travel pickled and the source's arguments as JSON, so Ray's tables
     # need not know their types
@@ -80,7 +81,6 @@ def _map_shards(
     ray: Any, source: dict[str, Any], settings: GenSettings, shards_dir: Path, run: Path,
     scale: dict[str, Any], count: int,
 ) -> str:  # fmt: skip
-    from shiftbench.gen.merge import merge_shards
 
     # shard folders are scratch: the generation cache is what a re-run resumes from
     if shards_dir.exists():

@@ -15,10 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from shiftbench.core.ratings import read_batch, read_ratings
 from shiftbench.core.records import BatchDescription, HumanEvalReport
 from shiftbench.core.settings import check, chosen, ranged
 from shiftbench.errors import InputError
+from shiftbench.human_eval.batches import Plan, build, load_scheme, write
+from shiftbench.human_eval.export import EXPORT_DIR, export
 from shiftbench.human_eval.export import FORMATS as EXPORT_FORMATS
+from shiftbench.human_eval.ingest import canonical, write_ratings
 
 
 @dataclass(frozen=True)
@@ -104,7 +108,6 @@ def make_batches(
     Raises:
         InputError: The run, the scheme or the output folder is not usable.
     """
-    from shiftbench.human_eval.batches import Plan, build, load_scheme, write
 
     s = settings or BatchSettings()
     plan = Plan(
@@ -181,8 +184,6 @@ def export_batches(
     Returns:
         The files written.
     """
-    from shiftbench.core.ratings import read_batch
-    from shiftbench.human_eval.export import EXPORT_DIR, export
 
     settings = ExportSettings(fmt, items_per_hit, completion_code, submit_url)
     folder = Path(batch)
@@ -202,8 +203,6 @@ def import_ratings(batch: str | Path, files: Sequence[str | Path]) -> ImportResu
 
     Every file is checked first; one bad line raises InputError and nothing is written.
     """
-    from shiftbench.core.ratings import read_batch, read_ratings
-    from shiftbench.human_eval.ingest import canonical, write_ratings
 
     folder = Path(batch)
     description, table = read_batch(folder)
@@ -219,7 +218,6 @@ def report_ratings(
     """Screen raters on the controls, summarise the ratings (mean ± SD, acceptance,
     Gwet's AC2 with `weights`, Krippendorff's alpha with ordinal and interval distances),
     write human_eval.json and human_eval.md into the batch folder, and return the report."""
-    from shiftbench.core.ratings import read_batch, read_ratings
     from shiftbench.human_eval.report import summarise, write
 
     folder = Path(batch)

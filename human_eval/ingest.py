@@ -23,6 +23,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from shiftbench.core.data.runfolder import atomic_write_text
 from shiftbench.core.ratings import RATINGS_FILE
 from shiftbench.core.records import BatchDescription
 from shiftbench.errors import InputError
@@ -237,7 +238,6 @@ def canonical(
 
 
 def write_ratings(folder: Path, ratings: list[dict[str, Any]]) -> None:
-    from shiftbench.core.data.runfolder import atomic_write_text
 
     atomic_write_text(
         folder / RATINGS_FILE,

@@ -31,6 +31,7 @@ from shiftbench.core.data.runfolder import read_jsonl
 from shiftbench.core.ratings import HUMAN_REPORT as REPORT_JSON
 from shiftbench.core.ratings import screen
 from shiftbench.core.records import BatchDescription, HumanEvalReport
+from shiftbench.core.stats import bootstrap_statistic_ci, spearman_or_nan
 from shiftbench.core.tables import markdown_table
 from shiftbench.errors import InputError
 from shiftbench.human_eval.agreement import gwet, krippendorff_alpha
@@ -135,8 +136,6 @@ def drift_correlation(
 ) -> list[dict[str, Any]]:
     """Per criterion and drift encoder: Spearman between item mean rating and drift."""
     from scipy.stats import spearmanr
-
-    from shiftbench.core.stats import bootstrap_statistic_ci, spearman_or_nan
 
     drift: dict[str, dict[str, float]] = defaultdict(dict)  # encoder -> item -> drift
     folder = Path(description["run"]) / "validation"

@@ -25,14 +25,21 @@ from pathlib import Path
 from typing import Any
 
 from shiftbench import __version__
+from shiftbench.cards.api import ReleaseSettings, publish_release, write_card
 from shiftbench.core.data.hubfolder import folder_digest
 from shiftbench.core.data.runfolder import SPEC_FILE as SPEC_COPY
 from shiftbench.core.data.runfolder import read_json
+from shiftbench.core.data.sources import load_source
 from shiftbench.core.messages import report
 from shiftbench.core.protocols import DEFAULT_PROTOCOL
+from shiftbench.core.ratings import RATINGS_FILE
+from shiftbench.core.text.transforms import TARGETED_PROMPT
 from shiftbench.errors import InputError, RuntimeFault, ShiftbenchError
-from shiftbench.gen.api import GenSettings
+from shiftbench.gen.api import GenSettings, TooManyFailures, generate, plan_generation
+from shiftbench.human_eval.api import BatchSettings, export_batches, make_batches
+from shiftbench.human_eval.export import EXPORT_DIR
 from shiftbench.runner.spec import STAGES, Spec, folder_name
+from shiftbench.validate.api import ValidateSettings, table_printer, validate_runs
 
 log = logging.getLogger(__name__)
 
@@ -141,7 +148,6 @@ GEN_TOP = (
 
 def prompt_path(value: str) -> str:
     """The file of a prompt_file entry (FILE or TRANSFORM[:STEP]=FILE)."""
-    from shiftbench.core.text.transforms import TARGETED_PROMPT
 
     found = TARGETED_PROMPT.match(value)
     return found[3] if found else value
@@ -199,7 +205,6 @@ def gen_call(spec: Spec, unit: Unit, quiet: bool) -> tuple[dict[str, Any], GenSe
     """What the spec gives gen for one source: `load_source`'s arguments and the settings.
     The protocol's transforms, seeds, sampling and rewritten parts hold wherever the spec
     leaves the key out; a key the spec sets replaces the preset's (and is recorded so)."""
-    from shiftbench.gen.api import GenSettings
 
     v, g, s = spec.values, spec.values["generator"], unit.source
     source = dict(
@@ -237,8 +242,6 @@ class Context:
 
 
 def run_gen(spec: Spec, unit: Unit, ctx: Context) -> None:
-    from shiftbench.core.data.sources import load_source
-    from shiftbench.gen.api import TooManyFailures, generate
 
     source, settings = gen_call(spec, unit, ctx.quiet)
     scale = spec.values["scale"]
@@ -263,11 +266,6 @@ def copy_spec(spec: Spec, unit: Unit) -> None:
 
 
 def run_validate(spec: Spec, unit: Unit, ctx: Context) -> None:
-    from shiftbench.validate.api import (
-        ValidateSettings,
-        table_printer,
-        validate_runs,
-    )
 
     c, v = spec.values["validate"], spec.values
     settings = ValidateSettings(
@@ -284,9 +282,6 @@ def run_validate(spec: Spec, unit: Unit, ctx: Context) -> None:
 
 
 def run_human_eval(spec: Spec, unit: Unit, ctx: Context) -> None:
-    from shiftbench.core.ratings import RATINGS_FILE
-    from shiftbench.human_eval.api import BatchSettings, export_batches, make_batches
-    from shiftbench.human_eval.export import EXPORT_DIR
 
     h = spec.values["human_eval"]
     if unit.human.exists():
@@ -315,7 +310,6 @@ def _human_dirs(unit: Unit) -> tuple[Path, ...]:
 
 
 def _release(spec: Spec, unit: Unit) -> Any:
-    from shiftbench.cards.api import ReleaseSettings
 
     r = spec.values["release"]
     return ReleaseSettings(
@@ -330,15 +324,12 @@ def run_card(spec: Spec, unit: Unit, ctx: Context) -> None:
     (Parquet by default) is made when it is published."""
     import dataclasses
 
-    from shiftbench.cards.api import write_card
-
     settings = dataclasses.replace(_release(spec, unit), data_format="jsonl", rai=(),
                                    date_published=None)  # fmt: skip
     report(log, f"card: {write_card(unit.run, settings)}")
 
 
 def run_publish(spec: Spec, unit: Unit, ctx: Context) -> None:
-    from shiftbench.cards.api import publish_release
 
     # what was published, and how to load it, always shows
     publish_release(unit.run, _release(spec, unit))
@@ -414,8 +405,6 @@ def plan(spec: Spec, until: str | None) -> str:
     field's language, the cache and greedy sharing across seeds all taken into account),
     and which stages are finished already. Reads the sources; loads no model; writes
     nothing."""
-    from shiftbench.core.data.sources import load_source
-    from shiftbench.gen.api import plan_generation
 
     v = spec.values
     chosen = stages_for(spec, until)

@@ -23,9 +23,19 @@ from typing import Any
 
 import yaml
 
+from shiftbench.cards.api import ReleaseSettings
+from shiftbench.cards.croissant import parse_rai
+from shiftbench.core.data.parts import PARTS
 from shiftbench.core.data.runfolder import DATA_FORMATS
+from shiftbench.core.data.sources import load_source
 from shiftbench.core.settings import problem
+from shiftbench.core.text.langid import IDENTIFIERS
+from shiftbench.core.text.transforms import TARGETED_PROMPT, expand_transforms
 from shiftbench.errors import InputError
+from shiftbench.gen.api import GenSettings
+from shiftbench.human_eval.api import BatchSettings, ExportSettings
+from shiftbench.llm.backends import backend_target
+from shiftbench.validate.api import ValidateSettings
 
 # What a field's YAML value must be.
 STR, INT, FLOAT, BOOL = "string", "integer", "number", "true or false"
@@ -198,11 +208,6 @@ STAGES = ("gen", "validate", "human-eval", "card", "publish")
 
 def _owners(command: str) -> tuple[Any, ...]:
     """The settings classes (and functions) whose defaults a command's options take."""
-    from shiftbench.cards.api import ReleaseSettings
-    from shiftbench.core.data.sources import load_source
-    from shiftbench.gen.api import GenSettings
-    from shiftbench.human_eval.api import BatchSettings, ExportSettings
-    from shiftbench.validate.api import ValidateSettings
 
     return {
         "gen": (GenSettings, load_source),
@@ -421,7 +426,6 @@ def _check_mapping(
 
 def _beside(value: str, base: Path) -> str:
     """A path read from the spec's folder; in TRANSFORM[:STEP]=FILE, the FILE part."""
-    from shiftbench.core.text.transforms import TARGETED_PROMPT
 
     found = TARGETED_PROMPT.match(value)
     if found:
@@ -494,7 +498,6 @@ def _check_choices(
 ) -> None:
     """What the settings' bounds cannot see: transform names, the backend, the runner,
     the language identifier, the repository and the version's shape."""
-    from shiftbench.core.text.transforms import expand_transforms
 
     for i, name in enumerate(values["transforms"] or ()):
         try:
@@ -512,12 +515,10 @@ def _check_choices(
             get_protocol(values["protocol"])
         except InputError as exc:
             raise fail(("protocol",), str(exc)) from None
-    from shiftbench.core.data.parts import PARTS
 
     for i, part in enumerate(values["rewrite"] or ()):
         if part not in PARTS:
             raise fail(("rewrite", i), f"unknown part {part!r}; parts: {', '.join(PARTS)}")
-    from shiftbench.llm.backends import backend_target
 
     try:
         backend_target(values["generator"]["backend"])
@@ -530,7 +531,6 @@ def _check_choices(
         raise fail(("scale", "shards"), "must be 1 or more")
     if scale["cpus_per_shard"] < 0 or scale["gpus_per_shard"] < 0:
         raise fail(("scale",), "cpus_per_shard and gpus_per_shard cannot be negative")
-    from shiftbench.core.text.langid import IDENTIFIERS
 
     if values["validate"]["langid"] not in IDENTIFIERS:
         raise fail(("validate", "langid"), "must be lingua or langdetect")
@@ -559,7 +559,6 @@ def _check_choices(
             raise fail(("release", "version"), str(exc)) from None
     if release["format"] not in (None, *DATA_FORMATS):
         raise fail(("release", "format"), f"must be one of {', '.join(DATA_FORMATS)}")
-    from shiftbench.cards.croissant import parse_rai
 
     for i, item in enumerate(release["rai"] or ()):
         try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
+from shiftbench.core.data.sources import TASK_SCHEMAS
 from shiftbench.errors import InputError
 
 T = TypeVar("T")
@@ -39,7 +40,6 @@ def misfit(value: Any, listed: bool) -> str | None:
 def refuse_listed(source: Mapping[str, Any], stage: str) -> None:
     """Refuse a run whose rewritten field is a list of texts, for a stage that reads one
     text per field."""
-    from shiftbench.core.data.sources import TASK_SCHEMAS
 
     schema = TASK_SCHEMAS.get(source.get("task_type", ""))
     if schema is not None and schema.list_fields:

@@ -22,6 +22,7 @@ from typing import Any, cast
 from shiftbench import __version__
 from shiftbench.core.data.parts import context_name
 from shiftbench.core.data.runcard import META_FILE, render_card
+from shiftbench.core.data.sources import LISTED_TYPES
 from shiftbench.core.records import (
     ConfigRecord,
     RunMeta,
@@ -145,7 +146,6 @@ def read_split(
 def row_texts(meta: RunMeta) -> tuple[str, ...]:
     """The fields every row of a run folder holds as a string, as evaluate needs them: the
     source's text fields (none for a listed type, whose text fields hold lists)."""
-    from shiftbench.core.data.sources import LISTED_TYPES
 
     if meta["source"]["task_type"] in LISTED_TYPES:
         return ()

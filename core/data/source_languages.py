@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from shiftbench.core.text.langid import UNDETERMINED, get_identifier
+from shiftbench.core.text.languages import get_language
 from shiftbench.errors import InputError
 
 CARD = "card"
@@ -33,7 +35,6 @@ DETECT_SHARE = 0.5  # of the judged texts, the most frequent language needs more
 
 def _code(text: str) -> Any:
     """The language a code or tag names, or None."""
-    from shiftbench.core.text.languages import get_language
 
     try:
         return get_language(text)
@@ -96,8 +97,6 @@ def declared_languages(
 def detect_languages(texts_per_field: list[list[str]]) -> list[str] | None:
     """Step 3: the ISO 639-3 code of each field's texts by language ID (one code when all
     fields agree), or None when a field has no clear majority language."""
-    from shiftbench.core.text.langid import UNDETERMINED, get_identifier
-    from shiftbench.core.text.languages import get_language
 
     identifier = get_identifier("lingua")
     found = []

@@ -21,7 +21,9 @@ from shiftbench.core.data.hubfolder import (
     single_config,
 )
 from shiftbench.core.data.mteb_tasks import get_task, load_from_hub, task_protocol
+from shiftbench.core.data.source_languages import OPTION, declared_languages
 from shiftbench.core.records import SourceRecord
+from shiftbench.core.text.languages import get_language
 from shiftbench.errors import InputError
 
 SAMPLE_NAME = "sample"
@@ -260,7 +262,6 @@ def load_source(
     Raises:
         InputError: The source cannot be read as asked.
     """
-    from shiftbench.core.text.languages import get_language
 
     source = resolve_source(
         name,
@@ -278,7 +279,6 @@ def load_source(
 def with_language(source: Source, language: Any) -> Source:
     """The source with every subset's language set (for folders whose metadata lacks it):
     one language for every text field, or a list of one per field."""
-    from shiftbench.core.data.source_languages import OPTION
 
     langs = language if isinstance(language, list | tuple) else [language]
     if len(langs) not in {1, len(source.text_fields)}:
@@ -318,7 +318,6 @@ def _local_source(folder: Path, task_type: str, *, name: str) -> Source:
     if task_type == "Classification" and "train" in first:
         context = ("train",)
     context = ranking_context(task_type, default_splits) or context
-    from shiftbench.core.data.source_languages import declared_languages
 
     meta = card_metadata(folder)
     languages, origin = declared_languages(

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from shiftbench.core.data.runfolder import IDENTITY_KEPT
 from shiftbench.core.registry import Registry
+from shiftbench.errors import InputError
 
 LONGER_BY_DESIGN = ("expansion", "summarised-expansion")
 SUMMARIES = ("summarisation",)
@@ -77,7 +78,6 @@ def _marker_file(path: Path) -> dict[str, dict[str, list[str]]]:
     """A user's marker file, checked: an object of kind -> language -> list of phrases
     (the packaged markers.json's shape). Anything else is one InputError naming the file
     and what is wrong, before any row is checked."""
-    from shiftbench.errors import InputError
 
     def wrong(why: str) -> InputError:
         return InputError(f"marker file {path} is not a marker table ({why})")

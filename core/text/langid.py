@@ -31,6 +31,7 @@ from functools import cache
 from typing import Any, Protocol
 
 from shiftbench.core.registry import Registry
+from shiftbench.core.text.languages import get_language
 from shiftbench.core.text.scripts import letter_count
 from shiftbench.errors import InputError
 
@@ -63,7 +64,6 @@ def too_short(text: str) -> bool:
 @cache
 def canonical(code: str) -> str:
     """An identifier's answer as gen.languages writes it ("nb" is "no", "tl" is "fil")."""
-    from shiftbench.core.text.languages import get_language
 
     try:
         return get_language(code).code

@@ -12,6 +12,7 @@ import numpy as np
 from shiftbench.core.models.encoders import Encoder
 from shiftbench.core.records import ProbeDocument
 from shiftbench.core.text.transforms import CHANGED
+from shiftbench.evaluate.plots import _pyplot, _save, _short
 from shiftbench.evaluate.probes.anchors import MEASURES, Dataset
 from shiftbench.evaluate.probes.figures import Values, closer_by
 from shiftbench.evaluate.probes.tables import _names, markdown
@@ -53,7 +54,6 @@ def histogram(
     """One panel per probe (distinction and each meaning-changing control): every encoder's
     distribution, over all datasets, of how much closer the paraphrase is than the other
     text, with the ε grid."""
-    from shiftbench.evaluate.plots import _pyplot, _save, _short
 
     plt = _pyplot()
     panels = ["random partner", *_names(document, CHANGED)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from shiftbench.core.records import ProbeDocument
+from shiftbench.core.tables import markdown_table, plain_table
 from shiftbench.core.text.transforms import CHANGED, CONTROLS, PRESERVED
 from shiftbench.evaluate.probes.anchors import ADJUSTMENTS, DISTANCES, DISTINCTION_GRIDS, MEASURES
 from shiftbench.evaluate.probes.figures import criterion, eps_key
@@ -133,8 +134,6 @@ def _titles(document: ProbeDocument, measure: str) -> tuple[str, str]:
 
 
 def markdown(document: ProbeDocument) -> str:
-    from shiftbench.core.tables import markdown_table
-
     parts = [f"# Alignment probes: {', '.join(document['targets'])}", "",
              *coverage_lines(document), ""]  # fmt: skip
     parts += [
@@ -161,7 +160,6 @@ def markdown(document: ProbeDocument) -> str:
 
 
 def plain(document: ProbeDocument) -> str:
-    from shiftbench.core.tables import plain_table
 
     parts = coverage_lines(document)
     for measure in document["measures"]:

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from shiftbench.core.records import ResultsDocument, ScoreRecord, present
+from shiftbench.errors import InputError
 from shiftbench.evaluate.resample import LEVEL, tail_share, usable_draws
 
 AXES = ("Lexical/Stylistic", "Length", "Language")
@@ -342,7 +343,6 @@ def _interval(
 
 def interval_method(documents: Sequence[ResultsDocument]) -> str:
     """The interval method the documents' records were made with (one for all of them)."""
-    from shiftbench.errors import InputError
 
     methods = {
         r.get("interval", "percentile")

@@ -25,6 +25,7 @@ from shiftbench.llm.backends.weights import (
     models_dir,
     silence_gguf_progress,
 )
+from shiftbench.llm.logprobs import spellings
 
 _LOADED: dict[ModelLocation, tuple[Any, Any]] = {}
 # A fast tokenizer changes its own padding settings on calls that ask for other ones, and
@@ -154,8 +155,6 @@ class EmbeddedBackend:
         (summed over its single-token spellings), from the model's full next-token
         distribution. One prompt per forward pass, so no padding touches the numbers."""
         import torch
-
-        from shiftbench.llm.logprobs import spellings
 
         tokenizer, model = _load(self.location, self.cache_dir)
         ids: dict[str, list[int]] = {}

@@ -31,6 +31,7 @@ from shiftbench.llm.backends.base import (
     complete_concurrently,
 )
 from shiftbench.llm.backends.reasoning import strip_reasoning
+from shiftbench.llm.logprobs import TOP_LOGPROBS, from_top_logprobs
 
 # seconds a request may wait for its answer (--timeout); Ollama may load the model first
 DEFAULT_TIMEOUT = 600.0
@@ -161,7 +162,6 @@ class OllamaBackend(SharedRequests):
     ) -> list[dict[str, float | None]]:
         """Per prompt, each answer word's log-probability as the reply's first token, from
         the server's top log-probabilities (None when the word is not among them)."""
-        from shiftbench.llm.logprobs import TOP_LOGPROBS, from_top_logprobs
 
         if self._info is None:
             self.load()

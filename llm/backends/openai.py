@@ -31,6 +31,7 @@ from shiftbench.llm.backends.base import (
     complete_concurrently,
 )
 from shiftbench.llm.backends.reasoning import strip_reasoning
+from shiftbench.llm.logprobs import TOP_LOGPROBS, from_top_logprobs
 
 # seconds a request may wait for its answer (--timeout): up to 1024 tokens from a busy server
 DEFAULT_TIMEOUT = 300.0
@@ -141,7 +142,6 @@ class OpenAIBackend(SharedRequests):
     ) -> list[dict[str, float | None]]:
         """Per prompt, each answer word's log-probability as the reply's first token, from
         the server's top log-probabilities (None when the word is not among them)."""
-        from shiftbench.llm.logprobs import TOP_LOGPROBS, from_top_logprobs
 
         if self._served is None:
             self.load()

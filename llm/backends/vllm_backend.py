@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from shiftbench.core.packaged import package_pin
+from shiftbench.core.settings import key_values
 from shiftbench.errors import InputError, RuntimeFault
 from shiftbench.llm.backends.base import Generation, OnDone, Request, Sampling, token_budget
 from shiftbench.llm.backends.vllm_stream import EngineStream
@@ -38,6 +39,7 @@ from shiftbench.llm.backends.weights import (
     locate_model,
     models_dir,
 )
+from shiftbench.llm.logprobs import TOP_LOGPROBS, from_top_logprobs
 
 # Defaults on a CPU-only host, where vLLM's own ones do not suit this tool:
 CPU_DEFAULTS: dict[str, Any] = {
@@ -64,7 +66,6 @@ _TOKENIZER_LOCK = threading.Lock()
 def parse_engine_args(pairs: tuple[str, ...] | list[str]) -> dict[str, Any]:
     """`KEY=VALUE` strings as keyword arguments for `vllm.LLM`; values are JSON when they
     parse as JSON (numbers, booleans, objects) and strings otherwise."""
-    from shiftbench.core.settings import key_values
 
     return key_values(pairs, "--engine-arg")
 
@@ -238,8 +239,6 @@ class VLLMBackend:
         """Per prompt, each answer word's log-probability as the reply's first token, from
         the engine's top log-probabilities (None when the word is not among them)."""
         from vllm import SamplingParams
-
-        from shiftbench.llm.logprobs import TOP_LOGPROBS, from_top_logprobs
 
         self.load()
         tokenizer = self._llm.get_tokenizer()
