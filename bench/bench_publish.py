@@ -1,6 +1,6 @@
 """Cost of `shiftbench publish` against a bare upload of the same folder, in one run.
 
-Starts the local Hub of the tests (tests/hub_server.py) on 127.0.0.1 and times, on a run
+Starts the local Hub of the tests (tests/support/hub_server.py) on 127.0.0.1 and times, on a run
 folder written by `shiftbench gen`:
   anchor      huggingface_hub's `upload_folder` of the folder plus `create_tag`: what a
               release costs without any checking
@@ -33,7 +33,7 @@ def main() -> None:
     args = parser.parse_args()
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-    from hub_server import LocalHub
+    from support.hub_server import LocalHub
 
     hub = LocalHub(TOKEN)
     url = hub.start()

@@ -19,7 +19,7 @@ if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
     for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ.setdefault(_name, _threads)
 
-pytest_plugins = ["parity_fixtures"]  # session fixtures of the mteb-parity tests
+pytest_plugins = ["fixtures.parity"]  # session fixtures of the mteb-parity tests
 
 DATA_ENV = "SHIFTBENCH_TEST_DATA"
 ENCODER = (
@@ -125,13 +125,13 @@ def cached_rows(cache: Path) -> int:
 
 
 def register_scripted(monkeypatch: pytest.MonkeyPatch):
-    """Register the scripted backend (see scripted_backend.py) with a clean slate."""
-    from scripted_backend import ScriptedBackend
+    """Register the scripted backend (see support/scripted_backend.py) with a clean slate."""
+    from support.scripted_backend import ScriptedBackend
 
     from shiftbench.llm import calls as llm_calls
     from shiftbench.llm.backends import BACKENDS
 
-    monkeypatch.setitem(BACKENDS, "scripted", "scripted_backend:ScriptedBackend")
+    monkeypatch.setitem(BACKENDS, "scripted", "support.scripted_backend:ScriptedBackend")
     monkeypatch.setattr(ScriptedBackend, "calls", [])
     monkeypatch.setattr(ScriptedBackend, "prompts", [])
     monkeypatch.setattr(ScriptedBackend, "fail_from_call", None)
@@ -148,7 +148,7 @@ def register_scripted(monkeypatch: pytest.MonkeyPatch):
 
 @pytest.fixture
 def scripted(monkeypatch: pytest.MonkeyPatch):
-    """Register the scripted backend (see scripted_backend.py) with a clean slate."""
+    """Register the scripted backend (see support/scripted_backend.py) with a clean slate."""
     return register_scripted(monkeypatch)
 
 
@@ -180,12 +180,12 @@ def copied(template: Path, tmp_path: Path, name: str = "run") -> Path:
 
 @pytest.fixture
 def judgebot(monkeypatch: pytest.MonkeyPatch):
-    """Register the word-overlap judge (see judge_backend.py) with a clean slate."""
-    from judge_backend import JudgeBot
+    """Register the word-overlap judge (see support/judge_backend.py) with a clean slate."""
+    from support.judge_backend import JudgeBot
 
     from shiftbench.llm.backends import BACKENDS
 
-    monkeypatch.setitem(BACKENDS, "judgebot", "judge_backend:JudgeBot")
+    monkeypatch.setitem(BACKENDS, "judgebot", "support.judge_backend:JudgeBot")
     monkeypatch.setattr(JudgeBot, "prompts", [])
     monkeypatch.setattr(JudgeBot, "replies", {})
     return JudgeBot

@@ -9,7 +9,7 @@ from pathlib import Path
 import ollama
 import pytest
 from conftest import read_rows
-from ollama_server import DIGEST, OllamaStub
+from support.ollama_server import DIGEST, OllamaStub
 
 from shiftbench.llm.backends.ollama import OllamaBackend
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import read_rows
-from openai_server import OpenAIStub
+from support.openai_server import OpenAIStub
 
 from shiftbench.llm.backends.openai import OpenAIBackend
 

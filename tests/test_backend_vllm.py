@@ -332,7 +332,7 @@ def test_one_encoder_in_process_and_served_by_vllm(shared_data, invoke, tmp_path
     import sys
 
     import httpx
-    from waiting import wait_for
+    from support.waiting import wait_for
 
     from shiftbench.core.models.encoders import resolve_encoder
 

@@ -1,6 +1,6 @@
 """cards: dataset cards, and frozen versions published to a local Hub and loaded back.
 
-The Hub is tests/hub_server.py on 127.0.0.1; shiftbench, huggingface_hub and datasets
+The Hub is tests/support/hub_server.py on 127.0.0.1; shiftbench, huggingface_hub and datasets
 reach it through HF_ENDPOINT in subprocesses, as a user's shell would.
 """
 
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import built_once, copied, read_rows
-from hub_server import HANG, LocalHub
+from support.hub_server import HANG, LocalHub
 from test_human_eval import rated_batch
 
 from shiftbench.cards.croissant import RAI_FIELDS
@@ -622,7 +622,7 @@ def test_run_publishes_each_source_of_a_spec(scripted, invoke, shared_data, hub,
     # the spec names the tests' scripted generator, registered here as the fixture does
     code = (
         "import sys; from shiftbench.llm.backends import BACKENDS; "
-        "BACKENDS['scripted'] = 'scripted_backend:ScriptedBackend'; "
+        "BACKENDS['scripted'] = 'support.scripted_backend:ScriptedBackend'; "
         "from shiftbench.cli import main; sys.argv[0] = 'shiftbench'; main()"
     )
     for attempt in (1, 2):

@@ -14,8 +14,8 @@ import httpx
 import numpy as np
 import pytest
 from conftest import read_rows
-from llama_server import llama_cpp_server, llama_threads
 from scipy.stats import spearmanr
+from support.llama_server import llama_cpp_server, llama_threads
 from test_cli_errors import write_folder
 
 from shiftbench.core.models.remote_encoders import EmbeddingsEndpoint

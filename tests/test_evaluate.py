@@ -21,7 +21,7 @@ REFERENCE = {"STSBenchmark": 0.82032, "BIOSSES": 0.81640}
 
 
 def mteb_scores(model, task_name: str, folder) -> dict:
-    """Run mteb itself, with `model` (parity_fixtures.mteb_model), on the local copy of the
+    """Run mteb itself, with `model` (fixtures/parity.py: mteb_model), on the local copy of the
     task's data."""
     import mteb
 
@@ -39,7 +39,7 @@ def mteb_scores(model, task_name: str, folder) -> dict:
 def scored_source(evaluated, shared_data, task_name, embedding_store):
     """evaluate of an MTEB task's local data (exit code 0), run once per session for the
     tests that read it; its vectors go to the session's store, where mteb's side of a
-    parity test reads them (parity_fixtures.mteb_model)."""
+    parity test reads them (fixtures/parity.py: mteb_model)."""
     return evaluated(
         task_name,
         "--data-dir",
@@ -470,7 +470,7 @@ def _card(folder, configs):
 
 
 def _mteb_run(model, stand_in, data, split, **task_args):
-    """mteb itself, with `model` (parity_fixtures.mteb_model), through a registered task of
+    """mteb itself, with `model` (fixtures/parity.py: mteb_model), through a registered task of
     the type whose data is replaced."""
     import mteb
 
@@ -1070,7 +1070,7 @@ def test_a_fault_in_a_later_model_keeps_the_finished_ones(
 def test_faithful_rows_scored_beside_all_rows(scripted_run, judgebot, invoke, tmp_path):
     """validate's judge rates every rewrite; --faithful judge>=4.4 scores the variant and
     the original again on the rows both of whose rewrites the judge rates 4.4 or more."""
-    from judge_backend import similarity
+    from support.judge_backend import similarity
 
     done = invoke("validate", scripted_run, "--judge", "judgebot", "-q")
     assert done.exit_code == 0, done.output

@@ -293,7 +293,7 @@ def test_a_second_writer_of_one_run_folder_is_refused_while_the_first_runs(invok
     import subprocess
     import sys
 
-    from waiting import wait_for
+    from support.waiting import wait_for
 
     out = tmp_path / "run"
     marker = tmp_path / "held"
@@ -364,7 +364,7 @@ def test_a_cache_another_process_holds_is_waited_for_then_named(
     import subprocess
     import sys
 
-    from waiting import wait_for
+    from support.waiting import wait_for
 
     cache = tmp_path / "cache"
     cache.mkdir()

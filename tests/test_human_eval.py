@@ -15,7 +15,7 @@ import krippendorff
 import numpy as np
 import pytest
 from conftest import read_rows
-from waiting import wait_for
+from support.waiting import wait_for
 
 from shiftbench.human_eval.agreement import gwet
 from shiftbench.human_eval.export import export_html
@@ -502,7 +502,7 @@ def test_label_studio_round_trip(run, invoke, tmp_path):
 def argilla_client():
     """An argilla SDK client on a local stub of the two calls it makes before it parses."""
     import argilla as rg
-    from argilla_server import ArgillaStub
+    from support.argilla_server import ArgillaStub
 
     stub = ArgillaStub(api_key="argilla-test-key").start()
     try:

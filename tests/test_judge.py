@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from conftest import read_rows
-from judge_backend import expected_similarity, paraplue, quality, similarity
 from scipy.stats import pearsonr, spearmanr
+from support.judge_backend import expected_similarity, paraplue, quality, similarity
 
 from shiftbench.core.stats import holm
 from shiftbench.llm.cache import GenerationCache
@@ -141,7 +141,7 @@ def test_judge_answers_are_cached_and_kept_across_reports(run, judgebot, invoke)
 
 
 def test_judge_crash_keeps_the_answers_already_given(run, judgebot, invoke, monkeypatch):
-    from judge_backend import JudgeBot
+    from support.judge_backend import JudgeBot
 
     from shiftbench.llm import calls as llm_calls
 

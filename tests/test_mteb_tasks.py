@@ -41,7 +41,7 @@ def ours(invoke, run, tmp_path, store, *extra) -> dict[str, float]:
 
 
 def theirs(model, tasks, source: str | None = None) -> dict[str, float]:
-    """mteb's main score per config, with `model` (parity_fixtures.mteb_model); `source`: the
+    """mteb's main score per config, with `model` (fixtures/parity.py: mteb_model); `source`: the
     task names' prefix (default: up to the first dot)."""
     import mteb
 

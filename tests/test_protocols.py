@@ -15,7 +15,7 @@ def _meta(folder):
 
 
 def test_pteb_preset(scripted, invoke, tmp_path):
-    from scripted_backend import ScriptedBackend
+    from support.scripted_backend import ScriptedBackend
 
     out = tmp_path / "run"
     result = invoke("gen", "sample", "--protocol", "pteb", "--limit", "2", "-b", "scripted",
@@ -45,7 +45,7 @@ def test_pteb_preset(scripted, invoke, tmp_path):
 
 
 def test_hteb_preset_with_an_override(scripted, invoke, tmp_path):
-    from scripted_backend import ScriptedBackend
+    from support.scripted_backend import ScriptedBackend
 
     out = tmp_path / "run"
     result = invoke("gen", "sample", "--protocol", "hteb", "--seed", "7", "--limit", "2",
@@ -77,7 +77,7 @@ def test_hteb_preset_with_an_override(scripted, invoke, tmp_path):
 
 def test_hteb_preset_without_top_k(scripted, invoke, tmp_path):
     """--top-k 0 sends no top-k cut under hteb, and the other presets send none."""
-    from scripted_backend import ScriptedBackend
+    from support.scripted_backend import ScriptedBackend
 
     out = tmp_path / "run"
     result = invoke("gen", "sample", "--protocol", "hteb", "-t", "paraphrase", "--seed", "7",
@@ -101,7 +101,7 @@ def test_default_protocol_keeps_todays_settings(scripted, invoke, tmp_path):
 
 
 def test_prompt_file_reaches_step_two(scripted, invoke, tmp_path):
-    from scripted_backend import ScriptedBackend
+    from support.scripted_backend import ScriptedBackend
 
     prompt = tmp_path / "back.txt"
     prompt.write_text("Put this back into {language}, please.\n\n{text}", encoding="utf-8")

@@ -11,7 +11,7 @@ import json
 
 import datasets
 import pytest
-from llama_server import llama_cpp_server
+from support.llama_server import llama_cpp_server
 
 from shiftbench.core.text.transforms import TRANSFORMS
 from shiftbench.llm.backends.weights import DEFAULT_MODEL, locate_model

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 from conftest import cached_rows
-from openai_server import OpenAIStub
-from waiting import wait_for
+from support.openai_server import OpenAIStub
+from support.waiting import wait_for
 
 # each test starts gen in a subprocess against a local OpenAI-compatible server
 pytestmark = [pytest.mark.server, pytest.mark.slow]

@@ -185,7 +185,7 @@ def test_faithful_on_a_rewritten_corpus_keeps_its_certified_documents(
     """--faithful scores the both-sides variant on its certified queries against its
     certified documents, and the original on the same queries and documents: a document
     rewrite the judge does not certify is left out of both corpora, as a failed one is."""
-    from judge_backend import similarity
+    from support.judge_backend import similarity
 
     from shiftbench.evaluate.retrieval import judgements
 

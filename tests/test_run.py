@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import cached_rows, read_rows
-from waiting import wait_for
+from support.waiting import wait_for
 
 from shiftbench.runner.spec import SECTIONS, TOP_FIELDS, read_spec
 
@@ -172,7 +172,7 @@ def test_a_spec_without_transforms_or_seeds_takes_its_protocols(
 def test_a_spec_gives_prompt_files_for_one_step_read_from_its_folder(invoke, scripted, tmp_path):
     """prompt_file takes gen's three forms, one string or a list; FILE is read from the
     spec's folder, TRANSFORM:STEP=FILE reaches the second call of backtranslation."""
-    from scripted_backend import ScriptedBackend
+    from support.scripted_backend import ScriptedBackend
 
     (tmp_path / "prompts").mkdir()
     (tmp_path / "prompts" / "back.txt").write_text(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from conftest import read_rows
-from stream_backend import StreamBackend, input_text
+from support.stream_backend import StreamBackend, input_text
 
 from shiftbench.core.text.transforms import TRANSFORMS
 
@@ -16,11 +16,11 @@ GREEDY = ["--temperature", "0"]
 
 @pytest.fixture
 def stream(monkeypatch: pytest.MonkeyPatch):
-    """Register the stream backend (see stream_backend.py) with a clean slate."""
+    """Register the stream backend (see support/stream_backend.py) with a clean slate."""
     from shiftbench.llm import calls as llm_calls
     from shiftbench.llm.backends import BACKENDS
 
-    monkeypatch.setitem(BACKENDS, "stream", "stream_backend:StreamBackend")
+    monkeypatch.setitem(BACKENDS, "stream", "support.stream_backend:StreamBackend")
     monkeypatch.setattr(StreamBackend, "concurrent", True)
     monkeypatch.setattr(StreamBackend, "requests", [])
     monkeypatch.setattr(StreamBackend, "hold", None)

@@ -10,7 +10,8 @@ import sys
 from collections.abc import Iterator
 
 import httpx
-from waiting import wait_for
+
+from support.waiting import wait_for
 
 
 def llama_threads() -> int:
