@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from shiftbench.core.records import SourceRecord
+from shiftbench.core.records import ScoringProtocol, SourceRecord
 from shiftbench.core.registry import suggest
 from shiftbench.core.text.transforms import FLAT, GROUPS, GROWN
 from shiftbench.errors import InputError
@@ -275,7 +275,7 @@ def check_protocol(output: Any, meta: Mapping[str, Any] | None, name: str) -> No
         )
 
 
-def scoring_protocol(given: str | None, folder_meta: Mapping[str, Any] | None) -> dict[str, Any]:
+def scoring_protocol(given: str | None, folder_meta: Mapping[str, Any] | None) -> ScoringProtocol:
     """How evaluate scores: the protocol named with --protocol, else the one the run folder
     was made with, else shiftbench's. Says where the choice came from and whether it
     replaced the run folder's."""

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from shiftbench.core.data.runfolder import read_json, read_jsonl, read_report
-from shiftbench.core.records import BatchDescription, HumanEvalReport
+from shiftbench.core.records import BatchDescription, HumanEvalReport, RaterScreening
 from shiftbench.errors import InputError
 
 BATCH_FILE = "batch.json"  # the batch's description: run, scheme, criteria, seed
@@ -47,12 +47,12 @@ def read_ratings(folder: Path) -> list[dict[str, Any]]:
     return read_jsonl(folder / RATINGS_FILE, required=RATING_FIELDS, missing_ok=True)
 
 
-def screen(table: list[dict[str, Any]], ratings: list[dict[str, Any]]) -> dict[str, Any]:
+def screen(table: list[dict[str, Any]], ratings: list[dict[str, Any]]) -> dict[str, RaterScreening]:
     """rater -> {kept, controls rated, misses [(item, criterion, rating, expected)]}."""
     controls = {r["item_id"]: r for r in table if r["is_control"]}
-    raters: dict[str, dict[str, Any]] = {}
+    raters: dict[str, RaterScreening] = {}
     for r in ratings:
-        entry = raters.setdefault(r["rater_id"], {"controls": 0, "misses": []})
+        entry = raters.setdefault(r["rater_id"], {"controls": 0, "misses": [], "kept": False})
         control = controls.get(r["item_id"])
         if control is None:
             continue

@@ -109,16 +109,21 @@ class ShardRecord(TypedDict):
     count: int
 
 
-class RunMeta(TypedDict, total=False):
+class RunExtras(TypedDict, total=False):
+    """The keys of shiftbench.json that only some runs have."""
+
+    protocol: dict[str, Any]  # the --protocol preset gen ran under
+    rewrite: list[str]  # the parts rewritten, when not only the scored texts
+    shard: ShardRecord
+
+
+class RunMeta(RunExtras, total=False):
     """A run folder's shiftbench.json."""
 
     format: Required[int]
     shiftbench_version: Required[str]
     source: Required[SourceRecord]
     configs: Required[dict[str, ConfigRecord]]
-    protocol: dict[str, Any]  # the --protocol preset gen ran under
-    rewrite: list[str]  # the parts rewritten, when not only the scored texts
-    shard: ShardRecord
 
 
 class MeasureRecord(TypedDict, total=False):
@@ -232,6 +237,23 @@ class ModelResults(TypedDict):
     results: list[ScoreRecord]
 
 
+class ScoringProtocol(TypedDict):
+    """How evaluate scored (results.json's `protocol`): the preset's scoring choices, and
+    where the choice came from."""
+
+    name: str
+    classification_scoring: str
+    retrieval_scoring: str
+    failed_rows: str
+    clustering_scoring: str
+    subsets: str
+    precision: str
+    main_scores: dict[str, str]
+    chosen_by: Literal["--protocol", "run folder", "default"]
+    run_folder_protocol: str | None
+    overrides_run_folder: bool
+
+
 class ResultsDocument(TypedDict, total=False):
     """An evaluate results folder's results.json."""
 
@@ -242,7 +264,7 @@ class ResultsDocument(TypedDict, total=False):
     task_type: Required[str]
     main_score: Required[str]
     models: Required[list[ModelResults]]
-    protocol: dict[str, Any]  # the scoring protocol and how it was chosen
+    protocol: ScoringProtocol
 
 
 class ReportSummary(TypedDict, total=False):
@@ -355,3 +377,114 @@ def plain(record: SourceRecord | ConfigRecord | RunMeta) -> dict[str, Any]:
     (evaluate marks a released source, a restored config): the one place a typed record
     becomes untyped, so every such crossing is named."""
     return dict(record)
+
+
+class SourceArguments(TypedDict):
+    """`load_source`'s arguments, as a spec's source gives them to gen (and to each of a
+    Ray run's shards, as JSON)."""
+
+    name: str
+    task_type: str | None
+    data_dir: str | None
+    subsets: tuple[str, ...]
+    splits: tuple[str, ...]
+    source_language: str | None
+
+
+class ScaleSection(TypedDict):
+    """A spec's `scale:` section: where gen runs."""
+
+    runner: Literal["local", "ray"]
+    shards: int
+    ray_address: str | None
+    cpus_per_shard: float
+    gpus_per_shard: float
+
+
+class DataFiles(TypedDict):
+    """One split of a card config: its name and its data file in the repository."""
+
+    split: str
+    path: str
+
+
+class CardConfig(TypedDict, total=False):
+    """One entry of a dataset card's `configs:` list (the Hub's dataset viewer and
+    `load_dataset` read it)."""
+
+    config_name: Required[str]
+    data_files: Required[list[DataFiles]]
+    default: bool
+
+
+class ControlMiss(TypedDict):
+    """A rating of a control item outside its tolerance."""
+
+    item_id: str
+    criterion: str
+    rating: float
+    expected: float
+
+
+class RaterScreening(TypedDict, total=False):
+    """One rater's screening on the control items: kept, or why not."""
+
+    controls: Required[int]  # control ratings given
+    misses: Required[list[ControlMiss]]
+    kept: Required[bool]
+    reason: str
+
+
+class GeneratorRef(TypedDict):
+    run: str
+    model: str
+
+
+class TransformComparison(TypedDict):
+    """One (generator, transform) row of compare's per-transform table."""
+
+    generator: str
+    transform: str
+    configs: int
+    rows: int
+    total_error_rate: float
+    error_rates: dict[str, float]
+    mean_edit_distance: float
+    measures: dict[str, float]
+
+
+class JudgeMean(TypedDict):
+    mean: float
+    ci95: list[float]
+
+
+class JudgeTest(TypedDict):
+    """A paired bootstrap test between two generators on one judge, Holm-adjusted."""
+
+    a: str
+    b: str
+    mean_difference: float
+    p: float
+    p_holm: float
+
+
+class JudgeMatrix(TypedDict):
+    """One judge's means per generator over the items all of them have, and the tests."""
+
+    measure: str
+    items: int
+    missing_for: list[str]
+    means: dict[str, JudgeMean]
+    tests: list[JudgeTest]
+
+
+class ComparisonDocument(TypedDict):
+    """compare.json: generators compared on their validation reports."""
+
+    format: int
+    shiftbench_version: str
+    kind: str
+    bootstrap_samples: int
+    generators: dict[str, GeneratorRef]
+    per_transform: list[TransformComparison]
+    matrix: list[JudgeMatrix]

@@ -32,7 +32,7 @@ from shiftbench.core.data.sources import (
     source_meta,
 )
 from shiftbench.core.protocols import check_protocol
-from shiftbench.core.records import RunMeta, SourceRecord
+from shiftbench.core.records import RunExtras, RunMeta, SourceRecord
 from shiftbench.core.text.languages import Language, draw
 from shiftbench.core.text.transforms import PER_DATASET, PER_TEXT
 from shiftbench.errors import InputError
@@ -57,7 +57,7 @@ class Prepared:
     data: dict[str, dict[str, list[dict[str, Any]]]]  # subset -> split -> rows
     languages: dict[str, tuple[Language | None, ...]]  # subset -> each field's language
     recorded: SourceRecord
-    top: dict[str, Any]
+    top: RunExtras
     meta: RunMeta | None  # the run folder's shiftbench.json, if it exists
     todo: list[tuple[str, Variant | RuleVariant]]  # (subset, variant) still to make
     parts: tuple[str, ...] = ()  # the run-folder splits a variant rewrites
@@ -99,7 +99,7 @@ def check_gen(
         _check_languages(source, variant, languages)
     recorded = source_meta(source)
     recorded["row_limit"] = limit
-    top: dict[str, Any] = {"shard": {"index": shard[0], "count": shard[1]}} if shard else {}
+    top: RunExtras = {"shard": {"index": shard[0], "count": shard[1]}} if shard else {}
     meta = check_target(output, recorded, top.get("shard"))
     if rewrite != DEFAULT:
         top["rewrite"] = list(rewrite)

@@ -17,7 +17,7 @@ from shiftbench.core.data.runfolder import (
     tally_status,
     write_run,
 )
-from shiftbench.core.records import ConfigRecord, RunMeta
+from shiftbench.core.records import ConfigRecord, RunExtras, RunMeta
 from shiftbench.errors import InputError
 
 DRAWN: tuple[Literal["target_languages", "pivot_languages"], ...] = (
@@ -42,7 +42,11 @@ def merge_shards(folders: list[Path], output: Path) -> list[str]:
         raise InputError(f"output {output} already exists; a merge writes a new folder")
     configs = [_merge_config(name, info, folders, metas) for name, info in first["configs"].items()]
     held = cast(dict[str, Any], first)
-    top: dict[str, Any] = {key: held[key] for key in ("rewrite", "protocol") if key in held}
+    top: RunExtras = {}
+    if "rewrite" in held:
+        top["rewrite"] = held["rewrite"]
+    if "protocol" in held:
+        top["protocol"] = held["protocol"]
     write_run(output, first["source"], configs, None, top)
     return [c.name for c in configs]
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from shiftbench.core.data.sources import load_source
+from shiftbench.core.records import ScaleSection, SourceArguments
 from shiftbench.errors import InputError, RuntimeFault, ShiftbenchError
 from shiftbench.gen.api import generate
 from shiftbench.gen.merge import merge_shards
@@ -43,11 +44,11 @@ def gen_shard(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def gen_on_ray(
-    source: dict[str, Any],
+    source: SourceArguments,
     settings: GenSettings,
     shards_dir: Path,
     run: Path,
-    scale: dict[str, Any],
+    scale: ScaleSection,
 ) -> str:
     """Generate one source's variants as `scale["shards"]` Ray tasks, then merge into `run`.
     `source` holds `load_source`'s arguments; every shard uses `settings`. Returns the
@@ -78,8 +79,8 @@ def gen_on_ray(
 
 
 def _map_shards(
-    ray: Any, source: dict[str, Any], settings: GenSettings, shards_dir: Path, run: Path,
-    scale: dict[str, Any], count: int,
+    ray: Any, source: SourceArguments, settings: GenSettings, shards_dir: Path, run: Path,
+    scale: ScaleSection, count: int,
 ) -> str:  # fmt: skip
 
     # shard folders are scratch: the generation cache is what a re-run resumes from

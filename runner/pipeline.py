@@ -33,6 +33,7 @@ from shiftbench.core.data.sources import load_source
 from shiftbench.core.messages import report
 from shiftbench.core.protocols import DEFAULT_PROTOCOL
 from shiftbench.core.ratings import RATINGS_FILE
+from shiftbench.core.records import SourceArguments
 from shiftbench.core.text.transforms import TARGETED_PROMPT
 from shiftbench.errors import InputError, RuntimeFault, ShiftbenchError
 from shiftbench.gen.api import GenSettings, TooManyFailures, generate, plan_generation
@@ -201,13 +202,13 @@ def _source_name(spec: Spec, source: dict[str, Any]) -> str:
     return str(beside) if ("/" in name or name.startswith(".")) and beside.exists() else name
 
 
-def gen_call(spec: Spec, unit: Unit, quiet: bool) -> tuple[dict[str, Any], GenSettings]:
+def gen_call(spec: Spec, unit: Unit, quiet: bool) -> tuple[SourceArguments, GenSettings]:
     """What the spec gives gen for one source: `load_source`'s arguments and the settings.
     The protocol's transforms, seeds, sampling and rewritten parts hold wherever the spec
     leaves the key out; a key the spec sets replaces the preset's (and is recorded so)."""
 
     v, g, s = spec.values, spec.values["generator"], unit.source
-    source = dict(
+    source = SourceArguments(
         name=_source_name(spec, s), task_type=s["task_type"], data_dir=s["data_dir"],
         subsets=tuple(s["subsets"]), splits=tuple(s["splits"]),
         source_language=s["source_language"],

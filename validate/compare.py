@@ -21,7 +21,15 @@ from typing import Any
 
 from shiftbench import __version__
 from shiftbench.core.data.runfolder import read_jsonl, read_meta, read_validation
-from shiftbench.core.records import RunMeta, ValidationReport
+from shiftbench.core.records import (
+    ComparisonDocument,
+    JudgeMatrix,
+    JudgeMean,
+    JudgeTest,
+    RunMeta,
+    TransformComparison,
+    ValidationReport,
+)
 from shiftbench.core.stats import BOOTSTRAP_SAMPLES, bootstrap_mean_ci, holm, paired_bootstrap_p
 from shiftbench.core.tables import markdown_table
 from shiftbench.errors import InputError
@@ -90,10 +98,10 @@ def _load_values(run: Path, meta: RunMeta, report: ValidationReport, model: str)
     return {"configs": summaries, "values": averaged}
 
 
-def compare(runs: list[Path], kind: str = "judge-quality") -> dict[str, Any]:
+def compare(runs: list[Path], kind: str = "judge-quality") -> ComparisonDocument:
     """The comparison document (see the module docstring)."""
     generators = load_generators(runs)
-    table = []
+    table: list[TransformComparison] = []
     for label, g in generators.items():
         by_transform: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for summary in g["configs"].values():
@@ -140,7 +148,7 @@ def compare(runs: list[Path], kind: str = "judge-quality") -> dict[str, Any]:
     }
 
 
-def _judge_matrix(generators: dict[str, dict[str, Any]], key: str) -> dict[str, Any]:
+def _judge_matrix(generators: dict[str, dict[str, Any]], key: str) -> JudgeMatrix:
     """One judge (measure key): each generator's mean and interval over the shared items,
     and Holm-corrected paired bootstrap tests between generators."""
     missing = [label for label, g in generators.items() if key not in g["values"]]
@@ -149,7 +157,7 @@ def _judge_matrix(generators: dict[str, dict[str, Any]], key: str) -> dict[str, 
     shared = set.intersection(*(set(g["values"][key]) for g in generators.values()))
     items = sorted(shared, key=str)
     columns = {label: [g["values"][key][i] for i in items] for label, g in generators.items()}
-    means = {}
+    means: dict[str, JudgeMean] = {}
     for label, column in columns.items():
         if column:
             low, high = bootstrap_mean_ci(column)
@@ -157,7 +165,7 @@ def _judge_matrix(generators: dict[str, dict[str, Any]], key: str) -> dict[str, 
                 "mean": round(statistics.fmean(column), 4),
                 "ci95": [round(low, 4), round(high, 4)],
             }
-    tests = []
+    tests: list[JudgeTest] = []
     if len(items) >= 2:
         pairs = list(itertools.combinations(columns, 2))
         raw = [paired_bootstrap_p(columns[a], columns[b]) for a, b in pairs]
@@ -176,7 +184,7 @@ def _judge_matrix(generators: dict[str, dict[str, Any]], key: str) -> dict[str, 
     return {"measure": key, "items": len(items), "missing_for": [], "means": means, "tests": tests}
 
 
-def render_markdown(doc: dict[str, Any]) -> str:
+def render_markdown(doc: ComparisonDocument) -> str:
     """The comparison for people: the per-transform table, then each judge's matrix."""
     measure_keys = sorted({k for r in doc["per_transform"] for k in r["measures"]})
     lines = [

@@ -4,10 +4,8 @@ configs of their own) and a short table of the configs. The full dataset card is
 
 from __future__ import annotations
 
-from typing import Any
-
 from shiftbench.core.data.parts import context_name
-from shiftbench.core.records import ConfigRecord, RunMeta
+from shiftbench.core.records import CardConfig, ConfigRecord, DataFiles, RunMeta
 
 META_FILE = "shiftbench.json"  # the run folder's record of its source and configs
 
@@ -74,7 +72,7 @@ def default_config(meta: RunMeta) -> str:
     return next((n for n, i in configs.items() if i.get("kind") == "original"), next(iter(configs)))
 
 
-def card_configs(meta: RunMeta, data_format: str = "jsonl") -> list[dict[str, Any]]:
+def card_configs(meta: RunMeta, data_format: str = "jsonl") -> list[CardConfig]:
     """The card's `configs:` list: every config and split, the original the default.
 
     `data_format` is the data files' extension: `jsonl` in a run folder, `parquet` in a
@@ -83,19 +81,19 @@ def card_configs(meta: RunMeta, data_format: str = "jsonl") -> list[dict[str, An
     so each kind is a config of its own on the card, as in a ranking dataset's own
     repository: `original-corpus` (with several subsets `original-corpus.en`), split `test`.
     """
-    out = []
+    out: list[CardConfig] = []
     default = default_config(meta)
     for name, info in meta["configs"].items():
-        tables: dict[str, list[dict[str, str]]] = {}
-        files: list[dict[str, str]] = []
+        tables: dict[str, list[DataFiles]] = {}
+        files: list[DataFiles] = []
         for split in info["rows"]:
             kind, _, of = context_name(split).rpartition("/")
-            entry = {"split": of, "path": f"{name}/{split}.{data_format}"}
+            entry: DataFiles = {"split": of, "path": f"{name}/{split}.{data_format}"}
             (tables.setdefault(kind, []) if kind else files).append(entry)
-        out.append(
-            {"config_name": name, "data_files": files,
-             **({"default": True} if name == default else {})}
-        )  # fmt: skip
+        config: CardConfig = {"config_name": name, "data_files": files}
+        if name == default:
+            config["default"] = True
+        out.append(config)
         out += [
             {"config_name": table_config(name, kind, info.get("subset")), "data_files": entries}
             for kind, entries in tables.items()

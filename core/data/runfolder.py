@@ -25,6 +25,7 @@ from shiftbench.core.data.runcard import META_FILE, render_card
 from shiftbench.core.data.sources import LISTED_TYPES
 from shiftbench.core.records import (
     ConfigRecord,
+    RunExtras,
     RunMeta,
     ShardRecord,
     SourceRecord,
@@ -396,7 +397,7 @@ def write_run(
     source_meta: SourceRecord,
     configs: list[ConfigData],
     meta: RunMeta | None,
-    top: dict[str, Any] | None = None,
+    top: RunExtras | None = None,
 ) -> None:
     """Write configs into the run folder at `path` (new when `meta` is None).
 
@@ -409,7 +410,7 @@ def write_run(
 
 
 def _write_new(
-    path: Path, source_meta: SourceRecord, configs: list[ConfigData], top: dict[str, Any]
+    path: Path, source_meta: SourceRecord, configs: list[ConfigData], top: RunExtras
 ) -> None:
     """Stage the whole folder beside its target, then rename it into place."""
     meta = cast(

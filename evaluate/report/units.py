@@ -407,7 +407,7 @@ TRANSFORMATIONS_FIRST = "transformations-first"
 
 def aggregation(documents: Sequence[ResultsDocument]) -> str:
     """HTEB's order when every results document was scored under `--protocol hteb`."""
-    names = {(d.get("protocol") or {}).get("name") for d in documents}
+    names = {p["name"] if (p := d.get("protocol")) else None for d in documents}
     return TRANSFORMATIONS_FIRST if names == {"hteb"} else PER_DATASET
 
 
