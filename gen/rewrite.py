@@ -236,7 +236,7 @@ def call_key(
     attempt: int,
     budget: int | None = None,
 ) -> str:
-    """Everything one call's output depends on (DESIGN.md, "Determinism"), and nothing else.
+    """Everything one call's output depends on (docs/concepts/determinism.md), and nothing else.
 
     `budget` is given for a call asked again with a larger budget only: the first budget
     follows from the text, the transform and the sampling settings already in the key.

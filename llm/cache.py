@@ -1,7 +1,7 @@
 """A per-row generation cache in SQLite, so finished rows survive a crash and are reused.
 
-The key is a hash of everything a row's output depends on (DESIGN.md, "Determinism"), so a
-stale entry cannot be reused after the prompt, model or sampling changes.
+The key is a hash of everything a row's output depends on (docs/concepts/determinism.md), so
+a stale entry cannot be reused after the prompt, model or sampling changes.
 
 Several jobs of one run may use the cache from their own threads at once. A job claims the
 keys it is about to generate, and another job that needs one of them waits for its result

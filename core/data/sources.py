@@ -43,10 +43,10 @@ class TaskSchema:
     label_field: str | None = None
 
 
-# Which fields each task type transforms (DESIGN.md, "Source"). Columns follow mteb's own
-# names after its dataset_transform. Types without a tabular layout (retrieval, reranking,
-# summarisation) are named here so the contract is in one place; `tabular` says which ones
-# gen can already rewrite row by row.
+# Which fields each task type transforms (docs/guides/what-gets-rewritten.md). Columns follow
+# mteb's own names after its dataset_transform. Types without a tabular layout (retrieval,
+# reranking, summarisation) are named here so the contract is in one place; `tabular` says
+# which ones gen can already rewrite row by row.
 TASK_SCHEMAS: dict[str, TaskSchema] = {
     "STS": TaskSchema(
         ("sentence1", "sentence2"), ("sentence1", "sentence2", "score"), "cosine_spearman"

@@ -109,7 +109,7 @@ class VLLMBackend:
         if _on_cpu():
             kwargs.update(CPU_DEFAULTS)
         else:
-            # DESIGN.md's determinism contract: outputs must not depend on the batch.
+            # docs/concepts/determinism.md: outputs must not depend on the batch.
             # VLLM_BATCH_INVARIANT=0 trades that for speed.
             os.environ.setdefault("VLLM_BATCH_INVARIANT", "1")
         kwargs.update(self.engine_args)
