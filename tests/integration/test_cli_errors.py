@@ -3,26 +3,13 @@
 from __future__ import annotations
 
 import importlib.util
-import json
 import socket
 from pathlib import Path
 
 import pytest
+from support.files import write_folder
 
 from shiftbench.core.data import mteb_tasks
-
-
-def write_folder(root: Path, rows: list[dict], configs: str | None = None) -> Path:
-    (root / "data").mkdir(parents=True)
-    with open(root / "data" / "test.jsonl", "w", encoding="utf-8") as fh:
-        for row in rows:
-            fh.write(json.dumps(row) + "\n")
-    configs = configs or (
-        "configs:\n- config_name: default\n  data_files:\n  - split: test\n"
-        "    path: data/test.jsonl\n"
-    )
-    (root / "README.md").write_text(f"---\n{configs}---\n\n# test data\n", encoding="utf-8")
-    return root
 
 
 def assert_refused(result, message: str, out: Path) -> None:
@@ -334,7 +321,7 @@ def test_max_new_tokens_must_leave_room_for_the_prompt(invoke, tmp_path, backend
 )
 def test_ctrl_c_is_one_line_and_exit_130(invoke, monkeypatch, tmp_path, command, target, message):
     """Ctrl-C (KeyboardInterrupt) is no click "Aborted.": exit 130, and the commands that
-    generate say their finished rows are cached (tests/test_resume.py sends a real SIGINT)."""
+    generate say their finished rows are cached (tests/real/test_resume.py sends a real SIGINT)."""
     from shiftbench.cli.commands.specdoc import starter
 
     def interrupt(*args, **kwargs):

@@ -40,9 +40,7 @@ def test_the_cli_reference_is_every_commands_help():
 
     from shiftbench.cli.clidoc import reference, section
 
-    page = (Path(__file__).parent.parent / "docs" / "reference" / "cli.md").read_text(
-        encoding="utf-8"
-    )
+    page = (Path(__file__).parents[2] / "docs" / "reference" / "cli.md").read_text(encoding="utf-8")
     assert section(page) == reference()
     for name, _ in all_commands(cli):
         assert f"<code>{name}</code>" in page, name

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from support.environment import ENCODER
 
-MODEL = "sentence-transformers/all-MiniLM-L6-v2"
-SAMPLE = Path(__file__).parents[1] / "sample" / "data" / "test.jsonl"
+SAMPLE = Path(__file__).parents[2] / "sample" / "data" / "test.jsonl"
 
 
 def run_folder(root: Path) -> Path:
@@ -107,7 +107,7 @@ class Case:
     scripted: bool = False  # the command uses the scripted test backend
 
 
-EVALUATE = ("evaluate", "{run}", "-m", MODEL, "-q", "--no-plots", "-o", "{out}")
+EVALUATE = ("evaluate", "{run}", "-m", ENCODER, "-q", "--no-plots", "-o", "{out}")
 VALIDATE = ("validate", "{run}", "-q")
 DATA_FILE = "paraphrase-s1/test.jsonl"
 DATA = "{run}/" + DATA_FILE
@@ -268,13 +268,13 @@ def test_a_corrupt_embedding_cache_is_named_with_the_ways_out(invoke, tmp_path):
     """The embedding cache's file for the model holds garbage: one line naming it and the
     two ways out, exit 2, no results written."""
     cache = tmp_path / "cache"
-    first = invoke("evaluate", "sample", "-m", MODEL, "-q", "--no-plots", "--resamples", "0",
+    first = invoke("evaluate", "sample", "-m", ENCODER, "-q", "--no-plots", "--resamples", "0",
                    "--cache-dir", cache, "-o", tmp_path / "first")  # fmt: skip
     assert first.exit_code == 0, first.output
     (store,) = cache.glob("*.sqlite")
     garbage(store)
     out = tmp_path / "out"
-    result = invoke("evaluate", "sample", "-m", MODEL, "-q", "--no-plots", "--cache-dir", cache,
+    result = invoke("evaluate", "sample", "-m", ENCODER, "-q", "--no-plots", "--cache-dir", cache,
                     "-o", out)  # fmt: skip
     assert result.exit_code == 2, result.output
     assert result.stderr == (
@@ -439,7 +439,7 @@ def test_a_full_disk_fails_in_one_line_and_keeps_the_run_folder(invoke, tmp_path
 def test_an_output_on_a_read_only_file_system_is_refused_before_any_work(invoke, tmp_path):
     with tmpfs(tmp_path / "disk", "ro,size=64k") as disk:
         for args in (("gen", "sample", "-t", "word-jumble-1", "-q"),
-                     ("evaluate", "sample", "-m", MODEL, "-q", "--no-plots")):  # fmt: skip
+                     ("evaluate", "sample", "-m", ENCODER, "-q", "--no-plots")):  # fmt: skip
             result = invoke(*args, "-o", disk / "out")
             assert (result.exit_code, result.stderr) == (
                 2,

@@ -8,7 +8,7 @@ import ast
 import logging
 
 import pytest
-from test_layers import PACKAGE, package_files
+from support.layers import PACKAGE, package_files
 
 import shiftbench
 from shiftbench.core.messages import REPORT

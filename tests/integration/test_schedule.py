@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import read_rows
+from support.files import read_rows
 from support.stream_backend import StreamBackend, input_text
 
 from shiftbench.core.text.transforms import TRANSFORMS
@@ -150,7 +150,7 @@ def test_every_variant_is_in_flight_at_once_and_writes_what_one_by_one_writes(
 
 
 def test_a_failing_job_fails_the_run_and_its_finished_rows_are_kept(stream, invoke, tmp_path):
-    rows = read_rows(Path(__file__).parents[1] / "sample" / "data" / "test.jsonl")
+    rows = read_rows(Path(__file__).parents[2] / "sample" / "data" / "test.jsonl")
     stream.fail_for = {rows[3]["sentence2"]}
     out = tmp_path / "run"
     args = gen_args(out, "-t", "paraphrase,summarisation,expansion", "-s", "1")

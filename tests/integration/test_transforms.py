@@ -6,7 +6,7 @@ import json
 
 import datasets
 import pytest
-from conftest import read_rows
+from support.files import read_rows
 
 from shiftbench.core.text.languages import LANGUAGES, draw, parse_pool
 from shiftbench.core.text.transforms import TRANSFORMS

@@ -12,6 +12,7 @@ import json
 import os
 
 import pytest
+from support.environment import ENCODER
 
 from shiftbench.core.text.transforms import TRANSFORMS
 from shiftbench.errors import InputError
@@ -20,7 +21,6 @@ from shiftbench.llm.backends.vllm_backend import VLLMBackend
 from shiftbench.llm.backends.weights import DEFAULT_MODEL, locate_model
 
 # the real vLLM engine (only in tests/vllm_env.sh's environment)
-pytestmark = pytest.mark.slow
 
 if os.environ.get("SHIFTBENCH_REQUIRE_VLLM") == "1":
     import vllm  # noqa: F401  (an ImportError here fails the run, as it should)
@@ -202,7 +202,7 @@ def test_all_transforms_two_seeds_on_real_data(shared_data, invoke, tmp_path, mo
         shared_data / "STSBenchmark",
         "--limit",
         "1",
-        # as the embedded and llama.cpp runs of tests/test_real_servers.py: one row and
+        # as the embedded and llama.cpp runs of tests/real/test_real_servers.py: one row and
         # QUICK_CALLS (retries with doubled budgets took most of the time)
         *QUICK_CALLS,
         "--cache-dir",
@@ -310,9 +310,6 @@ def test_paraplue_and_expected_judge_agree_with_the_embedded_model(backend):
         assert v == pytest.approx(e, abs=0.05)
     rated = Judge(backend, "quality", scoring="expected").score(items, GenerationCache(None))
     assert all(v is not None and 1.0 <= v <= 5.0 for v, _, _ in rated)
-
-
-ENCODER = "sentence-transformers/all-MiniLM-L6-v2"
 
 
 def scores_of(out):

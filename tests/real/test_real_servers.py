@@ -17,7 +17,6 @@ from shiftbench.core.text.transforms import TRANSFORMS
 from shiftbench.llm.backends.weights import DEFAULT_MODEL, locate_model
 
 # the real SmolLM2 on every transformation (embedded, or served by llama.cpp)
-pytestmark = pytest.mark.slow
 
 ALL = list(TRANSFORMS)
 CONFIGS = ["original"] + [f"{t}-s{s}" for t in ALL for s in (1, 2)]
@@ -63,7 +62,6 @@ def data_files(out):
 
 
 @pytest.mark.heavy
-@pytest.mark.server
 def test_all_transforms_on_llama_cpp_server(llama_server, shared_data, invoke, tmp_path):
     args = ["gen", "STSBenchmark", "--data-dir", shared_data / "STSBenchmark", "--limit", "1"]
     args += ["-b", "openai", "--base-url", llama_server, "-m", "smollm2", "-q"]
@@ -100,7 +98,6 @@ def test_all_transforms_on_embedded_model(shared_data, invoke, tmp_path):
     assert len(same) == 3
 
 
-@pytest.mark.server
 def test_paraplue_and_judge_through_llama_cpp_server(llama_server):
     """The openai backend asks a real llama.cpp server for first-token log-probabilities."""
     import math

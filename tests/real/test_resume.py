@@ -10,13 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-from conftest import cached_rows
+from support.files import cached_rows
 from support.openai_server import OpenAIStub
 from support.waiting import wait_for
 
 # each test starts gen in a subprocess against a local OpenAI-compatible server
-pytestmark = [pytest.mark.server, pytest.mark.slow]
 
 ROWS = 20  # 40 unique sentences
 CONCURRENCY = 2

@@ -9,10 +9,7 @@ more of a server would fail loudly rather than pass against a guess.
 
 from __future__ import annotations
 
-import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from support.http_stub import Handler, StubServer
 
 STAMP = "2026-11-01T00:00:00"
 USER = {
@@ -32,52 +29,28 @@ WORKSPACE = {
 }
 
 
-class ArgillaStub:
+class ArgillaStub(StubServer):
     def __init__(self, api_key: str) -> None:
         self.api_key = api_key
         self.requests: list[str] = []
         stub = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Argilla(Handler):
             protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _json(self, status: int, payload: Any) -> None:
-                body = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
 
             def do_GET(self) -> None:
                 stub.requests.append(f"GET {self.path}")
                 if self.headers.get("X-Argilla-Api-Key") != stub.api_key:
-                    self._json(401, {"detail": "Could not validate credentials"})
+                    self.reply(401, {"detail": "Could not validate credentials"})
                 elif self.path == "/api/v1/me":
-                    self._json(200, USER)
+                    self.reply(200, USER)
                 elif self.path == "/api/v1/me/workspaces":
-                    self._json(200, {"items": [WORKSPACE]})
+                    self.reply(200, {"items": [WORKSPACE]})
                 else:
-                    self._json(404, {"detail": "Not Found"})
+                    self.reply(404, {"detail": "Not Found"})
 
             def do_POST(self) -> None:
                 stub.requests.append(f"POST {self.path}")
-                self._json(404, {"detail": "Not Found"})
+                self.reply(404, {"detail": "Not Found"})
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def start(self) -> ArgillaStub:
-        self.thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(Argilla)

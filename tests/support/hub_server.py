@@ -33,9 +33,10 @@ import json
 import re
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
+
+from support.http_stub import Handler, StubServer
 
 HEX40 = re.compile(r"^[0-9a-f]{40}$")
 GITATTRIBUTES = b"*.parquet filter=lfs diff=lfs merge=lfs -text\n"
@@ -88,8 +89,8 @@ class HubError(Exception):
         self.status, self.message, self.code, self.extra = status, message, code, extra
 
 
-class LocalHub:
-    """The server's state; `start()` serves it on 127.0.0.1 in a thread."""
+class LocalHub(StubServer):
+    """The server's state, served on 127.0.0.1 in a thread (`start()`, or `with`)."""
 
     def __init__(self, token: str, user: str = "tester") -> None:
         self.token, self.user = token, user
@@ -97,25 +98,17 @@ class LocalHub:
         self.lock = threading.Lock()
         self.requests: list[tuple[str, str, bool]] = []  # method, path, authorised
         self.faults: dict[str, list[tuple[int, bool]]] = {}
-        self.server: ThreadingHTTPServer | None = None
         self.stopping = threading.Event()  # lets calls held by a HANG fault go
-
-    # -- lifecycle
-    def start(self) -> str:
         hub = self
 
-        class Handler(_Handler):
+        class Hub(_Handler):
             state = hub
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
+        super().__init__(Hub)
 
     def stop(self) -> None:
         self.stopping.set()
-        if self.server is not None:
-            self.server.shutdown()
-            self.server.server_close()
+        super().stop()
 
     def fail(self, endpoint: str, status: int = 500, times: int = 1, after_apply: bool = False):
         self.faults.setdefault(endpoint, []).extend([(status, after_apply)] * times)
@@ -137,12 +130,9 @@ class LocalHub:
         return commit
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(Handler):
     state: LocalHub
     protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:  # quiet
-        pass
 
     def do_GET(self) -> None:
         self._dispatch("GET")
@@ -160,8 +150,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _dispatch(self, method: str) -> None:
         hub = self.state
         url = urlsplit(self.path)
-        length = int(self.headers.get("Content-Length") or 0)
-        self.body = self.rfile.read(length) if length else b""
+        self.body = self.body_bytes()
         self.query = parse_qs(url.query)
         authorised = self.headers.get("Authorization") == f"Bearer {hub.token}"
         hub.requests.append((method, url.path, authorised))
@@ -190,13 +179,8 @@ class _Handler(BaseHTTPRequestHandler):
             headers = {"Content-Type": "application/json", "X-Error-Message": exc.message}
             if exc.code:
                 headers["X-Error-Code"] = exc.code
-        self.send_response(status)
-        for key, value in headers.items():
-            self.send_header(key, value)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        if method != "HEAD":
-            self.wfile.write(body)
+        kind = headers.pop("Content-Type", None)
+        self.reply(status, body, kind, headers)
 
     def _json(self, doc: Any, status: int = 200) -> tuple[int, dict[str, str], bytes]:
         return status, {"Content-Type": "application/json"}, json.dumps(doc).encode()

@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from support.http_stub import Handler, StubServer
 
 DIGEST = "sha256:" + "ab" * 32
 
 
-class OllamaStub:
+class OllamaStub(StubServer):
     def __init__(self, models: dict[str, list[str]] | None = None) -> None:
         self.models = models or {"stub:latest": ["completion"]}
         self.faults: list[str] = []
@@ -34,19 +35,11 @@ class OllamaStub:
         self.lock = threading.Lock()
         stub = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Ollama(Handler):
             protocol_version = "HTTP/1.1"
 
-            def log_message(self, *args: Any) -> None:
-                pass
-
             def _json(self, status: int, payload: Any) -> None:
-                body = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json; charset=utf-8")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                self.reply(status, payload, "application/json; charset=utf-8")
 
             def _model(self, name: str) -> str | None:
                 full = name if ":" in name else f"{name}:latest"
@@ -83,8 +76,7 @@ class OllamaStub:
                     self._json(404, {"error": "404 page not found"})
 
             def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length", 0))
-                body = json.loads(self.rfile.read(length) or b"{}")
+                body = json.loads(self.body_bytes() or b"{}")
                 if self.path == "/api/show":
                     model = self._model(body.get("model", ""))
                     if model is None:
@@ -202,17 +194,4 @@ class OllamaStub:
                     self.wfile.write(f"{len(line):x}\r\n".encode() + line + b"\r\n")
                 self.wfile.write(b"0\r\n\r\n")
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def __enter__(self) -> OllamaStub:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(Ollama)

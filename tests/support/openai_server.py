@@ -13,11 +13,12 @@ from __future__ import annotations
 import json
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from support.http_stub import Handler, StubServer
 
-class OpenAIStub:
+
+class OpenAIStub(StubServer):
     def __init__(self, models: tuple[str, ...] = ("stub-model",)) -> None:
         self.models = models
         self.faults: list[str] = []
@@ -28,35 +29,16 @@ class OpenAIStub:
         self.lock = threading.Lock()
         stub = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _send(self, status: int, payload: Any) -> None:
-                body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-                try:
-                    self._write(status, body)
-                except (BrokenPipeError, ConnectionResetError):
-                    # the client gave up waiting (its timeout): nobody is left to answer
-                    self.close_connection = True
-
-            def _write(self, status: int, body: bytes) -> None:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
+        class OpenAI(Handler):
             def do_GET(self) -> None:
                 if self.path == "/v1/models":
                     data = [{"id": m, "object": "model", "owned_by": "stub"} for m in stub.models]
-                    self._send(200, {"object": "list", "data": data})
+                    self.reply(200, {"object": "list", "data": data})
                 else:
-                    self._send(404, {"error": {"message": "not found", "type": "invalid_request"}})
+                    self.reply(404, {"error": {"message": "not found", "type": "invalid_request"}})
 
             def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length", 0))
-                body = json.loads(self.rfile.read(length))
+                body = json.loads(self.body_bytes())
                 with stub.lock:
                     stub.requests.append(body)
                     stub.headers.append(dict(self.headers))
@@ -64,16 +46,16 @@ class OpenAIStub:
                 if stub.delay:
                     time.sleep(stub.delay)
                 if self.path != "/v1/chat/completions":
-                    self._send(404, {"error": {"message": "not found"}})
+                    self.reply(404, {"error": {"message": "not found"}})
                 elif fault == "reset":
                     self.close_connection = True
                     self.connection.close()
                 elif fault in ("500", "429"):
-                    self._send(int(fault), {"error": {"message": f"injected {fault}"}})
+                    self.reply(int(fault), {"error": {"message": f"injected {fault}"}})
                 elif fault == "malformed":
-                    self._send(200, b'{"choices": [')
+                    self.reply(200, b'{"choices": [')
                 elif body.get("model") not in stub.models:
-                    self._send(404, {"error": {"message": f"model {body.get('model')} not found"}})
+                    self.reply(404, {"error": {"message": f"model {body.get('model')} not found"}})
                 else:
                     prompt = body["messages"][-1]["content"]
                     asked = prompt.rsplit("\n\n", 1)[-1]
@@ -83,7 +65,7 @@ class OpenAIStub:
                     if limit is not None and len(words) > limit:
                         words, reason = words[:limit], "length"
                     text = " ".join(words)
-                    self._send(
+                    self.reply(
                         200,
                         {
                             "id": "chatcmpl-stub",
@@ -104,17 +86,4 @@ class OpenAIStub:
                         },
                     )
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    def __enter__(self) -> OpenAIStub:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(OpenAI, root="/v1")

@@ -7,10 +7,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from support.files import fenced_after
+
 import shiftbench
 from shiftbench.cli.clidoc import SPEC_END, SPEC_START, section, spec_reference
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 README = ROOT / "README.md"
 
@@ -24,12 +26,6 @@ def test_the_spec_reference_is_the_schema():
     `python -m shiftbench.cli.clidoc --write`)."""
     page = (DOCS / "reference" / "spec.md").read_text(encoding="utf-8")
     assert section(page, SPEC_START, SPEC_END) == spec_reference()
-
-
-def fenced_after(text: str, marker: str) -> str:
-    found = re.search(re.escape(marker) + r"\n```\w*\n(.*?)```", text, re.S)
-    assert found, f"README.md has no block after {marker}"
-    return found.group(1)
 
 
 def test_the_getting_started_page_shows_the_readmes_command_and_example():
