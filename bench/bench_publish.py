@@ -5,10 +5,11 @@ folder written by `shiftbench gen`:
   anchor      huggingface_hub's `upload_folder` of the folder plus `create_tag`: what a
               release costs without any checking
   publish     `shiftbench publish`: folder checks, every config converted to Parquet and
-              loaded twice (plain card, then the card to be published), croissant.json
-              written and read back by mlcroissant, card, manifest, one commit and the tag
+              loaded once, croissant.json written and read back by mlcroissant, the card
+              written and read back by datasets, manifest, one commit and the tag
   jsonl       the same with --format jsonl (no conversion, no Croissant)
-  no-op       publishing the same version again (manifest download and comparison)
+  no-op       publishing the same version again (the manifest downloaded, its inputs
+              compared with those of the folder; nothing built)
 Printed: seconds (median of --repeat runs) and each as a ratio to the anchor.
 
     python bench/bench_publish.py RUN_FOLDER [--repeat 3]

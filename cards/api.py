@@ -49,8 +49,9 @@ class ReleaseSettings:
 def write_card(
     run: str | Path, settings: ReleaseSettings | None = None, output: str | Path | None = None
 ) -> Path:
-    """Write the dataset card of a run folder (every config is loaded with load_dataset
-    first) to `output`, by default RUN/README.md; returns where it went."""
+    """Write the dataset card of a run folder (every config is loaded first, with the
+    builder load_dataset uses for its files) to `output`, by default RUN/README.md;
+    returns where it went."""
     from shiftbench.cards.release import build
     from shiftbench.core.hub import check_repo, check_version
 

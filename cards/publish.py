@@ -23,7 +23,7 @@ from typing import Any
 
 from shiftbench import __version__
 from shiftbench.cards.api import ReleaseSettings
-from shiftbench.cards.release import Release, build
+from shiftbench.cards.release import Release, build, check_layout, release_inputs
 from shiftbench.core.hub import (
     KEEP,
     MANIFEST,
@@ -65,8 +65,11 @@ def publish(
             date_published=settings.date_published,
         )  # fmt: skip
 
-    release, meta, _ = assemble(settings.data_format or "parquet")
-    if not dry_run:
+    data_format = settings.data_format or "parquet"
+    check_layout(folder)
+    if dry_run:
+        release, meta, _ = assemble(data_format)
+    else:
         require_token()
     api = hub_api()
     if quiet:
@@ -77,8 +80,20 @@ def publish(
             report(log, line)
 
     remote = _remote_state(api, repo, tag, dry_run)
+    held = _published_manifest(api, repo, tag) if remote.get("tag_commit") else None
+    if not dry_run:
+        inputs = release_inputs(
+            folder, repo, tag, settings.human_dirs, settings.license_id,
+            data_format=data_format, results=settings.results, rai=settings.rai,
+            date_published=settings.date_published,
+        )  # fmt: skip
+        if held is not None and held.get("inputs") == inputs:
+            # built from the same files and options: the same release, not built again
+            tell(f"{repo}@{tag} is already published with this content; nothing to do.")
+            return "unchanged"
+        release, meta, _ = assemble(data_format)
     if remote.get("tag_commit"):
-        published = _published_listing(api, repo, tag)
+        published: list[dict[str, Any]] | None = held.get("files", []) if held else None
         if published is not None and published != release.listing() and _jsonl(published):
             # a version published as JSON Lines stays so: compare with that form of it
             release, meta, _ = assemble("jsonl")
@@ -176,8 +191,8 @@ def _files_at(api: Any, repo: str, revision: str) -> list[str]:
     return [f for f in files if f != KEEP]
 
 
-def _published_listing(api: Any, repo: str, tag: str) -> list[dict[str, Any]] | None:
-    """The file list of the manifest published at `tag`, or None when it has none."""
+def _published_manifest(api: Any, repo: str, tag: str) -> dict[str, Any] | None:
+    """The release manifest published at `tag`, or None when it has none."""
     from huggingface_hub import hf_hub_download
     from huggingface_hub.errors import EntryNotFoundError
 
@@ -193,9 +208,8 @@ def _published_listing(api: Any, repo: str, tag: str) -> list[dict[str, Any]] | 
             )  # fmt: skip
         except EntryNotFoundError:
             return None
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    listing: list[dict[str, Any]] = doc.get("files", [])
-    return listing
+        doc: dict[str, Any] = json.loads(Path(path).read_text(encoding="utf-8"))
+    return doc
 
 
 def _differences(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> str:

@@ -26,8 +26,7 @@ from shiftbench.cards import card as cards
 from shiftbench.cards import croissant, facts, sections
 from shiftbench.cards import results as evaluated
 from shiftbench.core.data.parts import context_name
-from shiftbench.core.data.runcard import card_rows, table_config
-from shiftbench.core.data.runcard import render_card as minimal_card
+from shiftbench.core.data.runcard import card_configs, card_rows, table_config
 from shiftbench.core.data.runfolder import (
     DATA_FORMATS,
     FORMAT_VERSION,
@@ -71,7 +70,19 @@ class Release:
 
 
 def check_folder(folder: Path) -> RunMeta:
-    """The run folder's metadata, once its layout is what the metadata says."""
+    """The run folder's metadata, once its layout is what the metadata says and every
+    row reads as evaluate reads it."""
+    meta = check_layout(folder)
+    # every row as evaluate reads it: a release never freezes rows evaluate refuses
+    for name, info in meta["configs"].items():
+        for split in info["rows"]:
+            read_config_split(folder, meta, name, split)
+    return meta
+
+
+def check_layout(folder: Path) -> RunMeta:
+    """The run folder's metadata, once it is one whole run of this format (its rows
+    unread)."""
     if not folder.is_dir():
         raise InputError(f"{folder} is not a folder")
     meta = read_meta(folder)
@@ -88,20 +99,19 @@ def check_folder(folder: Path) -> RunMeta:
             f"{folder} is one shard of a run; merge the shards (shiftbench merge) and "
             "publish the merged folder"
         )
-    # every row as evaluate reads it: a release never freezes rows evaluate refuses
-    for name, info in meta["configs"].items():
-        for split in info["rows"]:
-            read_config_split(folder, meta, name, split)
     return meta
 
 
 def infos_by_loading(
-    files: dict[str, Path | bytes], card_text: str, meta: RunMeta
+    files: dict[str, Path | bytes], meta: RunMeta, data_format: str
 ) -> dict[str, Any]:
-    """Load every config with `load_dataset` as the Hub would see the release.
+    """Load every config of the release once, with the builder `load_dataset` uses for its
+    data files (datasets' packaged Parquet or JSON builder), and check its row counts and
+    columns. Returns each config's DatasetInfo: the features, splits and sizes the card
+    records.
 
-    The release's `files` are linked into a scratch folder with `card_text` as README.md,
-    so what is loaded is exactly what would be uploaded. Returns each config's DatasetInfo.
+    The release's `files` are linked into a scratch folder, so what is loaded is exactly
+    what would be uploaded.
     """
     import datasets
 
@@ -110,7 +120,6 @@ def infos_by_loading(
     scratch = Path(tempfile.mkdtemp(prefix="shiftbench-release-"))
     try:
         view = scratch / "repo"
-        files = {**files, "README.md": card_text.encode("utf-8")}  # never a link to the folder
         for path, item in files.items():
             target = view / path
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -118,31 +127,73 @@ def infos_by_loading(
                 target.write_bytes(item)
             else:
                 os.symlink(item.resolve(), target)
+        splits_of: dict[str, list[tuple[str, str]]] = {}  # card config -> (split, file)
+        for name, info in meta["configs"].items():
+            for split in info["rows"]:
+                kind, _, of = context_name(split).rpartition("/")
+                card = table_config(name, kind, info.get("subset")) if kind else name
+                splits_of.setdefault(card, []).append((of, f"{name}/{split}.{data_format}"))
         infos = {}
         for name, info in meta["configs"].items():
-            loaded = None
             # a ranking config's corpus and judgements load as card configs of their own
             for card, rows in card_rows(name, info).items():
-                table = _load(datasets, view, card, scratch)
-                counts = {split: table[split].num_rows for split in table}
+                loaded = _load(view, card, splits_of[card], data_format, scratch)
+                counts = {split: s.num_examples for split, s in loaded.splits.items()}
                 if counts != rows:
                     raise InputError(
                         f"config {card} loads with rows {counts} but {META_FILE} records "
                         f"{rows}; regenerate the config or restore its files"
                     )
-                loaded = table if card == name else loaded
-            assert loaded is not None
-            first = next(iter(loaded.values()))
-            missing = [c for c in expected_columns(meta, info) if c not in first.column_names]
+                if card == name:
+                    infos[name] = loaded
+            missing = [c for c in expected_columns(meta, info) if c not in infos[name].features]
             if missing:
                 raise InputError(
                     f"config {name} lacks the columns {', '.join(missing)}; it is not what "
                     "shiftbench gen writes"
                 )
-            infos[name] = first.info
         return infos
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def check_card(card_text: str, meta: RunMeta, infos: dict[str, Any], data_format: str) -> None:
+    """What `load_dataset` reads from the card, read by datasets itself: every config
+    names exactly its data files, and the features and row counts of its `dataset_info`
+    are those the files loaded with (`infos`), so a load casts nothing and finds what the
+    metadata records. The card is parsed once for all configs."""
+    import yaml
+    from datasets.info import DatasetInfosDict
+    from datasets.utils.metadata import MetadataConfigs
+    from huggingface_hub import DatasetCardData
+
+    # the YAML header as huggingface_hub reads it, parsed by libyaml where PyYAML has it
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        header = card_text.split("---\n", 2)[1]
+        data = DatasetCardData(**yaml.load(header, Loader=loader))
+        configs = MetadataConfigs.from_dataset_card_data(data)
+        described = DatasetInfosDict.from_dataset_card_data(data)
+    except Exception as exc:  # datasets raises many types; all mean "does not load"
+        raise InputError(f"the card's metadata does not load with datasets: {exc}") from None
+    for entry in card_configs(meta, data_format):
+        name = entry["config_name"]
+        held = configs.get(name, {})
+        named = {
+            f["split"]: [f["path"]] if isinstance(f["path"], str) else list(f["path"])
+            for f in held.get("data_files", [])
+        }
+        if named != {f["split"]: [f["path"]] for f in entry["data_files"]} or held.get(
+            "default", False
+        ) != entry.get("default", False):
+            raise InputError(f"the card's config {name} does not name its data files")
+    for name, info in infos.items():
+        card_info = described.get(name)
+        if card_info is None or card_info.features != info.features:
+            raise InputError(f"the card's features of config {name} are not those of its files")
+        counts = {s: v.num_examples for s, v in (card_info.splits or {}).items()}
+        if counts != {s: v.num_examples for s, v in info.splits.items()}:
+            raise InputError(f"the card's row counts of config {name} are not those of its files")
 
 
 def data_paths(meta: RunMeta) -> list[tuple[str, str]]:
@@ -194,13 +245,24 @@ def release_files(folder: Path, meta: RunMeta, data_format: str) -> dict[str, Pa
     return files
 
 
-def _load(datasets: Any, view: Path, name: str, scratch: Path) -> Any:
+def _load(
+    view: Path, name: str, splits: list[tuple[str, str]], data_format: str, scratch: Path
+) -> Any:
+    """One card config loaded by datasets' packaged builder for its data files, as
+    `load_dataset` builds it; its DatasetInfo."""
+    from datasets.packaged_modules.json.json import Json
+    from datasets.packaged_modules.parquet.parquet import Parquet
+
+    builder_class = Parquet if data_format == "parquet" else Json
     try:
-        return datasets.load_dataset(
-            str(view), name, cache_dir=str(scratch / "cache"), download_mode="force_redownload"
-        )
+        builder = builder_class(
+            cache_dir=str(scratch / "cache"), config_name=name, dataset_name=view.name,
+            hash="release", data_files={split: [str(view / path)] for split, path in splits},
+        )  # fmt: skip
+        builder.download_and_prepare(download_mode="force_redownload")
     except Exception as exc:  # datasets raises many types; all mean "does not load"
         raise InputError(f"config {name} does not load with load_dataset: {exc}") from None
+    return builder.info
 
 
 def expected_columns(meta: RunMeta, info: ConfigRecord) -> list[str]:
@@ -215,8 +277,52 @@ def expected_columns(meta: RunMeta, info: ConfigRecord) -> list[str]:
     return columns
 
 
-def manifest(release: Release, meta: RunMeta, data_format: str) -> bytes:
-    """The release manifest: deterministic, so equal content gives equal bytes."""
+def release_inputs(
+    folder: Path,
+    repo: str | None,
+    tag: str | None,
+    human_dirs: tuple[Path, ...] = (),
+    license_id: str | None = None,
+    *,
+    data_format: str = "parquet",
+    results: tuple[str, ...] = (),
+    rai: tuple[str, ...] = (),
+    date_published: str | None = None,
+) -> str:
+    """The sha256 of everything a release is built from: every file of the run folder,
+    of the human-eval folders and of the results folders (by path and sha256), the
+    options, and this shiftbench's version. Equal inputs build an equal release, so a
+    version published from them need not be built again to be found unchanged."""
+
+    def tree(where: Path) -> dict[str, str]:
+        if where.is_file():
+            return {where.name: sha256_file(where)}
+        return {rel: sha256_file(path) for rel, path in folder_files(where).items()}
+
+    scored = []
+    for item in results:
+        name, sep, where = item.partition("=")
+        if not sep or Path(item).exists():  # as cards/results.py reads the option
+            name, where = "", item
+        scored.append([name, tree(Path(where)) if Path(where).exists() else {}])
+    doc = {
+        "shiftbench_version": __version__,
+        "repo": repo,
+        "tag": tag,
+        "data_format": data_format,
+        "license": license_id,
+        "rai": list(rai),
+        "date_published": date_published,
+        "folder": tree(folder),
+        "human_eval": [tree(d) for d in human_dirs],
+        "results": scored,
+    }
+    return hashlib.sha256(json.dumps(doc, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def manifest(release: Release, meta: RunMeta, data_format: str, inputs: str) -> bytes:
+    """The release manifest: deterministic, so equal content gives equal bytes. `inputs`
+    is what it was built from (release_inputs)."""
     source = meta["source"]
     doc = {
         "format": 1,
@@ -231,6 +337,7 @@ def manifest(release: Release, meta: RunMeta, data_format: str) -> bytes:
         },
         "configs": {name: info.get("rows", {}) for name, info in meta["configs"].items()},
         "files": release.listing(),
+        "inputs": inputs,
     }
     return (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
@@ -329,9 +436,9 @@ def build(
     files.pop(croissant.CROISSANT_FILE, None)
     release = Release(folder, tag)
     release.files.update(files)
-    # Load once with the plain card for the features, then with the full card to prove
-    # load_dataset accepts exactly what is published.
-    infos = infos_by_loading(files, minimal_card(meta, data_format), meta)
+    # Each config loaded once, for the features and sizes the card records; then the card
+    # read back by datasets, as load_dataset reads it.
+    infos = infos_by_loading(files, meta, data_format)
     if data_format == "parquet":
         doc = _croissant(release, meta, repo=repo, human=human, license_id=license_id,
                          rai=rai_fields, validation=facts.validation_report(folder))  # fmt: skip
@@ -343,8 +450,12 @@ def build(
         folder, meta, infos=infos, repo=repo, tag=tag, human=human, license_id=license_id,
         data_format=data_format, models=models,
     )  # fmt: skip
-    infos_by_loading(release.files, text, meta)
+    check_card(text, meta, infos, data_format)
     release.files["README.md"] = text.encode("utf-8")
     if tag is not None:
-        release.files[MANIFEST] = manifest(release, meta, data_format)
+        inputs = release_inputs(
+            folder, repo, tag, human_dirs, license_id, data_format=data_format,
+            results=results, rai=rai, date_published=date_published,
+        )  # fmt: skip
+        release.files[MANIFEST] = manifest(release, meta, data_format, inputs)
     return release, meta, text

@@ -102,7 +102,8 @@ def card(
     (configs, generation settings, validation and human-eval figures, results, how to load
     and evaluate, citation, limitations) come from the folder's shiftbench.json,
     validation.json, the --human-eval reports and the --results folders. Every config is
-    loaded with load_dataset first.
+    loaded first, with the builder load_dataset uses for its files, and the card is read
+    back by datasets.
     """
     from shiftbench.cards.api import ReleaseSettings, write_card
 

@@ -176,6 +176,44 @@ def test_round_trip_two_versions(stsb_copy, shared_data, invoke, hub, tmp_path):
     }
 
 
+def test_a_republish_of_the_same_inputs_builds_nothing(stsb_copy, hub, tmp_path):
+    """A version published again from the same files and options is found unchanged from
+    the manifest's `inputs`, without building the release; a folder that changed is built
+    and compared file by file, as before."""
+    done = python(
+        hub_env(hub, tmp_path),
+        f"""
+        from pathlib import Path
+        from shiftbench.cards import publish as p
+        from shiftbench.cards.api import ReleaseSettings
+
+        run, built = Path({str(stsb_copy)!r}), []
+        real_build = p.build
+
+        def counted(*args, **kwargs):
+            built.append(1)
+            return real_build(*args, **kwargs)
+
+        p.build = counted
+        for step in ("first", "again", "card changed"):
+            if step == "card changed":  # the release replaces the folder's README.md
+                (run / "README.md").write_text("an edited card\\n", encoding="utf-8")
+            outcome = p.publish(run, {REPO!r}, "v1.0.0", ReleaseSettings(), quiet=True)
+            print(step, outcome, len(built))
+        """,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "first published 1",
+        "again unchanged 1",
+        "card changed unchanged 2",
+    ]
+    manifest = json.loads(
+        (hub.repos[REPO].resolve("v1.0.0").files["shiftbench-release.json"]).decode()
+    )
+    assert len(manifest["inputs"]) == 64
+
+
 def test_published_versions_are_frozen(stsb_copy, invoke, hub, tmp_path):
     env = hub_env(hub, tmp_path)
     assert (
