@@ -1,0 +1,390 @@
+"""HTEB's published transformation files: their layout, names and rules.
+
+HTEB (v1.1) keeps each rewrite of a dataset as a pair of files in
+`<root>/<generator>/<dataset>/<transformation>/<seed>/`: `data_<hash>.parquet` with two
+struct columns (`original` and `<transformation>_seed_<seed>`, one row per source record,
+in source order) and `metadata_<hash>.JSON` beside it (generator, identity, generation
+limits, statistics of the generation and of its data filter). `<generator>` is the
+model's Hub id with every character outside letters, digits and `_.-` written as `~XX`
+(its UTF-8 bytes in hex); `<hash>` is the sha256 of the identity and the generation time
+as compact, key-sorted JSON. A folder may hold several pairs: the newest generation time
+wins, and a pair without one (`data.parquet`, `metadata.JSON`) loses to any dated pair.
+
+This module holds the rules both directions need: reading and checking a pair (what
+HTEB's own loader accepts, written here from its rules), and naming and hashing one for
+an export. It knows no run folder; gen/hteb.py imports, cards/hteb.py exports.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from shiftbench.errors import InputError
+
+# HTEB's transformation names and shiftbench's, both ways
+TRANSFORMATIONS = {
+    "paraphrasing": "paraphrase",
+    "backtranslation": "backtranslation",
+    "style_change": "style-change",
+    "expansion": "expansion",
+    "summarise": "summarisation",
+    "summarised_expansion": "summarised-expansion",
+    "translation": "translation",
+    "cross_translation": "cross-translation",
+}
+HTEB_NAMES = {ours: theirs for theirs, ours in TRANSFORMATIONS.items()}
+
+
+@dataclass(frozen=True)
+class HtebDataset:
+    """One of HTEB's dataset definitions, as far as shiftbench needs it."""
+
+    task: str  # the MTEB task shiftbench loads for it
+    task_type: str  # HTEB's task type
+    hf_dataset: str
+    revision: str | None = None
+
+
+# HTEB's dataset names (its dataset_metadata folder) and the MTEB tasks they are
+DATASETS = {
+    "banking77": HtebDataset(
+        "Banking77Classification", "classification", "mteb/banking77",
+        "18072d2685ea682290f7b8924d94c62acc19c0b2",
+    ),
+    "stsbenchmark-sts": HtebDataset("STSBenchmark", "sts", "mteb/stsbenchmark-sts"),
+    "biosses-sts": HtebDataset("BIOSSES", "sts", "mteb/biosses-sts"),
+    "summeval": HtebDataset("SummEval", "summarisation", "mteb/summeval"),
+    "SprintDuplicateQuestions": HtebDataset(
+        "SprintDuplicateQuestions", "pair_classification",
+        "mteb/sprintduplicatequestions-pairclassification",
+    ),
+    "twittersemeval2015-pairclassification": HtebDataset(
+        "TwitterSemEval2015", "pair_classification", "mteb/twittersemeval2015-pairclassification"
+    ),
+    "TwitterURLCorpus": HtebDataset(
+        "TwitterURLCorpus", "pair_classification", "mteb/twitterurlcorpus-pairclassification"
+    ),
+    "AmazonCounterfactualClassification": HtebDataset(
+        "AmazonCounterfactualClassification", "classification", "mteb/amazon_counterfactual"
+    ),
+    "MassiveIntentClassification": HtebDataset(
+        "MassiveIntentClassification", "classification", "mteb/amazon_massive_intent"
+    ),
+}  # fmt: skip
+MTEB_NAMES = {d.task: name for name, d in DATASETS.items()}
+
+FALLBACK_REASONS = (
+    "prompt_too_long",
+    "invalid_json_after_retries",
+    "invalid_text_after_retries",
+    "output_length_after_retries",
+    "backend_failure",
+)
+REQUIRED_KEYS = (
+    "generator_model",
+    "transformation",
+    "dataset",
+    "seed_transform",
+    "generation_datetime",
+    "max_model_length",
+    "max_tokens",
+    "max_retries",
+    "generation_statistics",
+)
+COUNTS = (
+    "records_total",
+    "records_targeted",
+    "text_fields_total",
+    "records_with_fallback",
+    "text_fields_with_fallback",
+    "unchanged_outputs",
+)
+HISTORY = ("retried_text_fields", "recovered_after_retry_text_fields", "fallback_reasons")
+STAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
+DATA_NAME = re.compile(r"data(?:_([0-9a-f]{64}))?\.parquet")
+KEPT = re.compile(r"[A-Za-z0-9_.\-]")
+DEVICE = re.compile(r"CON|PRN|AUX|NUL|COM[1-9]|LPT[1-9]", re.I)
+
+
+def generator_directory(model: str) -> str:
+    """The folder name HTEB gives a generator's Hub id: every byte outside letters,
+    digits and `_.-` as `~XX`, a Windows device name's first letter and trailing dots
+    escaped too."""
+    if not model.strip():
+        raise InputError("the generator's model name is empty")
+    name = "".join(
+        c if KEPT.fullmatch(c) else "".join(f"~{b:02X}" for b in c.encode("utf-8")) for c in model
+    )
+    if DEVICE.fullmatch(name.split(".")[0]):
+        name = f"~{ord(name[0]):02X}{name[1:]}"
+    stripped = name.rstrip(".")
+    name = stripped + "~2E" * (len(name) - len(stripped))
+    if len(name.encode("utf-8")) > 255:
+        raise InputError(f"the generator name {model!r} is too long for a folder name")
+    return name
+
+
+def generator_model(directory: str) -> str:
+    """The Hub id a generator folder name stands for (generator_directory, undone)."""
+    raw = re.sub(r"~([0-9A-Fa-f]{2})", lambda m: f"%{m.group(1)}", directory)
+    data = bytearray()
+    i = 0
+    while i < len(raw):
+        if raw[i] == "%":
+            data.append(int(raw[i + 1 : i + 3], 16))
+            i += 3
+        else:
+            data += raw[i].encode("utf-8")
+            i += 1
+    return data.decode("utf-8")
+
+
+def identity_hash(
+    model: str, transformation: str, dataset: str, seed: int, generated: str | None
+) -> str:
+    """The <hash> of a pair's file names: the sha256 of its identity (and generation
+    time, when it has one) as compact JSON with sorted keys."""
+    doc: dict[str, Any] = {
+        "generator_model": model,
+        "transformation": transformation,
+        "dataset": dataset,
+        "seed_transform": seed,
+    }
+    if generated is not None:
+        doc["generation_datetime"] = generated
+    text = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def pair_names(
+    model: str, transformation: str, dataset: str, seed: int, generated: str | None
+) -> tuple[str, str]:
+    """The (data, metadata) file names of a pair."""
+    if generated is None:
+        return "data.parquet", "metadata.JSON"
+    digest = identity_hash(model, transformation, dataset, seed, generated)
+    return f"data_{digest}.parquet", f"metadata_{digest}.JSON"
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One checked pair of an HTEB transformation folder."""
+
+    data: Path
+    metadata: dict[str, Any]
+
+    @property
+    def transformation(self) -> str:
+        return str(self.metadata["transformation"])
+
+    @property
+    def seed(self) -> int:
+        return int(self.metadata["seed_transform"])
+
+
+def _int(doc: dict[str, Any], key: str, least: int, where: Path) -> int:
+    value = doc.get(key)
+    if type(value) is not int or value < least:
+        raise InputError(f"{where}: {key} must be a whole number of at least {least}")
+    return value
+
+
+def check_statistics(stats: Any, where: Path) -> dict[str, Any]:
+    """generation_statistics as HTEB writes it: its nine keys, and counts that agree."""
+    if not isinstance(stats, dict) or set(stats) != set(COUNTS + HISTORY):
+        raise InputError(
+            f"{where}: generation_statistics must hold exactly {', '.join(COUNTS + HISTORY)}"
+        )
+    for key in COUNTS:
+        _int(stats, key, 0, where)
+    total, targeted = stats["records_total"], stats["records_targeted"]
+    texts, fallback = stats["text_fields_total"], stats["text_fields_with_fallback"]
+    with_fallback, unchanged = stats["records_with_fallback"], stats["unchanged_outputs"]
+    problems = []
+    if targeted > min(total, texts):
+        problems.append("records_targeted exceeds records_total or text_fields_total")
+    if with_fallback > min(targeted, fallback):
+        problems.append("records_with_fallback exceeds records_targeted or the fallback texts")
+    if fallback + unchanged > texts:
+        problems.append("fallback and unchanged texts exceed text_fields_total")
+    if (with_fallback > 0) != (fallback > 0):
+        problems.append("records_with_fallback and text_fields_with_fallback disagree")
+    if (targeted > 0) != (texts > 0):
+        problems.append("records_targeted and text_fields_total disagree")
+    history = [stats[k] for k in HISTORY]
+    if any(v == "" for v in history) and not all(v == "" for v in history):
+        problems.append("the retry counts are partly unknown")
+    if history[0] != "":
+        retried, recovered, reasons = history
+        if type(retried) is not int or type(recovered) is not int or retried < 0:
+            problems.append("the retry counts must be whole numbers")
+        elif retried > texts or recovered > min(retried, texts - fallback) or recovered < 0:
+            problems.append("the retry counts exceed the texts")
+        if not isinstance(reasons, dict) or any(
+            r not in FALLBACK_REASONS or type(n) is not int or n < 1 for r, n in reasons.items()
+        ):
+            problems.append(f"fallback_reasons must count some of {', '.join(FALLBACK_REASONS)}")
+        elif sum(reasons.values()) != fallback:
+            problems.append("fallback_reasons do not add up to text_fields_with_fallback")
+    if problems:
+        raise InputError(f"{where}: generation_statistics: {problems[0]}")
+    return stats
+
+
+def _timestamp(value: Any) -> bool:
+    """Whether `value` is a real UTC time written YYYY-MM-DDTHH:MM:SSZ."""
+    if not isinstance(value, str) or not STAMP.fullmatch(value):
+        return False
+    try:
+        dt.datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ")
+    except ValueError:
+        return False
+    return True
+
+
+def check_metadata(doc: Any, data: Path, where: Path) -> dict[str, Any]:
+    """A pair's metadata checked as HTEB checks it before it reads the data: required
+    keys and their types, the folders and file name its identity gives, statistics that
+    agree, and no key HTEB would not write. `data` is the pair's data file."""
+    if not isinstance(doc, dict):
+        raise InputError(f"{where}: not a JSON object")
+    missing = [k for k in REQUIRED_KEYS if k not in doc]
+    if missing:
+        raise InputError(f"{where}: missing {', '.join(missing)}")
+    generated = doc["generation_datetime"]
+    if generated is not None and not _timestamp(generated):
+        raise InputError(
+            f"{where}: generation_datetime must be YYYY-MM-DDTHH:MM:SSZ or null, got {generated!r}"
+        )
+    model = doc["generator_model"]
+    if not isinstance(model, str) or not model.strip():
+        raise InputError(f"{where}: generator_model must be a non-empty name")
+    for key in ("transformation", "dataset"):
+        value = doc[key]
+        if not isinstance(value, str) or value in ("", ".", "..") or "/" in value or "\\" in value:
+            raise InputError(f"{where}: {key} must be a plain, non-empty name")
+    if model.startswith(("/", "./", "../", "~")):
+        raise InputError(f"{where}: generator_model must be a Hub model id, not a local path")
+    seed = _int(doc, "seed_transform", 0, where)
+    _int(doc, "max_retries", 0, where)
+    _int(doc, "max_model_length", 1, where)
+    _int(doc, "max_tokens", 1, where)
+    expected = (generator_directory(model), doc["dataset"], doc["transformation"], str(seed))
+    held = tuple(p.name for p in data.parents[:4][::-1])
+    if held != expected:
+        raise InputError(
+            f"{where}: it describes {'/'.join(expected)}, but lies in {'/'.join(held)}"
+        )
+    names = pair_names(model, doc["transformation"], doc["dataset"], seed, generated)
+    if data.name not in (names[0], "data.parquet"):
+        raise InputError(f"{where}: its identity gives the data file {names[0]}, not {data.name}")
+    if doc["dataset"] not in DATASETS:
+        raise InputError(
+            f"{where}: unknown HTEB dataset {doc['dataset']!r}; known: "
+            f"{', '.join(sorted(DATASETS))}"
+        )
+    if doc["transformation"] not in TRANSFORMATIONS:
+        raise InputError(
+            f"{where}: unknown HTEB transformation {doc['transformation']!r}; known: "
+            f"{', '.join(TRANSFORMATIONS)}"
+        )
+    revision = doc.get("source_revision")
+    if revision is not None and not (
+        isinstance(revision, str) and re.fullmatch(r"[0-9a-f]{40}", revision)
+    ):
+        raise InputError(f"{where}: source_revision must be a 40-digit lowercase hex commit")
+    task_type = DATASETS[doc["dataset"]].task_type
+    allowed = set(REQUIRED_KEYS) | {"data_filtering", "source_revision"}
+    if doc["transformation"] == "translation":
+        allowed.add("translation_language_selection")
+        if doc.get("translation_language_selection", "dataset") != "dataset":
+            raise InputError(f"{where}: translation_language_selection must be 'dataset'")
+    if doc["transformation"] == "summarised_expansion" and "max_tokens_expansion" in doc:
+        allowed.add("max_tokens_expansion")
+        limit = doc["max_tokens_expansion"]
+        if type(limit) is not int or not 0 < limit < doc["max_model_length"]:
+            raise InputError(
+                f"{where}: max_tokens_expansion must be above 0 and below max_model_length"
+            )
+    if task_type in ("retrieval", "reranking"):
+        allowed.add("transform_corpus")
+        if type(doc.get("transform_corpus")) is not bool:
+            raise InputError(f"{where}: transform_corpus must be true or false")
+    extra = sorted(set(doc) - allowed)
+    if extra:
+        raise InputError(f"{where}: keys HTEB does not write: {', '.join(extra)}")
+    check_statistics(doc["generation_statistics"], where)
+    return doc
+
+
+def latest_pair(folder: Path) -> Pair:
+    """The pair HTEB reads from a transformation folder: every pair in it checked, then
+    the newest generation time; two newest is an error, as is a file without its partner."""
+    if folder.is_symlink() or not folder.is_dir():
+        raise InputError(f"{folder}: not a folder")
+    names = {p.name for p in folder.iterdir()}
+    data_names = {n for n in names if n.startswith("data") and n.endswith(".parquet")}
+    for n in names:
+        if n.startswith("metadata") and n.endswith(".JSON"):
+            data_names.add("data" + n[len("metadata") : -len(".JSON")] + ".parquet")
+    if not data_names:
+        raise InputError(f"{folder}: no transformation pair (data_<hash>.parquet)")
+    pairs = []
+    for name in sorted(data_names):
+        data = folder / name
+        match = DATA_NAME.fullmatch(name)
+        if match is None:
+            raise InputError(f"{data}: not an HTEB data file name (data_<64 hex>.parquet)")
+        meta = folder / ("metadata" + name[len("data") : -len(".parquet")] + ".JSON")
+        for path, partner in ((data, meta), (meta, data)):
+            if not path.is_file() or path.is_symlink():
+                raise InputError(
+                    f"{path}: missing or not a regular file, so {partner.name} has no pair"
+                )
+        try:
+            doc = json.loads(meta.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise InputError(f"{meta}: not valid JSON ({exc})") from None
+        pairs.append(Pair(data, check_metadata(doc, data, meta)))
+    newest = max(p.metadata["generation_datetime"] or "" for p in pairs)
+    chosen = [p for p in pairs if (p.metadata["generation_datetime"] or "") == newest]
+    if len(chosen) > 1:
+        raise InputError(
+            f"{folder}: {len(chosen)} pairs share the newest generation time {newest or 'null'}"
+        )
+    return chosen[0]
+
+
+def read_pair(pair: Pair) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The original and the transformed records of a pair, row for row, once the file is
+    what HTEB writes: exactly the two struct columns of one type, no schema metadata, as
+    many rows as its statistics count."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    where = pair.data
+    try:
+        table = pq.read_table(where)
+    except (OSError, pa.ArrowException) as exc:
+        raise InputError(f"{where}: not a readable Parquet file ({exc})") from None
+    column = f"{pair.transformation}_seed_{pair.seed}"
+    if table.schema.metadata:
+        raise InputError(f"{where}: holds schema metadata, which HTEB's files never do")
+    if table.column_names != ["original", column]:
+        raise InputError(
+            f"{where}: its columns must be original and {column}, got "
+            f"{', '.join(table.column_names)}"
+        )
+    kinds = [table.schema.field(c).type for c in table.column_names]
+    if not pa.types.is_struct(kinds[0]) or kinds[0] != kinds[1]:
+        raise InputError(f"{where}: original and {column} must be records of one type")
+    total = pair.metadata["generation_statistics"]["records_total"]
+    if table.num_rows != total:
+        raise InputError(f"{where}: holds {table.num_rows} rows, its metadata counts {total}")
+    return table.column("original").to_pylist(), table.column(column).to_pylist()

@@ -1,0 +1,130 @@
+"""HTEB's transformation files: folder names, file-name hashes, and which pair of a folder
+is read, checked as HTEB's own loader checks it."""
+
+from __future__ import annotations
+
+import pytest
+from support.hteb import MODEL, statistics, write_pair
+
+from shiftbench.core.data.hteb import (
+    HTEB_NAMES,
+    TRANSFORMATIONS,
+    generator_directory,
+    generator_model,
+    identity_hash,
+    latest_pair,
+    read_pair,
+)
+from shiftbench.errors import InputError
+
+ROWS = [
+    {"text": "I lost my card", "label": 1, "_hteb_split": "test"},
+    {"text": "How do I top up?", "label": 2, "_hteb_split": "test"},
+]
+REWRITTEN = [
+    {"text": "My card is gone", "label": 1, "_hteb_split": "test"},
+    {"text": "How can I add money?", "label": 2, "_hteb_split": "test"},
+]
+
+
+def test_generator_folders_are_named_as_hteb_names_them():
+    assert generator_directory(MODEL) == "cyankiwi~2Fgemma-4-31B-it-AWQ-4bit"  # its release
+    cases = {"a~b": "a~7Eb", "con.x": "~63on.x", "a..": "a~2E~2E", "é/x": "~C3~A9~2Fx"}
+    for model, folder in cases.items():
+        assert generator_directory(model) == folder
+        assert generator_model(folder) == model
+    assert generator_model(generator_directory(MODEL)) == MODEL
+
+
+def test_file_hashes_are_those_of_htebs_published_banking77_files():
+    """Three of the 24 pairs HTEB ships for Banking77: the first 12 hex digits of their
+    file names, from the identity and the generation time."""
+    published = {
+        ("backtranslation", 1337, "2026-09-15T11:18:02Z"): "9be5eb2759c8",
+        ("translation", 1337, "2026-09-15T11:32:54Z"): "c46cda2f3acf",
+        ("summarised_expansion", 1339, "2026-09-15T14:04:09Z"): "639df8c32e4a",
+    }
+    for (transformation, seed, when), prefix in published.items():
+        assert identity_hash(MODEL, transformation, "banking77", seed, when)[:12] == prefix
+
+
+def test_transformation_names_map_both_ways():
+    assert TRANSFORMATIONS["paraphrasing"] == "paraphrase"
+    assert TRANSFORMATIONS["summarise"] == "summarisation"
+    assert TRANSFORMATIONS["cross_translation"] == "cross-translation"
+    assert {HTEB_NAMES[ours] for ours in TRANSFORMATIONS.values()} == set(TRANSFORMATIONS)
+
+
+def test_the_newest_pair_wins_and_an_undated_one_loses(tmp_path):
+    write_pair(tmp_path, "banking77", "paraphrasing", 1337, ROWS, ROWS, generated=None)
+    write_pair(tmp_path, "banking77", "paraphrasing", 1337, ROWS, ROWS,
+               generated="2026-09-15T11:17:23Z")  # fmt: skip
+    newest, _ = write_pair(tmp_path, "banking77", "paraphrasing", 1337, ROWS, REWRITTEN,
+                           generated="2026-09-16T08:00:00Z")  # fmt: skip
+    pair = latest_pair(newest.parent)
+    assert pair.data == newest
+    assert read_pair(pair) == (ROWS, REWRITTEN)
+    folder = newest.parent
+    for path in list(folder.iterdir()):
+        if "data_" in path.name or "metadata_" in path.name:
+            path.unlink()
+    assert latest_pair(folder).data.name == "data.parquet"  # alone, the undated pair is read
+
+
+def _move_in_another_generators_pair(root):
+    write_pair(root, "banking77", "summarise", 1, ROWS, REWRITTEN, model="other/model")
+    # the other model's pair, moved beside the first: it describes another folder
+    src = root / generator_directory("other/model") / "banking77" / "summarise" / "1"
+    dst = root / generator_directory(MODEL) / "banking77" / "summarise" / "1"
+    for path in src.iterdir():
+        path.rename(dst / path.name)
+
+
+@pytest.mark.parametrize(
+    ("case", "message"),
+    [
+        ("metadata only", "{data}: missing or not a regular file, so {meta_name} has no pair"),
+        ("stray data file", "{folder}/data_old.parquet: not an HTEB data file name "
+         "(data_<64 hex>.parquet)"),
+        ("wrong seed folder", "{moved_meta}: it describes "
+         "cyankiwi~2Fgemma-4-31B-it-AWQ-4bit/banking77/summarise/1, but lies in "
+         "cyankiwi~2Fgemma-4-31B-it-AWQ-4bit/banking77/summarise/2"),
+        ("extra key", "{meta}: keys HTEB does not write: schema_version"),
+        ("rows miscounted", "{data}: holds 2 rows, its metadata counts 3"),
+        ("reasons miscounted", "{meta}: generation_statistics: fallback_reasons do not add "
+         "up to text_fields_with_fallback"),
+        ("another generator's pair", "{other_meta}: it describes "
+         "other~2Fmodel/banking77/summarise/1, but lies in "
+         "cyankiwi~2Fgemma-4-31B-it-AWQ-4bit/banking77/summarise/1"),
+    ],
+)  # fmt: skip
+def test_a_pair_hteb_would_refuse_is_refused_in_one_line(tmp_path, case, message):
+    data, meta = write_pair(tmp_path, "banking77", "summarise", 1, ROWS, REWRITTEN)
+    folder = data.parent
+    names = {"data": data, "meta": meta, "meta_name": meta.name, "folder": folder}
+    if case == "metadata only":
+        data.unlink()
+    elif case == "stray data file":
+        (folder / "data_old.parquet").write_bytes(data.read_bytes())
+    elif case == "wrong seed folder":
+        moved = folder.parent / "2"
+        folder.rename(moved)
+        folder = moved
+        names["moved_meta"] = moved / meta.name
+    elif case == "extra key":
+        write_pair(tmp_path, "banking77", "summarise", 1, ROWS, REWRITTEN, schema_version=3)
+    elif case == "rows miscounted":
+        write_pair(tmp_path, "banking77", "summarise", 1, ROWS, REWRITTEN,
+                   stats=statistics(3, 3))  # fmt: skip
+    elif case == "reasons miscounted":
+        stats = statistics(2, 2, fallback=1)
+        stats["fallback_reasons"] = {"backend_failure": 2}
+        write_pair(tmp_path, "banking77", "summarise", 1, ROWS, REWRITTEN, stats=stats)
+    elif case == "another generator's pair":
+        _move_in_another_generators_pair(tmp_path)
+        other = [p for p in folder.glob("metadata_*.JSON") if p != meta]
+        names["other_meta"] = other[0]
+    with pytest.raises(InputError) as refused:
+        pair = latest_pair(folder)
+        read_pair(pair)
+    assert str(refused.value) == message.format(**names)
