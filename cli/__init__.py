@@ -130,7 +130,8 @@ def cli(verbose: int) -> None:
     encoders on the original and every variant, report combines several datasets'
     results, and probe runs task-free alignment probes on the controls. run makes a whole
     release from one spec file (init writes a starter spec); merge joins the run folders
-    of a sharded gen.
+    of a sharded gen; hteb import reads HTEB's published transformation files as a run
+    folder.
     """
     _log_sink(verbose)
 
@@ -139,7 +140,7 @@ def cli(verbose: int) -> None:
 # still works)
 from shiftbench.cli.commands.cards import card, publish, verify  # noqa: E402
 from shiftbench.cli.commands.evaluate import evaluate, probe, report  # noqa: E402
-from shiftbench.cli.commands.gen import gen, merge  # noqa: E402
+from shiftbench.cli.commands.gen import gen, hteb, merge  # noqa: E402
 from shiftbench.cli.commands.human_eval import (  # noqa: E402
     human_eval,
     human_eval_batch,
@@ -152,7 +153,7 @@ from shiftbench.cli.commands.validate import compare, judge_calibrate, validate 
 
 for _command in (
     gen, validate, human_eval, compare, judge_calibrate, card, publish, verify, merge,
-    evaluate, probe, report, run, init,
+    evaluate, probe, report, run, init, hteb,
 ):  # fmt: skip
     cli.add_command(_command)
 

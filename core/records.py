@@ -23,9 +23,10 @@ ConfigKind = Literal["original", "transform", "control"]
 # A transformed row's (or field's) status. `ok`; `identical` (an output equal to its input:
 # a result for back-translation, a failure elsewhere); `truncated` (still cut at the token
 # cap); `empty-input`, `not-applicable` (nothing to rewrite, or nothing a control can do);
-# otherwise the name of the automatic check the output failed (checks.CHECKS).
+# `fallback` (an imported HTEB text its generator gave up on, gen/hteb.py); otherwise the
+# name of the automatic check the output failed (checks.CHECKS).
 RowStatus = Literal[
-    "ok", "identical", "truncated", "empty-input", "not-applicable",
+    "ok", "identical", "truncated", "empty-input", "not-applicable", "fallback",
     "empty", "ellipsis", "json-fragment", "reasoning-leak", "prefix-leak", "wrong-language",
     "runaway", "summary-too-long",
 ]  # fmt: skip
@@ -100,6 +101,7 @@ class ConfigRecord(TypedDict, total=False):
     target_languages: list[str]
     pivot_languages: list[str]
     status_counts: dict[str, dict[str, int]]
+    hteb: dict[str, Any]  # an imported HTEB pair: its metadata, file name and sha256
 
 
 class ShardRecord(TypedDict):

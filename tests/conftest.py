@@ -30,6 +30,7 @@ pytest_plugins = [
     "fixtures.parity",  # session fixtures of the mteb-parity tests
     "fixtures.cards",
     "fixtures.evaluate",
+    "fixtures.hteb",
     "fixtures.human_eval",
     "fixtures.rewrite_parts",
     "fixtures.summarization",

@@ -402,3 +402,50 @@ def merge(shards: tuple[Path, ...], output: Path) -> None:
 
     names = merge_shards(list(shards), output)
     click.echo(f"merged {len(shards)} shards into {output}: {', '.join(names)}")
+
+
+@click.group(context_settings=CONTEXT)
+def hteb() -> None:
+    """HTEB's published transformation files, read as a run folder.
+
+    HTEB keeps each rewrite as a pair of files in
+    <generator>/<dataset>/<transformation>/<seed>/: data_<hash>.parquet and
+    metadata_<hash>.JSON. `hteb import` reads such a tree into a run folder that validate,
+    evaluate (under --protocol hteb, which it records), probe, card and publish take.
+    """
+
+
+@hteb.command("import", context_settings=CONTEXT)
+@click.argument("tree", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option(
+    "--output",
+    "-o",
+    type=OutputFolder(),
+    required=True,
+    help="The run folder to write (must not exist, or be empty).",
+)
+@click.option(
+    "--generator",
+    help="The generator to read, by Hub id or folder name, where TREE holds several.",
+)
+@click.option(
+    "--dataset",
+    help="The dataset to read, by HTEB's name (banking77, stsbenchmark-sts, ...), where "
+    "TREE holds several.",
+)
+def hteb_import(tree: Path, output: Path, generator: str | None, dataset: str | None) -> None:
+    """Read TREE, HTEB's transformation files, into a new run folder.
+
+    TREE is a <generator>/<dataset> folder, a generator's folder, or the root that holds
+    them (HTEB's data/transformations). Each <transformation>/<seed> folder gives one
+    config, from the pair HTEB itself would read: every pair in it checked as HTEB's
+    loader checks it, then the newest generation time (an undated data.parquet loses to
+    any dated pair). `original` is the pairs' original records, which must be the same in
+    all of them. A text HTEB's generator gave up on (empty in its file) gets the status
+    fallback, an unchanged one identical. Transformation names become shiftbench's
+    (paraphrasing: paraphrase, summarise: summarisation, cross_translation:
+    cross-translation, ...). Reads STS, pair classification and classification datasets.
+    """
+    from shiftbench.gen.hteb import import_hteb
+
+    click.echo(import_hteb(tree, output, generator=generator, dataset=dataset).summary())

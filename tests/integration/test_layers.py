@@ -29,12 +29,14 @@ def test_the_records_name_every_key_gen_writes(invoke, tmp_path, scripted):
     """core/records.py types shiftbench.json; the writers build some records with a cast
     (a generator's description is spread in), so this reads what gen really writes, a
     variant, a control and the original, and finds every key declared; and the row
-    statuses the Literal names are the checks' names and the statuses gen gives."""
+    statuses the Literal names are the checks' names and the statuses gen (and hteb import)
+    give."""
     import json
     from typing import get_args, get_type_hints
 
     from shiftbench.core.records import ConfigRecord, RowStatus, RunMeta, SourceRecord
     from shiftbench.core.text.checks import CHECKS
+    from shiftbench.gen.hteb import FALLBACK
     from shiftbench.gen.rewrite import EMPTY_INPUT, NOT_APPLICABLE
 
     out = tmp_path / "run"
@@ -52,4 +54,4 @@ def test_the_records_name_every_key_gen_writes(invoke, tmp_path, scripted):
         )
         kinds.add(info["kind"])
     assert kinds == {"original", "transform", "control"}
-    assert set(get_args(RowStatus)) == {"ok", EMPTY_INPUT, NOT_APPLICABLE, *CHECKS}
+    assert set(get_args(RowStatus)) == {"ok", EMPTY_INPUT, NOT_APPLICABLE, FALLBACK, *CHECKS}

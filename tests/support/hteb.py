@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from shiftbench.core.data.hteb import generator_directory, pair_names
+from support.files import read_rows
 
 MODEL = "cyankiwi/gemma-4-31B-it-AWQ-4bit"  # the generator of HTEB's Banking77 release
 
@@ -70,3 +71,23 @@ def write_pair(
     }
     (folder / meta_name).write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     return folder / data_name, folder / meta_name
+
+
+def sts_rows(shared_data: Path, n: int = 12) -> list[dict]:
+    rows = read_rows(shared_data / "STSBenchmark" / "data" / "test.jsonl")[:n]
+    return [{**r, "_hteb_split": "test", "language": "eng"} for r in rows]
+
+
+def rewritten(originals: list[dict], fallback: set[int], unchanged: set[int]) -> list[dict]:
+    """HTEB's transformed column: sentence2 empty where the generator fell back, both
+    texts kept where its output was its input, otherwise both texts changed."""
+    out = []
+    for i, row in enumerate(originals):
+        new = dict(row)
+        if i not in unchanged:
+            new["sentence1"] = f"In other words: {row['sentence1']}"
+            new["sentence2"] = f"Put differently, {row['sentence2']}"
+        if i in fallback:
+            new["sentence2"] = ""
+        out.append(new)
+    return out

@@ -1,0 +1,314 @@
+"""HTEB's published transformation files, imported as a run folder.
+
+One config per (transformation, seed) pair HTEB's loader would read (core/data/hteb.py
+picks and checks it), and `original` from the pair's own original records, which must be
+the same in every pair, as HTEB requires. Each text's status comes from what HTEB's file
+holds: a text its generator gave up on (HTEB writes it empty and counts the reason) is
+`fallback`, never the original in disguise; an output equal to its input is `identical`;
+any other is `ok`. The run folder records HTEB's generator, generation limits,
+statistics and data filtering per config (`hteb`), and the hteb protocol, so `evaluate`
+scores it as HTEB does (a fallback text scored on its original, as HTEB's reuse mode
+does).
+
+Only tabular task types are read for now (STS, pair classification, classification).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+from shiftbench.core.data.hteb import (
+    DATASETS,
+    TRANSFORMATIONS,
+    Pair,
+    generator_model,
+    latest_pair,
+    read_pair,
+)
+from shiftbench.core.data.runfolder import (
+    IDENTICAL,
+    OK,
+    ConfigData,
+    tally_status,
+    usable,
+    write_run,
+    writing,
+)
+from shiftbench.core.data.sources import load_source, source_meta
+from shiftbench.core.protocols import apply_protocol, get_protocol
+from shiftbench.core.records import ConfigRecord, RunExtras
+from shiftbench.core.text.languages import get_language
+from shiftbench.core.text.transforms import TRANSFORMS
+from shiftbench.errors import InputError
+
+FALLBACK = "fallback"  # a text HTEB's generator gave up on after its retries
+TABULAR = ("STS", "PairClassification", "Classification")
+HTEB_FIELDS = ("language",)  # fields HTEB adds to a source record (besides _hteb_*)
+
+
+@dataclass(frozen=True)
+class Imported:
+    """What an import wrote."""
+
+    output: Path
+    dataset: str
+    generator: str
+    configs: tuple[str, ...]
+
+    def summary(self) -> str:
+        return (
+            f"imported HTEB's {self.dataset} rewrites by {self.generator} as "
+            f"{', '.join(self.configs)} to {self.output}"
+        )
+
+
+def dataset_folder(tree: Path, generator: str | None = None, dataset: str | None = None) -> Path:
+    """The <generator>/<dataset> folder of an HTEB transformation tree: `tree` is that
+    folder, a generator's folder or the root (data/transformations) that holds them;
+    `generator` (a Hub id or its folder name) and `dataset` (HTEB's name) choose where
+    `tree` holds several."""
+    if not tree.is_dir():
+        raise InputError(f"{tree} is not a folder")
+
+    def holds_transformations(folder: Path) -> bool:
+        return any((folder / name).is_dir() for name in TRANSFORMATIONS)
+
+    def subfolders(folder: Path) -> list[Path]:
+        return sorted(p for p in folder.iterdir() if p.is_dir())
+
+    def only(found: list[Path], where: Path, what: str, option: str, chosen: str | None) -> Path:
+        names = ", ".join(p.name for p in found)
+        if chosen is not None:
+            picked = [p for p in found if chosen in (p.name, generator_model(p.name))]
+            if not picked:
+                raise InputError(f"{where} holds no {what} {chosen!r}; it holds: {names}")
+            return picked[0]
+        if len(found) != 1:
+            raise InputError(
+                f"{where} holds {len(found)} {what}s ({names}); choose one with {option}"
+            )
+        return found[0]
+
+    if holds_transformations(tree):
+        folder = tree
+    elif datasets := [p for p in subfolders(tree) if holds_transformations(p)]:
+        folder = only(datasets, tree, "dataset", "--dataset", dataset)
+    else:
+        generators = [p for p in subfolders(tree) if any(map(holds_transformations, subfolders(p)))]
+        if not generators:
+            raise InputError(
+                f"{tree} holds no HTEB transformation tree "
+                "(<generator>/<dataset>/<transformation>/<seed>/data_<hash>.parquet)"
+            )
+        chosen = only(generators, tree, "generator", "--generator", generator)
+        datasets = [p for p in subfolders(chosen) if holds_transformations(p)]
+        folder = only(datasets, chosen, "dataset", "--dataset", dataset)
+    if folder.name not in DATASETS:
+        raise InputError(
+            f"{folder}: unknown HTEB dataset {folder.name!r}; known: {', '.join(sorted(DATASETS))}"
+        )
+    return folder
+
+
+def find_pairs(folder: Path) -> list[Pair]:
+    """The pair HTEB reads from each <transformation>/<seed> folder, in name order."""
+    pairs = []
+    for transformation in sorted(p for p in folder.iterdir() if p.is_dir()):
+        if transformation.name not in TRANSFORMATIONS:
+            raise InputError(
+                f"{transformation}: unknown HTEB transformation {transformation.name!r}; "
+                f"known: {', '.join(TRANSFORMATIONS)}"
+            )
+        for seed in sorted((p for p in transformation.iterdir() if p.is_dir()), key=_seed):
+            pairs.append(latest_pair(seed))
+    if not pairs:
+        raise InputError(f"{folder} holds no <transformation>/<seed> folder")
+    return pairs
+
+
+def _seed(folder: Path) -> int:
+    if not folder.name.isdigit():
+        raise InputError(f"{folder}: a seed folder is named by its seed, a whole number")
+    return int(folder.name)
+
+
+def import_hteb(
+    tree: Path,
+    output: Path,
+    *,
+    generator: str | None = None,
+    dataset: str | None = None,
+) -> Imported:
+    """Read an HTEB transformation tree (see dataset_folder) into a new run folder at
+    `output`. A bad tree raises InputError naming the file, and nothing is written."""
+    if output.exists() and (not output.is_dir() or any(output.iterdir())):
+        raise InputError(f"output {output} exists; choose another --output")
+    folder = dataset_folder(tree, generator, dataset)
+    pairs = find_pairs(folder)
+    read = [(pair, *read_pair(pair)) for pair in pairs]
+    first_pair, originals, _ = read[0]
+    for pair, theirs, _ in read[1:]:
+        if theirs != originals:
+            raise InputError(
+                f"{pair.data}: its original records differ from those of {first_pair.data}; "
+                "HTEB scores one dataset against the same originals"
+            )
+    name = folder.name
+    source = load_source(DATASETS[name].task)
+    if source.task_type not in TABULAR:
+        raise InputError(
+            f"{folder}: importing HTEB's {source.task_type} files is not supported yet; "
+            f"it reads {', '.join(TABULAR)}"
+        )
+    splits = _split_rows(source.task_type, source.splits[0], originals, first_pair.data)
+    recorded = source_meta(source)
+    recorded["dataset_path"] = DATASETS[name].hf_dataset
+    revision = first_pair.metadata.get("source_revision")
+    if revision:
+        recorded["revision"] = revision
+    recorded["row_limit"] = None
+    recorded["splits"] = [s for s in splits if s != "train"]
+    recorded["context_splits"] = [s for s in splits if s == "train"]
+    language = _language(recorded)
+    counts = {s: len(r) for s, r in splits.items()}
+    configs = [
+        ConfigData("original", {"kind": "original", "subset": "default", "rows": counts}, splits)
+    ]
+    for pair, _, transformed in read:
+        configs.append(_variant(pair, source.text_fields, splits, originals, transformed, language))
+    used = [TRANSFORMATIONS[p.transformation] for p in pairs]
+    applied = apply_protocol(
+        get_protocol("hteb"),
+        {
+            "transforms": tuple(dict.fromkeys(used)),
+            "seeds": tuple(sorted({p.seed for p in pairs})),
+        },
+    )
+    top: RunExtras = {"protocol": applied.record(source.task_type)}
+    rewrite = list(get_protocol("hteb").rewrite_for(source.task_type))
+    if rewrite != ["queries"]:
+        top["rewrite"] = rewrite
+    with writing(output):
+        write_run(output, recorded, configs, None, top)
+    model = str(first_pair.metadata["generator_model"])
+    return Imported(output, name, model, tuple(c.name for c in configs))
+
+
+def _split_rows(
+    task_type: str, eval_split: str, records: list[dict[str, Any]], where: Path
+) -> dict[str, list[dict[str, Any]]]:
+    """HTEB's records as run-folder rows per split: the split from `_hteb_split`, a
+    `row_id` counting within it, and every field HTEB read from the dataset."""
+    allowed = (eval_split, "train") if task_type == "Classification" else (eval_split,)
+    out: dict[str, list[dict[str, Any]]] = {}
+    for record in records:
+        split = str(record.get("_hteb_split") or eval_split)
+        if split not in allowed:
+            raise InputError(
+                f"{where}: a record of split {split!r}; a {task_type} dataset has "
+                f"{' and '.join(allowed)}"
+            )
+        rows = out.setdefault(split, [])
+        rows.append({"row_id": len(rows), **_source_fields(record)})
+    return {s: out[s] for s in allowed if s in out}
+
+
+def _source_fields(record: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in record.items() if not k.startswith("_hteb_") and k not in HTEB_FIELDS}
+
+
+def _language(recorded: dict[str, Any] | Any) -> str | None:
+    codes = (recorded.get("languages") or {}).get("default") or []
+    try:
+        return get_language(codes[0]).code if codes else None
+    except InputError:
+        return None
+
+
+def _variant(
+    pair: Pair,
+    fields: tuple[str, ...],
+    splits: dict[str, list[dict[str, Any]]],
+    originals: list[dict[str, Any]],
+    transformed: list[dict[str, Any]],
+    language: str | None,
+) -> ConfigData:
+    """One pair as a transform config: each text field rewritten (empty where HTEB fell
+    back), its original beside it, and the row's status."""
+    ours = TRANSFORMATIONS[pair.transformation]
+    transform = TRANSFORMS[ours]
+    changes_language = transform.draw is not None and ours != "backtranslation"
+    positions: dict[str, int] = {}
+    out: dict[str, list[dict[str, Any]]] = {s: [] for s in splits}
+    # rows pair up by position, as HTEB's loader pairs them
+    for original, rewritten in zip(originals, transformed, strict=True):
+        split = str(original.get("_hteb_split") or next(iter(splits)))
+        index = positions.get(split, 0)
+        positions[split] = index + 1
+        row = dict(splits[split][index])
+        statuses = []
+        for field in fields:
+            before, after = original.get(field), rewritten.get(field)
+            if after is None or not str(after).strip():
+                status, text = FALLBACK, ""
+            else:
+                status, text = (IDENTICAL if after == before else OK), after
+            row[field] = text
+            row[f"original_{field}"] = before
+            row[f"language_{field}"] = None if changes_language else language
+            statuses.append(status)
+        failed = [s for s in statuses if not usable(s, ours)]
+        row["status"] = failed[0] if failed else (IDENTICAL if IDENTICAL in statuses else OK)
+        row["attempt"] = None  # HTEB counts retries per file, not per text
+        out[split].append(row)
+    meta = pair.metadata
+    stats = meta["generation_statistics"]
+    record = cast(
+        ConfigRecord,
+        {
+            "kind": "transform",
+            "subset": "default",
+            "settings_sha256": hashlib.sha256(
+                json.dumps(meta, sort_keys=True).encode("utf-8")
+            ).hexdigest(),
+            "transform": ours,
+            "transform_version": transform.version,
+            "axis": transform.axis,
+            "calls": transform.calls,
+            "seed": pair.seed,
+            "prompt_variant": None,
+            "prompts": [],  # HTEB's files do not record its prompts
+            "token_budgets": [f"flat: {meta['max_tokens']} tokens (HTEB)"],
+            "max_new_tokens": meta["max_tokens"],
+            "model": {"id": meta["generator_model"]},
+            "backend": {"name": "hteb", "max_model_length": meta["max_model_length"]},
+            "sampling": {},  # HTEB's files do not record its sampling
+            "max_attempts": meta["max_retries"] + 1,
+            "source_language": language,
+            "source_languages": {f: language for f in fields},
+            "language_pool": [],
+            "target_languages": [],
+            "rows": {s: len(r) for s, r in out.items()},
+            "status_counts": {s: tally_status(r) for s, r in out.items()},
+            "hteb": {
+                **meta,
+                "file": pair.data.name,
+                "file_sha256": _sha256(pair.data),
+                "fallback_texts": stats["text_fields_with_fallback"],
+            },
+        },
+    )
+    name = f"{ours}-s{pair.seed}"
+    return ConfigData(name, record, out)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
