@@ -130,8 +130,8 @@ def cli(verbose: int) -> None:
     encoders on the original and every variant, report combines several datasets'
     results, and probe runs task-free alignment probes on the controls. run makes a whole
     release from one spec file (init writes a starter spec); merge joins the run folders
-    of a sharded gen; hteb import reads HTEB's published transformation files as a run
-    folder.
+    of a sharded gen; hteb import and export read HTEB's published transformation files
+    as a run folder and write them from one.
     """
     _log_sink(verbose)
 
@@ -140,7 +140,8 @@ def cli(verbose: int) -> None:
 # still works)
 from shiftbench.cli.commands.cards import card, publish, verify  # noqa: E402
 from shiftbench.cli.commands.evaluate import evaluate, probe, report  # noqa: E402
-from shiftbench.cli.commands.gen import gen, hteb, merge  # noqa: E402
+from shiftbench.cli.commands.gen import gen, merge  # noqa: E402
+from shiftbench.cli.commands.hteb import hteb  # noqa: E402
 from shiftbench.cli.commands.human_eval import (  # noqa: E402
     human_eval,
     human_eval_batch,

@@ -10,7 +10,7 @@ import pytest
 from support.files import read_rows
 from support.hteb import MODEL, statistics, sts_rows, write_pair
 
-from shiftbench.core.data.hteb import generator_directory, pair_names
+from shiftbench.core.data.hteb import generator_directory, latest_pair, pair_names, read_pair
 from shiftbench.core.records import ConfigRecord, RunMeta
 
 GENERATOR = generator_directory(MODEL)
@@ -139,3 +139,78 @@ def test_a_bad_tree_is_refused_in_one_line_and_nothing_is_written(
     result = invoke("hteb", "import", sts_tree, "-o", out)
     assert (result.exit_code, result.stderr) == (2, f"Error: {expected}\n")
     assert not out.exists() or [p.name for p in out.iterdir()] == ["keep.txt"]
+
+
+def test_an_imported_tree_exports_back_to_the_same_files(sts_tree, invoke, tmp_path):
+    """Import, then export: each folder's newest pair comes back with the same records
+    and the same metadata, byte for byte, and HTEB's rules accept every pair written."""
+    run, back = tmp_path / "run", tmp_path / "back"
+    assert invoke("hteb", "import", sts_tree, "-o", run).exit_code == 0
+    result = invoke("hteb", "export", run, "-o", back)
+    assert result.exit_code == 0, result.output
+    assert result.stdout == (
+        f"wrote 3 HTEB pairs (paraphrasing/1337, paraphrasing/1338, summarise/1337) to {back}\n"
+    )
+    for folder in sorted((sts_tree / GENERATOR / "stsbenchmark-sts").glob("*/*")):
+        theirs = latest_pair(folder)
+        ours = latest_pair(back / folder.relative_to(sts_tree))
+        assert ours.data.name == theirs.data.name
+        assert read_pair(ours) == read_pair(theirs)
+        metadata = theirs.data.name.replace("data", "metadata").replace(".parquet", ".JSON")
+        assert (ours.data.parent / metadata).read_bytes() == (folder / metadata).read_bytes()
+
+
+def test_a_generated_run_exports_as_hteb_writes_its_files(shared_data, scripted, invoke, tmp_path):
+    """A run gen made: the texts as written, a row still cut at its budget empty in both
+    texts (HTEB's fallback), statistics counted from the rows, no generation time."""
+    source = read_rows(shared_data / "STSBenchmark" / "data" / "test.jsonl")[:6]
+    scripted.length_for = {source[2]["sentence1"]}
+    run, out = tmp_path / "run", tmp_path / "transformations"
+    made = invoke("gen", "STSBenchmark", "--data-dir", shared_data / "STSBenchmark", "--limit",
+                  "6", "-t", "paraphrase,word-jumble-1", "-s", "7", "-b", "scripted",
+                  "--max-failure-rate", "1", "-q", "-o", run)  # fmt: skip
+    assert made.exit_code == 0, made.output
+    result = invoke("hteb", "export", run, "-o", out, "--generator", "org/scripted-7b")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == (
+        f"wrote 1 HTEB pairs (paraphrasing/7) to {out}; not HTEB transformations, "
+        "left out: word-jumble-1-s7\n"
+    )
+    folder = out / "org~2Fscripted-7b" / "stsbenchmark-sts" / "paraphrasing" / "7"
+    pair = latest_pair(folder)
+    assert pair.data.name == "data.parquet"
+    originals, rewritten = read_pair(pair)
+    assert originals == [{**r, "_hteb_split": "test", "language": "eng"} for r in source]
+    assert [r["sentence1"] for r in rewritten] == [
+        "" if i == 2 else f"REWRITTEN {r['sentence1']}" for i, r in enumerate(source)
+    ]
+    assert rewritten[2]["sentence2"] == ""  # the row's cut is not tied to one text
+    stats = pair.metadata["generation_statistics"]
+    assert (stats["records_with_fallback"], stats["text_fields_with_fallback"]) == (1, 2)
+    assert pair.metadata["max_retries"] == 2  # gen's three attempts
+
+
+@pytest.mark.parametrize("case", ["output exists", "dataset HTEB lacks", "no transformation"])
+def test_an_export_hteb_cannot_take_is_refused_in_one_line(
+    shared_data, scripted, invoke, tmp_path, case
+):
+    run, out = tmp_path / "run", tmp_path / "transformations"
+    if case == "no transformation":  # the controls only
+        source = ["STSBenchmark", "--data-dir", shared_data / "STSBenchmark", "-t", "word-jumble-1"]
+    else:
+        source = ["sample", "-t", "paraphrase"]
+    made = invoke("gen", *source, "--limit", "3", "-b", "scripted", "-q", "-o", run)
+    assert made.exit_code == 0, made.output
+    expected = {
+        "output exists": f"output {out} exists; choose another --output",
+        "dataset HTEB lacks": f"{run}: HTEB has no dataset for sample; it has "
+        "AmazonCounterfactualClassification, BIOSSES, Banking77Classification, "
+        "MassiveIntentClassification, STSBenchmark, SprintDuplicateQuestions, SummEval, "
+        "TwitterSemEval2015, TwitterURLCorpus",
+        "no transformation": f"{run} holds no config of a transformation HTEB has",
+    }[case]
+    if case == "output exists":
+        out.mkdir()
+    result = invoke("hteb", "export", run, "-o", out)
+    assert (result.exit_code, result.stderr) == (2, f"Error: {expected}\n")
+    assert case == "output exists" or not out.exists()

@@ -1,0 +1,231 @@
+"""A run folder written as HTEB's transformation files, for HTEB's reuse mode.
+
+Each transform config whose transformation HTEB has becomes one pair in
+`<root>/<generator>/<dataset>/<transformation>/<seed>/`: a Parquet file with HTEB's two
+record columns (`original` and `<transformation>_seed_<seed>`, records of one type, no
+schema metadata) and its metadata JSON, named and hashed as HTEB names them. The original
+records are the run folder's `original` rows with the fields HTEB adds (`_hteb_split`,
+`language`); a rewritten text HTEB's generator would have given up on (one still cut at
+its budget, or blank) is written empty, as HTEB writes its fallbacks; every other output
+as it is, since HTEB's generator makes no other check. Every pair written is read back
+with HTEB's rules (core/data/hteb.py) before the tree is moved into place.
+
+A config imported from HTEB (`shiftbench hteb import`) gets its own metadata back
+(generation time, limits, statistics, data filtering). Any other gets metadata made from
+the run folder: no generation time (so the files are `data.parquet` and `metadata.JSON`,
+which HTEB reads and any dated pair outranks), `max_tokens` its token cap, `max_retries`
+its attempts less one, `max_model_length` the generator's context where the run recorded
+it (else HTEB's default, 8192), and statistics counted from the rows, the retry history
+unknown.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from shiftbench.core.data.hteb import (
+    HTEB_NAMES,
+    MTEB_NAMES,
+    generator_directory,
+    latest_pair,
+    pair_names,
+    read_pair,
+)
+from shiftbench.core.data.runfolder import TRUNCATED, read_config_split, read_meta
+from shiftbench.core.records import ConfigRecord, RunMeta
+from shiftbench.core.text.languages import get_language
+from shiftbench.errors import InputError
+
+DEFAULT_CONTEXT = 8192  # HTEB's max_model_length when its config names none
+IMPORTED_KEYS = ("file", "file_sha256", "fallback_texts")  # what import adds to HTEB's
+
+
+@dataclass(frozen=True)
+class Exported:
+    """What an export wrote."""
+
+    output: Path
+    folders: tuple[str, ...]  # <transformation>/<seed> per pair
+    skipped: tuple[str, ...]  # configs HTEB has no transformation for
+
+    def summary(self) -> str:
+        line = f"wrote {len(self.folders)} HTEB pairs ({', '.join(self.folders)}) to {self.output}"
+        if self.skipped:
+            line += f"; not HTEB transformations, left out: {', '.join(self.skipped)}"
+        return line
+
+
+def export_hteb(run: Path, output: Path, *, generator: str | None = None) -> Exported:
+    """Write the run folder `run` as HTEB's transformation tree under `output` (which
+    must not exist). `generator` names the generator's Hub id where the run recorded a
+    local model. A bad input raises InputError, and nothing is written."""
+    if output.exists():
+        raise InputError(f"output {output} exists; choose another --output")
+    meta = read_meta(run)
+    source = meta["source"]
+    task = source.get("mteb_task") or source["name"]
+    dataset = MTEB_NAMES.get(str(task))
+    if dataset is None:
+        known = ", ".join(sorted(MTEB_NAMES))
+        raise InputError(f"{run}: HTEB has no dataset for {task}; it has {known}")
+    if source["task_type"] not in ("STS", "PairClassification", "Classification"):
+        raise InputError(f"{run}: exporting {source['task_type']} runs is not supported yet")
+    originals = _records(run, meta, "original", source)
+    variants = {n: c for n, c in meta["configs"].items() if c.get("kind") == "transform"}
+    chosen = {n: c for n, c in variants.items() if c.get("transform") in HTEB_NAMES}
+    if not chosen:
+        raise InputError(f"{run} holds no config of a transformation HTEB has")
+    parent = output.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=f".{output.name}.tmp-", dir=parent))
+    try:
+        folders = []
+        for name, info in chosen.items():
+            model = generator or str((info.get("model") or {}).get("id") or "")
+            if not model or model.startswith(("/", "./", "../", "~")):
+                raise InputError(
+                    f"{run}: config {name} records no Hub model id for its generator; "
+                    "name it with --generator"
+                )
+            rows = _records(run, meta, name, source)
+            transformed = [
+                _transformed(o, r, source["text_fields"], str(info.get("transform")))
+                for o, r in zip(originals, rows, strict=True)
+            ]
+            doc = _metadata(info, model, dataset, source, originals, transformed)
+            folder = _write_pair(stage, doc, originals, transformed)
+            pair = latest_pair(folder)  # HTEB's rules, on what was written
+            if read_pair(pair) != (originals, transformed):
+                raise AssertionError(f"{folder}: the records did not read back as written")
+            folders.append(f"{doc['transformation']}/{doc['seed_transform']}")
+        os.replace(stage, output)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    skipped = tuple(
+        n for n, c in meta["configs"].items() if c.get("kind") != "original" and n not in chosen
+    )
+    return Exported(output, tuple(folders), skipped)
+
+
+def _records(run: Path, meta: RunMeta, name: str, source: Any) -> list[dict[str, Any]]:
+    """A config's rows as HTEB's records: the context (train) split first, then the
+    scored ones, each row without its row_id and with `_hteb_split` and `language`."""
+    info = meta["configs"][name]
+    language = _language(source)
+    splits = [s for s in (*source.get("context_splits", []), *source.get("splits", []))
+              if s in info["rows"]]  # fmt: skip
+    out = []
+    for split in splits:
+        for row in read_config_split(run, meta, name, split):
+            record = {k: v for k, v in row.items() if k != "row_id"}
+            record["_hteb_split"] = split
+            record["language"] = language
+            out.append(record)
+    return out
+
+
+def _language(source: Any) -> str | None:
+    codes = (source.get("languages") or {}).get("default") or []
+    return get_language(codes[0]).iso3 if len(codes) == 1 else None
+
+
+def _transformed(
+    original: dict[str, Any], row: dict[str, Any], fields: list[str], transform: str
+) -> dict[str, Any]:
+    """The original record with its text fields as the variant has them, empty where
+    HTEB's generator would have fallen back: a blank text (an imported fallback among
+    them), and both texts of a row still cut at its budget (a row records its cut, not
+    which text it was in, as evaluate's hteb scoring reads it too)."""
+    out = dict(original)
+    cut = row.get("status") == TRUNCATED
+    for field in fields:
+        text = row.get(field)
+        blank = not isinstance(text, str) or not text.strip()
+        out[field] = "" if cut or blank else text
+    return {k: out[k] for k in original}
+
+
+def _metadata(
+    info: ConfigRecord,
+    model: str,
+    dataset: str,
+    source: Any,
+    originals: list[dict[str, Any]],
+    transformed: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """The pair's metadata, in HTEB's key order."""
+    transformation = HTEB_NAMES[str(info["transform"])]
+    seed = int(info.get("seed", 0))
+    held = info.get("hteb")
+    if held and held.get("transformation") == transformation:
+        kept = {k: v for k, v in held.items() if k not in IMPORTED_KEYS}
+        kept["generator_model"] = model
+        return kept
+    fields = source["text_fields"]
+    texts = [(o[f], t[f]) for o, t in zip(originals, transformed, strict=True) for f in fields]
+    targeted = sum(1 for o in originals if any(str(o[f]).strip() for f in fields))
+    fallback = sum(1 for before, after in texts if str(before).strip() and not after)
+    with_fallback = sum(
+        1
+        for o, t in zip(originals, transformed, strict=True)
+        if any(str(o[f]).strip() and not t[f] for f in fields)
+    )
+    revision = source.get("revision")
+    backend = info.get("backend") or {}
+    doc: dict[str, Any] = {
+        "generator_model": model,
+        "transformation": transformation,
+        "dataset": dataset,
+        "seed_transform": seed,
+        "generation_datetime": None,
+        "max_model_length": int(backend.get("num_ctx") or DEFAULT_CONTEXT),
+        "max_tokens": int(info.get("max_new_tokens") or 512),
+        "max_retries": max(int(info.get("max_attempts") or 1) - 1, 0),
+        "generation_statistics": {
+            "records_total": len(originals),
+            "records_targeted": targeted,
+            "text_fields_total": sum(1 for before, _ in texts if str(before).strip()),
+            "records_with_fallback": with_fallback,
+            "text_fields_with_fallback": fallback,
+            "unchanged_outputs": sum(1 for before, after in texts if after and after == before),
+            "retried_text_fields": "",
+            "recovered_after_retry_text_fields": "",
+            "fallback_reasons": "",
+        },
+    }
+    if isinstance(revision, str) and len(revision) == 40:
+        doc["source_revision"] = revision
+    if transformation == "translation":
+        doc["translation_language_selection"] = "dataset"
+    return doc
+
+
+def _write_pair(
+    root: Path, doc: dict[str, Any], originals: list[dict[str, Any]], rows: list[dict[str, Any]]
+) -> Path:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    model, transformation = doc["generator_model"], doc["transformation"]
+    dataset, seed = doc["dataset"], doc["seed_transform"]
+    folder = root / generator_directory(model) / dataset / transformation / str(seed)
+    folder.mkdir(parents=True)
+    data, metadata = pair_names(model, transformation, dataset, seed, doc["generation_datetime"])
+    kind = pa.array(originals).type
+    table = pa.table(
+        {
+            "original": pa.array(originals, type=kind),
+            f"{transformation}_seed_{seed}": pa.array(rows, type=kind),
+        }
+    )
+    pq.write_table(table.replace_schema_metadata(None), folder / data, compression="zstd")
+    text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    (folder / metadata).write_text(text, encoding="utf-8")
+    return folder
