@@ -139,7 +139,7 @@ def cli(verbose: int) -> None:
 # each stage's commands live in shiftbench.cli.commands (`from shiftbench.cli import gen`
 # still works)
 from shiftbench.cli.commands.cards import card, publish, verify  # noqa: E402
-from shiftbench.cli.commands.evaluate import evaluate, probe, report  # noqa: E402
+from shiftbench.cli.commands.evaluate import evaluate, leaderboard, probe, report  # noqa: E402
 from shiftbench.cli.commands.gen import gen, merge  # noqa: E402
 from shiftbench.cli.commands.hteb import hteb  # noqa: E402
 from shiftbench.cli.commands.human_eval import (  # noqa: E402
@@ -154,7 +154,7 @@ from shiftbench.cli.commands.validate import compare, judge_calibrate, validate 
 
 for _command in (
     gen, validate, human_eval, compare, judge_calibrate, card, publish, verify, merge,
-    evaluate, probe, report, run, init, hteb,
+    evaluate, probe, report, leaderboard, run, init, hteb,
 ):  # fmt: skip
     cli.add_command(_command)
 

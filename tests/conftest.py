@@ -26,6 +26,7 @@ pytest_plugins = [
     "fixtures.environment",  # caches of its own for every test, the real data, WordNet
     "fixtures.cli",  # the command line in-process
     "fixtures.backends",  # the scripted generator and judge
+    "fixtures.browser",  # headless Chromium
     "fixtures.runs",  # run folders and encoders several modules use
     "fixtures.parity",  # session fixtures of the mteb-parity tests
     "fixtures.cards",

@@ -388,3 +388,28 @@ def report(
     click.echo(text_report(summary))
     click.echo("")
     click.echo(f"report: {output}")
+
+
+@click.command(context_settings=CONTEXT)
+@click.argument("results", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "--output",
+    "-o",
+    type=OutputFolder(),
+    required=True,
+    help="The folder to write the page to (index.html).",
+)
+def leaderboard(results: tuple[Path, ...], output: Path) -> None:
+    """Write a leaderboard page of evaluate results folders: one self-contained HTML file.
+
+    Each RESULTS is a folder evaluate wrote (or its results.json); several datasets and
+    models are combined as `report` combines them. The page (OUTPUT/index.html) opens
+    from file:// with no server or network: models by original score, each axis's drop
+    and the total drop with 95% intervals and rank intervals (models whose intervals
+    overlap share ranks and are marked tied), sortable columns, a drill-down per model
+    to each dataset, transformation and seed, a chart per axis, the datasets and
+    protocols covered, and links to the cards of the published releases scored.
+    """
+    from shiftbench.evaluate.leaderboard import write_leaderboard
+
+    click.echo(f"leaderboard: {write_leaderboard(results, output)}")

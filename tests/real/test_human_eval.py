@@ -5,10 +5,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
-import shutil
-import socket
-import subprocess
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -23,74 +19,7 @@ from support.waiting import wait_for
 from shiftbench.human_eval.agreement import gwet
 from shiftbench.human_eval.export import export_html
 
-CHROMIUM = shutil.which("chromium")
-DRIVER = shutil.which("chromedriver")
-
-
 # ------------------------------------------------------------------ the browser form
-
-
-def start_chromedriver(log: Path) -> tuple[subprocess.Popen, int]:
-    """chromedriver on a free 127.0.0.1 port, waited for up to a minute; its log goes to
-    `log`, and into the failure message if it never listens."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    process = subprocess.Popen(
-        [DRIVER, f"--port={port}", "--allowed-ips=127.0.0.1", f"--log-path={log}"],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-
-    def listening() -> bool:
-        if process.poll() is not None:
-            raise AssertionError(f"chromedriver exited ({process.returncode})")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-        except OSError:
-            return False
-        return True
-
-    try:
-        wait_for(listening, 60, f"chromedriver to listen on 127.0.0.1:{port}")
-    except AssertionError as exc:
-        process.kill()
-        tail = log.read_text(errors="replace")[-2000:] if log.exists() else "(no log)"
-        pytest.fail(f"{exc}: {tail}")
-    return process, port
-
-
-@pytest.fixture
-def browser(tmp_path):
-    if not (CHROMIUM and DRIVER):
-        if os.environ.get("SHIFTBENCH_REQUIRE_BROWSER") == "1":
-            pytest.fail(
-                "chromium and chromedriver are required (apt install chromium chromium-driver)"
-            )
-        pytest.skip("chromium and chromedriver are not installed")
-    from selenium import webdriver
-
-    downloads = tmp_path / "downloads"
-    downloads.mkdir()
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
-        options.add_argument(arg)
-    options.add_argument(f"--user-data-dir={tmp_path / 'profile'}")
-    options.add_experimental_option(
-        "prefs",
-        {"download.default_directory": str(downloads), "download.prompt_for_download": False},
-    )
-    process, port = start_chromedriver(tmp_path / "chromedriver.log")
-    try:
-        driver = webdriver.Remote(command_executor=f"http://127.0.0.1:{port}", options=options)
-        driver.downloads = downloads
-        yield driver
-        driver.quit()
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
 
 def fill_form(driver, page: Path, rater: str, items: list[dict], criteria: list[str]) -> Path:
