@@ -1,0 +1,67 @@
+"""The leaderboard page's HTML, from a summary and results written by hand: names escaped,
+ranks and ties as the summary gives them, equal inputs giving equal bytes."""
+
+from __future__ import annotations
+
+import html
+import re
+
+from shiftbench.evaluate.leaderboard import page
+
+HOSTILE = '<img src=x onerror="alert(1)">'
+
+
+def figure(delta: float, low: float, high: float, rank: list[int]) -> dict:
+    return {"score": 0.5 + delta, "delta": delta, "ci95": [low, high], "rank": rank}
+
+
+def inputs() -> tuple[dict, list[dict]]:
+    models = {
+        "org/steady": {"datasets": 1, "original": 0.8, "transforms": {},
+                       "axes": {"Length": figure(-0.05, -0.08, -0.02, [1, 1])},
+                       "total": figure(-0.05, -0.08, -0.02, [1, 1])},
+        HOSTILE: {"datasets": 1, "original": 0.7, "transforms": {},
+                  "axes": {"Length": figure(-0.20, -0.30, -0.12, [2, 3])},
+                  "total": figure(-0.20, -0.30, -0.12, [2, 3])},
+        "org/shaky": {"datasets": 1, "original": 0.6, "transforms": {},
+                      "axes": {"Length": figure(-0.25, -0.40, -0.15, [2, 3])},
+                      "total": figure(-0.25, -0.40, -0.15, [2, 3])},
+    }  # fmt: skip
+    summary = {"datasets": ["STSBenchmark"], "interval": "percentile",
+               "aggregation": "per-dataset", "models": models}  # fmt: skip
+    record = {"config": "summarisation-s1", "kind": "transform", "subset": "default",
+              "split": "test", "transform": "summarisation", "seed": 1, "rows": 40,
+              "scores": {}, "main_score": 0.5, "original_same_rows": 0.7, "delta": -0.2,
+              "ci95": [-0.3, -0.12]}  # fmt: skip
+    document = {
+        "shiftbench_version": "0.1.0", "target": "run", "task_type": "STS",
+        "main_score": "cosine_spearman",
+        "source": {"name": "STSBenchmark", "task_type": "STS", "main_score": "cosine_spearman",
+                   "release": {"repo": "org/stsb", "tag": "v1.0.0", "commit": "0" * 40}},
+        "models": [{"model": {"id": name}, "results": [record]} for name in models],
+    }  # fmt: skip
+    return summary, [document]
+
+
+def test_names_are_escaped_and_no_input_becomes_markup():
+    summary, documents = inputs()
+    text = page(summary, documents)  # type: ignore[arg-type]
+    assert HOSTILE not in text
+    assert html.escape(HOSTILE, quote=True) in text
+    # the only script is the page's own sorting script, the only image none
+    assert text.count("<script>") == 1 and "<img" not in text
+
+
+def test_ranks_and_ties_are_the_summarys():
+    summary, documents = inputs()
+    text = page(summary, documents)  # type: ignore[arg-type]
+    rows = re.findall(r'<tr( class="tied")? data-model="([^"]*)">.*?</tr>', text)
+    assert [(bool(tied), html.unescape(name)) for tied, name in rows] == [
+        (False, "org/steady"), (True, HOSTILE), (True, "org/shaky"),
+    ]  # fmt: skip
+    assert text.count("2\u20133</td>") == 2 and '<span class="badge">tied</span>' in text
+    assert 'href="https://huggingface.co/datasets/org/stsb/blob/v1.0.0/README.md"' in text
+
+
+def test_equal_inputs_give_equal_bytes():
+    assert page(*inputs()) == page(*inputs())  # type: ignore[arg-type]
