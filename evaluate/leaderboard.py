@@ -17,10 +17,11 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from shiftbench import __version__
 from shiftbench.core.records import ReportSummary, ResultsDocument
+from shiftbench.errors import InputError
 from shiftbench.evaluate.report.units import dataset_labels
 
 AXES = ("Lexical/Stylistic", "Length", "Language")
@@ -88,8 +89,8 @@ def page(summary: ReportSummary, documents: Sequence[ResultsDocument]) -> str:
     """The whole page, as text (equal inputs give equal bytes)."""
     models = summary["models"]
     axes = [a for a in AXES if any(a in m["axes"] for m in models.values())]
-    labels = dataset_labels(documents)
-    protocols = sorted({_protocol(d) for d in documents})
+    labels = dataset_labels(documents) if documents else list(summary["datasets"])
+    protocols = sorted({_protocol(d) for d in documents}) or ["as the report recorded"]
     order = sorted(models, key=lambda m: _order_key(models[m]))
     parts = [
         "<!DOCTYPE html>",
@@ -110,8 +111,11 @@ def page(summary: ReportSummary, documents: Sequence[ResultsDocument]) -> str:
         _main_table(models, order, axes),
         _charts(models, order, axes),
         "<h2>Per model</h2>",
-        *(_drilldown(name, documents, labels) for name in order),
-        _sources(documents, labels),
+        *(
+            _drilldown(name, documents, labels) if documents else _unit_drilldown(name, summary)
+            for name in order
+        ),
+        _sources(documents, labels) if documents else _dataset_list(labels),
         f"<script>{SCRIPT}</script>",
         "</body></html>",
     ]
@@ -245,6 +249,41 @@ def _drilldown(name: str, documents: Sequence[ResultsDocument], labels: list[str
     )
 
 
+def _unit_drilldown(name: str, summary: ReportSummary) -> str:
+    """One model's figures per dataset and transformation, from a report's summary (which
+    keeps seeds averaged: their number is shown)."""
+    rows = []
+    for unit in summary["units"]:
+        if unit["model"] != name:
+            continue
+        label = unit["dataset"] + ("" if unit["subset"] == "default" else f" ({unit['subset']})")
+        for transform, f in unit["transforms"].items():
+            cells = [
+                f'<td class="text" data-sort="{_e(label)}">{_e(label)}</td>',
+                f'<td class="text" data-sort="{_e(transform)}">{_e(transform)}</td>',
+                _cell(f.get("seeds"), f"{f.get('seeds')} seeds"),
+                _cell(unit.get("original"), _num(unit.get("original"))),
+                _cell(f.get("score"), _num(f.get("score"))),
+                _cell(f.get("delta"), _num(f.get("delta"), True), f.get("ci95")),
+            ]
+            rows.append("<tr>" + "".join(cells) + "</tr>")
+    head = "".join(
+        f'<th class="{c}">{t}</th>'
+        for t, c in (("dataset", "text"), ("transformation", "text"), ("seeds", ""),
+                     ("original", ""), ("rewritten", ""), ("drop", ""))
+    )  # fmt: skip
+    return (
+        f'<details data-model="{_e(name)}"><summary>{_e(name)}</summary>'
+        f'<table class="sortable"><thead><tr>{head}</tr></thead><tbody>'
+        + "".join(rows)
+        + "</tbody></table></details>"
+    )
+
+
+def _dataset_list(labels: list[str]) -> str:
+    return "<h2>Datasets</h2><ul>" + "".join(f"<li>{_e(x)}</li>" for x in labels) + "</ul>"
+
+
 def _sources(documents: Sequence[ResultsDocument], labels: list[str]) -> str:
     items = []
     for label, doc in zip(labels, documents, strict=True):
@@ -262,13 +301,29 @@ def _sources(documents: Sequence[ResultsDocument], labels: list[str]) -> str:
 
 def write_leaderboard(results: Sequence[Path], output: Path) -> Path:
     """Read evaluate results folders (or their results.json), summarise them as `report`
-    does, and write the page to `output`/index.html; returns the page's path."""
-    from shiftbench.core.data.runfolder import atomic_write_text
+    does, and write the page to `output`/index.html; returns the page's path. One
+    `report` output folder (its summary.json, without the results it summarises) gives
+    the page from that summary, its drill-down per transformation with seeds averaged."""
+    from shiftbench.core.data.runfolder import atomic_write_text, read_json
     from shiftbench.evaluate.report import summarise
     from shiftbench.evaluate.run import read_results
 
-    documents = [read_results(path) for path in results]
-    text = page(summarise(documents), documents)
+    reports = [p for p in results if p.is_dir() and not (p / "results.json").exists()
+               and (p / "summary.json").is_file()]  # fmt: skip
+    if reports and len(results) > 1:
+        raise InputError(
+            f"{reports[0]} is a report folder, which stands alone: give one report folder, "
+            "or evaluate results folders"
+        )
+    if reports:
+        summary = cast(ReportSummary, read_json(reports[0] / "summary.json"))
+        for key in ("datasets", "models", "units", "interval", "aggregation"):
+            if key not in summary:
+                raise InputError(f"{reports[0] / 'summary.json'} has no {key!r}; is it a report's?")
+        text = page(summary, [])
+    else:
+        documents = [read_results(path) for path in results]
+        text = page(summarise(documents), documents)
     output.mkdir(parents=True, exist_ok=True)
     target = output / "index.html"
     atomic_write_text(target, text)

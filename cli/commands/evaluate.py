@@ -403,7 +403,8 @@ def leaderboard(results: tuple[Path, ...], output: Path) -> None:
     """Write a leaderboard page of evaluate results folders: one self-contained HTML file.
 
     Each RESULTS is a folder evaluate wrote (or its results.json); several datasets and
-    models are combined as `report` combines them. The page (OUTPUT/index.html) opens
+    models are combined as `report` combines them. One report output folder may stand
+    in for them (its summary, seeds averaged). The page (OUTPUT/index.html) opens
     from file:// with no server or network: models by original score, each axis's drop
     and the total drop with 95% intervals and rank intervals (models whose intervals
     overlap share ranks and are marked tied), sortable columns, a drill-down per model

@@ -65,3 +65,36 @@ def test_ranks_and_ties_are_the_summarys():
 
 def test_equal_inputs_give_equal_bytes():
     assert page(*inputs()) == page(*inputs())  # type: ignore[arg-type]
+
+
+def test_a_report_folder_gives_the_page_of_its_summary(tmp_path):
+    import json
+
+    import pytest
+
+    from shiftbench.errors import InputError
+    from shiftbench.evaluate.leaderboard import write_leaderboard
+
+    summary, _ = inputs()
+    summary["units"] = [
+        {"model": "org/steady", "dataset": "STSBenchmark", "subset": "default",
+         "task_type": "STS", "original": 0.8,
+         "transforms": {"summarisation": {"seeds": 3, "score": 0.75, "delta": -0.05,
+                                          "ci95": [-0.08, -0.02]}}},
+    ]  # fmt: skip
+    report = tmp_path / "report"
+    report.mkdir()
+    (report / "summary.json").write_text(json.dumps(summary))
+    written = write_leaderboard([report], tmp_path / "board")
+    text = written.read_text()
+    assert '<td data-sort="3">3 seeds</td>' in text
+    assert "protocol as the report recorded" in text
+    results = tmp_path / "results"
+    results.mkdir()
+    with pytest.raises(InputError) as refused:
+        write_leaderboard([report, results], tmp_path / "other")
+    assert str(refused.value) == (
+        f"{report} is a report folder, which stands alone: give one report folder, or "
+        "evaluate results folders"
+    )
+    assert not (tmp_path / "other").exists()
