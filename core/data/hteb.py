@@ -237,6 +237,48 @@ def check_statistics(stats: Any, where: Path) -> dict[str, Any]:
     return stats
 
 
+def check_filtering(report: Any, task_type: str, where: Path) -> dict[str, Any]:
+    """data_filtering as HTEB's loader accepts it: its version's keys, the dataset's task
+    type, record counts that only shrink and leave some records, and exclusions only a
+    ranking task can have (what shiftbench reads has none)."""
+    version = report.get("version") if isinstance(report, dict) else None
+    keys = {"version", "task_type", "input_scope", "counts_before", "counts_after", "excluded"}
+    if version == 2:
+        keys |= {"excluded_documents", "excluded_candidates"}
+    problem = None
+    if type(version) is not int or version not in (1, 2):
+        problem = "version must be 1 or 2"
+    elif set(report) != keys:
+        problem = f"must hold exactly {', '.join(sorted(keys))}"
+    elif report["task_type"] != task_type:
+        problem = f"task_type must be the dataset's, {task_type}"
+    elif report["input_scope"] not in ("source_records", "stored_records"):
+        problem = "input_scope must be source_records or stored_records"
+    else:
+        counted = (
+            {"records", "corpus", "queries", "qrels"} if task_type == "retrieval" else {"records"}
+        )
+        before, after = report["counts_before"], report["counts_after"]
+        for counts in (before, after):
+            if (
+                not isinstance(counts, dict)
+                or set(counts) != counted
+                or any(type(n) is not int or n < 0 for n in counts.values())
+            ):
+                problem = f"counts must be whole numbers of {', '.join(sorted(counted))}"
+        if problem is None and (any(after[k] > before[k] for k in counted) or not after["records"]):
+            problem = "the counts after filtering must be some, and no more than before"
+        lists = [report["excluded"], report.get("excluded_documents", []),
+                 report.get("excluded_candidates", [])]  # fmt: skip
+        if problem is None and not all(isinstance(x, list) for x in lists):
+            problem = "the exclusions must be lists"
+        elif problem is None and task_type not in ("retrieval", "reranking") and any(lists):
+            problem = f"a {task_type} dataset excludes no record"
+    if problem:
+        raise InputError(f"{where}: data_filtering: {problem}")
+    return dict(report)
+
+
 def _timestamp(value: Any) -> bool:
     """Whether `value` is a real UTC time written YYYY-MM-DDTHH:MM:SSZ."""
     if not isinstance(value, str) or not STAMP.fullmatch(value):
@@ -300,6 +342,8 @@ def check_metadata(doc: Any, data: Path, where: Path) -> dict[str, Any]:
     ):
         raise InputError(f"{where}: source_revision must be a 40-digit lowercase hex commit")
     task_type = DATASETS[doc["dataset"]].task_type
+    if "data_filtering" in doc:
+        check_filtering(doc["data_filtering"], task_type, where)
     allowed = set(REQUIRED_KEYS) | {"data_filtering", "source_revision"}
     if doc["transformation"] == "translation":
         allowed.add("translation_language_selection")
@@ -387,4 +431,7 @@ def read_pair(pair: Pair) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     total = pair.metadata["generation_statistics"]["records_total"]
     if table.num_rows != total:
         raise InputError(f"{where}: holds {table.num_rows} rows, its metadata counts {total}")
+    kept = (pair.metadata.get("data_filtering") or {}).get("counts_after", {}).get("records")
+    if kept is not None and kept != table.num_rows:
+        raise InputError(f"{where}: holds {table.num_rows} rows, its data filter kept {kept}")
     return table.column("original").to_pylist(), table.column(column).to_pylist()

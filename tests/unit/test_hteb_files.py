@@ -128,3 +128,57 @@ def test_a_pair_hteb_would_refuse_is_refused_in_one_line(tmp_path, case, message
         pair = latest_pair(folder)
         read_pair(pair)
     assert str(refused.value) == message.format(**names)
+
+
+def filtering(kept: int, task_type: str = "classification") -> dict:
+    """data_filtering as HTEB's current filter writes it (version 2, nothing excluded)."""
+    return {
+        "version": 2, "task_type": task_type, "input_scope": "source_records",
+        "counts_before": {"records": kept}, "counts_after": {"records": kept},
+        "excluded": [], "excluded_documents": [], "excluded_candidates": [],
+    }  # fmt: skip
+
+
+def test_the_shape_of_htebs_published_banking77_metadata_is_accepted(tmp_path):
+    """The keys and kinds of HTEB's banking77/translation/1337 metadata (one text fell back
+    for its output length), on three records: accepted, and named as HTEB named it."""
+    rows = [*ROWS, {"text": "Why was I charged twice?", "label": 3, "_hteb_split": "test"}]
+    changed = [{**r, "text": f"[tr] {r['text']}"} for r in rows]
+    changed[2]["text"] = ""
+    stats = statistics(3, 3, fallback=1)
+    data, _ = write_pair(tmp_path, "banking77", "translation", 1337, rows, changed,
+                         generated="2026-09-15T11:32:54Z", stats=stats,
+                         data_filtering=filtering(3),
+                         source_revision="18072d2685ea682290f7b8924d94c62acc19c0b2",
+                         translation_language_selection="dataset")  # fmt: skip
+    pair = latest_pair(data.parent)
+    assert pair.data.name.startswith("data_c46cda2f3acf")  # HTEB's own file name
+    assert read_pair(pair)[1][2]["text"] == ""
+
+
+@pytest.mark.parametrize(
+    ("report", "message"),
+    [
+        (filtering(2, "sts"), "data_filtering: task_type must be the dataset's, classification"),
+        ({**filtering(2), "version": 3}, "data_filtering: version must be 1 or 2"),
+        ({**filtering(2), "excluded": [{"row_index": 0, "reason": "empty_text"}]},
+         "data_filtering: a classification dataset excludes no record"),
+        ({**filtering(2), "counts_before": {"records": 1}},
+         "data_filtering: the counts after filtering must be some, and no more than before"),
+    ],
+)  # fmt: skip
+def test_a_data_filter_report_hteb_would_refuse_is_refused(tmp_path, report, message):
+    data, meta = write_pair(tmp_path, "banking77", "paraphrasing", 1, ROWS, REWRITTEN,
+                            data_filtering=report)  # fmt: skip
+    with pytest.raises(InputError) as refused:
+        latest_pair(data.parent)
+    assert str(refused.value) == f"{meta}: {message}"
+
+
+def test_a_file_holding_other_rows_than_its_filter_kept_is_refused(tmp_path):
+    report = {**filtering(3), "counts_before": {"records": 4}}
+    data, _ = write_pair(tmp_path, "banking77", "paraphrasing", 1, ROWS, REWRITTEN,
+                         data_filtering=report)  # fmt: skip
+    with pytest.raises(InputError) as refused:
+        read_pair(latest_pair(data.parent))
+    assert str(refused.value) == f"{data}: holds 2 rows, its data filter kept 3"
