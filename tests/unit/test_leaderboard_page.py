@@ -98,3 +98,31 @@ def test_a_report_folder_gives_the_page_of_its_summary(tmp_path):
         "evaluate results folders"
     )
     assert not (tmp_path / "other").exists()
+
+
+def test_a_folder_the_page_cannot_read_is_refused_in_one_line(tmp_path):
+    """A run folder is not a results folder; a results.json a newer shiftbench wrote may
+    hold what this one cannot read: each refused naming the file, and nothing written."""
+    import json
+
+    import pytest
+
+    from shiftbench.errors import InputError
+    from shiftbench.evaluate.leaderboard import write_leaderboard
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "shiftbench.json").write_text("{}")
+    newer = tmp_path / "results"
+    newer.mkdir()
+    _, documents = inputs()
+    (newer / "results.json").write_text(json.dumps({**documents[0], "shiftbench_version": "9.2.0"}))
+    for folder, message in (
+        (run, f"{run} is not an evaluate results folder (no results.json)"),
+        (newer, f"{newer / 'results.json'} was written by shiftbench 9.2.0, newer than this "
+                "one (0.1.0); read it with shiftbench 9.2.0 or later"),
+    ):  # fmt: skip
+        with pytest.raises(InputError) as refused:
+            write_leaderboard([folder], tmp_path / "board")
+        assert str(refused.value) == message
+    assert not (tmp_path / "board").exists()
