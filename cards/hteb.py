@@ -38,8 +38,8 @@ from shiftbench.core.data.hteb import (
     read_pair,
 )
 from shiftbench.core.data.runfolder import TRUNCATED, read_config_split, read_meta
+from shiftbench.core.data.source_languages import field_languages
 from shiftbench.core.records import ConfigRecord, RunMeta
-from shiftbench.core.text.languages import get_language
 from shiftbench.errors import InputError
 
 DEFAULT_CONTEXT = 8192  # HTEB's max_model_length when its config names none
@@ -132,8 +132,10 @@ def _records(run: Path, meta: RunMeta, name: str, source: Any) -> list[dict[str,
 
 
 def _language(source: Any) -> str | None:
+    """HTEB's `language` of a one-language dataset's records: its ISO 639-3 code."""
     codes = (source.get("languages") or {}).get("default") or []
-    return get_language(codes[0]).iso3 if len(codes) == 1 else None
+    found = field_languages(codes, ("text",))[0] if len(codes) == 1 else None
+    return found.iso3 if found else None
 
 
 def _transformed(

@@ -58,12 +58,15 @@ def publish(
     are reported line by line (core/messages.py); retries are logged.
     """
 
-    def assemble(data_format: str) -> tuple[Release, RunMeta, str]:
-        return build(
-            folder, repo, tag, settings.human_dirs, settings.license_id,
-            data_format=data_format, results=settings.results, rai=settings.rai,
-            date_published=settings.date_published,
-        )  # fmt: skip
+    def options(data_format: str) -> dict[str, Any]:  # what build and release_inputs take
+        return {
+            "human_dirs": settings.human_dirs, "license_id": settings.license_id,
+            "data_format": data_format, "results": settings.results, "rai": settings.rai,
+            "date_published": settings.date_published,
+        }  # fmt: skip
+
+    def assemble(data_format: str, inputs: str | None = None) -> tuple[Release, RunMeta, str]:
+        return build(folder, repo, tag, **options(data_format), inputs=inputs)
 
     data_format = settings.data_format or "parquet"
     check_layout(folder)
@@ -82,16 +85,12 @@ def publish(
     remote = _remote_state(api, repo, tag, dry_run)
     held = _published_manifest(api, repo, tag) if remote.get("tag_commit") else None
     if not dry_run:
-        inputs = release_inputs(
-            folder, repo, tag, settings.human_dirs, settings.license_id,
-            data_format=data_format, results=settings.results, rai=settings.rai,
-            date_published=settings.date_published,
-        )  # fmt: skip
+        inputs = release_inputs(folder, repo, tag, **options(data_format))
         if held is not None and held.get("inputs") == inputs:
             # built from the same files and options: the same release, not built again
             tell(f"{repo}@{tag} is already published with this content; nothing to do.")
             return "unchanged"
-        release, meta, _ = assemble(data_format)
+        release, meta, _ = assemble(data_format, inputs)
     if remote.get("tag_commit"):
         published: list[dict[str, Any]] | None = held.get("files", []) if held else None
         if published is not None and published != release.listing() and _jsonl(published):

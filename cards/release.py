@@ -407,13 +407,15 @@ def build(
     results: tuple[str, ...] = (),
     rai: tuple[str, ...] = (),
     date_published: str | None = None,
+    inputs: str | None = None,
 ) -> tuple[Release, RunMeta, str]:
     """Check the folder and assemble its release: files, card and manifest.
 
     `data_format` is `parquet` (the default: typed files the Hub's viewer reads as they
     are, and `croissant.json` describing them) or `jsonl` (the files as gen wrote them, as
     releases were before). `results` are evaluate results folders (`[NAME=]DIR`) whose
-    scores go into the card; `rai` adds to Croissant's responsible-AI fields (FIELD=TEXT).
+    scores go into the card; `rai` adds to Croissant's responsible-AI fields (FIELD=TEXT);
+    `inputs` is release_inputs of these arguments, where the caller has hashed them already.
     Returns the release, the folder's metadata and the card text.
     """
     if data_format not in DATA_FORMATS:
@@ -453,7 +455,7 @@ def build(
     check_card(text, meta, infos, data_format)
     release.files["README.md"] = text.encode("utf-8")
     if tag is not None:
-        inputs = release_inputs(
+        inputs = inputs or release_inputs(
             folder, repo, tag, human_dirs, license_id, data_format=data_format,
             results=results, rai=rai, date_published=date_published,
         )  # fmt: skip

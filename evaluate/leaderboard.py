@@ -236,17 +236,7 @@ def _drilldown(name: str, documents: Sequence[ResultsDocument], labels: list[str
                     _cell(r["rows"], str(r["rows"])),
                 ]
                 rows.append("<tr>" + "".join(cells) + "</tr>")
-    head = "".join(
-        f'<th class="{c}">{t}</th>'
-        for t, c in (("dataset", "text"), ("transformation", "text"), ("seed", ""),
-                     ("original", ""), ("rewritten", ""), ("drop", ""), ("rows", ""))
-    )  # fmt: skip
-    return (
-        f'<details data-model="{_e(name)}"><summary>{_e(name)}</summary>'
-        f'<table class="sortable"><thead><tr>{head}</tr></thead><tbody>'
-        + "".join(rows)
-        + "</tbody></table></details>"
-    )
+    return _details(name, "seed", rows, with_rows=True)
 
 
 def _unit_drilldown(name: str, summary: ReportSummary) -> str:
@@ -267,11 +257,14 @@ def _unit_drilldown(name: str, summary: ReportSummary) -> str:
                 _cell(f.get("delta"), _num(f.get("delta"), True), f.get("ci95")),
             ]
             rows.append("<tr>" + "".join(cells) + "</tr>")
-    head = "".join(
-        f'<th class="{c}">{t}</th>'
-        for t, c in (("dataset", "text"), ("transformation", "text"), ("seeds", ""),
-                     ("original", ""), ("rewritten", ""), ("drop", ""))
-    )  # fmt: skip
+    return _details(name, "seeds", rows, with_rows=False)
+
+
+def _details(name: str, seeds: str, rows: list[str], *, with_rows: bool) -> str:
+    """A model's drill-down: a folded, sortable table of `rows`."""
+    columns = ["dataset", "transformation", seeds, "original", "rewritten", "drop"]
+    columns += ["rows"] if with_rows else []
+    head = "".join(f'<th class="{"text" if i < 2 else ""}">{c}</th>' for i, c in enumerate(columns))
     return (
         f'<details data-model="{_e(name)}"><summary>{_e(name)}</summary>'
         f'<table class="sortable"><thead><tr>{head}</tr></thead><tbody>'

@@ -38,10 +38,11 @@ from shiftbench.core.data.runfolder import (
     write_run,
     writing,
 )
+from shiftbench.core.data.source_languages import field_languages
 from shiftbench.core.data.sources import load_source, source_meta
+from shiftbench.core.hub import sha256_file
 from shiftbench.core.protocols import apply_protocol, get_protocol
-from shiftbench.core.records import ConfigRecord, RunExtras
-from shiftbench.core.text.languages import get_language
+from shiftbench.core.records import ConfigRecord, RunExtras, SourceRecord
 from shiftbench.core.text.transforms import TRANSFORMS
 from shiftbench.errors import InputError
 
@@ -221,12 +222,10 @@ def _source_fields(record: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in record.items() if not k.startswith("_hteb_") and k not in HTEB_FIELDS}
 
 
-def _language(recorded: dict[str, Any] | Any) -> str | None:
-    codes = (recorded.get("languages") or {}).get("default") or []
-    try:
-        return get_language(codes[0]).code if codes else None
-    except InputError:
-        return None
+def _language(recorded: SourceRecord) -> str | None:
+    """The ISO 639-1 code of the source's language, as gen records it."""
+    found = field_languages((recorded.get("languages") or {}).get("default") or [], ("text",))[0]
+    return found.code if found else None
 
 
 def _variant(
@@ -297,18 +296,10 @@ def _variant(
             "hteb": {
                 **meta,
                 "file": pair.data.name,
-                "file_sha256": _sha256(pair.data),
+                "file_sha256": sha256_file(pair.data),
                 "fallback_texts": stats["text_fields_with_fallback"],
             },
         },
     )
     name = f"{ours}-s{pair.seed}"
     return ConfigData(name, record, out)
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()

@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from shiftbench.errors import InputError
 
@@ -132,17 +133,7 @@ def generator_directory(model: str) -> str:
 
 def generator_model(directory: str) -> str:
     """The Hub id a generator folder name stands for (generator_directory, undone)."""
-    raw = re.sub(r"~([0-9A-Fa-f]{2})", lambda m: f"%{m.group(1)}", directory)
-    data = bytearray()
-    i = 0
-    while i < len(raw):
-        if raw[i] == "%":
-            data.append(int(raw[i + 1 : i + 3], 16))
-            i += 3
-        else:
-            data += raw[i].encode("utf-8")
-            i += 1
-    return data.decode("utf-8")
+    return unquote(re.sub(r"~([0-9A-Fa-f]{2})", r"%\1", directory), errors="strict")
 
 
 def identity_hash(
