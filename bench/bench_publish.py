@@ -12,6 +12,12 @@ folder written by `shiftbench gen`:
               compared with those of the folder; nothing built)
 Printed: seconds (median of --repeat runs) and each as a ratio to the anchor.
 
+The local Hub answers each request on a kept-alive connection in about 40 ms (Python's
+HTTP server sends a reply's head and body apart, and the client's delayed acknowledgement
+holds the body), which stands in for a network round trip: the anchor makes 5 requests, a
+publish to a new repository 6 (its refs first), a no-op republish 3. Against the real Hub
+each round trip and the upload cost more, so these ratios are the harsh end.
+
     python bench/bench_publish.py RUN_FOLDER [--repeat 3]
 """
 

@@ -90,8 +90,6 @@ def render(
     models: list[ModelScores] | None = None,
 ) -> str:
     """The whole card (YAML header and prose) as text."""
-    from huggingface_hub import DatasetCard
-
     index = results.model_index(models, repo, tag) if models else None
     data = card_data(meta, infos, license_id, data_format, index)
     validation = validation_report(folder)
@@ -100,8 +98,18 @@ def render(
                license_id=license_id, spec=_spec(folder), data_format=data_format,
                models=models or [])
     )  # fmt: skip
-    card = DatasetCard(f"---\n{data.to_yaml()}\n---\n\n{body}\n")
-    return str(card).rstrip("\n") + "\n"
+    return f"---\n{card_yaml(data)}\n---\n\n{body}".rstrip("\n") + "\n"
+
+
+def card_yaml(data: Any) -> str:
+    """The card's YAML header: what huggingface_hub's `CardData.to_yaml` writes (keys in
+    their order, unicode as it is), emitted by libyaml where PyYAML has it, which is many
+    times faster on the long `dataset_info` of a release with many configs."""
+    import yaml
+
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    text: str = yaml.dump(data.to_dict(), Dumper=dumper, sort_keys=False, allow_unicode=True)
+    return text.strip()
 
 
 def _prose(

@@ -9,16 +9,23 @@ that rewrote it, the prompts' hashes, the validation that followed, human rating
 what the release cannot vouch for. Users add to or replace those fields with
 `--rai FIELD=TEXT`.
 
-Before a release is built the document is read back with mlcroissant; what it rejects is
-an InputError, so a card never carries metadata that a Croissant reader would refuse.
+While a release is built the document is read back with mlcroissant (beside the loading
+of the configs, in a child process where the platform forks: see `validating`); what it
+rejects is an InputError before anything is sent, so a card never carries metadata that a
+Croissant reader would refuse.
 Nothing here reads the run folder's path or the Hub token.
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
+import multiprocessing
+import sys
 from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from shiftbench.cards.facts import source_place
@@ -26,6 +33,9 @@ from shiftbench.core.records import RunMeta, ValidationReport
 from shiftbench.errors import InputError
 
 CROISSANT_FILE = "croissant.json"
+# How long a validation running beside the release build may take before it is given up
+# and done again in the calling process: mlcroissant needs about 10 ms per record set.
+ASIDE_DEADLINE_S = 600.0
 CONFORMS_TO = ["http://mlcommons.org/croissant/1.0", "http://mlcommons.org/croissant/RAI/1.0"]
 
 # Croissant's JSON-LD context for version 1.0, with the RAI prefix.
@@ -309,6 +319,62 @@ def validate(doc: dict[str, Any]) -> None:
         mlc.Dataset(jsonld=json.loads(dumps(doc)))
     except (mlc.ValidationError, ValueError) as exc:
         raise InputError(f"the Croissant metadata does not validate: {first_issue(exc)}") from None
+
+
+@contextmanager
+def validating(doc: dict[str, Any] | None) -> Iterator[Callable[[], None]]:
+    """`validate(doc)` started beside the body of the `with`; yields the function that
+    waits for it and raises what `validate` raises (a no-op when `doc` is None).
+
+    mlcroissant spends about 10 ms per record set in pure Python, as long as loading every
+    config takes. Where the platform forks (POSIX, but not macOS, whose system libraries
+    do not survive a fork) a child process reads the document while the caller loads and
+    renders. Anything but a verdict from the child (it died, or sent nothing within
+    ASIDE_DEADLINE_S) makes the wait validate here instead, so the outcome is always
+    mlcroissant's. Leaving the `with` ends the child, waited for or not.
+    """
+    if doc is None:
+        yield lambda: None
+        return
+    import mlcroissant  # noqa: F401  (imported once, here, not in every child)
+
+    if sys.platform == "darwin" or "fork" not in multiprocessing.get_all_start_methods():
+        yield lambda: validate(doc)
+        return
+    context = multiprocessing.get_context("fork")
+    receiver, sender = context.Pipe(duplex=False)
+    child = context.Process(target=_validate_in_child, args=(doc, sender), daemon=True)
+    child.start()
+    sender.close()
+
+    def wait() -> None:
+        try:
+            verdict = receiver.recv() if receiver.poll(ASIDE_DEADLINE_S) else None
+        except EOFError:  # the child died without a verdict
+            verdict = None
+        if verdict is None:
+            validate(doc)
+        elif verdict:
+            raise InputError(verdict)
+
+    try:
+        yield wait
+    finally:
+        receiver.close()
+        child.kill()
+        child.join()
+
+
+def _validate_in_child(doc: dict[str, Any], sender: Any) -> None:
+    """Sends "" when `doc` validates and the one-line error when it does not; any other
+    failure sends nothing (the parent then validates itself and shows it)."""
+    gc.disable()  # a short life: collecting the parent's heap would only cost time
+    try:
+        validate(doc)
+    except InputError as exc:
+        sender.send(str(exc))
+    else:
+        sender.send("")
 
 
 def first_issue(exc: BaseException) -> str:

@@ -115,16 +115,15 @@ def publish(
         return "planned"
     step = "creating the repository"
     try:
-        if not remote.get("exists"):
-            with_retries(
-                "create repository",
-                lambda: api.create_repo(
-                    repo, repo_type="dataset", exist_ok=True, private=settings.private
-                ),
-                quiet=quiet,
-            )
+        created = not remote.get("exists") and with_retries(
+            "create repository", lambda: _create(api, repo, settings.private), quiet=quiet
+        )
         step = "the commit"
-        oid = with_retries("commit", lambda: _commit(api, release, repo, tag), quiet=quiet)
+        # only a first try on a repository made just now may skip reading its main
+        fresh = iter([created])
+        oid = with_retries(
+            "commit", lambda: _commit(api, release, repo, tag, next(fresh, False)), quiet=quiet
+        )
         step = "tagging"
         with_retries("tag", lambda: _tag(api, repo, tag, oid), quiet=quiet)
     except (InputError, RuntimeFault):
@@ -224,16 +223,34 @@ def _differences(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> str:
     return "; ".join(parts)
 
 
-def _commit(api: Any, release: Release, repo: str, tag: str) -> str:
+def _create(api: Any, repo: str, private: bool) -> bool:
+    """Create the dataset repository; whether this call made it (False: it was there)."""
+    from huggingface_hub.errors import HfHubHTTPError
+
+    try:
+        api.create_repo(repo, repo_type="dataset", private=private)
+    except HfHubHTTPError as exc:
+        if exc.response is None or exc.response.status_code != 409:
+            raise
+        return False  # made meanwhile, or by a try whose answer was lost
+    return True
+
+
+def _commit(api: Any, release: Release, repo: str, tag: str, fresh: bool = False) -> str:
     """One commit that makes main hold exactly the release; its id.
 
     Every attempt reads main afresh (a retried commit may have landed already) and names
     that head as the parent, so a concurrent commit fails this one instead of mixing in.
+    A `fresh` repository, made by this publish a moment ago, holds only the Hub's own
+    `.gitattributes`: the first attempt on it reads nothing.
     """
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete
 
-    head = api.repo_info(repo, repo_type="dataset", revision="main").sha
-    held = _files_at(api, repo, head)
+    head, held = None, []
+    if not fresh:
+        main = api.repo_info(repo, repo_type="dataset", revision="main")
+        head = main.sha
+        held = [s.rfilename for s in main.siblings or [] if s.rfilename != KEEP]
     operations: list[Any] = [
         CommitOperationAdd(path_in_repo=path, path_or_fileobj=item)
         for path, item in sorted(release.files.items())

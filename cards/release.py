@@ -111,7 +111,8 @@ def infos_by_loading(
     records.
 
     The release's `files` are linked into a scratch folder, so what is loaded is exactly
-    what would be uploaded.
+    what would be uploaded. Parquet configs whose first files share one Arrow schema are
+    loaded by one builder, a split per config split (see _load_parquet).
     """
     import datasets
 
@@ -133,19 +134,25 @@ def infos_by_loading(
                 kind, _, of = context_name(split).rpartition("/")
                 card = table_config(name, kind, info.get("subset")) if kind else name
                 splits_of.setdefault(card, []).append((of, f"{name}/{split}.{data_format}"))
+        # a ranking config's corpus and judgements load as card configs of their own
+        wanted = {
+            card: rows for name, info in meta["configs"].items()
+            for card, rows in card_rows(name, info).items()
+        }  # fmt: skip
+        if data_format == "parquet":
+            loaded = _load_parquet(view, {card: splits_of[card] for card in wanted}, scratch)
+        else:
+            loaded = {card: _load(view, card, splits_of[card], "json", scratch) for card in wanted}
+        for card, rows in wanted.items():
+            counts = {split: s.num_examples for split, s in loaded[card].splits.items()}
+            if counts != rows:
+                raise InputError(
+                    f"config {card} loads with rows {counts} but {META_FILE} records "
+                    f"{rows}; regenerate the config or restore its files"
+                )
         infos = {}
         for name, info in meta["configs"].items():
-            # a ranking config's corpus and judgements load as card configs of their own
-            for card, rows in card_rows(name, info).items():
-                loaded = _load(view, card, splits_of[card], data_format, scratch)
-                counts = {split: s.num_examples for split, s in loaded.splits.items()}
-                if counts != rows:
-                    raise InputError(
-                        f"config {card} loads with rows {counts} but {META_FILE} records "
-                        f"{rows}; regenerate the config or restore its files"
-                    )
-                if card == name:
-                    infos[name] = loaded
+            infos[name] = loaded[name]
             missing = [c for c in expected_columns(meta, info) if c not in infos[name].features]
             if missing:
                 raise InputError(
@@ -155,6 +162,81 @@ def infos_by_loading(
         return infos
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _load(
+    view: Path, name: str, splits: list[tuple[str, str]], builder_name: str, scratch: Path
+) -> Any:
+    """One card config loaded alone by datasets' packaged `json` or `parquet` builder, as
+    `load_dataset` builds it; its DatasetInfo."""
+    from datasets.packaged_modules.json.json import Json
+    from datasets.packaged_modules.parquet.parquet import Parquet
+
+    try:
+        builder = (Json if builder_name == "json" else Parquet)(
+            cache_dir=str(scratch / "cache"), config_name=name, dataset_name=view.name,
+            hash="release", data_files={split: [str(view / path)] for split, path in splits},
+        )  # fmt: skip
+        builder.download_and_prepare(download_mode="force_redownload")
+    except Exception as exc:  # datasets raises many types; all mean "does not load"
+        raise InputError(f"config {name} does not load with load_dataset: {exc}") from None
+    return builder.info
+
+
+def _load_parquet(
+    view: Path, configs: dict[str, list[tuple[str, str]]], scratch: Path
+) -> dict[str, Any]:
+    """Parquet card configs loaded by datasets' packaged Parquet builder; each one's
+    DatasetInfo, as `load_dataset` of that config alone would record it.
+
+    The builder takes its features from the schema of a config's first file and casts the
+    config's other files to them. Configs whose first files have equal schemas therefore
+    load alike in one builder, one split per (config, split): the same reading and the
+    same Arrow writing, once per group instead of once per config.
+    """
+    import pyarrow.parquet as pq
+    from datasets import DatasetInfo, SplitDict, SplitInfo
+    from datasets.packaged_modules.parquet.parquet import Parquet
+
+    groups: dict[bytes, list[str]] = {}
+    for card, splits in configs.items():
+        try:
+            key = pq.read_schema(view / splits[0][1]).serialize().to_pybytes()
+        except Exception:  # not Parquet: loaded alone, to fail with its own message
+            key = card.encode("utf-8")
+        groups.setdefault(key, []).append(card)
+    out = {}
+    for number, members in enumerate(groups.values()):
+        keys = {
+            f"c{i}_{j}": (card, split, path)
+            for i, card in enumerate(members)
+            for j, (split, path) in enumerate(configs[card])
+        }  # fmt: skip
+        try:
+            builder = Parquet(
+                cache_dir=str(scratch / "cache"), config_name=f"group{number}",
+                dataset_name=view.name, hash="release",
+                data_files={key: [str(view / path)] for key, (_, _, path) in keys.items()},
+            )  # fmt: skip
+            builder.download_and_prepare(download_mode="force_redownload")
+        except Exception as exc:  # datasets raises many types; all mean "does not load"
+            for card in members:  # which config it is: the first that does not load alone
+                _load(view, card, configs[card], "parquet", scratch)
+            raise InputError(
+                f"configs {', '.join(members)} do not load together with load_dataset: {exc}"
+            ) from None
+        for card in members:
+            found = SplitDict()
+            for key, (of, split, _) in keys.items():
+                if of == card:
+                    held = builder.info.splits[key]
+                    found.add(SplitInfo(split, held.num_bytes, held.num_examples))
+            out[card] = DatasetInfo(
+                features=builder.info.features, splits=found,
+                download_size=sum((view / path).stat().st_size for _, path in configs[card]),
+                dataset_size=sum(s.num_bytes for s in found.values()),
+            )  # fmt: skip
+    return out
 
 
 def check_card(card_text: str, meta: RunMeta, infos: dict[str, Any], data_format: str) -> None:
@@ -243,26 +325,6 @@ def release_files(folder: Path, meta: RunMeta, data_format: str) -> dict[str, Pa
         else:
             files[target] = parquet_bytes(read_split(folder / name, split), f"{name}/{split}")
     return files
-
-
-def _load(
-    view: Path, name: str, splits: list[tuple[str, str]], data_format: str, scratch: Path
-) -> Any:
-    """One card config loaded by datasets' packaged builder for its data files, as
-    `load_dataset` builds it; its DatasetInfo."""
-    from datasets.packaged_modules.json.json import Json
-    from datasets.packaged_modules.parquet.parquet import Parquet
-
-    builder_class = Parquet if data_format == "parquet" else Json
-    try:
-        builder = builder_class(
-            cache_dir=str(scratch / "cache"), config_name=name, dataset_name=view.name,
-            hash="release", data_files={split: [str(view / path)] for split, path in splits},
-        )  # fmt: skip
-        builder.download_and_prepare(download_mode="force_redownload")
-    except Exception as exc:  # datasets raises many types; all mean "does not load"
-        raise InputError(f"config {name} does not load with load_dataset: {exc}") from None
-    return builder.info
 
 
 def expected_columns(meta: RunMeta, info: ConfigRecord) -> list[str]:
@@ -440,19 +502,21 @@ def build(
     release.files.update(files)
     # Each config loaded once, for the features and sizes the card records; then the card
     # read back by datasets, as load_dataset reads it.
-    infos = infos_by_loading(files, meta, data_format)
+    doc = None
     if data_format == "parquet":
         doc = _croissant(release, meta, repo=repo, human=human, license_id=license_id,
                          rai=rai_fields, validation=facts.validation_report(folder))  # fmt: skip
         if date_published:
             doc["datePublished"] = date_published
-        croissant.validate(doc)
         release.files[croissant.CROISSANT_FILE] = croissant.dumps(doc).encode("utf-8")
-    text = cards.render(
-        folder, meta, infos=infos, repo=repo, tag=tag, human=human, license_id=license_id,
-        data_format=data_format, models=models,
-    )  # fmt: skip
-    check_card(text, meta, infos, data_format)
+    with croissant.validating(doc) as validated:  # mlcroissant reads it meanwhile
+        infos = infos_by_loading(files, meta, data_format)
+        text = cards.render(
+            folder, meta, infos=infos, repo=repo, tag=tag, human=human, license_id=license_id,
+            data_format=data_format, models=models,
+        )  # fmt: skip
+        check_card(text, meta, infos, data_format)
+        validated()
     release.files["README.md"] = text.encode("utf-8")
     if tag is not None:
         inputs = inputs or release_inputs(

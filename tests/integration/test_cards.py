@@ -214,6 +214,32 @@ def test_a_republish_of_the_same_inputs_builds_nothing(stsb_copy, hub, tmp_path)
     assert len(manifest["inputs"]) == 64
 
 
+def test_only_a_repository_made_by_this_publish_is_committed_to_unread(stsb_copy, hub, tmp_path):
+    """A repository publish has just created holds only the Hub's .gitattributes, so its
+    first commit reads nothing first. A repository that was there (a later version, or a
+    create whose answer was lost and that a retry found made) is read first: its head is
+    the commit's parent and its stale files are deleted."""
+    env = hub_env(hub, tmp_path)
+    other = f"{REPO}-other"
+
+    def reads(repo: str) -> int:
+        path = f"/api/datasets/{repo}/revision/main"
+        return sum(1 for method, p, _ in hub.requests if (method, p) == ("GET", path))
+
+    for version in ("1.0.0", "1.0.1"):
+        done = shiftbench(env, "publish", stsb_copy, "--repo", REPO, "--version", version, "-q")
+        assert done.returncode == 0, done.stderr
+        assert reads(REPO) == (0 if version == "1.0.0" else 1)
+    hub.fail("create", 500, times=1, after_apply=True)
+    done = shiftbench(env, "publish", stsb_copy, "--repo", other, "--version", "1.0.0", "-q")
+    assert done.returncode == 0, done.stderr
+    assert reads(other) == 1
+    assert set(tags(hub)) == {"v1.0.0", "v1.0.1"} and set(hub.repos[other].tags) == {"v1.0.0"}
+    for repo in (REPO, other):
+        held = hub.repos[repo].resolve("v1.0.0").files
+        assert set(held) == {".gitattributes", *hub.repos[REPO].resolve("v1.0.1").files}
+
+
 def test_published_versions_are_frozen(stsb_copy, invoke, hub, tmp_path):
     env = hub_env(hub, tmp_path)
     assert (
