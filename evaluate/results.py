@@ -15,10 +15,14 @@ from shiftbench import __version__
 from shiftbench.core.models.encoders import Encoder
 from shiftbench.core.records import ReportSummary, ResultsDocument, ScoreRecord, SourceRecord
 from shiftbench.core.tables import plain_table
-from shiftbench.evaluate.resample import (
-    THIN_NOTE,
-    thin,
+from shiftbench.evaluate.report.tables import (
+    HTEB_NOTE,
+    HTEB_POINTS,
+    SCORES,
+    Figures,
+    figures_for,
 )
+from shiftbench.evaluate.resample import THIN_NOTE
 from shiftbench.evaluate.sides import (
     config_label,
 )
@@ -172,32 +176,23 @@ def write_outputs(
     return summary
 
 
-def format_table(model: str, main_score: str, records: list[ScoreRecord]) -> str:
+def format_table(
+    model: str, main_score: str, records: list[ScoreRecord], protocol: str | None = None
+) -> str:
     """A plain-text table: one line per config and split, with the paired delta and its
-    95% interval."""
+    95% interval (`-0.21672 [-0.49449, +0.06216]`, `*` after a thin one: THIN_NOTE).
+    Results scored under `--protocol hteb` show as HTEB prints them: x100, two decimals."""
+    shown = figures_for(protocol)
+    if shown is SCORES:
+        shown = Figures(places=5)
     header = ["config", "split", "rows", main_score, "original (same rows)", "delta [lo, hi]"]
     lines = [
         [
-            config_label(r),
-            r["split"],
-            str(r["rows"]),
-            f"{r['main_score']:.5f}",
-            "" if r["original_same_rows"] is None else f"{r['original_same_rows']:.5f}",
-            _delta_text(r),
+            config_label(r), r["split"], str(r["rows"]), shown.num(r["main_score"]),
+            shown.num(r["original_same_rows"]), shown.delta(r),
         ]
         for r in records
-    ]
+    ]  # fmt: skip
     notes = [THIN_NOTE] if any(line[-1].endswith("*") for line in lines) else []
+    notes += [HTEB_NOTE] if shown is HTEB_POINTS else []
     return "\n".join([f"model: {model}", plain_table(header, lines, left=2), *notes])
-
-
-def _delta_text(record: ScoreRecord) -> str:
-    """`-0.21672 [-0.49449, +0.06216]`, with `*` when the interval is thin (THIN_NOTE)."""
-    if record["delta"] is None:
-        return ""
-    interval = record.get("ci95")
-    if not interval:
-        return f"{record['delta']:+.5f}"
-    low, high = interval
-    flag = thin(record["rows"], record.get("usable_draws"), record.get("resamples"))
-    return f"{record['delta']:+.5f} [{low:+.5f}, {high:+.5f}]" + ("*" if flag else "")

@@ -99,8 +99,9 @@ from shiftbench.evaluate.api import EVALRANK_POSITIVES, INTERVALS
     "others leave the row out, reports HTEB's main scores for pair classification "
     "(cosine AP), summarisation (one Spearman over all summaries) and reranking (mean "
     "AP over each query's candidates), seeds clustering with the evaluation seed, "
-    "pools a multilingual dataset's subsets into one score and loads encoders in "
-    "bfloat16). "
+    "pools a multilingual dataset's subsets into one score, loads encoders in "
+    "bfloat16 and prints scores x100 with two decimals, as HTEB's tables do; "
+    "results.json keeps mteb's scale). "
     "Default: the "
     "protocol the run folder was made with, else shiftbench.",
 )
@@ -194,7 +195,7 @@ def evaluate(
     main_score = evaluation.collection.source["main_score"]
 
     def show(model: str, records: list[ScoreRecord]) -> None:
-        click.echo(format_table(model, main_score, records))
+        click.echo(format_table(model, main_score, records, evaluation.scoring["name"]))
         click.echo("")
 
     result = evaluation.score(models, on_model=show)

@@ -13,25 +13,57 @@ from shiftbench.evaluate.resample import THIN_NOTE, thin
 from shiftbench.evaluate.sides import config_label
 
 
+@dataclass(frozen=True)
+class Figures:
+    """How the report prints a main-score figure (a score, a delta and its interval):
+    times `factor`, with `places` decimals."""
+
+    factor: float = 1.0
+    places: int = 4
+
+    def num(self, value: float | None, signed: bool = False) -> str:
+        if value is None:
+            return ""
+        return f"{value * self.factor:{'+' if signed else ''}.{self.places}f}"
+
+    def delta(self, figure: Mapping[str, Any] | None) -> str:
+        """`-0.0123 [-0.0200, -0.0050]`: a delta with its 95% interval when it has one,
+        and `*` after a thin one (THIN_NOTE)."""
+        if not figure or figure.get("delta") is None:
+            return ""
+        text = self.num(figure["delta"], True)
+        if figure.get("ci95"):
+            low, high = figure["ci95"]
+            text += f" [{self.num(low, True)}, {self.num(high, True)}]"
+            items = figure.get("items", figure.get("rows"))
+            if thin(items, figure.get("usable_draws"), figure.get("resamples")):
+                text += "*"
+        return text
+
+
+SCORES = Figures()
+# HTEB's release prints every score times 100 with two decimals (`reported_score`); results
+# scored under --protocol hteb are printed so, scores, deltas and intervals alike.
+HTEB_POINTS = Figures(100.0, 2)
+HTEB_NOTE = "Scores, deltas and intervals are x100 with two decimals, as HTEB prints them."
+
+
+def figures_for(protocol: str | None) -> Figures:
+    """How the main score of results scored under `protocol` is printed."""
+    return HTEB_POINTS if protocol == "hteb" else SCORES
+
+
+def summary_figures(summary: Mapping[str, Any]) -> Figures:
+    """HTEB's points for a report whose every result was scored under --protocol hteb."""
+    return figures_for("hteb" if summary.get("aggregation") == TRANSFORMATIONS_FIRST else None)
+
+
 def _num(value: float | None, signed: bool = False) -> str:
-    if value is None:
-        return ""
-    return f"{value:+.4f}" if signed else f"{value:.4f}"
+    return SCORES.num(value, signed)
 
 
 def _delta(figure: Mapping[str, Any] | None) -> str:
-    """`-0.0123 [-0.0200, -0.0050]`: a delta with its 95% interval when it has one, and
-    `*` after a thin one (THIN_NOTE)."""
-    if not figure:
-        return ""
-    text = _num(figure.get("delta"), True)
-    if figure.get("ci95"):
-        low, high = figure["ci95"]
-        text += f" [{low:+.4f}, {high:+.4f}]"
-        items = figure.get("items", figure.get("rows"))
-        if thin(items, figure.get("usable_draws"), figure.get("resamples")):
-            text += "*"
-    return text
+    return SCORES.delta(figure)
 
 
 def _rank(figure: dict[str, Any] | None) -> str:
@@ -62,15 +94,16 @@ def axis_rows(summary: ReportSummary) -> tuple[list[str], list[list[str]]]:
     for axis in axes:
         header += [axis, "delta"]
     header += ["total", "delta"] + (["rank"] if ranked else [])
+    shown = summary_figures(summary)
     rows = []
     for model, s in models.items():
-        row = [model, _num(s["original"])]
+        row = [model, shown.num(s["original"])]
         for axis in axes:
             pair = s["axes"].get(axis)
-            row += [_num(pair and pair["score"]), _delta(pair)]
+            row += [shown.num(pair and pair["score"]), shown.delta(pair)]
         total = s["total"]
-        row += [_num(total and total["score"]), _delta(total)] + ([_rank(total)] if ranked else [])
-        rows.append(row)
+        row += [shown.num(total and total["score"]), shown.delta(total)]
+        rows.append(row + ([_rank(total)] if ranked else []))
     return header, rows
 
 
@@ -105,13 +138,14 @@ def _shared_table(summary: ReportSummary) -> Table:
 
 
 def _transform_table(summary: ReportSummary) -> Table:
+    shown = summary_figures(summary)
     rows = []
     for m, s in summary["models"].items():
         for t, v in s["transforms"].items():
             er = v.get("evalrank", {})
             sr = v.get("self_retrieval", {})
             rows.append(
-                [m, t, v["axis"], _num(v.get("score")), _delta(v), _num(er.get("mrr")),
+                [m, t, v["axis"], shown.num(v.get("score")), shown.delta(v), _num(er.get("mrr")),
                  _num(er.get("delta_mrr"), True), _num(sr.get("mrr")), _num(sr.get("hits_at_1"))]
             )  # fmt: skip
     return Table(
@@ -120,7 +154,8 @@ def _transform_table(summary: ReportSummary) -> Table:
         "same rows, with its 95% paired bootstrap interval. EvalRank (STS sources): MRR "
         "of each gold top-quartile pair's partner against every sentence of the split "
         "(cosine), and its change against the original on the same rows. Self-retrieval: "
-        "MRR and Hits@1 of each rewrite's own original among all originals of its split.",
+        "MRR and Hits@1 of each rewrite's own original among all originals of its split."
+        + (f" {HTEB_NOTE}" if shown is HTEB_POINTS else ""),
         ["model", "transform", "axis", "score", "delta [95% CI]", "EvalRank MRR",
          "EvalRank ΔMRR", "self-retrieval MRR", "Hits@1"],
         rows,
@@ -302,6 +337,8 @@ def text_report(summary: ReportSummary) -> str:
         parts += ["", f"{table.title}:", plain_table(table.header, table.rows)]
     if _flagged([axis_table[1], *(t.rows for t in tables)]):
         parts += ["", THIN_NOTE]
+    if summary_figures(summary) is HTEB_POINTS:
+        parts += ["", HTEB_NOTE]
     return "\n".join(parts)
 
 
@@ -325,6 +362,7 @@ def markdown_report(documents: Sequence[ResultsDocument], summary: ReportSummary
         )
         + ". delta = variant minus the original on the same rows, with its 95% paired "
         "bootstrap interval; rank: models whose total-delta intervals overlap share ranks."
+        + (f" {HTEB_NOTE}" if summary_figures(summary) is HTEB_POINTS else "")
     )
     axis_table = axis_rows(summary)
     parts += ["", markdown_table(*axis_table), ""]
@@ -342,15 +380,19 @@ def markdown_report(documents: Sequence[ResultsDocument], summary: ReportSummary
     for doc, label in zip(documents, summary["datasets"], strict=True):
         parts += [f"## {label}: {doc['task_type']}, {doc['main_score']}", ""]
         header = ["model", "config", "split", "rows", "score", "original (same rows)", "delta"]
+        scoring = doc.get("protocol")
+        shown = figures_for(scoring["name"] if scoring else None)
         rows = [
             [
                 entry["model"]["id"], config_label(r), r["split"], str(r["rows"]),
-                _num(r["main_score"]), _num(r["original_same_rows"]), _delta(r),
+                shown.num(r["main_score"]), shown.num(r["original_same_rows"]), shown.delta(r),
             ]
             for entry in doc["models"]
             for r in entry["results"]
         ]  # fmt: skip
         parts += [markdown_table(header, rows, left=3), ""]
+        if shown is HTEB_POINTS:
+            parts += [HTEB_NOTE, ""]
         if _flagged([rows]):
             parts += [THIN_NOTE, ""]
     return "\n".join(parts).rstrip() + "\n"

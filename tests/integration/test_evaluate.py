@@ -19,6 +19,7 @@ from support.evaluate import (
 from support.files import read_rows
 
 from shiftbench.core.models.encoders import Encoder
+from shiftbench.evaluate.report.tables import HTEB_NOTE
 
 
 def test_encoder_by_local_path(invoke, tmp_path):
@@ -282,6 +283,16 @@ def test_hteb_scoring_puts_the_original_in_a_failed_texts_place(invoke, tmp_path
     assert variant["main_score"] == pytest.approx(spearman(texts), abs=1e-6)
     assert variant["original_same_rows"] == pytest.approx(original, abs=1e-6)
     assert variant["delta"] == pytest.approx(spearman(texts) - original, abs=1e-6)
+    # printed as HTEB prints its scores: x100, two decimals (results.json keeps mteb's scale)
+    line = next(x for x in result.output.splitlines() if x.startswith("paraphrase "))
+    assert line.split()[:5] == [
+        "paraphrase", "test", "42", f"{variant['main_score'] * 100:.2f}",
+        f"{variant['original_same_rows'] * 100:.2f}",
+    ]  # fmt: skip
+    assert line.split()[5] == f"{variant['delta'] * 100:+.2f}"
+    assert HTEB_NOTE in result.output
+    report = (out / "report.md").read_text(encoding="utf-8")
+    assert f"| {variant['main_score'] * 100:.2f} |" in report and HTEB_NOTE in report
 
     out = tmp_path / "shiftbench"
     result = invoke("evaluate", run, "-o", out, *args)
@@ -290,6 +301,7 @@ def test_hteb_scoring_puts_the_original_in_a_failed_texts_place(invoke, tmp_path
     assert doc["protocol"]["failed_rows"] == "left-out"
     variant = doc["models"][0]["results"][1]
     assert (variant["rows"], "restored" in variant) == (36, False)
+    assert f"{variant['main_score']:.5f}" in result.output and HTEB_NOTE not in result.output
     left = [t for i, t in enumerate(texts) if i not in (3, 8, 12, 20, 27, 33)]
     assert variant["main_score"] == pytest.approx(spearman(left), abs=1e-6)
 

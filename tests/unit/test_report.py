@@ -756,3 +756,17 @@ def test_htebs_order_averages_each_transformation_over_datasets_first():
     hteb_doc, other = {"protocol": {"name": "hteb"}}, {"protocol": {"name": "shiftbench"}}
     assert aggregation([hteb_doc, hteb_doc]) == TRANSFORMATIONS_FIRST
     assert aggregation([hteb_doc, other]) == aggregation([{}]) == "per-dataset"
+
+
+def test_hteb_points_are_scores_times_100_with_two_decimals():
+    """A hand-worked case: HTEB prints 0.78901 as 78.90; a delta and its interval go the
+    same way, and the default keeps mteb's fractions with four places."""
+    from shiftbench.evaluate.report.tables import HTEB_POINTS, SCORES, figures_for
+
+    figure = {"delta": -0.006742, "ci95": [-0.01204, 0.00049], "rows": 42, "resamples": 0}
+    assert figures_for("hteb") is HTEB_POINTS and figures_for("shiftbench") is SCORES
+    assert HTEB_POINTS.num(0.78901) == "78.90"
+    assert HTEB_POINTS.delta(figure) == "-0.67 [-1.20, +0.05]"
+    assert SCORES.num(0.78901) == "0.7890"
+    assert SCORES.delta(figure) == "-0.0067 [-0.0120, +0.0005]"
+    assert HTEB_POINTS.delta({"delta": None}) == "" and SCORES.num(None) == ""
