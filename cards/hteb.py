@@ -36,6 +36,7 @@ from shiftbench.core.data.hteb import (
     latest_pair,
     pair_names,
     read_pair,
+    translated_languages,
 )
 from shiftbench.core.data.runfolder import TRUNCATED, read_config_split, read_meta
 from shiftbench.core.data.source_languages import field_languages
@@ -53,11 +54,19 @@ class Exported:
     output: Path
     folders: tuple[str, ...]  # <transformation>/<seed> per pair
     skipped: tuple[str, ...]  # configs HTEB has no transformation for
+    # translation configs whose texts went into other languages than HTEB's rules give
+    relabelled: tuple[str, ...] = ()
 
     def summary(self) -> str:
         line = f"wrote {len(self.folders)} HTEB pairs ({', '.join(self.folders)}) to {self.output}"
         if self.skipped:
             line += f"; not HTEB transformations, left out: {', '.join(self.skipped)}"
+        if self.relabelled:
+            line += (
+                "; HTEB's results will name other target languages than the texts of "
+                f"{', '.join(self.relabelled)} are in (its files do not store them: HTEB "
+                "works them out from its own rules)"
+            )
         return line
 
 
@@ -85,7 +94,7 @@ def export_hteb(run: Path, output: Path, *, generator: str | None = None) -> Exp
     parent.mkdir(parents=True, exist_ok=True)
     stage = Path(tempfile.mkdtemp(prefix=f".{output.name}.tmp-", dir=parent))
     try:
-        folders = []
+        folders, relabelled = [], []
         for name, info in chosen.items():
             model = generator or str((info.get("model") or {}).get("id") or "")
             if not model or model.startswith(("/", "./", "../", "~")):
@@ -104,6 +113,8 @@ def export_hteb(run: Path, output: Path, *, generator: str | None = None) -> Exp
             if read_pair(pair) != (originals, transformed):
                 raise AssertionError(f"{folder}: the records did not read back as written")
             folders.append(f"{doc['transformation']}/{doc['seed_transform']}")
+            if not _languages_agree(rows, originals, doc, source):
+                relabelled.append(name)
         os.replace(stage, output)
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
@@ -111,7 +122,27 @@ def export_hteb(run: Path, output: Path, *, generator: str | None = None) -> Exp
     skipped = tuple(
         n for n, c in meta["configs"].items() if c.get("kind") != "original" and n not in chosen
     )
-    return Exported(output, tuple(folders), skipped)
+    return Exported(output, tuple(folders), skipped, tuple(relabelled))
+
+
+def _languages_agree(
+    rows: list[dict[str, Any]], originals: list[dict[str, Any]], doc: dict[str, Any], source: Any
+) -> bool:
+    """Whether each translated text is in the language HTEB's rules will name for it
+    (always, for a transformation that keeps the language)."""
+    if doc["transformation"] not in ("translation", "cross_translation"):
+        return True
+    fields = tuple(source["text_fields"])
+    default = field_languages((source.get("languages") or {}).get("default") or [], ("text",))[0]
+    theirs = translated_languages(
+        originals, fields, doc["transformation"], doc["dataset"], doc["seed_transform"],
+        default.code if default else None,
+    )  # fmt: skip
+    return all(
+        theirs[(i, field)] is None or theirs[(i, field)] == row.get(f"language_{field}")
+        for i, row in enumerate(rows)
+        for field in fields
+    )
 
 
 def _records(run: Path, meta: RunMeta, name: str, source: Any) -> list[dict[str, Any]]:

@@ -28,6 +28,8 @@ from shiftbench.core.data.hteb import (
     generator_model,
     latest_pair,
     read_pair,
+    target_pool,
+    translated_languages,
 )
 from shiftbench.core.data.runfolder import (
     IDENTICAL,
@@ -240,11 +242,16 @@ def _variant(
     back), its original beside it, and the row's status."""
     ours = TRANSFORMATIONS[pair.transformation]
     transform = TRANSFORMS[ours]
-    changes_language = transform.draw is not None and ours != "backtranslation"
+    translated = (
+        translated_languages(originals, fields, pair.transformation,
+                             str(pair.metadata["dataset"]), pair.seed, language)
+        if ours in ("translation", "cross-translation") else None
+    )  # fmt: skip
+    targets: set[str] = set()
     positions: dict[str, int] = {}
     out: dict[str, list[dict[str, Any]]] = {s: [] for s in splits}
     # rows pair up by position, as HTEB's loader pairs them
-    for original, rewritten in zip(originals, transformed, strict=True):
+    for i, (original, rewritten) in enumerate(zip(originals, transformed, strict=True)):
         split = str(original.get("_hteb_split") or next(iter(splits)))
         index = positions.get(split, 0)
         positions[split] = index + 1
@@ -258,7 +265,10 @@ def _variant(
                 status, text = (IDENTICAL if after == before else OK), after
             row[field] = text
             row[f"original_{field}"] = before
-            row[f"language_{field}"] = None if changes_language else language
+            # where HTEB sent the text: its files do not say, its rules do
+            row[f"language_{field}"] = translated[(i, field)] if translated else language
+            if translated and translated[(i, field)]:
+                targets.add(str(translated[(i, field)]))
             statuses.append(status)
         failed = [s for s in statuses if not usable(s, ours)]
         row["status"] = failed[0] if failed else (IDENTICAL if IDENTICAL in statuses else OK)
@@ -289,8 +299,10 @@ def _variant(
             "max_attempts": meta["max_retries"] + 1,
             "source_language": language,
             "source_languages": {f: language for f in fields},
-            "language_pool": [],
-            "target_languages": [],
+            "language_pool": list(target_pool([language] if language else []))
+            if ours in ("translation", "cross-translation")
+            else [],
+            "target_languages": sorted(targets),
             "rows": {s: len(r) for s, r in out.items()},
             "status_counts": {s: tally_status(r) for s, r in out.items()},
             "hteb": {

@@ -20,12 +20,15 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import random
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+from shiftbench.core.text.languages import get_language
 from shiftbench.errors import InputError
 
 # HTEB's transformation names and shiftbench's, both ways
@@ -136,11 +139,17 @@ def generator_model(directory: str) -> str:
     return unquote(re.sub(r"~([0-9A-Fa-f]{2})", r"%\1", directory), errors="strict")
 
 
+def settings_hash(doc: dict[str, Any]) -> str:
+    """HTEB's hash of a settings object: the sha256 of it as compact JSON with sorted keys."""
+    text = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def identity_hash(
     model: str, transformation: str, dataset: str, seed: int, generated: str | None
 ) -> str:
-    """The <hash> of a pair's file names: the sha256 of its identity (and generation
-    time, when it has one) as compact JSON with sorted keys."""
+    """The <hash> of a pair's file names: the settings hash of its identity (and generation
+    time, when it has one)."""
     doc: dict[str, Any] = {
         "generator_model": model,
         "transformation": transformation,
@@ -149,8 +158,98 @@ def identity_hash(
     }
     if generated is not None:
         doc["generation_datetime"] = generated
-    text = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return settings_hash(doc)
+
+
+# The languages HTEB's translation and cross_translation write into (hteb/generation.py),
+# in its order (Spanish, French, German, Turkish, Arabic); a text's own language is left
+# out. HTEB's files do not store the language a text went into: it follows from these
+# rules, as HTEB recomputes it for its results.
+TARGET_POOL = ("es", "fr", "de", "tr", "ar")
+
+
+def target_pool(source: Iterable[str]) -> tuple[str, ...]:
+    """The pool less the source languages (the whole pool when nothing would be left)."""
+    excluded = set(source)
+    return tuple(code for code in TARGET_POOL if code not in excluded) or TARGET_POOL
+
+
+def translation_target(dataset: str, seed: int, source: Iterable[str]) -> str:
+    """`translation`'s one language for every text of `dataset` at `seed`: the pool's
+    entry at the settings hash of {dataset, seed_transform}, as an integer, modulo the
+    pool's size."""
+    pool = target_pool(source)
+    return pool[int(settings_hash({"dataset": dataset, "seed_transform": seed}), 16) % len(pool)]
+
+
+def cross_translation_target(seed: int, ordinal: int, source: Iterable[str]) -> str:
+    """`cross_translation`'s language for the text numbered `ordinal` (text_ordinals):
+    Python's `random.Random(seed + ordinal).choice` over the pool."""
+    return random.Random(seed + ordinal).choice(target_pool(source))
+
+
+def text_ordinals(
+    records: list[dict[str, Any]], fields: tuple[str, ...], pair_task: bool
+) -> dict[tuple[int, str], int]:
+    """HTEB's numbering of the texts a transformation rewrites, keyed by (record, field):
+    non-blank texts only, in record order, field by field within a record; for a pair
+    task every record's first text first, then every record's second."""
+    if pair_task:
+        slots = [(i, field) for field in fields for i in range(len(records))]
+    else:
+        slots = [(i, field) for i in range(len(records)) for field in fields]
+    out: dict[tuple[int, str], int] = {}
+    for i, field in slots:
+        text = records[i].get(field)
+        if isinstance(text, str) and text.strip():
+            out[(i, field)] = len(out)
+    return out
+
+
+def translated_languages(
+    records: list[dict[str, Any]],
+    fields: tuple[str, ...],
+    transformation: str,
+    dataset: str,
+    seed: int,
+    default: str | None,
+) -> dict[tuple[int, str], str | None]:
+    """The language HTEB's `translation` or `cross_translation` (HTEB's names) wrote each
+    text of `records` into, keyed by (record, field); None for a blank original, which
+    HTEB sends nowhere. A record's own language is its `language` label, else `default`
+    (the dataset's)."""
+    pair_task = len(fields) == 2
+    ordinals = text_ordinals(records, fields, pair_task)
+    out: dict[tuple[int, str], str | None] = {}
+    for i, record in enumerate(records):
+        whole = record_languages(record.get("language"), None) or ((default,) if default else ())
+        for side, field in enumerate(fields):
+            if (i, field) not in ordinals:
+                out[(i, field)] = None
+            elif transformation == "translation":
+                out[(i, field)] = translation_target(dataset, seed, whole)
+            else:
+                own = record_languages(record.get("language"), side if pair_task else None)
+                own = own or ((default,) if default else ())
+                out[(i, field)] = cross_translation_target(seed, ordinals[(i, field)], own)
+    return out
+
+
+def record_languages(label: object, side: int | None) -> tuple[str, ...]:
+    """The ISO 639-1 codes of a record's `language` label ("eng", "en-de"): for one side
+    of a pair (`side` 0 or 1) the label's part for that side when it names two."""
+    if not isinstance(label, str) or not label.strip():
+        return ()
+    parts = [p for p in re.split(r"[-_/]", label) if p]
+    if side is not None and len(parts) == 2:
+        parts = [parts[side]]
+    codes = []
+    for part in parts:
+        try:
+            codes.append(get_language(part).code)
+        except InputError:  # a script or region tag, or a code no table knows
+            continue
+    return tuple(dict.fromkeys(codes))
 
 
 def pair_names(

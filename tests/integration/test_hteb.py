@@ -4,13 +4,20 @@ layout from rows of the shared STSBenchmark and Banking77, read into a run folde
 from __future__ import annotations
 
 import json
+import random
 from typing import get_type_hints
 
 import pytest
 from support.files import read_rows
-from support.hteb import MODEL, statistics, sts_rows, write_pair
+from support.hteb import MODEL, rewritten, statistics, sts_rows, write_pair
 
-from shiftbench.core.data.hteb import generator_directory, latest_pair, pair_names, read_pair
+from shiftbench.core.data.hteb import (
+    generator_directory,
+    latest_pair,
+    pair_names,
+    read_pair,
+    translation_target,
+)
 from shiftbench.core.records import ConfigRecord, RunMeta
 
 GENERATOR = generator_directory(MODEL)
@@ -81,6 +88,68 @@ def test_a_classification_tree_keeps_its_train_and_test_records(shared_data, inv
     train = read_rows(out / "style-change-s1339" / "train.jsonl")
     assert [r["text"] for r in train] == [r["text"].upper() for r in records[:5]]
     assert {r["status"] for r in train} == {"ok"}
+
+
+def test_translations_carry_the_languages_htebs_rules_give(shared_data, invoke, tmp_path):
+    """HTEB's files do not store where a translation went; the import works it out as
+    HTEB does for its results: translation, one language for the dataset and seed;
+    cross_translation, one per text, numbered over every first sentence, then every
+    second (worked out here with random.Random over HTEB's language names)."""
+    originals = sts_rows(shared_data, 6)
+    for transformation, seed in (("translation", 1337), ("cross_translation", 1338)):
+        extra = {"translation_language_selection": "dataset"} if seed == 1337 else {}
+        write_pair(tmp_path / "t", "stsbenchmark-sts", transformation, seed, originals,
+                   rewritten(originals, {2}, set()), stats=statistics(6, 12, fallback=1),
+                   **extra)  # fmt: skip
+    out = tmp_path / "run"
+    result = invoke("hteb", "import", tmp_path / "t" / GENERATOR, "-o", out)
+    assert result.exit_code == 0, result.output
+    meta = json.loads((out / "shiftbench.json").read_text())
+    shared = translation_target("stsbenchmark-sts", 1337, ["en"])
+    rows = read_rows(out / "translation-s1337" / "test.jsonl")
+    assert {(r["language_sentence1"], r["language_sentence2"]) for r in rows} == {(shared, shared)}
+    assert meta["configs"]["translation-s1337"]["target_languages"] == [shared]
+    assert meta["configs"]["translation-s1337"]["language_pool"] == ["es", "fr", "de", "tr", "ar"]
+    names = ["Spanish", "French", "German", "Turkish", "Arabic"]
+    codes = dict(zip(names, ["es", "fr", "de", "tr", "ar"], strict=True))
+    rows = read_rows(out / "cross-translation-s1338" / "test.jsonl")
+    expected = [
+        (codes[random.Random(1338 + i).choice(names)],
+         codes[random.Random(1338 + 6 + i).choice(names)])
+        for i in range(6)
+    ]  # fmt: skip
+    assert [(r["language_sentence1"], r["language_sentence2"]) for r in rows] == expected
+    assert (rows[2]["status"], rows[2]["sentence2"]) == ("fallback", "")  # sent, not returned
+    drawn = sorted({code for pair in expected for code in pair})
+    assert meta["configs"]["cross-translation-s1338"]["target_languages"] == drawn
+    # exported back, each text is in the language HTEB will name: nothing to point out
+    result = invoke("hteb", "export", out, "-o", tmp_path / "back")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == (
+        f"wrote 2 HTEB pairs (cross_translation/1338, translation/1337) to {tmp_path / 'back'}\n"
+    )
+
+
+def test_an_export_says_when_hteb_will_name_other_target_languages(
+    shared_data, scripted, invoke, tmp_path
+):
+    """gen draws a translation's language per row; HTEB's translation has one per dataset
+    and seed, and its results name that one: the export says which configs differ."""
+    run, out = tmp_path / "run", tmp_path / "transformations"
+    made = invoke("gen", "STSBenchmark", "--data-dir", shared_data / "STSBenchmark",
+                  "--limit", "6", "-t", "translation", "-s", "7", "-b", "scripted", "-q",
+                  "-o", run)  # fmt: skip
+    assert made.exit_code == 0, made.output
+    rows = read_rows(run / "translation-s7" / "test.jsonl")
+    hteb = translation_target("stsbenchmark-sts", 7, ["en"])
+    assert {r["language_sentence1"] for r in rows} != {hteb}  # gen's draws, row by row
+    result = invoke("hteb", "export", run, "-o", out, "--generator", "org/scripted-7b")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == (
+        f"wrote 1 HTEB pairs (translation/7) to {out}; HTEB's results will name other target "
+        "languages than the texts of translation-s7 are in (its files do not store them: "
+        "HTEB works them out from its own rules)\n"
+    )
 
 
 @pytest.mark.parametrize(

@@ -3,17 +3,24 @@ is read, checked as HTEB's own loader checks it."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 from support.hteb import MODEL, statistics, write_pair
 
 from shiftbench.core.data.hteb import (
     HTEB_NAMES,
     TRANSFORMATIONS,
+    cross_translation_target,
     generator_directory,
     generator_model,
     identity_hash,
     latest_pair,
     read_pair,
+    record_languages,
+    target_pool,
+    text_ordinals,
+    translation_target,
 )
 from shiftbench.errors import InputError
 
@@ -46,6 +53,45 @@ def test_file_hashes_are_those_of_htebs_published_banking77_files():
     }
     for (transformation, seed, when), prefix in published.items():
         assert identity_hash(MODEL, transformation, "banking77", seed, when)[:12] == prefix
+
+
+# HTEB's target languages by name, in its order (hteb/generation.py), and their codes
+HTEB_TARGETS = {"Spanish": "es", "French": "fr", "German": "de", "Turkish": "tr", "Arabic": "ar"}
+
+
+def test_translation_targets_follow_htebs_rules():
+    """translation: one language per dataset and seed, from the same settings hash as the
+    file names above (which reproduce HTEB's published names): Banking77's three seeds go
+    into Turkish, Turkish and Arabic. cross_translation: each text's own draw, worked out
+    here with random.Random over HTEB's names. Neither ever picks the text's own
+    language, and the whole pool is used when nothing else is left."""
+    assert [translation_target("banking77", s, ["en"]) for s in (1337, 1338, 1339)] == [
+        "tr", "tr", "ar",
+    ]  # fmt: skip
+    names = list(HTEB_TARGETS)
+    for seed, ordinal in ((1337, 0), (1338, 5), (1339, 41)):
+        expected = HTEB_TARGETS[random.Random(seed + ordinal).choice(names)]
+        assert cross_translation_target(seed, ordinal, ["en"]) == expected
+        without = [n for n in names if n != "Turkish"]
+        expected = HTEB_TARGETS[random.Random(seed + ordinal).choice(without)]
+        assert cross_translation_target(seed, ordinal, ["tr"]) == expected
+    assert "de" not in {translation_target(d, 7, ["de"]) for d in ("a", "b", "c", "d", "e")}
+    assert target_pool(["es", "fr", "de", "tr", "ar"]) == ("es", "fr", "de", "tr", "ar")
+    assert record_languages("eng", None) == ("en",)
+    assert record_languages("en-de", 0) == ("en",) and record_languages("en-de", 1) == ("de",)
+    assert record_languages("en-de", None) == ("en", "de") and record_languages(None, 0) == ()
+
+
+def test_texts_are_numbered_as_hteb_numbers_them():
+    """Non-blank texts only; a pair task's first texts of every record before its second
+    texts; otherwise record by record."""
+    records = [{"a": "x", "b": "y"}, {"a": " ", "b": "z"}, {"a": "w", "b": ""}]
+    assert text_ordinals(records, ("a", "b"), pair_task=True) == {
+        (0, "a"): 0, (2, "a"): 1, (0, "b"): 2, (1, "b"): 3,
+    }  # fmt: skip
+    assert text_ordinals(records, ("a", "b"), pair_task=False) == {
+        (0, "a"): 0, (0, "b"): 1, (1, "b"): 2, (2, "a"): 3,
+    }  # fmt: skip
 
 
 def test_transformation_names_map_both_ways():
