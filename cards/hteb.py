@@ -5,9 +5,11 @@ Each transform config whose transformation HTEB has becomes one pair in
 record columns (`original` and `<transformation>_seed_<seed>`, records of one type, no
 schema metadata) and its metadata JSON, named and hashed as HTEB names them. The original
 records are the run folder's `original` rows with the fields HTEB adds (`_hteb_split`,
-`language`); a rewritten text HTEB's generator would have given up on (one still cut at
-its budget, or blank) is written empty, as HTEB writes its fallbacks; every other output
-as it is, since HTEB's generator makes no other check. Every pair written is read back
+`language`: the dataset's language, or for a per-language clustering dataset each
+subset's name, its subsets' records one after another); a rewritten text HTEB's generator
+would have given up on (one still cut at its budget, or blank) is written empty, as HTEB
+writes its fallbacks; every other output as it is, since HTEB's generator makes no other
+check. Every pair written is read back
 with HTEB's rules (core/data/hteb.py) before the tree is moved into place.
 
 A config imported from HTEB (`shiftbench hteb import`) gets its own metadata back
@@ -30,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from shiftbench.core.data.hteb import (
+    DATASETS,
     HTEB_NAMES,
     MTEB_NAMES,
     generator_directory,
@@ -43,6 +46,7 @@ from shiftbench.core.data.source_languages import field_languages
 from shiftbench.core.records import ConfigRecord, RunMeta
 from shiftbench.errors import InputError
 
+READ = ("STS", "PairClassification", "Classification", "Clustering")
 DEFAULT_CONTEXT = 8192  # HTEB's max_model_length when its config names none
 IMPORTED_KEYS = ("file", "file_sha256", "fallback_texts")  # what import adds to HTEB's
 
@@ -83,31 +87,57 @@ def export_hteb(run: Path, output: Path, *, generator: str | None = None) -> Exp
     if dataset is None:
         known = ", ".join(sorted(MTEB_NAMES))
         raise InputError(f"{run}: HTEB has no dataset for {task}; it has {known}")
-    if source["task_type"] not in ("STS", "PairClassification", "Classification"):
-        raise InputError(f"{run}: exporting {source['task_type']} runs is not supported yet")
-    originals = _records(run, meta, "original", source)
-    variants = {n: c for n, c in meta["configs"].items() if c.get("kind") == "transform"}
-    chosen = {n: c for n, c in variants.items() if c.get("transform") in HTEB_NAMES}
-    if not chosen:
+    layout = DATASETS[dataset].clustering_format
+    if source["task_type"] not in READ or layout == "nested":
+        kind = f"{layout} " if layout else ""
+        raise InputError(f"{run}: exporting {kind}{source['task_type']} runs is not supported yet")
+    held = {c.get("subset", "default") for c in meta["configs"].values()}
+    subsets = [s for s in source.get("subsets") or ["default"] if s in held]
+    if layout != "per_language" and subsets != ["default"]:
+        raise InputError(
+            f"{run}: HTEB's {dataset} has one subset; the run has {', '.join(subsets)}"
+        )
+
+    def records(stem: str) -> list[dict[str, Any]]:
+        """A config's records over every subset, in the source's subset order."""
+        out = []
+        for subset in subsets:
+            name = stem if subset == "default" else f"{stem}.{subset}"
+            if name not in meta["configs"]:
+                raise InputError(f"{run}: config {stem} lacks subset {subset} ({name})")
+            label = subset if layout == "per_language" else _language(source)
+            out += _records(run, meta, name, source, label)
+        return out
+
+    originals = records("original")
+    stems: dict[str, ConfigRecord] = {}  # transform configs across subsets, by stem
+    for name, info in meta["configs"].items():
+        subset = info.get("subset", "default")
+        if info.get("kind") == "transform" and info.get("transform") in HTEB_NAMES:
+            stems.setdefault(name.removesuffix(f".{subset}"), info)
+    chosen = set()
+    for stem in stems:
+        chosen |= {stem if s == "default" else f"{stem}.{s}" for s in subsets}
+    if not stems:
         raise InputError(f"{run} holds no config of a transformation HTEB has")
     parent = output.parent
     parent.mkdir(parents=True, exist_ok=True)
     stage = Path(tempfile.mkdtemp(prefix=f".{output.name}.tmp-", dir=parent))
     try:
         folders, relabelled = [], []
-        for name, info in chosen.items():
+        for name, info in stems.items():
             model = generator or str((info.get("model") or {}).get("id") or "")
             if not model or model.startswith(("/", "./", "../", "~")):
                 raise InputError(
                     f"{run}: config {name} records no Hub model id for its generator; "
                     "name it with --generator"
                 )
-            rows = _records(run, meta, name, source)
+            rows = records(name)
             transformed = [
                 _transformed(o, r, source["text_fields"], str(info.get("transform")))
                 for o, r in zip(originals, rows, strict=True)
             ]
-            doc = _metadata(info, model, dataset, source, originals, transformed)
+            doc = _metadata(info, model, dataset, source, originals, transformed, layout)
             folder = _write_pair(stage, doc, originals, transformed)
             pair = latest_pair(folder)  # HTEB's rules, on what was written
             if read_pair(pair) != (originals, transformed):
@@ -145,11 +175,12 @@ def _languages_agree(
     )
 
 
-def _records(run: Path, meta: RunMeta, name: str, source: Any) -> list[dict[str, Any]]:
+def _records(
+    run: Path, meta: RunMeta, name: str, source: Any, language: str | None
+) -> list[dict[str, Any]]:
     """A config's rows as HTEB's records: the context (train) split first, then the
     scored ones, each row without its row_id and with `_hteb_split` and `language`."""
     info = meta["configs"][name]
-    language = _language(source)
     splits = [s for s in (*source.get("context_splits", []), *source.get("splits", []))
               if s in info["rows"]]  # fmt: skip
     out = []
@@ -192,6 +223,7 @@ def _metadata(
     source: Any,
     originals: list[dict[str, Any]],
     transformed: list[dict[str, Any]],
+    layout: str | None,
 ) -> dict[str, Any]:
     """The pair's metadata, in HTEB's key order."""
     transformation = HTEB_NAMES[str(info["transform"])]
@@ -237,6 +269,8 @@ def _metadata(
         doc["source_revision"] = revision
     if transformation == "translation":
         doc["translation_language_selection"] = "dataset"
+    if layout:
+        doc["clustering_format"] = layout
     return doc
 
 

@@ -10,14 +10,16 @@ statistics and data filtering per config (`hteb`), and the hteb protocol, so `ev
 scores it as HTEB does (a fallback text scored on its original, as HTEB's reuse mode
 does).
 
-Only tabular task types are read for now (STS, pair classification, classification).
+STS, pair classification, classification and flat or per-language clustering are read (a
+per-language dataset's records become one subset per `language`); other task types, and
+clustering laid out as sets of texts, are refused in one line.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -50,6 +52,7 @@ from shiftbench.errors import InputError
 
 FALLBACK = "fallback"  # a text HTEB's generator gave up on after its retries
 TABULAR = ("STS", "PairClassification", "Classification")
+READ = (*TABULAR, "Clustering")  # clustering laid out flat or per language
 HTEB_FIELDS = ("language",)  # fields HTEB adds to a source record (besides _hteb_*)
 
 
@@ -161,28 +164,37 @@ def import_hteb(
                 "HTEB scores one dataset against the same originals"
             )
     name = folder.name
-    source = load_source(DATASETS[name].task)
-    if source.task_type not in TABULAR:
+    definition = DATASETS[name]
+    source = load_source(definition.task)
+    if source.task_type not in READ or definition.clustering_format == "nested":
+        kind = f"{definition.clustering_format} " if definition.clustering_format else ""
         raise InputError(
-            f"{folder}: importing HTEB's {source.task_type} files is not supported yet; "
-            f"it reads {', '.join(TABULAR)}"
+            f"{folder}: importing HTEB's {kind}{source.task_type} files is not supported yet; "
+            f"it reads {', '.join(TABULAR)} and flat or per-language Clustering"
         )
-    splits = _split_rows(source.task_type, source.splits[0], originals, first_pair.data)
     recorded = source_meta(source)
-    recorded["dataset_path"] = DATASETS[name].hf_dataset
+    recorded["dataset_path"] = definition.hf_dataset
     revision = first_pair.metadata.get("source_revision")
     if revision:
         recorded["revision"] = revision
     recorded["row_limit"] = None
-    recorded["splits"] = [s for s in splits if s != "train"]
-    recorded["context_splits"] = [s for s in splits if s == "train"]
-    language = _language(recorded)
-    counts = {s: len(r) for s, r in splits.items()}
-    configs = [
-        ConfigData("original", {"kind": "original", "subset": "default", "rows": counts}, splits)
-    ]
-    for pair, _, transformed in read:
-        configs.append(_variant(pair, source.text_fields, splits, originals, transformed, language))
+    groups = _subsets(definition.clustering_format, source.subsets, originals, first_pair.data)
+    recorded["subsets"] = list(groups)
+    configs = []
+    for subset, positions in groups.items():
+        suffix = "" if subset == "default" else f".{subset}"
+        held = [originals[i] for i in positions]
+        splits = _split_rows(source.task_type, source.splits[0], held, first_pair.data)
+        language = _language(recorded, subset)
+        counts = {s: len(r) for s, r in splits.items()}
+        record = cast(ConfigRecord, {"kind": "original", "subset": subset, "rows": counts})
+        configs.append(ConfigData(f"original{suffix}", record, splits))
+        for pair, _, transformed in read:
+            variant = _variant(pair, source.text_fields, splits, originals, transformed,
+                               language, positions, subset)  # fmt: skip
+            configs.append(replace(variant, name=variant.name + suffix))
+    recorded["splits"] = [s for s in configs[0].splits if s != "train"]
+    recorded["context_splits"] = [s for s in configs[0].splits if s == "train"]
     used = [TRANSFORMATIONS[p.transformation] for p in pairs]
     applied = apply_protocol(
         get_protocol("hteb"),
@@ -199,6 +211,26 @@ def import_hteb(
         write_run(output, recorded, configs, None, top)
     model = str(first_pair.metadata["generator_model"])
     return Imported(output, name, model, tuple(c.name for c in configs))
+
+
+def _subsets(
+    layout: str | None, known: tuple[str, ...], records: list[dict[str, Any]], where: Path
+) -> dict[str, list[int]]:
+    """The positions of the records of each subset: a per-language clustering file's
+    records by their `language` (a subset of the source's, in the source's order);
+    otherwise all of them, as subset `default`."""
+    if layout != "per_language":
+        return {"default": list(range(len(records)))}
+    found: dict[str, list[int]] = {}
+    for i, record in enumerate(records):
+        label = record.get("language")
+        if label not in known:
+            raise InputError(
+                f"{where}: record {i} has language {label!r}, not a subset of the dataset "
+                f"({', '.join(known)})"
+            )
+        found.setdefault(str(label), []).append(i)
+    return {subset: found[subset] for subset in known if subset in found}
 
 
 def _split_rows(
@@ -224,9 +256,9 @@ def _source_fields(record: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in record.items() if not k.startswith("_hteb_") and k not in HTEB_FIELDS}
 
 
-def _language(recorded: SourceRecord) -> str | None:
-    """The ISO 639-1 code of the source's language, as gen records it."""
-    found = field_languages((recorded.get("languages") or {}).get("default") or [], ("text",))[0]
+def _language(recorded: SourceRecord, subset: str) -> str | None:
+    """The ISO 639-1 code of a subset's language, as gen records it."""
+    found = field_languages((recorded.get("languages") or {}).get(subset) or [], ("text",))[0]
     return found.code if found else None
 
 
@@ -237,9 +269,12 @@ def _variant(
     originals: list[dict[str, Any]],
     transformed: list[dict[str, Any]],
     language: str | None,
+    members: list[int],
+    subset: str,
 ) -> ConfigData:
-    """One pair as a transform config: each text field rewritten (empty where HTEB fell
-    back), its original beside it, and the row's status."""
+    """One pair's records at `members` (one subset's) as a transform config: each text
+    field rewritten (empty where HTEB fell back), its original beside it, and the row's
+    status."""
     ours = TRANSFORMATIONS[pair.transformation]
     transform = TRANSFORMS[ours]
     translated = (
@@ -251,7 +286,8 @@ def _variant(
     positions: dict[str, int] = {}
     out: dict[str, list[dict[str, Any]]] = {s: [] for s in splits}
     # rows pair up by position, as HTEB's loader pairs them
-    for i, (original, rewritten) in enumerate(zip(originals, transformed, strict=True)):
+    for i in members:
+        original, rewritten = originals[i], transformed[i]
         split = str(original.get("_hteb_split") or next(iter(splits)))
         index = positions.get(split, 0)
         positions[split] = index + 1
@@ -280,7 +316,7 @@ def _variant(
         ConfigRecord,
         {
             "kind": "transform",
-            "subset": "default",
+            "subset": subset,
             "settings_sha256": hashlib.sha256(
                 json.dumps(meta, sort_keys=True).encode("utf-8")
             ).hexdigest(),

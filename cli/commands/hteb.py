@@ -50,7 +50,9 @@ def hteb_import(tree: Path, output: Path, generator: str | None, dataset: str | 
     all of them. A text HTEB's generator gave up on (empty in its file) gets the status
     fallback, an unchanged one identical. Transformation names become shiftbench's
     (paraphrasing: paraphrase, summarise: summarisation, cross_translation:
-    cross-translation, ...). Reads STS, pair classification and classification datasets.
+    cross-translation, ...); a translation's target languages are worked out by HTEB's
+    rules, which its files do not store. Reads STS, pair classification, classification
+    and per-language clustering datasets (MasakhaNEWS: a subset per language).
     """
     from shiftbench.gen.hteb import import_hteb
 
@@ -79,6 +81,9 @@ def hteb_export(run: Path, output: Path, generator: str | None) -> None:
     have given up on (still cut at its budget, or blank) is written empty, as HTEB writes
     its fallbacks. A config imported from HTEB gets its own metadata back; any other gets
     metadata from the run folder and no generation time (data.parquet, metadata.JSON).
+    A per-language clustering run's subsets go into one pair each. The summary line says
+    when HTEB's results will name other target languages than a translation config's
+    texts are in.
     """
     from shiftbench.cards.hteb import export_hteb
 

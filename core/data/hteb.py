@@ -53,6 +53,9 @@ class HtebDataset:
     task_type: str  # HTEB's task type
     hf_dataset: str
     revision: str | None = None
+    # a clustering dataset's layout: flat (a text per record), nested (a set of texts per
+    # record) or per_language (a text per record, clustered per `language`)
+    clustering_format: str | None = None
 
 
 # HTEB's dataset names (its dataset_metadata folder) and the MTEB tasks they are
@@ -79,6 +82,23 @@ DATASETS = {
     ),
     "MassiveIntentClassification": HtebDataset(
         "MassiveIntentClassification", "classification", "mteb/amazon_massive_intent"
+    ),
+    "BiorxivClusteringS2S": HtebDataset(
+        "BiorxivClusteringS2S", "clustering", "mteb/biorxiv-clustering-s2s",
+        clustering_format="nested",
+    ),
+    "MedrxivClusteringS2S": HtebDataset(
+        "MedrxivClusteringS2S", "clustering", "mteb/medrxiv-clustering-s2s",
+        clustering_format="nested",
+    ),
+    "TwentyNewsgroupsClustering": HtebDataset(
+        "TwentyNewsgroupsClustering", "clustering", "mteb/twentynewsgroups-clustering",
+        clustering_format="nested",
+    ),
+    # from HTEB's multilingual group
+    "MasakhaNEWSClusteringS2S": HtebDataset(
+        "MasakhaNEWSClusteringS2S", "clustering", "mteb/MasakhaNEWSClusteringS2S",
+        "c4724b56a0ca58f2da7e3eb415726d04952e3965", clustering_format="per_language",
     ),
 }  # fmt: skip
 MTEB_NAMES = {d.task: name for name, d in DATASETS.items()}
@@ -446,6 +466,11 @@ def check_metadata(doc: Any, data: Path, where: Path) -> dict[str, Any]:
             raise InputError(
                 f"{where}: max_tokens_expansion must be above 0 and below max_model_length"
             )
+    if task_type == "clustering":
+        allowed.add("clustering_format")
+        layout = DATASETS[doc["dataset"]].clustering_format
+        if doc.get("clustering_format") != layout:
+            raise InputError(f"{where}: clustering_format must be {layout!r}, as its dataset's")
     if task_type in ("retrieval", "reranking"):
         allowed.add("transform_corpus")
         if type(doc.get("transform_corpus")) is not bool:

@@ -8,6 +8,7 @@ import random
 from typing import get_type_hints
 
 import pytest
+from support.environment import ENCODER
 from support.files import read_rows
 from support.hteb import MODEL, rewritten, statistics, sts_rows, write_pair
 
@@ -201,8 +202,9 @@ def test_a_bad_tree_is_refused_in_one_line_and_nothing_is_written(
         dataset.rename(dataset.with_name("stsb"))
         expected = (
             f"{dataset.with_name('stsb')}: unknown HTEB dataset 'stsb'; known: "
-            "AmazonCounterfactualClassification, MassiveIntentClassification, "
-            "SprintDuplicateQuestions, TwitterURLCorpus, banking77, biosses-sts, "
+            "AmazonCounterfactualClassification, BiorxivClusteringS2S, MasakhaNEWSClusteringS2S, "
+            "MassiveIntentClassification, MedrxivClusteringS2S, SprintDuplicateQuestions, "
+            "TwentyNewsgroupsClustering, TwitterURLCorpus, banking77, biosses-sts, "
             "stsbenchmark-sts, summeval, twittersemeval2015-pairclassification"
         )
     result = invoke("hteb", "import", sts_tree, "-o", out)
@@ -274,8 +276,9 @@ def test_an_export_hteb_cannot_take_is_refused_in_one_line(
         "output exists": f"output {out} exists; choose another --output",
         "dataset HTEB lacks": f"{run}: HTEB has no dataset for sample; it has "
         "AmazonCounterfactualClassification, BIOSSES, Banking77Classification, "
-        "MassiveIntentClassification, STSBenchmark, SprintDuplicateQuestions, SummEval, "
-        "TwitterSemEval2015, TwitterURLCorpus",
+        "BiorxivClusteringS2S, MasakhaNEWSClusteringS2S, MassiveIntentClassification, "
+        "MedrxivClusteringS2S, STSBenchmark, SprintDuplicateQuestions, SummEval, "
+        "TwentyNewsgroupsClustering, TwitterSemEval2015, TwitterURLCorpus",
         "no transformation": f"{run} holds no config of a transformation HTEB has",
     }[case]
     if case == "output exists":
@@ -283,3 +286,102 @@ def test_an_export_hteb_cannot_take_is_refused_in_one_line(
     result = invoke("hteb", "export", run, "-o", out)
     assert (result.exit_code, result.stderr) == (2, f"Error: {expected}\n")
     assert case == "output exists" or not out.exists()
+
+
+def masakha_records(shared_data, languages=("eng", "fra"), n=4) -> list[dict]:
+    """MasakhaNEWS headlines as HTEB stores a per-language clustering dataset: a record
+    per text, its subset in `language`."""
+    folder = shared_data / "MasakhaNEWSClusteringS2S"
+    return [
+        {**r, "_hteb_split": "test", "language": lang}
+        for lang in languages
+        for r in read_rows(folder / lang / "test.jsonl")[:n]
+    ]
+
+
+def test_a_per_language_clustering_tree_imports_a_subset_per_language_and_exports_back(
+    shared_data, invoke, tmp_path
+):
+    """MasakhaNEWS, which HTEB clusters per language: its records become one subset per
+    language (original.eng, paraphrase-s1337.eng, ...); a fallback headline is a failure;
+    cross_translation never picks a headline's own language; export gives the same files
+    back, clustering_format included, and the imported run evaluates."""
+    records = masakha_records(shared_data)
+    paraphrased = [
+        {**r, "sentences": "" if i == 5 else f"Headline: {r['sentences']}"}
+        for i, r in enumerate(records)
+    ]
+    tree = tmp_path / "t"
+    layout = {"clustering_format": "per_language"}
+    write_pair(tree, "MasakhaNEWSClusteringS2S", "paraphrasing", 1337, records, paraphrased,
+               stats=statistics(8, 8, fallback=1), **layout)  # fmt: skip
+    crossed = [{**r, "sentences": f"[x] {r['sentences']}"} for r in records]
+    write_pair(tree, "MasakhaNEWSClusteringS2S", "cross_translation", 1338, records, crossed,
+               **layout)  # fmt: skip
+    run = tmp_path / "run"
+    result = invoke("hteb", "import", tree / GENERATOR, "-o", run)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.split(" as ")[1] == (
+        "original.eng, cross-translation-s1338.eng, paraphrase-s1337.eng, original.fra, "
+        f"cross-translation-s1338.fra, paraphrase-s1337.fra to {run}\n"
+    )
+    meta = json.loads((run / "shiftbench.json").read_text())
+    assert meta["source"]["subsets"] == ["eng", "fra"]
+    assert meta["configs"]["paraphrase-s1337.fra"]["subset"] == "fra"
+    folder = shared_data / "MasakhaNEWSClusteringS2S"
+    assert [
+        {k: v for k, v in r.items() if k != "row_id"}
+        for r in read_rows(run / "original.fra" / "test.jsonl")
+    ] == read_rows(folder / "fra" / "test.jsonl")[:4]
+    fra = read_rows(run / "paraphrase-s1337.fra" / "test.jsonl")
+    assert [r["status"] for r in fra] == ["ok", "fallback", "ok", "ok"]  # record 5 is fra's 2nd
+    for lang, own in (("eng", "en"), ("fra", "fr")):
+        rows = read_rows(run / f"cross-translation-s1338.{lang}" / "test.jsonl")
+        assert own not in {r["language_sentences"] for r in rows}
+        assert all(r["language_sentences"] in ("es", "fr", "de", "tr", "ar") for r in rows)
+    assert invoke("validate", run, "-q").exit_code == 0
+
+    back = tmp_path / "back"
+    result = invoke("hteb", "export", run, "-o", back)
+    assert result.exit_code == 0, result.output
+    for folder in sorted((tree / GENERATOR / "MasakhaNEWSClusteringS2S").glob("*/*")):
+        theirs = latest_pair(folder)
+        ours = latest_pair(back / folder.relative_to(tree))
+        assert read_pair(ours) == read_pair(theirs)
+        assert ours.metadata == theirs.metadata
+        assert ours.metadata["clustering_format"] == "per_language"
+
+    out = tmp_path / "scores"
+    args = ["-m", ENCODER, "--no-plots", "--resamples", "0", "-q", "-o", out]
+    result = invoke("evaluate", run, *args)
+    assert result.exit_code == 0, result.output
+    doc = json.loads((out / "results.json").read_text())
+    scored = {(r["config"], r["subset"]) for r in doc["models"][0]["results"]}
+    assert scored == {(c, c.rsplit(".", 1)[1]) for c in meta["configs"]}  # per language
+    assert doc["protocol"]["name"] == "hteb"
+
+
+def test_clustering_metadata_and_layouts_hteb_does_not_take_are_refused(
+    shared_data, invoke, tmp_path
+):
+    """A clustering pair without its dataset's clustering_format; a nested clustering
+    dataset (sets of texts per record), which is not read yet: one line, exit 2."""
+    records = masakha_records(shared_data, ("eng",), 2)
+    write_pair(tmp_path / "a", "MasakhaNEWSClusteringS2S", "paraphrasing", 1337, records, records)
+    result = invoke("hteb", "import", tmp_path / "a" / GENERATOR, "-o", tmp_path / "ra")
+    assert result.exit_code == 2
+    assert result.stderr.endswith(
+        ".JSON: clustering_format must be 'per_language', as its dataset's\n"
+    )
+    nested = [{"sentences": ["a b", "c d"], "labels": ["x", "y"], "_hteb_split": "test",
+               "language": "eng"}]  # fmt: skip
+    write_pair(tmp_path / "b", "BiorxivClusteringS2S", "paraphrasing", 1337, nested, nested,
+               stats=statistics(1, 2), clustering_format="nested")  # fmt: skip
+    result = invoke("hteb", "import", tmp_path / "b" / GENERATOR, "-o", tmp_path / "rb")
+    assert result.exit_code == 2
+    assert result.stderr.endswith(
+        "BiorxivClusteringS2S: importing HTEB's nested Clustering files is not supported yet; "
+        "it reads STS, PairClassification, Classification and flat or per-language "
+        "Clustering\n"
+    )
+    assert not (tmp_path / "ra").exists() and not (tmp_path / "rb").exists()
