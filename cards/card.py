@@ -30,6 +30,7 @@ from shiftbench.cards.sections import (
     _croissant_section,
     _evaluating,
     _generation,
+    _hteb,
     _human,
     _identical,
     _limitations,
@@ -162,8 +163,9 @@ def _prose(
             f"{info.get('seed', '-')} | {targets} | {rows} | {status} |"
         )
     out += _identical(configs)
-    out += _protocol(meta.get("protocol"))
+    out += _protocol(meta.get("protocol"), imported=any(c.get("hteb") for c in configs.values()))
     out += _generation(configs)
+    out += _hteb(configs)
     out += _controls(configs)
     out += spec
     out += _validation(configs, validation)

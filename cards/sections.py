@@ -39,13 +39,19 @@ def _identical(configs: dict[str, Any]) -> list[str]:
     ]
 
 
-def _protocol(protocol: dict[str, Any] | None) -> list[str]:
-    """The protocol preset the run was made with, every setting it fixes, and which of
-    them an explicit option replaced."""
+def _protocol(protocol: dict[str, Any] | None, imported: bool = False) -> list[str]:
+    """The protocol preset the run was made with (or, `imported` from HTEB's files,
+    recorded with), every setting it fixes, and which of them an explicit option (or the
+    files read) replaced."""
     if not protocol:
         return []
-    out = ["", "## Protocol", "", f"Made with `--protocol {protocol['name']}`: "
-           f"{protocol.get('description', '')}."]  # fmt: skip
+    made = (
+        f"Read from HTEB's files and recorded with `--protocol {protocol['name']}`, which "
+        "evaluate scores it with"
+        if imported
+        else f"Made with `--protocol {protocol['name']}`"
+    )
+    out = ["", "## Protocol", "", f"{made}: {protocol.get('description', '')}."]
     if protocol.get("citation"):
         out += ["", f"Source: {protocol['citation']}."]
     overridden = set(protocol.get("overridden", []))
@@ -57,7 +63,8 @@ def _protocol(protocol: dict[str, Any] | None) -> list[str]:
     ]  # fmt: skip
     out += ["", markdown_table(["setting", "preset", "used"], rows, 3, tight_rule=True)]
     if overridden:
-        out += ["", f"Overridden by explicit options: {', '.join(sorted(overridden))}."]
+        by = "the files read" if imported else "explicit options"
+        out += ["", f"Overridden by {by}: {', '.join(sorted(overridden))}."]
     return out
 
 
@@ -98,14 +105,23 @@ def _generation(configs: dict[str, Any]) -> list[str]:
             f"{k}={'backend default' if v is None and k != 'max_new_tokens' else v}"
             for k, v in info.get("sampling", {}).items()
         )
+        if "hteb" in info:
+            sampled = (
+                f"- sampling: not recorded in HTEB's files; at most {info.get('max_attempts', 1)} "
+                "attempts per text (HTEB's retries)"
+            )
+        else:
+            sampled = (
+                f"- sampling: {sampling or 'backend defaults'}; at most "
+                f"{info.get('max_attempts', 1)} attempts per row, the seed of attempt k "
+                "derived from the config's seed"
+            )
         out += [
             f"Config{'s' if len(names) > 1 else ''} {', '.join(f'`{n}`' for n in names)}:",
             "",
             f"- model: `{model.get('id', '?')}` ({ident})",
             f"- backend: {backend.get('name', '?')}" + (f" ({made})" if made else ""),
-            f"- sampling: {sampling or 'backend defaults'}; at most "
-            f"{info.get('max_attempts', 1)} attempts per row, the seed of attempt k derived from "
-            "the config's seed",
+            sampled,
         ]
         for prompt in info.get("prompts", []):
             out += [
@@ -118,6 +134,44 @@ def _generation(configs: dict[str, Any]) -> list[str]:
         out.append("")
     out.append(f"The full provenance of every config is in `{META_FILE}`.")
     return out
+
+
+def _hteb(configs: dict[str, Any]) -> list[str]:
+    """The HTEB pairs configs were read from (`shiftbench hteb import`): file, generation
+    time and limits, and what HTEB counted: texts, fallbacks with their reasons,
+    unchanged outputs."""
+    held = {n: i["hteb"] for n, i in configs.items() if i.get("hteb")}
+    if not held:
+        return []
+    rows = []
+    for name, doc in held.items():
+        stats = doc.get("generation_statistics", {})
+        reasons = stats.get("fallback_reasons") or {}
+        why = ", ".join(f"{k} {v}" for k, v in reasons.items()) if isinstance(reasons, dict) else ""
+        fallback = str(stats.get("text_fields_with_fallback", "-")) + (f" ({why})" if why else "")
+        rows.append([
+            f"`{name}`", f"`{doc.get('file', '-')}`", str(doc.get("generation_datetime") or "-"),
+            str(doc.get("max_tokens", "-")), str(doc.get("max_retries", "-")),
+            str(doc.get("max_model_length", "-")), str(stats.get("text_fields_total", "-")),
+            fallback, str(stats.get("unchanged_outputs", "-")),
+        ])  # fmt: skip
+    header = ["config", "file", "generated (UTC)", "max_tokens", "max_retries",
+              "max_model_length", "texts", "fallbacks (reasons)", "unchanged"]  # fmt: skip
+    return [
+        "",
+        "## HTEB's files",
+        "",
+        "These configs were read from HTEB's published transformation files "
+        "(`shiftbench hteb import`). A text HTEB's generator gave up on after its retries is "
+        "empty in HTEB's file; here it stays empty, with the status `fallback`, never the "
+        "source text in disguise. HTEB itself (and `evaluate --protocol hteb`) scores the "
+        "original text in its place. HTEB counts the reasons per file, not per text:",
+        "",
+        markdown_table(header, rows, 3, tight_rule=True),
+        "",
+        "HTEB's files record neither its prompts nor its sampling settings; the file's "
+        f"metadata and sha256 are under `hteb` in `{META_FILE}`.",
+    ]
 
 
 def _controls(configs: dict[str, Any]) -> list[str]:

@@ -64,6 +64,19 @@ def test_a_tree_imports_as_one_config_per_transformation_and_seed(
     undated = meta["configs"]["summarisation-s1337"]
     assert (undated["hteb"]["file"], undated["axis"]) == ("data.parquet", "Length")
     assert invoke("validate", out, "-q").exit_code == 0
+    # the card says where each config came from and what HTEB counted
+    card = tmp_path / "card.md"
+    assert invoke("card", out, "-o", card).exit_code == 0
+    text = card.read_text(encoding="utf-8")
+    assert "Read from HTEB's files and recorded with `--protocol hteb`" in text
+    assert "- sampling: not recorded in HTEB's files; at most 4 attempts per text" in text
+    hteb_section = text.split("## HTEB's files")[1]
+    row = next(x for x in hteb_section.splitlines() if x.startswith("| `paraphrase-s1338` |"))
+    assert row.split(" | ")[1:] == [
+        f"`{meta['configs']['paraphrase-s1338']['hteb']['file']}`", "2026-09-15T11:18:02Z",
+        "512", "3", "4096", "24", "1 (output_length_after_retries 1)", "0 |",
+    ]  # fmt: skip
+    assert "with the status `fallback`, never the source text in disguise" in text
 
 
 def test_a_classification_tree_keeps_its_train_and_test_records(shared_data, invoke, tmp_path):
