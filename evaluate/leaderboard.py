@@ -22,6 +22,13 @@ from typing import Any, cast
 from shiftbench import __version__
 from shiftbench.core.records import ReportSummary, ResultsDocument
 from shiftbench.errors import InputError
+from shiftbench.evaluate.report.tables import (
+    HTEB_NOTE,
+    HTEB_POINTS,
+    SCORES,
+    Figures,
+    summary_figures,
+)
 from shiftbench.evaluate.report.units import dataset_labels
 
 AXES = ("Lexical/Stylistic", "Length", "Language")
@@ -65,15 +72,13 @@ def _e(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
-def _num(value: float | None, signed: bool = False) -> str:
-    if value is None:
-        return ""
-    return f"{value:+.4f}" if signed else f"{value:.4f}"
-
-
-def _cell(value: float | None, text: str, ci: list[float] | None = None) -> str:
+def _cell(
+    value: float | None, text: str, ci: list[float] | None = None, shown: Figures = SCORES
+) -> str:
     sort = "" if value is None else f"{value:.10g}"
-    extra = f'<span class="ci">[{ci[0]:+.4f}, {ci[1]:+.4f}]</span>' if ci else ""
+    extra = ""
+    if ci:
+        extra = f'<span class="ci">[{shown.num(ci[0], True)}, {shown.num(ci[1], True)}]</span>'
     return f'<td data-sort="{sort}">{_e(text)}{extra}</td>'
 
 
@@ -92,6 +97,7 @@ def page(summary: ReportSummary, documents: Sequence[ResultsDocument]) -> str:
     labels = dataset_labels(documents) if documents else list(summary["datasets"])
     protocols = sorted({_protocol(d) for d in documents}) or ["as the report recorded"]
     order = sorted(models, key=lambda m: _order_key(models[m]))
+    shown = summary_figures(summary)  # HTEB's points for results scored as HTEB scores
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -107,12 +113,16 @@ def page(summary: ReportSummary, documents: Sequence[ResultsDocument]) -> str:
         "on the same original texts, averaged over the datasets, with its 95% interval. A "
         "rank is an interval: a model ranks ahead of another only when its whole interval "
         "lies above the other's (rank 1: the smallest drop); models whose intervals overlap "
-        "share ranks and are marked tied. Click a column to sort.</p>",
-        _main_table(models, order, axes),
-        _charts(models, order, axes),
+        "share ranks and are marked tied. Click a column to sort."
+        + (f" {HTEB_NOTE}" if shown is HTEB_POINTS else "")
+        + "</p>",
+        _main_table(models, order, axes, shown),
+        _charts(models, order, axes, shown),
         "<h2>Per model</h2>",
         *(
-            _drilldown(name, documents, labels) if documents else _unit_drilldown(name, summary)
+            _drilldown(name, documents, labels, shown)
+            if documents
+            else _unit_drilldown(name, summary, shown)
             for name in order
         ),
         _sources(documents, labels) if documents else _dataset_list(labels),
@@ -133,7 +143,7 @@ def _order_key(model: dict[str, Any]) -> tuple[float, float]:
     return (rank[0], -(total.get("delta") or 0.0))
 
 
-def _main_table(models: dict[str, Any], order: list[str], axes: list[str]) -> str:
+def _main_table(models: dict[str, Any], order: list[str], axes: list[str], shown: Figures) -> str:
     head = [
         '<th class="text">model</th>',
         "<th>rank</th>",
@@ -152,13 +162,11 @@ def _main_table(models: dict[str, Any], order: list[str], axes: list[str]) -> st
             + "</td>",
             f'<td data-sort="{"" if rank_key is None else rank_key}">{_e(rank)}</td>',
             _cell(m["datasets"], str(m["datasets"])),
-            _cell(m.get("original"), _num(m.get("original"))),
+            _cell(m.get("original"), shown.num(m.get("original"))),
         ]
-        for axis in axes:
-            f = m["axes"].get(axis)
-            cells.append(_cell(f and f["delta"], _num(f and f["delta"], True), f and f.get("ci95")))
-        cells.append(_cell(total and total["delta"], _num(total and total["delta"], True),
-                           total and total.get("ci95")))  # fmt: skip
+        for f in [*(m["axes"].get(axis) for axis in axes), total]:
+            delta = f and f["delta"]
+            cells.append(_cell(delta, shown.num(delta, True), f and f.get("ci95"), shown))
         css = ' class="tied"' if tied else ""
         rows.append(f'<tr{css} data-model="{_e(name)}">' + "".join(cells) + "</tr>")
     return (
@@ -170,7 +178,7 @@ def _main_table(models: dict[str, Any], order: list[str], axes: list[str]) -> st
     )
 
 
-def _charts(models: dict[str, Any], order: list[str], axes: list[str]) -> str:
+def _charts(models: dict[str, Any], order: list[str], axes: list[str], shown: Figures) -> str:
     """Per axis (and the total): each model's drop as a dot on its 95% interval."""
     out = ["<h2>Drops by axis</h2>"]
     for axis in [*axes, "total"]:
@@ -196,11 +204,11 @@ def _charts(models: dict[str, Any], order: list[str], axes: list[str]) -> str:
                 a, b = f["ci95"]
                 items.append(f'<line x1="{x(a)}" y1="{y}" x2="{x(b)}" y2="{y}" '
                              'stroke="#0969da" stroke-width="2"/>')  # fmt: skip
-            tip = f"{_e(name)}: {_num(f['delta'], True)}"
+            tip = f"{_e(name)}: {shown.num(f['delta'], True)}"
             items.append(f'<circle cx="{x(f["delta"])}" cy="{y}" r="4" fill="#0969da">'
                          f"<title>{tip}</title></circle>")  # fmt: skip
-        items.append(f'<text x="{x(low)}" y="{height - 4}">{_num(low, True)}</text>')
-        items.append(f'<text x="{x(high) - 50}" y="{height - 4}">{_num(high, True)}</text>')
+        items.append(f'<text x="{x(low)}" y="{height - 4}">{shown.num(low, True)}</text>')
+        items.append(f'<text x="{x(high) - 50}" y="{height - 4}">{shown.num(high, True)}</text>')
         out.append(f"<h3>{_e(axis)}</h3>")
         out.append(
             f'<svg class="chart" data-axis="{_e(axis)}" width="{width}" height="{height}" '
@@ -215,7 +223,9 @@ def _scale(low: float, high: float, start: int, end: int) -> Any:
     return lambda v: round(start + (v - low) / span * (end - start), 1)
 
 
-def _drilldown(name: str, documents: Sequence[ResultsDocument], labels: list[str]) -> str:
+def _drilldown(
+    name: str, documents: Sequence[ResultsDocument], labels: list[str], shown: Figures
+) -> str:
     """One model's scores on each dataset, transformation and seed."""
     rows = []
     for label, doc in zip(labels, documents, strict=True):
@@ -230,16 +240,16 @@ def _drilldown(name: str, documents: Sequence[ResultsDocument], labels: list[str
                     f'<td class="text" data-sort="{_e(r.get("transform"))}">'
                     f"{_e(r.get('transform'))}</td>",
                     _cell(r.get("seed"), str(r.get("seed", ""))),
-                    _cell(r.get("original_same_rows"), _num(r.get("original_same_rows"))),
-                    _cell(r["main_score"], _num(r["main_score"])),
-                    _cell(r.get("delta"), _num(r.get("delta"), True), r.get("ci95")),
+                    _cell(r.get("original_same_rows"), shown.num(r.get("original_same_rows"))),
+                    _cell(r["main_score"], shown.num(r["main_score"])),
+                    _cell(r.get("delta"), shown.num(r.get("delta"), True), r.get("ci95"), shown),
                     _cell(r["rows"], str(r["rows"])),
                 ]
                 rows.append("<tr>" + "".join(cells) + "</tr>")
     return _details(name, "seed", rows, with_rows=True)
 
 
-def _unit_drilldown(name: str, summary: ReportSummary) -> str:
+def _unit_drilldown(name: str, summary: ReportSummary, shown: Figures) -> str:
     """One model's figures per dataset and transformation, from a report's summary (which
     keeps seeds averaged: their number is shown)."""
     rows = []
@@ -252,9 +262,9 @@ def _unit_drilldown(name: str, summary: ReportSummary) -> str:
                 f'<td class="text" data-sort="{_e(label)}">{_e(label)}</td>',
                 f'<td class="text" data-sort="{_e(transform)}">{_e(transform)}</td>',
                 _cell(f.get("seeds"), f"{f.get('seeds')} seeds"),
-                _cell(unit.get("original"), _num(unit.get("original"))),
-                _cell(f.get("score"), _num(f.get("score"))),
-                _cell(f.get("delta"), _num(f.get("delta"), True), f.get("ci95")),
+                _cell(unit.get("original"), shown.num(unit.get("original"))),
+                _cell(f.get("score"), shown.num(f.get("score"))),
+                _cell(f.get("delta"), shown.num(f.get("delta"), True), f.get("ci95"), shown),
             ]
             rows.append("<tr>" + "".join(cells) + "</tr>")
     return _details(name, "seeds", rows, with_rows=False)

@@ -63,6 +63,25 @@ def test_ranks_and_ties_are_the_summarys():
     assert 'href="https://huggingface.co/datasets/org/stsb/blob/v1.0.0/README.md"' in text
 
 
+def test_results_scored_as_hteb_scores_show_as_hteb_prints_them():
+    """Under HTEB's aggregation every score, drop and interval is x100 with two decimals
+    (org/steady: original 0.8, total drop -0.05 [-0.08, -0.02]); otherwise fractions."""
+    summary, documents = inputs()
+    text = page(summary, documents)  # type: ignore[arg-type]
+    row = re.search(r'<tr data-model="org/steady">.*?</tr>', text).group(0)  # type: ignore[union-attr]
+    assert '<td data-sort="0.8">0.8000</td>' in row
+    assert '-0.0500<span class="ci">[-0.0800, -0.0200]</span>' in row
+    summary["aggregation"] = "transformations-first"
+    for doc in documents:
+        doc["protocol"] = {"name": "hteb"}
+    text = page(summary, documents)  # type: ignore[arg-type]
+    row = re.search(r'<tr data-model="org/steady">.*?</tr>', text).group(0)  # type: ignore[union-attr]
+    assert '<td data-sort="0.8">80.00</td>' in row  # sorting keeps the raw figure
+    assert '-5.00<span class="ci">[-8.00, -2.00]</span>' in row
+    assert "x100 with two decimals, as HTEB prints them" in text
+    assert '<td data-sort="0.5">50.00</td>' in text  # the drill-down's variant score
+
+
 def test_equal_inputs_give_equal_bytes():
     assert page(*inputs()) == page(*inputs())  # type: ignore[arg-type]
 
