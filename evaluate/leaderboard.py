@@ -82,6 +82,10 @@ def _cell(
     return f'<td data-sort="{sort}">{_e(text)}{extra}</td>'
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def _rank_text(figure: dict[str, Any] | None) -> tuple[str, float | None, bool]:
     """The rank interval as shown, its sort key, and whether it is shared (tied)."""
     if not figure or "rank" not in figure:
@@ -105,7 +109,7 @@ def page(summary: ReportSummary, documents: Sequence[ResultsDocument]) -> str:
         "<title>shiftbench leaderboard</title>",
         f"<style>{STYLE}</style></head><body>",
         "<h1>shiftbench leaderboard</h1>",
-        f'<p class="meta">{len(models)} models on {len(labels)} datasets '
+        f'<p class="meta">{_count(len(models), "model")} on {_count(len(labels), "dataset")} '
         f"({_e(', '.join(labels))}); protocol {_e(', '.join(protocols))}; "
         f"{_e(summary['interval'])} 95% intervals; aggregation {_e(summary['aggregation'])}; "
         f"made by shiftbench {_e(__version__)}.</p>",
@@ -208,7 +212,10 @@ def _charts(models: dict[str, Any], order: list[str], axes: list[str], shown: Fi
             items.append(f'<circle cx="{x(f["delta"])}" cy="{y}" r="4" fill="#0969da">'
                          f"<title>{tip}</title></circle>")  # fmt: skip
         items.append(f'<text x="{x(low)}" y="{height - 4}">{shown.num(low, True)}</text>')
-        items.append(f'<text x="{x(high) - 50}" y="{height - 4}">{shown.num(high, True)}</text>')
+        if shown.num(high, True) != shown.num(low, True):  # one label where the range is a point
+            items.append(
+                f'<text x="{x(high) - 50}" y="{height - 4}">{shown.num(high, True)}</text>'
+            )
         out.append(f"<h3>{_e(axis)}</h3>")
         out.append(
             f'<svg class="chart" data-axis="{_e(axis)}" width="{width}" height="{height}" '
