@@ -344,7 +344,13 @@ def validating(doc: dict[str, Any] | None) -> Iterator[Callable[[], None]]:
     context = multiprocessing.get_context("fork")
     receiver, sender = context.Pipe(duplex=False)
     child = context.Process(target=_validate_in_child, args=(doc, sender), daemon=True)
-    child.start()
+    try:
+        child.start()
+    except OSError:  # no process to be had (a limit, memory): the check runs here
+        receiver.close()
+        sender.close()
+        yield lambda: validate(doc)
+        return
     sender.close()
 
     def wait() -> None:

@@ -129,6 +129,19 @@ def test_leaving_the_build_early_ends_the_check(document):
     assert multiprocessing.active_children() == []
 
 
+def test_a_child_that_cannot_start_leaves_the_check_to_the_caller(document, monkeypatch):
+    def refuse(self):
+        raise OSError("Resource temporarily unavailable")
+
+    monkeypatch.setattr(multiprocessing.get_context("fork").Process, "start", refuse)
+    bad = {**document, "datePublished": "yesterday"}
+    with croissant.validating(bad) as validated:
+        assert multiprocessing.active_children() == []
+        with pytest.raises(InputError) as caught:
+            validated()
+    assert str(caught.value) == refusal(bad)
+
+
 def test_without_fork_the_check_runs_in_the_caller(document, monkeypatch):
     monkeypatch.setattr(croissant.sys, "platform", "darwin")
     bad = {**document, "datePublished": "yesterday"}
