@@ -180,6 +180,15 @@ def import_hteb(
     recorded["row_limit"] = None
     groups = _subsets(definition.clustering_format, source.subsets, originals, first_pair.data)
     recorded["subsets"] = list(groups)
+    # where each translation pair sent each text (HTEB's rules), once for all subsets
+    first_language = _language(recorded, next(iter(groups)))
+    translated = {
+        pair.data: translated_languages(
+            originals, source.text_fields, pair.transformation, name, pair.seed, first_language
+        )
+        for pair in pairs
+        if TRANSFORMATIONS[pair.transformation] in ("translation", "cross-translation")
+    }
     configs = []
     for subset, positions in groups.items():
         suffix = "" if subset == "default" else f".{subset}"
@@ -191,7 +200,7 @@ def import_hteb(
         configs.append(ConfigData(f"original{suffix}", record, splits))
         for pair, _, transformed in read:
             variant = _variant(pair, source.text_fields, splits, originals, transformed,
-                               language, positions, subset)  # fmt: skip
+                               language, positions, subset, translated.get(pair.data))  # fmt: skip
             configs.append(replace(variant, name=variant.name + suffix))
     recorded["splits"] = [s for s in configs[0].splits if s != "train"]
     recorded["context_splits"] = [s for s in configs[0].splits if s == "train"]
@@ -271,17 +280,13 @@ def _variant(
     language: str | None,
     members: list[int],
     subset: str,
+    translated: dict[tuple[int, str], str | None] | None,
 ) -> ConfigData:
     """One pair's records at `members` (one subset's) as a transform config: each text
     field rewritten (empty where HTEB fell back), its original beside it, and the row's
     status."""
     ours = TRANSFORMATIONS[pair.transformation]
     transform = TRANSFORMS[ours]
-    translated = (
-        translated_languages(originals, fields, pair.transformation,
-                             str(pair.metadata["dataset"]), pair.seed, language)
-        if ours in ("translation", "cross-translation") else None
-    )  # fmt: skip
     targets: set[str] = set()
     positions: dict[str, int] = {}
     out: dict[str, list[dict[str, Any]]] = {s: [] for s in splits}
