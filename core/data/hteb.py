@@ -102,6 +102,8 @@ DATASETS = {
     ),
 }  # fmt: skip
 MTEB_NAMES = {d.task: name for name, d in DATASETS.items()}
+# HTEB's task types whose records hold two texts, numbered side by side (text_ordinals)
+PAIR_TASKS = ("sts", "str", "pair_classification")
 
 FALLBACK_REASONS = (
     "prompt_too_long",
@@ -238,7 +240,7 @@ def translated_languages(
     text of `records` into, keyed by (record, field); None for a blank original, which
     HTEB sends nowhere. A record's own language is its `language` label, else `default`
     (the dataset's)."""
-    pair_task = len(fields) == 2
+    pair_task = DATASETS[dataset].task_type in PAIR_TASKS
     ordinals = text_ordinals(records, fields, pair_task)
     out: dict[tuple[int, str], str | None] = {}
     for i, record in enumerate(records):

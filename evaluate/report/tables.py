@@ -337,8 +337,8 @@ def text_report(summary: ReportSummary) -> str:
         parts += ["", f"{table.title}:", plain_table(table.header, table.rows)]
     if _flagged([axis_table[1], *(t.rows for t in tables)]):
         parts += ["", THIN_NOTE]
-    if summary_figures(summary) is HTEB_POINTS:
-        parts += ["", HTEB_NOTE]
+    if summary_figures(summary) is HTEB_POINTS:  # the terminal shows no per-table notes
+        parts += ["", f"The axis and transformation tables: {HTEB_NOTE[0].lower()}{HTEB_NOTE[1:]}"]
     return "\n".join(parts)
 
 
