@@ -216,6 +216,32 @@ CASES = [
             "give another --cache-dir", scripted=True),
 ]  # fmt: skip
 
+# Names read from a file that would become a path out of their folder (core/data/names.py).
+# Each hostile name goes through every reader that turns it into a path.
+CONFINED: list[Case] = [
+]  # fmt: skip
+
+
+# Values that readers trust: gold scores and labels, results.json's figures.
+# (checked by the one reader of each file, for every consumer)
+VALUES: list[Case] = [
+]  # fmt: skip
+
+
+# Bad input that once ended in a raw exception (exit 1 and a traceback's last line).
+# Now one line, exit 2, nothing written.
+RAW: list[Case] = [
+]  # fmt: skip
+
+
+# Messages that once said what was not true (a wrong diagnosis).
+# Each now names the real cause.
+DIAGNOSED: list[Case] = [
+]  # fmt: skip
+
+
+CASES += CONFINED + VALUES + RAW + DIAGNOSED
+
 
 TOKEN = "hf_faultsuiteSECRET0123456789"  # set as HF_TOKEN for every case; never shown
 
