@@ -57,12 +57,24 @@ def sha256_file(path: Path) -> str:
 
 def folder_files(folder: Path) -> dict[str, Path]:
     """The run folder's files by repo path, without hidden entries (staging leftovers) or
-    temporary files (`*.tmp`, a write a crash or a full disk cut short)."""
+    temporary files (`*.tmp`, a write a crash or a full disk cut short). A symbolic link
+    that leads out of the folder is an InputError: what it points to (a key, a password
+    file) must never be uploaded as part of the folder."""
+    base = folder.resolve()
     found = {}
     for path in sorted(folder.rglob("*")):
         rel = path.relative_to(folder)
         hidden = any(part.startswith(".") for part in rel.parts)
-        if path.is_file() and not hidden and not path.name.endswith(".tmp"):
+        if hidden or path.name.endswith(".tmp"):
+            continue
+        if path.is_symlink():
+            target = path.resolve()
+            if base not in target.parents:
+                raise InputError(
+                    f"{path} is a symbolic link to {target}, outside {folder}; a file of a "
+                    "folder must stay inside it (copy the file in, or remove the link)"
+                )
+        if path.is_file():
             found[rel.as_posix()] = path
     return found
 

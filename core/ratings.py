@@ -30,9 +30,12 @@ def read_batch(folder: Path) -> tuple[BatchDescription, list[dict[str, Any]]]:
     description = read_json(path, missing=missing)
     if not isinstance(description, dict):
         raise InputError(f"{path}: must hold one JSON object (the batch's description)")
-    return cast(BatchDescription, description), read_jsonl(
-        folder / ITEMS_FILE, required=ITEM_FIELDS
+    # a batch's id names its form (BATCH.html), an item's id the config whose per-row
+    # validation results it is matched with (RUN/validation/CONFIG.jsonl)
+    items = read_jsonl(
+        folder / ITEMS_FILE, required=ITEM_FIELDS, values={"batch_id": "name", "item_id": "item"}
     )
+    return cast(BatchDescription, description), items
 
 
 def read_human_report(folder: Path) -> HumanEvalReport | None:

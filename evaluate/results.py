@@ -52,8 +52,11 @@ def results_document(
 
 
 def model_folder_name(model: str) -> str:
-    """A model id as a folder name, the way mteb's results name them (`org__name`)."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", model.strip("/").replace("/", "__"))
+    """A model id as a folder name, the way mteb's results name them (`org__name`): one
+    path component that is neither `.`, `..` nor hidden, so no id, revision or source name
+    leads out of the results folder."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", model.strip("/").replace("/", "__"))
+    return name if name and not name.startswith(".") else f"_{name}"
 
 
 def default_output(label: str) -> Path:
@@ -122,7 +125,7 @@ def mteb_layout(document: ResultsDocument) -> dict[Path, dict[str, Any]]:
                 )
             first = records[0]
             task = f"{source['name']}.{config}"
-            files[folder / f"{task}.json"] = {
+            files[folder / f"{model_folder_name(task)}.json"] = {
                 "dataset_revision": source.get("revision"),
                 "task_name": task,
                 "mteb_version": document["mteb_version"],

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from shiftbench import __version__
+from shiftbench.core.data.names import inside
 from shiftbench.core.data.runfolder import read_jsonl, read_meta, read_validation
 from shiftbench.core.records import (
     ComparisonDocument,
@@ -79,7 +80,8 @@ def _load_values(run: Path, meta: RunMeta, report: ValidationReport, model: str)
         if not summary.get("measures"):
             continue
         subset = meta["configs"][name]["subset"] if name in meta["configs"] else "default"
-        for row in read_jsonl(run / ROWS_DIR / f"{name}.jsonl"):
+        rows = inside(run, ROWS_DIR, f"{name}.jsonl", where=run / REPORT_JSON, key="config")
+        for row in read_jsonl(rows):
             for key, per_field in row.get("measures", {}).items():
                 for field, value in per_field.items():
                     if value is not None:

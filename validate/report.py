@@ -29,6 +29,7 @@ from rapidfuzz.distance import Levenshtein
 
 from shiftbench import __version__
 from shiftbench.core.data.listfields import refuse_listed
+from shiftbench.core.data.names import inside
 from shiftbench.core.data.runfolder import (
     IDENTITY_KEPT,
     VALIDATION_REPORT,
@@ -86,6 +87,7 @@ def plan(folder: Path, configs: tuple[str, ...] = ()) -> tuple[RunMeta, list[str
     a one-line InputError for anything that is not there."""
     meta = read_meta(folder)
     refuse_listed(meta["source"], "validate")
+    rows_folder(folder)  # refused now, not after the checks have run
     available = [n for n, c in meta["configs"].items() if c.get("kind") == "transform"]
     unknown = [c for c in configs if c not in available]
     if unknown:
@@ -196,7 +198,7 @@ def _keep_earlier_measures(
     if not missing:
         return
     try:
-        old_rows = read_jsonl(folder / ROWS_DIR / f"{name}.jsonl")
+        old_rows = read_jsonl(rows_folder(folder) / f"{name}.jsonl")
     except InputError:  # none yet, or unreadable: there is nothing to carry over
         return
     same_rows = len(old_rows) == len(rows) and all(
@@ -377,10 +379,16 @@ def _validate_config(
     return summary, rows
 
 
+def rows_folder(folder: Path) -> Path:
+    """The run folder's `validation/` folder of per-row results, refused when a symbolic
+    link would lead its reads and writes out of the run folder."""
+    return inside(folder, ROWS_DIR, where=folder, key="folder of per-row results")
+
+
 def _write(
     folder: Path, report: ValidationReport, per_row: dict[str, list[dict[str, Any]]]
 ) -> None:
-    rows_dir = folder / ROWS_DIR
+    rows_dir = rows_folder(folder)
     rows_dir.mkdir(exist_ok=True)
     for name, rows in per_row.items():
         atomic_write_text(

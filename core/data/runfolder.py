@@ -10,16 +10,18 @@ metadata, so an interrupted write never leaves a half-written config on record.
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
 from shiftbench import __version__
+from shiftbench.core.data.names import RULE, check_name, inside, is_safe_name
 from shiftbench.core.data.parts import context_name
 from shiftbench.core.data.runcard import META_FILE, render_card
 from shiftbench.core.data.sources import LISTED_TYPES
@@ -50,15 +52,17 @@ def read_jsonl(
     required: Iterable[str] = (),
     strings: Iterable[str] = (),
     missing_ok: bool = False,
+    values: Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     """The rows of a JSON Lines file, each checked as it is read.
 
     Every line must be one JSON object holding the `required` fields; each of `strings`
-    that a row holds must be a string. A fault is an InputError naming the file, the line
-    and the field, so a truncated or hand-edited file fails in one line before anything is
+    that a row holds must be a string, and each field of `values` that it holds a value of
+    its kind (FIELD_KINDS). A fault is an InputError naming the file, the line and the
+    field, so a truncated or hand-edited file fails in one line before anything is
     written. A missing file is an error too, unless `missing_ok` (then no rows).
     """
-    need, texts = tuple(required), tuple(strings)
+    need, texts, kinds = tuple(required), tuple(strings), dict(values or {})
     try:
         handle = open(path, "rb")  # noqa: SIM115 (closed below)
     except FileNotFoundError:
@@ -90,22 +94,68 @@ def read_jsonl(
                 raise InputError(f"{path}:{number}: not valid JSON ({why})") from None
             if not isinstance(row, dict):
                 raise InputError(f"{path}:{number}: a row must be a JSON object")
-            _check_row(row, f"{path}:{number}", need, texts)
+            _check_row(row, f"{path}:{number}", need, texts, kinds)
             rows.append(row)
     return rows
 
 
 def _check_row(
-    row: dict[str, Any], where: str, need: tuple[str, ...], texts: tuple[str, ...]
+    row: dict[str, Any],
+    where: str,
+    need: tuple[str, ...],
+    texts: tuple[str, ...],
+    kinds: Mapping[str, str] | None = None,
 ) -> None:
-    """A row holds the `need` fields, and each of `texts` it holds is a string."""
+    """A row holds the `need` fields, each of `texts` it holds is a string, and each
+    field of `kinds` it holds a value of that kind."""
     absent = [f for f in need if f not in row]
     if absent:
         raise InputError(f"{where}: missing field(s) {', '.join(absent)}")
     for f in texts:
         if f in row and not isinstance(row[f], str):
-            kind = "null" if row[f] is None else type(row[f]).__name__
-            raise InputError(f"{where}: field {f} must be a string, not {kind}")
+            raise InputError(f"{where}: field {f} must be a string, not {_kind(row[f])}")
+    for f, kind in (kinds or {}).items():
+        allowed, what = FIELD_KINDS[kind]
+        if f in row and not allowed(row[f]):
+            raise InputError(f"{where}: field {f} must be {what}, not {_kind(row[f])}")
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _kind(value: Any) -> str:
+    """A value as a message names it: null, NaN, inf, a string itself (quoted, cut after 80
+    characters), or its type."""
+    if value is None:
+        return "null"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, str):
+        return repr(value[:80]) + ("..." if len(value) > 80 else "")
+    return type(value).__name__
+
+
+# What a checked field may hold: a score a finite number; a label a finite number or a
+# string (mteb's datasets use both), never null, NaN or a list; a name that becomes a
+# path a safe name (names.py); a rating item's id starts with its config's name.
+FIELD_KINDS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "score": (_finite, "a finite number"),
+    "label": (lambda v: _finite(v) or isinstance(v, str), "a finite number or a string"),
+    "name": (is_safe_name, f"a safe name ({RULE.removeprefix('a name must be ')})"),
+    "item": (
+        lambda v: isinstance(v, str) and is_safe_name(v.split("/")[0]),
+        "CONFIG/... with CONFIG a safe name (letters, digits and . _ - +, a letter or digit first)",
+    ),
+}
+# Each task type's gold field in a row (and a ranking task's judgements), and its kind.
+GOLD_FIELDS: dict[str, dict[str, str]] = {
+    "STS": {"score": "score"},
+    "PairClassification": {"labels": "label"},
+    "Classification": {"label": "label"},
+    "Clustering": {"labels": "label"},
+    "qrels": {"score": "score"},
+}
 
 
 DATA_FORMATS = ("jsonl", "parquet")  # a run folder's data files; a release's (parquet)
@@ -122,7 +172,12 @@ def split_file(folder: Path, split: str) -> Path | None:
 
 
 def read_split(
-    folder: Path, split: str, *, required: Iterable[str] = (), strings: Iterable[str] = ()
+    folder: Path,
+    split: str,
+    *,
+    required: Iterable[str] = (),
+    strings: Iterable[str] = (),
+    values: Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     """The rows of one split of a config folder, JSON Lines or Parquet, checked as
     read_jsonl checks them (a Parquet column's missing values are absent keys)."""
@@ -130,7 +185,7 @@ def read_split(
     if path is None:
         raise InputError(f"{folder / split}.jsonl: no such file")
     if path.suffix == ".jsonl":
-        return read_jsonl(path, required=required, strings=strings)
+        return read_jsonl(path, required=required, strings=strings, values=values)
     import pyarrow.parquet as pq
 
     try:
@@ -140,7 +195,7 @@ def read_split(
     rows = [{k: v for k, v in row.items() if v is not None} for row in table.to_pylist()]
     need, texts = tuple(required), tuple(strings)
     for number, row in enumerate(rows, 1):
-        _check_row(row, f"{path}: row {number}", need, texts)
+        _check_row(row, f"{path}: row {number}", need, texts, values)
     return rows
 
 
@@ -160,15 +215,22 @@ def read_config_split(
     every stage needs it: the file is there, each row holds the `required` fields and the
     source's text fields as strings (a ranking table's rows: those it has), and it holds
     as many rows as shiftbench.json says, so an emptied or cut file is named, not scored."""
-    path = split_file(folder / name, split)
+    where = folder / META_FILE
+    config = inside(folder, name, where=where, key="config")
+    path = split_file(config, split)
     if path is None:
         raise InputError(
             f"{folder / name / split}.jsonl: no such file, though {META_FILE} lists {name}/{split}"
         )
+    inside(folder, name, path.name, where=where, key=f"configs.{name}: data file")
     texts = row_texts(meta)
     # a ranking task's judgements and candidates (`qrels.test`) hold ids, not texts
-    held = texts if context_name(split) == split else ()
-    rows = read_split(folder / name, split, required=(*required, *held), strings=texts)
+    table = context_name(split)
+    held = texts if table == split else ()
+    # the gold scores and labels evaluate scores against, checked as publish would freeze them
+    gold = GOLD_FIELDS.get(meta["source"]["task_type"] if table == split else table.split("/")[0])
+    need = (*required, *held, *(gold or {}))
+    rows = read_split(folder / name, split, required=need, strings=texts, values=gold)
     expected = meta["configs"][name]["rows"][split]
     if len(rows) != expected:
         raise InputError(
@@ -243,6 +305,8 @@ def read_report(path: Path, what: str) -> dict[str, Any] | None:
     configs = doc.get("configs", {})
     if not isinstance(configs, dict) or not all(isinstance(c, dict) for c in configs.values()):
         raise InputError(f"{path}: configs must be an object of config name -> its summary")
+    for name in configs:  # each names a file of its rows (validation/<config>.jsonl)
+        check_name(name, path, "config name")
     return doc
 
 
@@ -288,6 +352,8 @@ def check_meta(meta: Any, where: Path) -> None:
     if not isinstance(configs, dict):
         raise fail("configs must be an object of config name -> its description")
     for name, info in configs.items():
+        # a config's name and its splits' names become paths: RUN/<config>/<split>.jsonl
+        check_name(name, where, "config name")
         if not isinstance(info, dict):
             raise fail(f"configs.{name} must be an object")
         for key in ("kind", "subset"):
@@ -298,6 +364,10 @@ def check_meta(meta: Any, where: Path) -> None:
             isinstance(n, int) and not isinstance(n, bool) for n in rows.values()
         ):
             raise fail(f"configs.{name}.rows must be an object of split -> row count")
+        for split in rows:
+            check_name(split, where, f"configs.{name}.rows: split name")
+        if "subset" in info:
+            check_name(info["subset"], where, f"configs.{name}.subset")
 
 
 def unwritable(path: Path) -> str | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -218,8 +219,98 @@ CASES = [
 
 # Names read from a file that would become a path out of their folder (core/data/names.py).
 # Each hostile name goes through every reader that turns it into a path.
+HOSTILE = ("../../victim", "a/b", "..", ".hidden", "nul\x00byte", "")
+RULE = ("is not a safe name; a name must be one path component of letters, digits and . _ - "
+        "+ (a letter or digit first, at most 200 characters)")  # fmt: skip
+
+
+def rename_config(new: str) -> Callable[[Path, Path, Path], None]:
+    """Spoil: the paraphrase config is listed under the name `new`; a file of its rows
+    waits where that name leads (outside the run folder, for a traversal), so that a reader
+    following the name would find one and carry on."""
+
+    def spoil(run: Path, src: Path, tmp: Path) -> None:
+        meta = json.loads((run / "shiftbench.json").read_text(encoding="utf-8"))
+        meta["configs"][new] = meta["configs"].pop("paraphrase-s1")
+        (run / "shiftbench.json").write_text(json.dumps(meta), encoding="utf-8")
+        if "\x00" not in new and new not in ("", ".."):
+            target = (run / new).resolve()
+            target.mkdir(parents=True, exist_ok=True)
+            (target / "test.jsonl").write_bytes((run / DATA_FILE).read_bytes())
+
+    return spoil
+
+
+def rename_split(run: Path, src: Path, tmp: Path) -> None:
+    """Spoil: the paraphrase config's split is `../../victim`, whose file waits outside."""
+    meta = json.loads((run / "shiftbench.json").read_text(encoding="utf-8"))
+    meta["configs"]["paraphrase-s1"]["rows"] = {"../../victim": 6}
+    (run / "shiftbench.json").write_text(json.dumps(meta), encoding="utf-8")
+    (tmp / "victim.jsonl").write_bytes((run / DATA_FILE).read_bytes())
+
+
+def link_out(what: str) -> Callable[[Path, Path, Path], None]:
+    """Spoil: the paraphrase config's folder (`what` = "folder") or its data file ("file")
+    is a symbolic link to a copy outside the run folder."""
+
+    def spoil(run: Path, src: Path, tmp: Path) -> None:
+        outside = tmp / "outside"
+        outside.mkdir()
+        (outside / "test.jsonl").write_bytes((run / DATA_FILE).read_bytes())
+        if what == "folder":
+            shutil.rmtree(run / "paraphrase-s1")
+            (run / "paraphrase-s1").symlink_to(outside, target_is_directory=True)
+        else:
+            (run / DATA_FILE).unlink()
+            (run / DATA_FILE).symlink_to(outside / "test.jsonl")
+
+    return spoil
+
+
+# Every reader of a run folder's names: each refuses before it reads or writes a file.
+NAME_READERS = {
+    "validate": VALIDATE,
+    "evaluate": EVALUATE,
+    "card": ("card", "{run}", "--repo", "org/name", "--version", "1.0.0", "-o", "{out}/README.md"),
+    "publish": ("publish", "{run}", "--repo", "org/name", "--version", "1.0.0", "--dry-run"),
+    "gen resume": ("gen", "sample", "-t", "word-jumble-1", "-q", "-o", "{run}"),
+    "merge": ("merge", "{run}", "-o", "{out}"),
+    "human-eval batch": ("human-eval", "batch", "{run}", "-o", "{out}"),
+    "hteb export": ("hteb", "export", "{run}", "-o", "{out}"),
+}
 CONFINED: list[Case] = [
+    *(Case(f"config name {name!r} ({reader})", rename_config(name), command, 2,
+           f"{META}: config name {name[:80]!r} {RULE}")
+      for name in HOSTILE for reader, command in NAME_READERS.items()),
+    *(Case(f"split name '../../victim' ({reader})", rename_split, command, 2,
+           f"{META}: configs.paraphrase-s1.rows: split name '../../victim' {RULE}")
+      for reader, command in NAME_READERS.items()),
+    *(Case(f"a config folder linked out of the run folder ({reader})", link_out("folder"),
+           command, 2, f"{META}: config 'paraphrase-s1' leads out of {{run}} (a symbolic link "
+                       "to {tmp}/outside); a file of a folder must stay inside it")
+      for reader, command in (("validate", VALIDATE), ("evaluate", EVALUATE))),
+    *(Case(f"a data file linked out of the run folder ({reader})", link_out("file"), command, 2,
+           f"{META}: configs.paraphrase-s1: data file 'paraphrase-s1/test.jsonl' leads out of "
+           "{run} (a symbolic link to {tmp}/outside/test.jsonl); a file of a folder must stay "
+           "inside it")
+      for reader, command in (("validate", VALIDATE), ("evaluate", EVALUATE))),
 ]  # fmt: skip
+
+
+# Gold scores every reader of a run folder checks (publish refuses what evaluate would).
+GOLD: list[Case] = [
+    *(Case(f"a gold score {shown} ({reader})",
+           lambda run, src, tmp, value=value: set_row(run / DATA_FILE, 2, score=value),
+           command, 2, f"{DATA}:3: field score must be a finite number, not {shown}")
+      for value, shown in ((None, "null"), (float("nan"), "NaN"), (float("inf"), "inf"),
+                           ("4.2", "'4.2'"))
+      for reader, command in (("validate", VALIDATE), ("evaluate", EVALUATE),
+                              ("publish", NAME_READERS["publish"]))),
+    Case("a row without its gold score (evaluate)",
+         lambda run, src, tmp: set_row(run / DATA_FILE, 1, score=DELETE),
+         EVALUATE, 2, f"{DATA}:2: missing field(s) score"),
+]  # fmt: skip
+CASES += GOLD
 
 
 # Values that readers trust: gold scores and labels, results.json's figures.
