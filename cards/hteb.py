@@ -41,6 +41,8 @@ from shiftbench.core.data.hteb import (
     read_pair,
     translated_languages,
 )
+from shiftbench.core.data.names import check_name
+from shiftbench.core.data.runcard import META_FILE
 from shiftbench.core.data.runfolder import TRUNCATED, read_config_split, read_meta
 from shiftbench.core.data.source_languages import field_languages
 from shiftbench.core.records import ConfigRecord, RunMeta
@@ -138,6 +140,8 @@ def export_hteb(run: Path, output: Path, *, generator: str | None = None) -> Exp
                 for o, r in zip(originals, rows, strict=True)
             ]
             doc = _metadata(info, model, dataset, source, originals, transformed, layout)
+            for key in ("dataset", "transformation", "seed_transform"):  # folders of the tree
+                check_name(str(doc[key]), run / META_FILE, f"configs.{name}.hteb.{key}")
             folder = _write_pair(stage, doc, originals, transformed)
             pair = latest_pair(folder)  # HTEB's rules, on what was written
             if read_pair(pair) != (originals, transformed):

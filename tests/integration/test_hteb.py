@@ -398,3 +398,29 @@ def test_clustering_metadata_and_layouts_hteb_does_not_take_are_refused(
         "Clustering\n"
     )
     assert not (tmp_path / "ra").exists() and not (tmp_path / "rb").exists()
+
+
+@pytest.mark.parametrize(
+    ("key", "value"), [("dataset", "../../../escaped"), ("seed_transform", "../../escaped")]
+)
+def test_htebs_metadata_kept_in_a_run_folder_cannot_lead_an_export_out(
+    sts_tree, invoke, tmp_path, key, value
+):
+    """An imported run keeps HTEB's metadata per config and exports it back; a dataset or
+    seed there that is a path (a run folder from someone else) is refused in one line
+    naming the file and key, and nothing is written, inside or outside the output."""
+    run, out = tmp_path / "run", tmp_path / "deep" / "transformations"
+    assert invoke("hteb", "import", sts_tree, "-o", run).exit_code == 0
+    meta = json.loads((run / "shiftbench.json").read_text(encoding="utf-8"))
+    name = next(n for n, c in meta["configs"].items() if c.get("hteb"))
+    meta["configs"][name]["hteb"][key] = value
+    (run / "shiftbench.json").write_text(json.dumps(meta), encoding="utf-8")
+    result = invoke("hteb", "export", run, "-o", out)
+    assert (result.exit_code, result.stderr) == (
+        2,
+        f"Error: {run}/shiftbench.json: configs.{name}.hteb.{key} {value!r} is not a safe "
+        "name; a name must be one path component of letters, digits and . _ - + (a letter or "
+        "digit first, at most 200 characters)\n",
+    )
+    assert not out.exists() and not (tmp_path / "escaped").exists()
+    assert sorted(p.name for p in (tmp_path / "deep").iterdir()) == []
