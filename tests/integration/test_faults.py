@@ -267,6 +267,19 @@ def link_out(what: str) -> Callable[[Path, Path, Path], None]:
     return spoil
 
 
+def batch_item(**values: object) -> Callable[[Path, Path, Path], None]:
+    """Spoil: a rating batch of the run folder at TMP/batch, its first item's fields set
+    to `values` (a batch folder travels to raters and back)."""
+
+    def spoil(run: Path, src: Path, tmp: Path) -> None:
+        from shiftbench import make_batches
+
+        make_batches(run, tmp / "batch")
+        set_row(tmp / "batch" / "items.jsonl", 0, **values)
+
+    return spoil
+
+
 # Every reader of a run folder's names: each refuses before it reads or writes a file.
 NAME_READERS = {
     "validate": VALIDATE,
@@ -294,6 +307,17 @@ CONFINED: list[Case] = [
            "{run} (a symbolic link to {tmp}/outside/test.jsonl); a file of a folder must stay "
            "inside it")
       for reader, command in (("validate", VALIDATE), ("evaluate", EVALUATE))),
+    *(Case(f"a rating batch's {field} {value!r} ({command[1]})", batch_item(**{field: value}),
+           command, 2, f"{{tmp}}/batch/items.jsonl:1: field {field} must be {rule}, not "
+                       f"{value!r}")
+      for field, value, rule in (
+          ("batch_id", "../../pwn", "a safe name (one path component of letters, digits and "
+                                    ". _ - + (a letter or digit first, at most 200 characters))"),
+          ("item_id", "../../x/test/0/sentence1",
+           "CONFIG/... with CONFIG a safe name (letters, digits and . _ - +, a letter or digit "
+           "first)"))
+      for command in (("human-eval", "export", "{tmp}/batch"),
+                      ("human-eval", "report", "{tmp}/batch"))),
 ]  # fmt: skip
 
 
