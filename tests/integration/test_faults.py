@@ -633,3 +633,22 @@ def test_a_spoilt_validation_report_is_named_by_card(invoke, tmp_path, report, m
     result = invoke("card", run, "--repo", "org/name", "--version", "1.0.0")
     assert (result.exit_code, result.stderr) == (2, f"Error: {message.format(run=run)}\n")
     assert _digest(run) == before
+
+
+def test_publish_refuses_a_file_linked_out_of_the_run_folder(invoke, tmp_path):
+    """A shared run folder holding a link to a file outside it (a key, a password file):
+    publish names the link and uploads nothing, where it once sent what the link points
+    to as a file of the release."""
+    run = tmp_path / "run"
+    made = invoke("gen", "sample", "-t", "word-jumble-1", "--limit", "2", "-q", "-o", run)
+    assert made.exit_code == 0, made.output
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not for the Hub", encoding="utf-8")
+    (run / "notes.txt").symlink_to(secret)
+    result = invoke("publish", run, "--repo", "org/name", "--version", "1.0.0", "--dry-run")
+    assert (result.exit_code, result.stderr) == (
+        2,
+        f"Error: {run}/notes.txt is a symbolic link to {secret}, outside {run}; a file of a "
+        "folder must stay inside it (copy the file in, or remove the link)\n",
+    )
+    assert "not for the Hub" not in result.output
