@@ -196,9 +196,12 @@ def _end_now(code: int) -> None:
     """Exit with `code` without waiting for the other threads. A request thread may still
     wait on a server that never answers (its deadline, then each retry's): the interpreter's
     exit would join it for minutes. Nothing is lost by not waiting: finished rows are
-    committed to the cache as each comes, and the cache survives a process killed outright."""
+    committed to the cache as each comes, and the cache survives a process killed outright.
+    The exit handlers still run (a vLLM engine's shutdown, temporary files)."""
+    import atexit
     from contextlib import suppress
 
+    atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         with suppress(OSError, ValueError):  # a closed pipe: nobody is left to read it
             stream.flush()
