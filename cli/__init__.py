@@ -1,11 +1,12 @@
 """The shiftbench command line: the root group and its error policy (one line on stderr,
-exit code 2 for bad input, 1 for a runtime fault, 130 after Ctrl-C); each stage's commands
-live in `shiftbench.cli.commands`."""
+exit code 2 for bad input, 1 for a runtime fault, 130 after Ctrl-C, 143 after SIGTERM);
+each stage's commands live in `shiftbench.cli.commands`."""
 
 from __future__ import annotations
 
 import logging
 import os
+import signal
 import sys
 from typing import Any
 
@@ -17,11 +18,18 @@ from shiftbench.core.messages import REPORT
 from shiftbench.errors import ShiftbenchError
 
 GENERATING = frozenset({"gen", "run"})
+INTERRUPTED, TERMINATED = 130, 143  # 128 + the signal's number, as a shell reports a kill
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised in the main thread (`main` installs the handler) so that it stops the
+    work exactly as Ctrl-C's KeyboardInterrupt does. No Exception, so that no `except
+    Exception` (a retry, a wrapper) takes it for a failure."""
 
 
 class ShiftbenchGroup(click.Group):
     """A group whose failures are one line on stderr: 2 for bad input, 1 otherwise, 130
-    after Ctrl-C."""
+    after Ctrl-C, 143 after SIGTERM."""
 
     running: str | None = None  # the command being run, for the interrupt's message
     no_cache = False  # whether it was told --no-cache (then nothing is kept)
@@ -34,14 +42,12 @@ class ShiftbenchGroup(click.Group):
         self.no_cache = "--no-cache" in rest
         return name, command, rest
 
-    def interrupted(self) -> str:
+    def interrupted(self, how: str = "Interrupted") -> str:
+        """The line that ends a command stopped by a signal; `how` names the signal."""
         if self.running in GENERATING:
-            return (
-                "Interrupted; nothing is kept (--no-cache)."
-                if self.no_cache
-                else ("Interrupted; finished rows are cached.")
-            )
-        return "Interrupted."
+            kept = "nothing is kept (--no-cache)" if self.no_cache else "finished rows are cached"
+            return f"{how}; {kept}."
+        return f"{how}."
 
     @staticmethod
     def disk_full(exc: BaseException) -> str:
@@ -63,14 +69,16 @@ class ShiftbenchGroup(click.Group):
         except click.Abort as exc:
             # click turns Ctrl-C into Abort (after a blank line that ends the ^C echo)
             if isinstance(exc.__cause__, KeyboardInterrupt):
-                _fail(self.interrupted(), 130)
+                _fail(self.interrupted(), INTERRUPTED)
             _fail("Aborted.", 1)
         except click.ClickException as exc:
             _fail(f"Error: {exc.format_message()}", exc.exit_code)
         except ShiftbenchError as exc:
             _fail(f"Error: {exc}", exc.exit_code)
         except KeyboardInterrupt:  # one that came outside click's own handling
-            _fail(self.interrupted(), 130)
+            _fail(self.interrupted(), INTERRUPTED)
+        except Terminated:
+            _fail(self.interrupted("Terminated"), TERMINATED)
         except Exception as exc:
             if os.environ.get("SHIFTBENCH_DEBUG"):
                 raise
@@ -160,8 +168,44 @@ for _command in (
 
 
 def main() -> None:
-    """Console-script entry point."""
-    cli()
+    """Console-script entry point (and `python -m shiftbench`'s): SIGTERM stops a command as
+    Ctrl-C does, and a command a signal stopped ends the process at once."""
+    signal.signal(signal.SIGTERM, _terminate)
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not when ignored
+        signal.signal(signal.SIGINT, _interrupt)
+    try:
+        cli()
+    except SystemExit as exc:
+        if exc.code in (INTERRUPTED, TERMINATED):
+            _end_now(exc.code)
+        raise
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    # a second Ctrl-C while the first one's work is undone ends the process outright
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    raise KeyboardInterrupt
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # likewise a second SIGTERM
+    raise Terminated
+
+
+def _end_now(code: int) -> None:
+    """Exit with `code` without waiting for the other threads. A request thread may still
+    wait on a server that never answers (its deadline, then each retry's): the interpreter's
+    exit would join it for minutes. Nothing is lost by not waiting: finished rows are
+    committed to the cache as each comes, and the cache survives a process killed outright.
+    The exit handlers still run (a vLLM engine's shutdown, temporary files)."""
+    import atexit
+    from contextlib import suppress
+
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with suppress(OSError, ValueError):  # a closed pipe: nobody is left to read it
+            stream.flush()
+    os._exit(code)
 
 
 __all__ = [

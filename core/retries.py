@@ -52,6 +52,15 @@ def transport_fault(exc: Exception, seconds: float) -> TransientError:
     return TransientError(type(exc).__name__)
 
 
+def unanswered(where: str, asked: str, seconds: float) -> RuntimeFault:
+    """A server that took the connection but did not answer a first check (`asked`, such as
+    `GET /v1/models`) in `seconds`: something listens there, so the address is right and
+    the fault is the server's, at run time (one that refuses the connection is bad input)."""
+    return RuntimeFault(
+        f"{where} accepted the connection but did not answer {asked} within {seconds:g} s"
+    )
+
+
 def retry_transient(call: Callable[[], T], tries: int, backoff: float, where: str) -> T:
     """`call()`, tried again after each TransientError with exponential backoff."""
     for attempt in range(1, tries + 1):

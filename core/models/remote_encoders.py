@@ -26,6 +26,7 @@ from shiftbench.core.retries import (
     http_timeout,
     retry_transient,
     transport_fault,
+    unanswered,
 )
 from shiftbench.errors import InputError, RuntimeFault, shown_url
 
@@ -97,11 +98,14 @@ class EmbeddingsEndpoint:
 
         try:
             response = self._http.get("/models")
+        except httpx.TimeoutException as exc:
+            if not isinstance(exc, httpx.ConnectTimeout):
+                asked = f"GET {self._http.base_url.path.rstrip('/')}/models"
+                where = f"the embeddings endpoint at {self.base_url}"
+                raise unanswered(where, asked, self.timeout) from None
+            raise self._unreachable() from None
         except httpx.TransportError:
-            raise InputError(
-                f"cannot reach an embeddings endpoint at {self.base_url} "
-                "(the URL in openai:NAME@URL)"
-            ) from None
+            raise self._unreachable() from None
         if response.status_code == 401:
             raise InputError(f"the server at {self.base_url} refused the API key (${API_KEY_ENV})")
         if response.status_code == 200:
@@ -118,6 +122,11 @@ class EmbeddingsEndpoint:
             self.encode(["shiftbench"])
         except RuntimeFault as exc:
             raise InputError(f"{self.base_url} cannot embed with {self.name!r}: {exc}") from None
+
+    def _unreachable(self) -> InputError:
+        return InputError(
+            f"cannot reach an embeddings endpoint at {self.base_url} (the URL in openai:NAME@URL)"
+        )
 
     def encode(
         self,

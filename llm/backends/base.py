@@ -140,7 +140,9 @@ def complete_concurrently(
     With `pool`, the requests join the pool's queue instead, which callers in several
     threads share, so at most the pool's `concurrency` requests are in flight in all.
     On the first failure, requests not yet started are dropped and the failure is raised
-    once the ones in flight are done.
+    once the ones in flight are done. An interrupt (Ctrl-C, or the command line's SIGTERM)
+    drops them too but is raised at once: a request in flight may wait on its server for
+    minutes, and nothing it brings is kept after the caller has stopped.
     """
     if pool is None:
         with RequestPool(concurrency) as own:
@@ -154,12 +156,20 @@ def complete_concurrently(
             results[index] = result
             if on_done is not None:
                 on_done(index, result)
-    except BaseException:
+    except BaseException as exc:
         for future in futures:
             future.cancel()
-        wait(futures)
+        if not interrupt(exc):
+            wait(futures)
         raise
     return [r for r in results if r is not None]
+
+
+def interrupt(exc: BaseException) -> bool:
+    """Whether `exc` stops the program rather than reports a failure: Ctrl-C's
+    KeyboardInterrupt, a SystemExit, or the exception the command line turns SIGTERM into
+    (every BaseException that is no Exception)."""
+    return not isinstance(exc, Exception)
 
 
 class RequestPool:
@@ -191,8 +201,10 @@ class RequestPool:
     def __enter__(self) -> RequestPool:
         return self
 
-    def __exit__(self, *_: object) -> None:
-        self._executor.shutdown(wait=True)
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, _: Any) -> None:
+        # after an interrupt, threads still waiting on a server are left to their deadline
+        stopped = exc is not None and interrupt(exc)
+        self._executor.shutdown(wait=not stopped, cancel_futures=stopped)
 
 
 class SharedRequests:

@@ -20,6 +20,7 @@ from shiftbench.core.retries import (
     http_timeout,
     retry_transient,
     transport_fault,
+    unanswered,
 )
 from shiftbench.errors import InputError, RuntimeFault, shown_url
 from shiftbench.llm.backends.base import (
@@ -88,15 +89,24 @@ class OllamaBackend(SharedRequests):
         import ollama
 
         client = self._ollama()
+        asked = "POST /api/show"  # what is waited for, should the server not answer
         try:
             shown = client.show(self.model)
+            asked = "GET /api/tags"
             listed = client.list()
-            version = httpx.get(f"{self._url}/api/version", timeout=30).json().get("version")
-        except ConnectionError:
+            asked = "GET /api/version"
+            version = (
+                httpx.get(f"{self._url}/api/version", timeout=http_timeout(self.timeout))
+                .json()
+                .get("version")
+            )
+        except (ConnectionError, httpx.ConnectError, httpx.ConnectTimeout):
             raise InputError(
                 f"cannot reach Ollama at {self.host} (start it with 'ollama serve', or set "
                 "--base-url)"
             ) from None
+        except httpx.TimeoutException:
+            raise unanswered(f"Ollama at {self.host}", asked, self.timeout) from None
         except ollama.ResponseError as exc:
             if exc.status_code != 404:
                 raise RuntimeFault(

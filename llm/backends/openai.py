@@ -11,6 +11,7 @@ import json
 import os
 import time
 from typing import Any
+from urllib.parse import urlsplit
 
 from shiftbench.core.registry import suggest
 from shiftbench.core.retries import (
@@ -20,6 +21,7 @@ from shiftbench.core.retries import (
     http_timeout,
     retry_transient,
     transport_fault,
+    unanswered,
 )
 from shiftbench.errors import InputError, RuntimeFault, shown_url
 from shiftbench.llm.backends.base import (
@@ -88,10 +90,13 @@ class OpenAIBackend(SharedRequests):
 
         try:
             response = self._http().get("/models")
+        except httpx.TimeoutException as exc:
+            if isinstance(exc, httpx.ConnectTimeout):  # nothing accepted the connection
+                raise self._unreachable() from None
+            asked = f"GET {urlsplit(self._url).path}/models"
+            raise unanswered(f"the server at {self.base_url}", asked, self.timeout) from None
         except httpx.TransportError:
-            raise InputError(
-                f"cannot reach an OpenAI-compatible server at {self.base_url} (set --base-url)"
-            ) from None
+            raise self._unreachable() from None
         if response.status_code == 401:
             raise InputError(f"the server at {self.base_url} refused the API key (${API_KEY_ENV})")
         if response.status_code != 200:
@@ -106,6 +111,11 @@ class OpenAIBackend(SharedRequests):
                 f"the server at {self.base_url} does not serve {self.model!r}; it serves "
                 f"{', '.join(served)}{suggest(self.model, served)}"
             )
+
+    def _unreachable(self) -> InputError:
+        return InputError(
+            f"cannot reach an OpenAI-compatible server at {self.base_url} (set --base-url)"
+        )
 
     def describe(self) -> dict[str, Any]:
         import httpx

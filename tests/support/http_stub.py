@@ -4,7 +4,8 @@
 as a context manager or with start()/stop(); `Handler` is the request handler they share:
 silent, with a reply method for JSON or raw bytes and a reader for a request's body. The
 stand-ins (the OpenAI-compatible server, Ollama, Argilla, the Hub, a study's web site)
-differ only in the routes their handler answers.
+differ only in the routes their handler answers. A handler can also `hold()` a request:
+take it and answer nothing until the server stops, as a stuck server does.
 """
 
 from __future__ import annotations
@@ -20,6 +21,15 @@ class Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:  # tests read requests, not logs
         pass
+
+    def hold(self) -> None:
+        """Answer nothing until the server stops (`StubServer.held` counts the requests
+        held so far), then drop the connection."""
+        stub = self.server.stub  # type: ignore[attr-defined]
+        with stub.holding:
+            stub.held += 1
+        stub.released.wait()
+        self.close_connection = True
 
     def body_bytes(self) -> bytes:
         """The request's body (empty without a Content-Length)."""
@@ -57,7 +67,11 @@ class StubServer:
 
     def __init__(self, handler: type[BaseHTTPRequestHandler], root: str = "") -> None:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.server.stub = self  # type: ignore[attr-defined]
         self.root = root
+        self.held = 0  # requests a handler holds unanswered (Handler.hold)
+        self.holding = threading.Lock()
+        self.released = threading.Event()  # set when the server stops: held requests end
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     @property
@@ -69,6 +83,7 @@ class StubServer:
         return self
 
     def stop(self) -> None:
+        self.released.set()
         self.server.shutdown()
         self.server.server_close()
 

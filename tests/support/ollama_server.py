@@ -9,8 +9,8 @@ The model answers "ECHO <last paragraph of the prompt>" (or the reply `replies` 
 that paragraph), cut at num_predict words. A prompt
 longer than num_ctx words is truncated to its last num_ctx words, as Ollama does, and
 prompt_eval_count says so. `faults` is consumed one per chat request: "500", "reset",
-"malformed". A model with the "thinking" capability leaks a <think> block unless asked
-not to think, as some models do anyway.
+"malformed", "hang" (answer nothing until the server stops). A model with the "thinking"
+capability leaks a <think> block unless asked not to think, as some models do anyway.
 """
 
 from __future__ import annotations
@@ -106,6 +106,9 @@ class OllamaStub(StubServer):
                 if fault == "reset":
                     self.close_connection = True
                     self.connection.close()
+                    return
+                if fault == "hang":
+                    self.hold()
                     return
                 if fault == "500":
                     self._json(500, {"error": "llama runner process has terminated"})

@@ -5,7 +5,8 @@ JSON shapes and status codes), replying "ECHO <last paragraph of the prompt>" (o
 `replies` scripts for that paragraph), cut at `max_tokens` words with finish_reason
 "length" as a server cuts at its token budget, and records every request. `faults` is a
 list consumed one per completion request: "500", "429", "reset" (close the connection
-without answering), "malformed" (a 200 with a broken body).
+without answering), "malformed" (a 200 with a broken body), "hang" (take the request and
+answer nothing until the server stops).
 """
 
 from __future__ import annotations
@@ -45,7 +46,9 @@ class OpenAIStub(StubServer):
                     fault = stub.faults.pop(0) if stub.faults else None
                 if stub.delay:
                     time.sleep(stub.delay)
-                if self.path != "/v1/chat/completions":
+                if fault == "hang":
+                    self.hold()
+                elif self.path != "/v1/chat/completions":
                     self.reply(404, {"error": {"message": "not found"}})
                 elif fault == "reset":
                     self.close_connection = True
