@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -90,15 +91,23 @@ def read_jsonl(
                 raise InputError(f"{path}:{number}: not valid JSON ({why})") from None
             if not isinstance(row, dict):
                 raise InputError(f"{path}:{number}: a row must be a JSON object")
-            _check_row(row, f"{path}:{number}", need, texts)
+            # only a \uD800-\uDFFF escape makes a surrogate (UTF-8 bytes cannot)
+            escaped = SURROGATE_ESCAPE.search(line) is not None
+            _check_row(row, f"{path}:{number}", need, texts, surrogates=escaped)
             rows.append(row)
     return rows
 
 
 def _check_row(
-    row: dict[str, Any], where: str, need: tuple[str, ...], texts: tuple[str, ...]
+    row: dict[str, Any],
+    where: str,
+    need: tuple[str, ...],
+    texts: tuple[str, ...],
+    *,
+    surrogates: bool = True,
 ) -> None:
-    """A row holds the `need` fields, and each of `texts` it holds is a string."""
+    """A row holds the `need` fields, and each of `texts` it holds is a string; with
+    `surrogates`, no string in it holds a lone surrogate."""
     absent = [f for f in need if f not in row]
     if absent:
         raise InputError(f"{where}: missing field(s) {', '.join(absent)}")
@@ -106,6 +115,33 @@ def _check_row(
         if f in row and not isinstance(row[f], str):
             kind = "null" if row[f] is None else type(row[f]).__name__
             raise InputError(f"{where}: field {f} must be a string, not {kind}")
+    if surrogates:
+        for f, value in row.items():
+            found = _lone_surrogate(value)
+            if found is not None:
+                # a lone surrogate is no character: it cannot be written as UTF-8 (to a
+                # file, a Parquet column, the Hub) nor read by a tokenizer
+                raise InputError(
+                    f"{where}: field {f} holds a lone surrogate (\\u{ord(found):04x}), which "
+                    "is not Unicode text"
+                )
+
+
+SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")  # a JSON escape of a surrogate
+SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _lone_surrogate(value: Any) -> str | None:
+    """The first lone surrogate in a string, or in the strings of a list or object."""
+    if isinstance(value, str):
+        match = SURROGATE.search(value)
+        return match.group() if match else None
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    for item in items:
+        found = _lone_surrogate(item)
+        if found is not None:
+            return found
+    return None
 
 
 DATA_FORMATS = ("jsonl", "parquet")  # a run folder's data files; a release's (parquet)
@@ -140,7 +176,8 @@ def read_split(
     rows = [{k: v for k, v in row.items() if v is not None} for row in table.to_pylist()]
     need, texts = tuple(required), tuple(strings)
     for number, row in enumerate(rows, 1):
-        _check_row(row, f"{path}: row {number}", need, texts)
+        # Parquet holds UTF-8 strings, which decode to no surrogate
+        _check_row(row, f"{path}: row {number}", need, texts, surrogates=False)
     return rows
 
 
@@ -333,7 +370,9 @@ def writing(path: Path) -> Iterator[None]:
 
     folder = Path(tempfile.gettempdir()) / "shiftbench-locks"
     folder.mkdir(exist_ok=True)
-    key = hashlib.sha256(str(path.resolve()).encode("utf-8")).hexdigest()[:32]
+    # the path as the system holds it: a name the locale cannot decode (a non-ASCII
+    # folder under LC_ALL=C) comes back to its own bytes rather than failing to encode
+    key = hashlib.sha256(os.fsencode(path.resolve())).hexdigest()[:32]
     lock = folder / f"{key}.lock"
     with open(lock, "a+", encoding="utf-8") as handle:
         try:
