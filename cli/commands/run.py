@@ -60,7 +60,6 @@ def init(spec_file: Path, force: bool) -> None:
     sample with the default embedded generator.
     """
     from shiftbench.cli.commands.specdoc import starter
-
     from shiftbench.core.data.runfolder import unwritable
 
     if spec_file.is_dir():  # --force replaces a file, never a folder
