@@ -357,7 +357,7 @@ def _refuse_aliases(text: str, where: str) -> None:
         mark = getattr(exc, "problem_mark", None)
         if "nesting depth" in str(getattr(exc, "problem", "")) and mark is not None:
             raise too_deep(mark.line + 1) from None
-        raise
+        # any other fault is left to PyYAML's reading, which names it in its own words
 
 
 def read_spec(path: Path) -> Spec:
@@ -386,6 +386,11 @@ def read_spec(path: Path) -> Spec:
         line = f":{min(mark.line + 1, last)}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc)
         raise InputError(f"{where}{line}: not valid YAML ({problem})") from None
+    except RecursionError:  # nesting the event pass above did not see (libyaml read it otherwise)
+        raise InputError(
+            f"{where}: nested more than {MAX_SPEC_DEPTH} levels deep; a spec names sources "
+            "and settings, not data"
+        ) from None
     lines = _Lines()
     if node is not None:
         lines.walk(node, (), where)
