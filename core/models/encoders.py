@@ -41,15 +41,15 @@ _LOADED: dict[tuple[str, str | None, str, bool, str], Any] = {}
 def resolve_encoder(spec: str) -> tuple[str, str | None]:
     """(path to load, package that ships it) for a model name or path."""
     if Path(spec).exists():
-        folder = Path(spec).resolve()
-        if not folder.is_dir():
+        local = Path(spec).resolve()
+        if not local.is_dir():
             raise InputError(f"encoder {spec}: a file, not a model folder")
-        if not any((folder / name).is_file() for name in MODEL_FILES):
+        if not any((local / name).is_file() for name in MODEL_FILES):
             raise InputError(
                 f"encoder folder {spec} holds no config.json (nor modules.json); a local "
                 "model is a folder a sentence-transformers or transformers model was saved to"
             )
-        return str(folder), None
+        return str(local), None
     if spec in PACKAGED_ENCODERS:
         package, sub = PACKAGED_ENCODERS[spec]
         folder = packaged_file(package, sub)
