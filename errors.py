@@ -124,9 +124,21 @@ def database_faults(path: Path | None, kind: str) -> Iterator[None]:
                 f"the {kind} cache {path} stayed locked by another process{pids} for "
                 f"{lock_wait():g} s; wait for it to finish, or give another --cache-dir"
             ) from None
+        if "readonly" in str(exc) or (path is not None and not _writable(path)):
+            # the file, or its folder, may be read but not written (a read-only disk)
+            raise InputError(
+                f"the {kind} cache {path} cannot be written ({exc}); give another --cache-dir "
+                "(or set SHIFTBENCH_CACHE_DIR)"
+            ) from None
         raise _unreadable(path, kind, exc) from None
     except sqlite3.DatabaseError as exc:
         raise _unreadable(path, kind, exc) from None
+
+
+def _writable(path: Path) -> bool:
+    import os
+
+    return os.access(path.parent, os.W_OK) and (not path.exists() or os.access(path, os.W_OK))
 
 
 def _unreadable(path: Path | None, kind: str, exc: Exception) -> InputError:

@@ -23,7 +23,7 @@ from typing import Any
 
 from shiftbench import __version__
 from shiftbench.cards.api import ReleaseSettings
-from shiftbench.cards.release import Release, build, check_layout, release_inputs
+from shiftbench.cards.release import Release, build, check_folder, release_inputs
 from shiftbench.core.hub import (
     KEEP,
     MANIFEST,
@@ -66,10 +66,12 @@ def publish(
         }  # fmt: skip
 
     def assemble(data_format: str, inputs: str | None = None) -> tuple[Release, RunMeta, str]:
-        return build(folder, repo, tag, **options(data_format), inputs=inputs)
+        return build(folder, repo, tag, **options(data_format), inputs=inputs, checked=checked)
 
     data_format = settings.data_format or "parquet"
-    check_layout(folder)
+    # every row read and checked before the Hub is asked anything: a folder with a row
+    # evaluate would refuse is named at once, whatever the Hub holds or can be reached
+    checked = check_folder(folder)
     if dry_run:
         release, meta, _ = assemble(data_format)
     else:

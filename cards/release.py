@@ -470,6 +470,7 @@ def build(
     rai: tuple[str, ...] = (),
     date_published: str | None = None,
     inputs: str | None = None,
+    checked: RunMeta | None = None,
 ) -> tuple[Release, RunMeta, str]:
     """Check the folder and assemble its release: files, card and manifest.
 
@@ -477,7 +478,8 @@ def build(
     are, and `croissant.json` describing them) or `jsonl` (the files as gen wrote them, as
     releases were before). `results` are evaluate results folders (`[NAME=]DIR`) whose
     scores go into the card; `rai` adds to Croissant's responsible-AI fields (FIELD=TEXT);
-    `inputs` is release_inputs of these arguments, where the caller has hashed them already.
+    `inputs` is release_inputs of these arguments, where the caller has hashed them already;
+    `checked` the folder's metadata, where the caller has checked it with check_folder.
     Returns the release, the folder's metadata and the card text.
     """
     if data_format not in DATA_FORMATS:
@@ -487,7 +489,7 @@ def build(
         raise InputError(
             "--rai and --date-published describe croissant.json, which only a Parquet release has"
         )
-    meta = check_folder(folder)
+    meta = checked if checked is not None else check_folder(folder)
     human = facts.human_reports(human_dirs)
     models = evaluated.read_results(results, meta)
     extra: dict[str, Path | bytes] = {}

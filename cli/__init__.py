@@ -15,7 +15,7 @@ import click
 from shiftbench import __version__
 from shiftbench.cli.commands.options import CONTEXT
 from shiftbench.core.messages import REPORT
-from shiftbench.errors import ShiftbenchError
+from shiftbench.errors import InputError, ShiftbenchError
 
 GENERATING = frozenset({"gen", "run"})
 INTERRUPTED, TERMINATED = 130, 143  # 128 + the signal's number, as a shell reports a kill
@@ -41,6 +41,11 @@ class ShiftbenchGroup(click.Group):
         self.running = command.name if command is not None else name
         self.no_cache = "--no-cache" in rest
         return name, command, rest
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        for arg in args:
+            _decodable(arg)
+        return super().parse_args(ctx, args)
 
     def interrupted(self, how: str = "Interrupted") -> str:
         """The line that ends a command stopped by a signal; `how` names the signal."""
@@ -109,6 +114,20 @@ def _log_sink(verbosity: int) -> None:
     logging.getLogger("huggingface_hub").propagate = False
 
 
+def _decodable(arg: str) -> None:
+    """Refuse an argument whose bytes are not text in the locale's encoding (a non-ASCII
+    path under LC_ALL=C): Python keeps it as lone surrogates, which open the right file
+    but cannot be written into shiftbench.json, results.json or a card."""
+    if not any("\udc80" <= c <= "\udcff" for c in arg):
+        return
+    shown = repr(os.fsencode(arg))[2:-1]
+    raise InputError(
+        f"the argument {shown} is not text in this locale's encoding "
+        f"({sys.getfilesystemencoding()}); run under a UTF-8 locale (LC_ALL=C.UTF-8) or with "
+        "PYTHONUTF8=1"
+    )
+
+
 def _disk_full(exc: BaseException) -> bool:
     import errno
 
@@ -142,6 +161,9 @@ def cli(verbose: int) -> None:
     as a run folder and write them from one.
     """
     _log_sink(verbose)
+    from shiftbench.core.data.mteb_tasks import mteb_cache_ready
+
+    mteb_cache_ready()  # before any stage imports mteb
 
 
 # each stage's commands live in shiftbench.cli.commands (`from shiftbench.cli import gen`

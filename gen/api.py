@@ -356,14 +356,17 @@ def _generate_held(
         source, ready.variants, ready.target, limit=settings.limit, shard=settings.shard,
         rewrite=ready.parts, protocol=ready.record,
     )  # fmt: skip
-    if engine is None and _needs_generator(ready.variants):  # rule-based controls need none
-        engine = get_backend(settings.backend, settings.model, **ready.backend_settings)
-        log.info("loading the %s generator %s", settings.backend, settings.model or "(default)")
-        engine.load()
-        if engines is not None:
-            engines[key] = engine
-    cache = GenerationCache(ready.cache_dir)
+    # The cache folder before the model, which may be kept in it. Rule-based controls are
+    # made again in no time and never cached: they need no cache folder (one that cannot
+    # be written, a read-only HOME, is no matter to them).
+    cache = GenerationCache(ready.cache_dir if _needs_generator(ready.variants) else None)
     try:
+        if engine is None and _needs_generator(ready.variants):  # rule-based controls need none
+            engine = get_backend(settings.backend, settings.model, **ready.backend_settings)
+            log.info("loading the %s generator %s", settings.backend, settings.model or "(default)")
+            engine.load()
+            if engines is not None:
+                engines[key] = engine
         written = run_gen(
             source,
             ready.variants,

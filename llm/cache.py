@@ -18,7 +18,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from shiftbench.errors import database_faults, lock_wait
+from shiftbench.core.data.runfolder import unwritable
+from shiftbench.errors import InputError, database_faults, lock_wait
 from shiftbench.llm.backends.base import Generation
 
 
@@ -48,6 +49,12 @@ class GenerationCache:
         if directory is None:
             self.memory: dict[str, Generation] = {}
             return
+        problem = unwritable(directory)
+        if problem:
+            raise InputError(
+                f"the cache folder {directory}: {problem}; give --cache-dir a folder that can "
+                "be written (or set SHIFTBENCH_CACHE_DIR), or pass --no-cache"
+            )
         directory.mkdir(parents=True, exist_ok=True)
         self.path = directory / "generations.sqlite"
         with database_faults(self.path, "generation"):

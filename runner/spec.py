@@ -320,17 +320,44 @@ def _dotted(at: tuple[Any, ...]) -> str:
 MAX_SPEC_CHARACTERS = 1_000_000
 
 
+MAX_SPEC_DEPTH = 32  # nesting levels; a spec's deepest value (engine_args) is at 4
+
+
 def _refuse_aliases(text: str, where: str) -> None:
     """Refuse YAML aliases (`*name`): a few lines of them can stand for billions of values
-    (an "alias bomb"), and a spec never needs them. Reads the event stream only, so the
+    (an "alias bomb"), and a spec never needs them; and refuse nesting deeper than
+    MAX_SPEC_DEPTH, which building the values would recurse through for minutes before
+    failing. Reads the event stream only (with libyaml where it is installed), so the
     refusal comes before anything is built."""
-    for event in yaml.parse(text, Loader=yaml.SafeLoader):
-        if isinstance(event, yaml.AliasEvent):
+
+    def too_deep(line: int) -> InputError:
+        return InputError(
+            f"{where}:{line}: nested more than {MAX_SPEC_DEPTH} levels deep; a spec names "
+            "sources and settings, not data"
+        )
+
+    depth = 0
+    events = yaml.parse(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    try:
+        for event in events:
             line = event.start_mark.line + 1 if event.start_mark is not None else 1
-            raise InputError(
-                f"{where}:{line}: YAML aliases (*{event.anchor}) are not allowed in a spec; "
-                "write the value out"
-            )
+            if isinstance(event, yaml.AliasEvent):
+                raise InputError(
+                    f"{where}:{line}: YAML aliases (*{event.anchor}) are not allowed in a "
+                    "spec; write the value out"
+                )
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_SPEC_DEPTH:
+                    raise too_deep(line)
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    except yaml.YAMLError as exc:
+        # libyaml's scanner, reading ahead, stops at its own limit (1,000) first
+        mark = getattr(exc, "problem_mark", None)
+        if "nesting depth" in str(getattr(exc, "problem", "")) and mark is not None:
+            raise too_deep(mark.line + 1) from None
+        # any other fault is left to PyYAML's reading, which names it in its own words
 
 
 def read_spec(path: Path) -> Spec:
@@ -359,6 +386,11 @@ def read_spec(path: Path) -> Spec:
         line = f":{min(mark.line + 1, last)}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc)
         raise InputError(f"{where}{line}: not valid YAML ({problem})") from None
+    except RecursionError:  # nesting the event pass above did not see (libyaml read it otherwise)
+        raise InputError(
+            f"{where}: nested more than {MAX_SPEC_DEPTH} levels deep; a spec names sources "
+            "and settings, not data"
+        ) from None
     lines = _Lines()
     if node is not None:
         lines.walk(node, (), where)

@@ -60,10 +60,22 @@ def init(spec_file: Path, force: bool) -> None:
     sample with the default embedded generator.
     """
     from shiftbench.cli.commands.specdoc import starter
+    from shiftbench.core.data.runfolder import unwritable
 
+    if spec_file.is_dir():  # --force replaces a file, never a folder
+        raise InputError(
+            f"{spec_file} is a folder; name the spec file to write, e.g. "
+            f"{spec_file / 'shiftbench.yaml'}"
+        )
     if spec_file.exists() and not force:
         raise InputError(f"{spec_file} exists; pass --force to replace it")
     if spec_file.parent != Path() and not spec_file.parent.is_dir():
         raise InputError(f"folder {spec_file.parent} does not exist")
-    spec_file.write_text(starter(spec_file.name), encoding="utf-8")
+    problem = unwritable(spec_file.parent)
+    if problem:
+        raise InputError(f"{spec_file}: {problem}")
+    try:
+        spec_file.write_text(starter(spec_file.name), encoding="utf-8")
+    except PermissionError:  # a file this user may not write (--force)
+        raise InputError(f"{spec_file}: no permission to write it") from None
     click.echo(f"wrote {spec_file}; run it with: shiftbench run {spec_file}")

@@ -75,6 +75,7 @@ def load_local(folder: Path, config: str) -> dict[str, Any]:
     configs = read_card_configs(folder)
     if config not in configs:
         raise InputError(f"unknown config {config!r} in {folder}; available: {', '.join(configs)}")
+    _refuse_empty(folder, config, configs[config])
     # A throw-away cache: datasets' shared cache can hand back another folder's rows for a
     # local folder of the same name, and a local copy gains nothing from being cached.
     with tempfile.TemporaryDirectory(prefix="shiftbench-load-") as scratch:
@@ -87,6 +88,8 @@ def load_local(folder: Path, config: str) -> dict[str, Any]:
             )
         except (FileNotFoundError, ValueError) as exc:
             raise InputError(f"cannot load {folder}[{config}]: {exc}") from None
+        except StopIteration:  # datasets' JSON reader finds no first row to read
+            raise InputError(f"cannot load {folder}[{config}]: a data file holds no rows") from None
         except datasets.exceptions.DatasetGenerationError as exc:
             # pyarrow's message names neither file nor line: find the line it stopped at
             from shiftbench.core.data.runfolder import read_jsonl
@@ -98,6 +101,22 @@ def load_local(folder: Path, config: str) -> dict[str, Any]:
         finally:
             datasets.logging.set_verbosity(level)
     return dict(loaded)
+
+
+def _refuse_empty(folder: Path, config: str, files: dict[str, Any]) -> None:
+    """A data file of the config that holds no rows (empty, or blank lines only) is named:
+    datasets would fail on it with no word of which file it is."""
+    for split, listed in files.items():
+        for name in listed if isinstance(listed, list) else [listed]:
+            path = folder / str(name)
+            if not path.is_file():  # a pattern, or missing: datasets says which
+                continue
+            size = path.stat().st_size
+            if size == 0 or (size < 4096 and not path.read_bytes().strip()):
+                raise InputError(
+                    f"{path}: holds no rows; the {split} split of {folder}[{config}] needs at "
+                    "least one"
+                )
 
 
 def single_config(folder: Path) -> str:

@@ -12,14 +12,42 @@ from shiftbench.core.registry import suggest
 from shiftbench.errors import InputError
 
 
+def mteb_cache_ready() -> None:
+    """Let mteb import where its cache folder cannot be written (a read-only HOME).
+
+    mteb makes its results cache ($MTEB_CACHE, or ~/.cache/mteb) when it is imported, and
+    fails with a raw OSError where it cannot; shiftbench never reads that cache, so it is
+    pointed at a temporary folder of this process instead. Nothing to do once mteb is
+    imported, or where the folder can be written.
+    """
+    import sys
+    from pathlib import Path
+
+    if "mteb" in sys.modules:
+        return
+    folder = Path(os.environ.get("MTEB_CACHE") or Path.home() / ".cache" / "mteb")
+    existing = next((p for p in (folder, *folder.parents) if p.exists()), None)
+    if existing is not None and existing.is_dir() and os.access(existing, os.W_OK):
+        return
+    import atexit
+    import shutil
+    import tempfile
+
+    scratch = tempfile.mkdtemp(prefix="shiftbench-mteb-")
+    atexit.register(shutil.rmtree, scratch, ignore_errors=True)
+    os.environ["MTEB_CACHE"] = scratch
+
+
 @cache
 def task_names() -> tuple[str, ...]:
+    mteb_cache_ready()
     import mteb
 
     return tuple(t.metadata.name for t in mteb.get_tasks(exclude_superseded=False))
 
 
 def get_task(name: str) -> Any:
+    mteb_cache_ready()
     import mteb
 
     try:

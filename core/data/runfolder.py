@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -94,7 +95,9 @@ def read_jsonl(
                 raise InputError(f"{path}:{number}: not valid JSON ({why})") from None
             if not isinstance(row, dict):
                 raise InputError(f"{path}:{number}: a row must be a JSON object")
-            _check_row(row, f"{path}:{number}", need, texts, kinds)
+            # only a \uD800-\uDFFF escape makes a surrogate (UTF-8 bytes cannot)
+            escaped = SURROGATE_ESCAPE.search(line) is not None
+            _check_row(row, f"{path}:{number}", need, texts, kinds, surrogates=escaped)
             rows.append(row)
     return rows
 
@@ -105,9 +108,12 @@ def _check_row(
     need: tuple[str, ...],
     texts: tuple[str, ...],
     kinds: Mapping[str, str] | None = None,
+    *,
+    surrogates: bool = True,
 ) -> None:
     """A row holds the `need` fields, each of `texts` it holds is a string, and each
-    field of `kinds` it holds a value of that kind."""
+    field of `kinds` it holds a value of that kind; with `surrogates`, no string in it
+    holds a lone surrogate."""
     absent = [f for f in need if f not in row]
     if absent:
         raise InputError(f"{where}: missing field(s) {', '.join(absent)}")
@@ -118,6 +124,16 @@ def _check_row(
         allowed, what = FIELD_KINDS[kind]
         if f in row and not allowed(row[f]):
             raise InputError(f"{where}: field {f} must be {what}, not {_kind(row[f])}")
+    if surrogates:
+        for f, value in row.items():
+            found = _lone_surrogate(value)
+            if found is not None:
+                # a lone surrogate is no character: it cannot be written as UTF-8 (to a
+                # file, a Parquet column, the Hub) nor read by a tokenizer
+                raise InputError(
+                    f"{where}: field {f} holds a lone surrogate (\\u{ord(found):04x}), which "
+                    "is not Unicode text"
+                )
 
 
 def _finite(value: Any) -> bool:
@@ -158,6 +174,23 @@ GOLD_FIELDS: dict[str, dict[str, str]] = {
 }
 
 
+SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")  # a JSON escape of a surrogate
+SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _lone_surrogate(value: Any) -> str | None:
+    """The first lone surrogate in a string, or in the strings of a list or object."""
+    if isinstance(value, str):
+        match = SURROGATE.search(value)
+        return match.group() if match else None
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    for item in items:
+        found = _lone_surrogate(item)
+        if found is not None:
+            return found
+    return None
+
+
 DATA_FORMATS = ("jsonl", "parquet")  # a run folder's data files; a release's (parquet)
 
 
@@ -195,7 +228,8 @@ def read_split(
     rows = [{k: v for k, v in row.items() if v is not None} for row in table.to_pylist()]
     need, texts = tuple(required), tuple(strings)
     for number, row in enumerate(rows, 1):
-        _check_row(row, f"{path}: row {number}", need, texts, values)
+        # Parquet holds UTF-8 strings, which decode to no surrogate
+        _check_row(row, f"{path}: row {number}", need, texts, values, surrogates=False)
     return rows
 
 
@@ -403,7 +437,9 @@ def writing(path: Path) -> Iterator[None]:
 
     folder = Path(tempfile.gettempdir()) / "shiftbench-locks"
     folder.mkdir(exist_ok=True)
-    key = hashlib.sha256(str(path.resolve()).encode("utf-8")).hexdigest()[:32]
+    # the path as the system holds it: a name the locale cannot decode (a non-ASCII
+    # folder under LC_ALL=C) comes back to its own bytes rather than failing to encode
+    key = hashlib.sha256(os.fsencode(path.resolve())).hexdigest()[:32]
     lock = folder / f"{key}.lock"
     with open(lock, "a+", encoding="utf-8") as handle:
         try:

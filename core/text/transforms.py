@@ -364,7 +364,15 @@ def _read_template(path_text: str) -> Prompt:
     path = Path(path_text)
     if not path.is_file():
         raise InputError(f"prompt file {path_text} does not exist")
-    body = path.read_text(encoding="utf-8")
+    data = path.read_bytes()
+    try:
+        body = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise InputError(
+            f"prompt file {path_text}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); "
+            "a prompt file is a UTF-8 text template"
+        ) from None
     if "{text}" not in body:
         raise InputError(f"prompt file {path_text} has no {{text}} placeholder")
     return Prompt(body, str(path.resolve()))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed, wait
@@ -76,7 +77,9 @@ class Generation:
 
     Token counts and latency are reported where the backend knows them. Trailing U+FFFD
     characters are dropped from `text`: they are what decoding makes of a multibyte
-    character cut by the token budget, never part of the answer.
+    character cut by the token budget, never part of the answer. A lone surrogate (half
+    of a pair a server escaped as `\\ud83d` in its JSON, the same cut) becomes U+FFFD
+    first: it is no character, and no file, cache or tokenizer takes it.
     """
 
     text: str
@@ -86,11 +89,15 @@ class Generation:
     latency: float | None = None
 
     def __post_init__(self) -> None:
+        if LONE.search(self.text):
+            text = self.text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+            object.__setattr__(self, "text", text)
         if self.text.endswith(BROKEN):
             object.__setattr__(self, "text", self.text.rstrip(BROKEN).rstrip())
 
 
 BROKEN = "\ufffd"  # the replacement character a cut UTF-8 sequence decodes to
+LONE = re.compile("[\ud800-\udfff]")  # surrogates: a pair is joined, a lone one replaced
 
 
 DEFAULT_MAX_NEW_TOKENS = 512  # for a request that names no budget of its own

@@ -345,7 +345,46 @@ VALUES: list[Case] = [
 
 # Bad input that once ended in a raw exception (exit 1 and a traceback's last line).
 # Now one line, exit 2, nothing written.
+SURROGATE = f"{DATA}:3: field sentence1 holds a lone surrogate (\\ud800), which is not Unicode text"
 RAW: list[Case] = [
+    Case("an empty data file in a local source folder",
+         lambda run, src, tmp: (src / "data" / "test.jsonl").write_bytes(b""),
+         ("gen", "{source}", "--task-type", "STS", "--source-language", "en", "-t",
+          "word-jumble-1", "-q", "-o", "{out}"),
+         2, "{source}/data/test.jsonl: holds no rows; the test split of {source}[default] "
+            "needs at least one"),
+    Case("a --prompt-file that is not text",
+         lambda run, src, tmp: (tmp / "prompt.png").write_bytes(b"\x89PNG\r\n\x1a\n{text}"),
+         ("gen", "sample", "-t", "paraphrase", "--prompt-file", "{tmp}/prompt.png", "-q", "-o",
+          "{out}"),
+         2, "prompt file {tmp}/prompt.png:1: not UTF-8 text (byte 0x89); a prompt file is a "
+            "UTF-8 text template"),
+    Case("init onto a folder",
+         lambda run, src, tmp: None,
+         ("init", "{run}", "--force"), 2,
+         "{run} is a folder; name the spec file to write, e.g. {run}/shiftbench.yaml"),
+    Case("a model folder without config.json",
+         lambda run, src, tmp: (tmp / "model").mkdir() or (tmp / "model" / "README.md")
+         .write_text("weights elsewhere"),
+         (*EVALUATE[:3], "{tmp}/model", *EVALUATE[4:]), 2,
+         "encoder folder {tmp}/model holds no config.json (nor modules.json); a local model is "
+         "a folder a sentence-transformers or transformers model was saved to"),
+    Case("a lone surrogate in a row (validate)",
+         lambda run, src, tmp: set_row(run / DATA_FILE, 2, sentence1="bad \ud800 text"),
+         VALIDATE, 2, SURROGATE),
+    Case("a lone surrogate in a row (evaluate)",
+         lambda run, src, tmp: set_row(run / DATA_FILE, 2, sentence1="bad \ud800 text"),
+         EVALUATE, 2, SURROGATE),
+    Case("a lone surrogate in a row (publish, before the Hub is asked)",
+         lambda run, src, tmp: set_row(run / DATA_FILE, 2, sentence1="bad \ud800 text"),
+         ("publish", "{run}", "--repo", "shiftbench-test/faults", "--version", "1.0.0"), 2,
+         SURROGATE),
+    Case("a spec nested 20,000 deep",
+         lambda run, src, tmp: (tmp / "spec.yaml").write_text(
+             "output: out\nsources: " + "[" * 20_000 + "]" * 20_000 + "\n"),
+         ("run", "{tmp}/spec.yaml"), 2,
+         "{tmp}/spec.yaml:2: nested more than 32 levels deep; a spec names sources and "
+         "settings, not data"),
 ]  # fmt: skip
 
 
