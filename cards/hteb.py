@@ -43,6 +43,7 @@ from shiftbench.core.data.hteb import (
 )
 from shiftbench.core.data.runfolder import TRUNCATED, read_config_split, read_meta
 from shiftbench.core.data.source_languages import field_languages
+from shiftbench.core.messages import counted
 from shiftbench.core.records import ConfigRecord, RunMeta
 from shiftbench.errors import InputError
 
@@ -62,7 +63,8 @@ class Exported:
     relabelled: tuple[str, ...] = ()
 
     def summary(self) -> str:
-        line = f"wrote {len(self.folders)} HTEB pairs ({', '.join(self.folders)}) to {self.output}"
+        pairs = counted(len(self.folders), "HTEB pair")
+        line = f"wrote {pairs} ({', '.join(self.folders)}) to {self.output}"
         if self.skipped:
             line += f"; not HTEB transformations, left out: {', '.join(self.skipped)}"
         if self.relabelled:

@@ -36,7 +36,7 @@ from shiftbench.core.hub import (
     transient,
     with_retries,
 )
-from shiftbench.core.messages import report
+from shiftbench.core.messages import counted, report
 from shiftbench.core.records import RunMeta
 from shiftbench.errors import InputError, RuntimeFault
 
@@ -140,7 +140,7 @@ def publish(
             f"publishing {repo}@{tag} failed at {step} ({short_error(exc)}); no tag was made: "
             "run the same command again to complete the release"
         ) from None
-    tell(f"published {repo}@{tag} (commit {oid}): {len(release.files)} files")
+    tell(f"published {repo}@{tag} (commit {oid}): {counted(len(release.files), 'file')}")
     tell("")
     tell("from datasets import load_dataset")
     for name in meta["configs"]:
@@ -312,7 +312,10 @@ def _print_plan(
         say(f"  {path:<{width}}  {human_size(size):>9}")
     for path in stale:
         say(f"  {path:<{width}}  {'(delete)':>9}")
-    say(f"{len(rows)} files, {human_size(total)}" + (f"; {len(stale)} deleted" if stale else ""))
+    say(
+        f"{counted(len(rows), 'file')}, {human_size(total)}"
+        + (f"; {len(stale)} deleted" if stale else "")
+    )
 
 
 def human_size(size: int) -> str:
@@ -335,8 +338,9 @@ def verify(spec: str, *, load: bool = True, quiet: bool = False) -> list[str]:
             problems += _load_all(local, doc.get("configs", {}))
     report(
         log,
-        f"{repo}@{tag} (commit {sha}): {len(doc.get('files', []))} files checked against "
-        f"{MANIFEST}" + (f", {len(doc.get('configs', {}))} configs loaded" if load else ""),
+        f"{repo}@{tag} (commit {sha}): {counted(len(doc.get('files', [])), 'file')} checked "
+        f"against {MANIFEST}"
+        + (f", {counted(len(doc.get('configs', {})), 'config')} loaded" if load else ""),
     )
     return problems
 
