@@ -39,7 +39,7 @@ from shiftbench.core.data.runfolder import (
 from shiftbench.core.data.sources import TASK_SCHEMAS
 from shiftbench.core.hub import MANIFEST, folder_files, sha256_file
 from shiftbench.core.records import ConfigRecord, RunMeta, ValidationReport
-from shiftbench.errors import InputError
+from shiftbench.errors import InputError, write_fault
 
 
 @dataclass
@@ -179,6 +179,9 @@ def _load(
         )  # fmt: skip
         builder.download_and_prepare(download_mode="force_redownload")
     except Exception as exc:  # datasets raises many types; all mean "does not load"
+        fault = write_fault(exc)  # ...but a scratch file past a limit says nothing of the data
+        if fault is not None:
+            raise fault from None
         raise InputError(f"config {name} does not load with load_dataset: {exc}") from None
     return builder.info
 
@@ -220,6 +223,9 @@ def _load_parquet(
             )  # fmt: skip
             builder.download_and_prepare(download_mode="force_redownload")
         except Exception as exc:  # datasets raises many types; all mean "does not load"
+            fault = write_fault(exc)
+            if fault is not None:
+                raise fault from None
             for card in members:  # which config it is: the first that does not load alone
                 _load(view, card, configs[card], "parquet", scratch)
             raise InputError(

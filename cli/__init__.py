@@ -14,7 +14,7 @@ import click
 from shiftbench import __version__
 from shiftbench.cli.commands.options import CONTEXT
 from shiftbench.core.messages import REPORT
-from shiftbench.errors import ShiftbenchError
+from shiftbench.errors import ShiftbenchError, write_fault
 
 GENERATING = frozenset({"gen", "run"})
 
@@ -74,8 +74,11 @@ class ShiftbenchGroup(click.Group):
         except Exception as exc:
             if os.environ.get("SHIFTBENCH_DEBUG"):
                 raise
-            if _disk_full(exc):
-                _fail(self.disk_full(exc), 1)
+            fault = write_fault(exc)
+            if isinstance(fault, ShiftbenchError):  # past the file-size limit
+                _fail(f"Error: {fault}", fault.exit_code)
+            if fault is not None:
+                _fail(self.disk_full(fault), 1)
             _fail(
                 f"Error: {type(exc).__name__}: {exc} (set SHIFTBENCH_DEBUG=1 for the traceback)", 1
             )
@@ -99,12 +102,6 @@ def _log_sink(verbosity: int) -> None:
     # huggingface_hub shows its warnings through a handler of its own: one copy, even when
     # another library (absl, under mlcroissant) gives the root logger a handler too
     logging.getLogger("huggingface_hub").propagate = False
-
-
-def _disk_full(exc: BaseException) -> bool:
-    import errno
-
-    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
 
 
 def _fail(message: str, code: int) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from shiftbench.errors import InputError
+from shiftbench.errors import InputError, write_fault
 
 
 def card_metadata(folder: Path) -> Any:
@@ -88,6 +88,9 @@ def load_local(folder: Path, config: str) -> dict[str, Any]:
         except (FileNotFoundError, ValueError) as exc:
             raise InputError(f"cannot load {folder}[{config}]: {exc}") from None
         except datasets.exceptions.DatasetGenerationError as exc:
+            fault = write_fault(exc)  # a scratch file past a limit says nothing of the data
+            if fault is not None:
+                raise fault from None
             # pyarrow's message names neither file nor line: find the line it stopped at
             from shiftbench.core.data.runfolder import read_jsonl
 
@@ -98,6 +101,42 @@ def load_local(folder: Path, config: str) -> dict[str, Any]:
         finally:
             datasets.logging.set_verbosity(level)
     return dict(loaded)
+
+
+def split_files(folder: Path, config: str, split: str) -> list[Path]:
+    """The files of one split of a config, in the order `datasets` reads them: each path
+    or pattern the card names, patterns expanded and sorted; [] when the card names none."""
+    named = read_card_configs(folder).get(config, {}).get(split)
+    patterns = [named] if isinstance(named, str) else list(named or [])
+    out: list[Path] = []
+    for pattern in patterns:
+        out += sorted(p for p in folder.glob(str(pattern)) if p.is_file())
+    return out
+
+
+def row_line(folder: Path, config: str, split: str, index: int) -> tuple[str, Any] | None:
+    """Where row `index` of a split comes from when its files are JSON Lines: `FILE:LINE`
+    and the row as written (None when the line is not a JSON object); None for another
+    format, or an index past the files' rows."""
+    import json
+
+    files = split_files(folder, config, split)
+    if not files or any(f.suffix not in (".jsonl", ".json") for f in files):
+        return None
+    seen = 0
+    for path in files:
+        with open(path, "rb") as handle:
+            for number, raw in enumerate(handle, 1):
+                if not raw.strip():  # datasets skips a blank line: it is no row
+                    continue
+                if seen == index:
+                    try:
+                        row = json.loads(raw)
+                    except ValueError:
+                        row = None
+                    return f"{path}:{number}", row if isinstance(row, dict) else None
+                seen += 1
+    return None
 
 
 def single_config(folder: Path) -> str:
