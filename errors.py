@@ -180,17 +180,23 @@ def write_fault(exc: BaseException) -> BaseException | None:
     """
     import errno
 
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
+    for current in exception_chain(exc):
         if isinstance(current, OSError):
             if current.errno in (errno.ENOSPC, errno.EDQUOT):
                 return current
             if current.errno == errno.EFBIG:
                 return RuntimeFault(_too_large(current))
-        current = current.__cause__ or current.__context__
     return None
+
+
+def exception_chain(exc: BaseException) -> Iterator[BaseException]:
+    """`exc`, then the exception it was raised from or during, and so on back."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
 
 
 def _too_large(exc: OSError) -> str:

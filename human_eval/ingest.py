@@ -23,7 +23,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from shiftbench.core.data.runfolder import atomic_write_text
+from shiftbench.core.data.runfolder import atomic_write_text, wrong_unicode
 from shiftbench.core.ratings import RATINGS_FILE
 from shiftbench.core.records import BatchDescription
 from shiftbench.errors import InputError
@@ -36,11 +36,15 @@ Record = tuple[str, dict[str, str]]  # (where, fields of one rating)
 
 def _text(path: Path) -> str:
     try:
-        return path.read_bytes().decode("utf-8-sig")
+        data = path.read_bytes()
     except FileNotFoundError:
         raise InputError(f"{path}: no such file") from None
+    try:
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+        raise wrong_unicode(path, data) or InputError(
+            f"{path}: not UTF-8 text (byte {exc.start})"
+        ) from None
 
 
 def read_records(path: Path, criteria: list[str]) -> list[Record]:

@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from shiftbench.errors import InputError, write_fault
+from shiftbench.errors import InputError, exception_chain, write_fault
 
 
 def card_metadata(folder: Path) -> Any:
@@ -86,11 +86,13 @@ def load_local(folder: Path, config: str) -> dict[str, Any]:
                 str(folder), config, cache_dir=scratch, keep_in_memory=True
             )
         except (FileNotFoundError, ValueError) as exc:
+            _refuse_other_unicode(folder, config, exc)
             raise InputError(f"cannot load {folder}[{config}]: {exc}") from None
         except datasets.exceptions.DatasetGenerationError as exc:
             fault = write_fault(exc)  # a scratch file past a limit says nothing of the data
             if fault is not None:
                 raise fault from None
+            _refuse_other_unicode(folder, config, exc)
             # pyarrow's message names neither file nor line: find the line it stopped at
             from shiftbench.core.data.runfolder import read_jsonl
 
@@ -101,6 +103,21 @@ def load_local(folder: Path, config: str) -> dict[str, Any]:
         finally:
             datasets.logging.set_verbosity(level)
     return dict(loaded)
+
+
+def _refuse_other_unicode(folder: Path, config: str, exc: BaseException) -> None:
+    """A load that failed on bytes that are not UTF-8: a data file of the config in UTF-16
+    or UTF-32 is named, with what it is."""
+    if not any(isinstance(e, UnicodeDecodeError) for e in exception_chain(exc)):
+        return
+    from shiftbench.core.data.runfolder import wrong_unicode
+
+    for split in read_card_configs(folder)[config]:
+        for path in split_files(folder, config, split):
+            with open(path, "rb") as handle:
+                other = wrong_unicode(path, handle.read(4))
+            if other is not None:
+                raise other from None
 
 
 def split_files(folder: Path, config: str, split: str) -> list[Path]:

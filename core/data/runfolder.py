@@ -9,6 +9,7 @@ metadata, so an interrupted write never leaves a half-written config on record.
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import shutil
@@ -44,6 +45,28 @@ FORMAT_VERSION = 1
 VALIDATION_REPORT = "validation.json"  # what validate writes into a run folder
 
 
+# UTF-32's little-endian mark starts with UTF-16's: the longer marks are tried first
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "UTF-32"),
+    (codecs.BOM_UTF32_BE, "UTF-32"),
+    (codecs.BOM_UTF16_LE, "UTF-16"),
+    (codecs.BOM_UTF16_BE, "UTF-16"),
+)
+
+
+def wrong_unicode(path: Path | str, data: bytes) -> InputError | None:
+    """The error for a file in another Unicode encoding than UTF-8, told by the byte-order
+    mark it starts with (as a spreadsheet's "Unicode text" export does); None for other
+    bytes. The bytes are text, only encoded otherwise: the message says so, and how to fix it."""
+    for mark, name in _BOMS:
+        if data.startswith(mark):
+            return InputError(
+                f"{path}: {name} text (it starts with {name}'s byte-order mark), not UTF-8; "
+                "save it as UTF-8"
+            )
+    return None
+
+
 def read_jsonl(
     path: Path,
     *,
@@ -73,6 +96,9 @@ def read_jsonl(
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
+                other = wrong_unicode(path, raw) if number == 1 else None
+                if other is not None:
+                    raise other from None
                 raise InputError(
                     f"{path}:{number}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at "
                     f"column {len(raw[: exc.start].decode('utf-8', 'replace')) + 1})"
@@ -222,7 +248,9 @@ def read_json(path: Path, missing: str | None = None) -> Any:
     except IsADirectoryError:
         raise InputError(f"{path}: a folder, not a JSON file") from None
     except UnicodeDecodeError:
-        raise InputError(f"{path}: not UTF-8 text") from None
+        with open(path, "rb") as handle:
+            other = wrong_unicode(path, handle.read(4))
+        raise other or InputError(f"{path}: not UTF-8 text") from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
