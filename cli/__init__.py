@@ -105,8 +105,22 @@ def _log_sink(verbosity: int) -> None:
 
 
 def _fail(message: str, code: int) -> None:
+    _end_bars()
     click.echo(" ".join(message.split()), err=True)
     sys.exit(code)
+
+
+def _end_bars() -> None:
+    """Close every progress bar still open (one a library left behind as it failed), so
+    the error line starts a line of its own and no bar is drawn again after it."""
+    import contextlib
+
+    std = sys.modules.get("tqdm.std")  # no bar was ever made when tqdm is not loaded
+    if std is None:
+        return
+    for bar in list(std.tqdm._instances):
+        with contextlib.suppress(Exception):  # a bar whose stream is gone: nothing to end
+            bar.close()
 
 
 @click.group(name="shiftbench", cls=ShiftbenchGroup, context_settings=CONTEXT)
