@@ -90,7 +90,15 @@ class _EchoHandler(logging.Handler):
     lines on stdout, every other record on stderr."""
 
     def emit(self, record: logging.LogRecord) -> None:
-        click.echo(self.format(record), err=record.levelno != REPORT)
+        err = record.levelno != REPORT
+        std = sys.modules.get("tqdm.std")
+        if std is None or not std.tqdm._instances:
+            click.echo(self.format(record), err=err)
+            return
+        # a line while a bar is drawn: the bar is cleared, the line written, the bar drawn
+        # again below it
+        with std.tqdm.external_write_mode(file=sys.stderr if err else sys.stdout):
+            click.echo(self.format(record), err=err)
 
 
 def _log_sink(verbosity: int) -> None:

@@ -19,13 +19,16 @@ import csv
 import hashlib
 import html
 import json
+import os
 import re
+import shutil
 from collections import defaultdict
 from importlib import resources
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from shiftbench.core.data.runfolder import stage_beside
 from shiftbench.core.records import BatchDescription
 from shiftbench.core.registry import Registry
 from shiftbench.core.text.transforms import instruction
@@ -364,5 +367,17 @@ FORMATS = tuple(EXPORTERS)
 def export(
     description: BatchDescription, table: list[dict[str, Any]], fmt: str, out: Path
 ) -> list[Path]:
-    written: list[Path] = EXPORTERS.load(fmt)(description, table, out)
+    """Write the files of format `fmt` into `out`; returns them. They are made in a staging
+    folder beside `out` and each is moved into place whole, so an export killed midway
+    leaves no cut file in `out` (and the next export removes its staging folder)."""
+    exporter = EXPORTERS.load(fmt)
+    stage = stage_beside(out)
+    try:
+        made: list[Path] = exporter(description, table, stage)
+        written = [out / path.relative_to(stage) for path in made]
+        for path, target in zip(made, written, strict=True):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(path, target)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
     return written
