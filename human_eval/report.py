@@ -32,7 +32,7 @@ from shiftbench.core.ratings import HUMAN_REPORT as REPORT_JSON
 from shiftbench.core.ratings import screen
 from shiftbench.core.records import BatchDescription, HumanEvalReport
 from shiftbench.core.stats import bootstrap_statistic_ci, spearman_or_nan
-from shiftbench.core.tables import markdown_table
+from shiftbench.core.tables import markdown_table, markdown_text
 from shiftbench.errors import InputError
 from shiftbench.human_eval.agreement import gwet, krippendorff_alpha
 
@@ -214,7 +214,7 @@ def render_markdown(doc: HumanEvalReport) -> str:
     if excluded:
         lines += ["", "Excluded raters:", ""]
         for name, entry in excluded:
-            lines.append(f"- {name}: {entry['reason']}")
+            lines.append(f"- {markdown_text(name)}: {entry['reason']}")
     return "\n".join(lines) + "\n"
 
 
