@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import json
 import logging
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from shiftbench import __version__
 from shiftbench.cards.api import ReleaseSettings
 from shiftbench.cards.release import Release, build, check_layout, release_inputs
+from shiftbench.core.data.runfolder import scratch as scratch_folder
 from shiftbench.core.hub import (
     KEEP,
     MANIFEST,
@@ -194,7 +194,7 @@ def _published_manifest(api: Any, repo: str, tag: str) -> dict[str, Any] | None:
     from huggingface_hub import hf_hub_download
     from huggingface_hub.errors import EntryNotFoundError
 
-    with tempfile.TemporaryDirectory(prefix="shiftbench-manifest-") as scratch:
+    with scratch_folder("manifest") as scratch:
         try:
             path = with_retries(
                 "read manifest",
@@ -330,7 +330,7 @@ def human_size(size: int) -> str:
 def verify(spec: str, *, load: bool = True, quiet: bool = False) -> list[str]:
     """Download `ORG/NAME@vX.Y.Z` and check it against its manifest; returns the problems
     (and reports what was checked)."""
-    with tempfile.TemporaryDirectory(prefix="shiftbench-verify-") as scratch:
+    with scratch_folder("verify") as scratch:
         local, repo, tag, sha = fetch_release(spec, Path(scratch), quiet=quiet, what="verify")
         problems = check_files(local, tag)
         doc = json.loads((local / MANIFEST).read_text(encoding="utf-8"))
@@ -351,7 +351,7 @@ def _load_all(local: Path, configs: dict[str, dict[str, int]]) -> list[str]:
     datasets.disable_progress_bars()
     datasets.logging.set_verbosity_error()
     problems = []
-    with tempfile.TemporaryDirectory(prefix="shiftbench-verify-cache-") as cache:
+    with scratch_folder("verify-cache") as cache:
         for name, rows in configs.items():
             try:
                 loaded = datasets.load_dataset(str(local), name, cache_dir=cache)

@@ -15,8 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +34,7 @@ from shiftbench.core.data.runfolder import (
     read_split,
     split_file,
 )
+from shiftbench.core.data.runfolder import scratch as scratch_folder
 from shiftbench.core.data.sources import TASK_SCHEMAS
 from shiftbench.core.hub import MANIFEST, folder_files, sha256_file
 from shiftbench.core.records import ConfigRecord, RunMeta, ValidationReport
@@ -118,8 +117,7 @@ def infos_by_loading(
 
     datasets.disable_progress_bars()
     datasets.logging.set_verbosity_error()
-    scratch = Path(tempfile.mkdtemp(prefix="shiftbench-release-"))
-    try:
+    with scratch_folder("release") as scratch:
         view = scratch / "repo"
         for path, item in files.items():
             target = view / path
@@ -160,8 +158,6 @@ def infos_by_loading(
                     "shiftbench gen writes"
                 )
         return infos
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _load(

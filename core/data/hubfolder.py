@@ -5,7 +5,6 @@ in for a revision, and loading one config with `datasets`."""
 from __future__ import annotations
 
 import hashlib
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -77,7 +76,9 @@ def load_local(folder: Path, config: str) -> dict[str, Any]:
         raise InputError(f"unknown config {config!r} in {folder}; available: {', '.join(configs)}")
     # A throw-away cache: datasets' shared cache can hand back another folder's rows for a
     # local folder of the same name, and a local copy gains nothing from being cached.
-    with tempfile.TemporaryDirectory(prefix="shiftbench-load-") as scratch:
+    from shiftbench.core.data.runfolder import scratch as scratch_folder
+
+    with scratch_folder("load") as scratch:
         level = datasets.logging.get_verbosity()
         # datasets logs a bad line's pyarrow error before raising; the error below says it
         datasets.logging.set_verbosity(datasets.logging.CRITICAL)

@@ -401,6 +401,20 @@ def stage_beside(target: Path) -> Path:
     return Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-{os.getpid()}-", dir=target.parent))
 
 
+@contextmanager
+def scratch(name: str) -> Iterator[Path]:
+    """A folder in the temporary folder for work deleted when it is done
+    (`shiftbench-NAME-PID-XXXXXXXX`); the scratch folders of killed runs (their process
+    gone) are removed first, so a kill -9 does not leave one there for good."""
+    base = Path(tempfile.gettempdir())
+    leftovers(base, f"shiftbench-{name}-", held=False)
+    folder = Path(tempfile.mkdtemp(prefix=f"shiftbench-{name}-{os.getpid()}-"))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def leftovers(folder: Path, prefix: str, *, held: bool) -> list[Path]:
     """Remove what killed runs left in `folder` under names starting with `prefix` (staging
     folders, temporary files); returns what was removed. A leftover whose name carries a
