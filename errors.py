@@ -200,9 +200,9 @@ def exception_chain(exc: BaseException) -> Iterator[BaseException]:
 
 
 def _too_large(exc: OSError) -> str:
-    name = exc.filename or _file_written(exc)
-    what = f"writing {name}" if name else "a write"
     limit = _size_limit()
+    name = exc.filename or _file_written(exc, limit)
+    what = f"writing {name}" if name else "a write"
     if limit is None:  # then the limit is the file system's own
         return (
             f"{what} failed: the file grew past the largest file the file system takes "
@@ -228,9 +228,10 @@ def _past_limit(what: str, limit: int) -> str:
     )
 
 
-def _file_written(exc: BaseException) -> str | None:
-    """The file the failed write went to, found in the failing call's frames: the innermost
-    open file object in a writing mode (an OSError from a write carries no file name)."""
+def _file_written(exc: BaseException, limit: int | None) -> str | None:
+    """The file the failed write went to, found in the failing call's frames (an OSError
+    from a write carries no file name): of the open files in a writing mode there, the
+    innermost one that has reached the `limit`, else the innermost one."""
     import io
     import os
 
@@ -239,6 +240,7 @@ def _file_written(exc: BaseException) -> str | None:
     while tb is not None:
         frames.append(tb.tb_frame)
         tb = tb.tb_next
+    found: list[str] = []
     for frame in reversed(frames):
         for value in frame.f_locals.values():
             if not isinstance(value, io.IOBase):
@@ -248,5 +250,11 @@ def _file_written(exc: BaseException) -> str | None:
             except Exception:  # a wrapper whose file is gone
                 continue
             if isinstance(name, str | os.PathLike) and any(m in mode for m in "wax+"):
-                return os.fspath(name)
-    return None
+                found.append(os.fspath(name))
+    for name in found:
+        try:
+            if limit is not None and os.stat(name).st_size >= limit:
+                return name
+        except OSError:  # removed since (a staging copy): its name is all there is
+            continue
+    return found[0] if found else None
