@@ -29,6 +29,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from shiftbench.cards.facts import source_place
+from shiftbench.core.messages import counted
 from shiftbench.core.records import RunMeta, ValidationReport
 from shiftbench.errors import InputError
 
@@ -167,9 +168,10 @@ def _validated(meta: RunMeta, report: ValidationReport | None) -> list[str]:
     failed = sum(int(s.get("failed_rows", 0)) for s in checked.values())
     language_id = report.get("language_id", {}).get("name", "?")
     out = [
-        f"shiftbench validate checked {len(checked)} configs ({rows} rows) with the checks "
+        f"shiftbench validate checked {counted(len(checked), 'config')} ({counted(rows, 'row')}) "
+        "with the checks "
         f"{', '.join(report.get('checks', []))} (language identification: {language_id}); "
-        f"{failed} rows failed at least one check. Per-row results are in "
+        f"{counted(failed, 'row')} failed at least one check. Per-row results are in "
         "validation/<config>.jsonl; the checks do not change a row's status."
     ]
     measures = sorted({m for s in checked.values() for m in s.get("measures", {})})

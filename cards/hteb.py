@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,8 +42,15 @@ from shiftbench.core.data.hteb import (
 )
 from shiftbench.core.data.names import check_name
 from shiftbench.core.data.runcard import META_FILE
-from shiftbench.core.data.runfolder import TRUNCATED, read_config_split, read_meta
+from shiftbench.core.data.runfolder import (
+    TRUNCATED,
+    read_config_split,
+    read_meta,
+    stage_beside,
+    writing,
+)
 from shiftbench.core.data.source_languages import field_languages
+from shiftbench.core.messages import counted
 from shiftbench.core.records import ConfigRecord, RunMeta
 from shiftbench.errors import InputError
 
@@ -64,7 +70,8 @@ class Exported:
     relabelled: tuple[str, ...] = ()
 
     def summary(self) -> str:
-        line = f"wrote {len(self.folders)} HTEB pairs ({', '.join(self.folders)}) to {self.output}"
+        pairs = counted(len(self.folders), "HTEB pair")
+        line = f"wrote {pairs} ({', '.join(self.folders)}) to {self.output}"
         if self.skipped:
             line += f"; not HTEB transformations, left out: {', '.join(self.skipped)}"
         if self.relabelled:
@@ -79,7 +86,15 @@ class Exported:
 def export_hteb(run: Path, output: Path, *, generator: str | None = None) -> Exported:
     """Write the run folder `run` as HTEB's transformation tree under `output` (which
     must not exist). `generator` names the generator's Hub id where the run recorded a
-    local model. A bad input raises InputError, and nothing is written."""
+    local model. A bad input raises InputError, and nothing is written.
+
+    One export writes `output` at a time (runfolder.writing); holding it, an export also
+    removes the staging folder an export killed midway left beside `output`."""
+    with writing(output):
+        return _export(run, output, generator)
+
+
+def _export(run: Path, output: Path, generator: str | None) -> Exported:
     if output.exists():
         raise InputError(f"output {output} exists; choose another --output")
     meta = read_meta(run)
@@ -122,9 +137,7 @@ def export_hteb(run: Path, output: Path, *, generator: str | None = None) -> Exp
         chosen |= {stem if s == "default" else f"{stem}.{s}" for s in subsets}
     if not stems:
         raise InputError(f"{run} holds no config of a transformation HTEB has")
-    parent = output.parent
-    parent.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=f".{output.name}.tmp-", dir=parent))
+    stage = stage_beside(output)
     try:
         folders, relabelled = [], []
         for name, info in stems.items():

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import json
 import logging
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from shiftbench import __version__
 from shiftbench.cards.api import ReleaseSettings
 from shiftbench.cards.release import Release, build, check_folder, release_inputs
+from shiftbench.core.data.runfolder import scratch as scratch_folder
 from shiftbench.core.hub import (
     KEEP,
     MANIFEST,
@@ -36,7 +36,7 @@ from shiftbench.core.hub import (
     transient,
     with_retries,
 )
-from shiftbench.core.messages import report
+from shiftbench.core.messages import counted, report
 from shiftbench.core.records import RunMeta
 from shiftbench.errors import InputError, RuntimeFault
 
@@ -142,7 +142,7 @@ def publish(
             f"publishing {repo}@{tag} failed at {step} ({short_error(exc)}); no tag was made: "
             "run the same command again to complete the release"
         ) from None
-    tell(f"published {repo}@{tag} (commit {oid}): {len(release.files)} files")
+    tell(f"published {repo}@{tag} (commit {oid}): {counted(len(release.files), 'file')}")
     tell("")
     tell("from datasets import load_dataset")
     for name in meta["configs"]:
@@ -196,7 +196,7 @@ def _published_manifest(api: Any, repo: str, tag: str) -> dict[str, Any] | None:
     from huggingface_hub import hf_hub_download
     from huggingface_hub.errors import EntryNotFoundError
 
-    with tempfile.TemporaryDirectory(prefix="shiftbench-manifest-") as scratch:
+    with scratch_folder("manifest") as scratch:
         try:
             path = with_retries(
                 "read manifest",
@@ -314,7 +314,10 @@ def _print_plan(
         say(f"  {path:<{width}}  {human_size(size):>9}")
     for path in stale:
         say(f"  {path:<{width}}  {'(delete)':>9}")
-    say(f"{len(rows)} files, {human_size(total)}" + (f"; {len(stale)} deleted" if stale else ""))
+    say(
+        f"{counted(len(rows), 'file')}, {human_size(total)}"
+        + (f"; {len(stale)} deleted" if stale else "")
+    )
 
 
 def human_size(size: int) -> str:
@@ -329,7 +332,7 @@ def human_size(size: int) -> str:
 def verify(spec: str, *, load: bool = True, quiet: bool = False) -> list[str]:
     """Download `ORG/NAME@vX.Y.Z` and check it against its manifest; returns the problems
     (and reports what was checked)."""
-    with tempfile.TemporaryDirectory(prefix="shiftbench-verify-") as scratch:
+    with scratch_folder("verify") as scratch:
         local, repo, tag, sha = fetch_release(spec, Path(scratch), quiet=quiet, what="verify")
         problems = check_files(local, tag)
         doc = json.loads((local / MANIFEST).read_text(encoding="utf-8"))
@@ -337,8 +340,9 @@ def verify(spec: str, *, load: bool = True, quiet: bool = False) -> list[str]:
             problems += _load_all(local, doc.get("configs", {}))
     report(
         log,
-        f"{repo}@{tag} (commit {sha}): {len(doc.get('files', []))} files checked against "
-        f"{MANIFEST}" + (f", {len(doc.get('configs', {}))} configs loaded" if load else ""),
+        f"{repo}@{tag} (commit {sha}): {counted(len(doc.get('files', [])), 'file')} checked "
+        f"against {MANIFEST}"
+        + (f", {counted(len(doc.get('configs', {})), 'config')} loaded" if load else ""),
     )
     return problems
 
@@ -349,7 +353,7 @@ def _load_all(local: Path, configs: dict[str, dict[str, int]]) -> list[str]:
     datasets.disable_progress_bars()
     datasets.logging.set_verbosity_error()
     problems = []
-    with tempfile.TemporaryDirectory(prefix="shiftbench-verify-cache-") as cache:
+    with scratch_folder("verify-cache") as cache:
         for name, rows in configs.items():
             try:
                 loaded = datasets.load_dataset(str(local), name, cache_dir=cache)

@@ -15,8 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,10 +34,11 @@ from shiftbench.core.data.runfolder import (
     read_split,
     split_file,
 )
+from shiftbench.core.data.runfolder import scratch as scratch_folder
 from shiftbench.core.data.sources import TASK_SCHEMAS
 from shiftbench.core.hub import MANIFEST, folder_files, sha256_file
 from shiftbench.core.records import ConfigRecord, RunMeta, ValidationReport
-from shiftbench.errors import InputError
+from shiftbench.errors import InputError, write_fault
 
 
 @dataclass
@@ -118,8 +117,7 @@ def infos_by_loading(
 
     datasets.disable_progress_bars()
     datasets.logging.set_verbosity_error()
-    scratch = Path(tempfile.mkdtemp(prefix="shiftbench-release-"))
-    try:
+    with scratch_folder("release") as scratch:
         view = scratch / "repo"
         for path, item in files.items():
             target = view / path
@@ -160,8 +158,6 @@ def infos_by_loading(
                     "shiftbench gen writes"
                 )
         return infos
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _load(
@@ -179,6 +175,9 @@ def _load(
         )  # fmt: skip
         builder.download_and_prepare(download_mode="force_redownload")
     except Exception as exc:  # datasets raises many types; all mean "does not load"
+        fault = write_fault(exc)  # ...but a scratch file past a limit says nothing of the data
+        if fault is not None:
+            raise fault from None
         raise InputError(f"config {name} does not load with load_dataset: {exc}") from None
     return builder.info
 
@@ -220,6 +219,9 @@ def _load_parquet(
             )  # fmt: skip
             builder.download_and_prepare(download_mode="force_redownload")
         except Exception as exc:  # datasets raises many types; all mean "does not load"
+            fault = write_fault(exc)
+            if fault is not None:
+                raise fault from None
             for card in members:  # which config it is: the first that does not load alone
                 _load(view, card, configs[card], "parquet", scratch)
             raise InputError(

@@ -17,6 +17,7 @@ from shiftbench.core.data.runfolder import (
     META_FILE,
     SPEC_FILE,
 )
+from shiftbench.core.messages import counted
 from shiftbench.core.records import RunMeta, SourceRecord, ValidationReport
 from shiftbench.core.tables import markdown_table
 
@@ -107,13 +108,13 @@ def _generation(configs: dict[str, Any]) -> list[str]:
         )
         if "hteb" in info:
             sampled = (
-                f"- sampling: not recorded in HTEB's files; at most {info.get('max_attempts', 1)} "
-                "attempts per text (HTEB's retries)"
+                f"- sampling: not recorded in HTEB's files; at most "
+                f"{counted(info.get('max_attempts', 1), 'attempt')} per text (HTEB's retries)"
             )
         else:
             sampled = (
                 f"- sampling: {sampling or 'backend defaults'}; at most "
-                f"{info.get('max_attempts', 1)} attempts per row, the seed of attempt k "
+                f"{counted(info.get('max_attempts', 1), 'attempt')} per row, the seed of attempt k "
                 "derived from the config's seed"
             )
         out += [
@@ -288,10 +289,12 @@ def _human(human: list[dict[str, Any]]) -> list[str]:
         return [*out, "No human ratings are part of this release."]
     for entry in human:
         doc = entry["report"]
-        langs = ", ".join(f"{k} ({v} items)" for k, v in entry["languages"].items()) or "-"
+        langs = (
+            ", ".join(f"{k} ({counted(v, 'item')})" for k, v in entry["languages"].items()) or "-"
+        )
         out += [
             f"Batch `{entry['name']}`: scheme {doc.get('scheme')}, "
-            f"{len(doc.get('kept_raters', []))} raters kept and "
+            f"{counted(len(doc.get('kept_raters', [])), 'rater')} kept and "
             f"{len(doc.get('excluded_raters', []))} excluded by the control items; languages "
             f"rated: {langs}. Acceptance threshold {doc.get('threshold')}; agreement is "
             f"Gwet's AC2 with {doc.get('weights')} weights, and Krippendorff's alpha with "
@@ -502,7 +505,7 @@ def human_analysis(human: list[dict[str, Any]]) -> list[str]:
                 parts.append(f"{row['criterion']} ({row['level']}) AC2 {agreement:.3f}")
         out.append(
             f"Human ratings, batch {entry['name']}: scheme {doc.get('scheme')}, "
-            f"{len(doc.get('kept_raters', []))} raters kept after control items"
+            f"{counted(len(doc.get('kept_raters', [])), 'rater')} kept after control items"
             + (f"; Gwet's AC2: {', '.join(parts)}" if parts else "")
             + "."
         )

@@ -15,7 +15,7 @@ import click
 from shiftbench import __version__
 from shiftbench.cli.commands.options import CONTEXT
 from shiftbench.core.messages import REPORT
-from shiftbench.errors import InputError, ShiftbenchError
+from shiftbench.errors import InputError, ShiftbenchError, write_fault
 
 GENERATING = frozenset({"gen", "run"})
 INTERRUPTED, TERMINATED = 130, 143  # 128 + the signal's number, as a shell reports a kill
@@ -87,8 +87,11 @@ class ShiftbenchGroup(click.Group):
         except Exception as exc:
             if os.environ.get("SHIFTBENCH_DEBUG"):
                 raise
-            if _disk_full(exc):
-                _fail(self.disk_full(exc), 1)
+            fault = write_fault(exc)
+            if isinstance(fault, ShiftbenchError):  # past the file-size limit
+                _fail(f"Error: {fault}", fault.exit_code)
+            if fault is not None:
+                _fail(self.disk_full(fault), 1)
             _fail(
                 f"Error: {type(exc).__name__}: {exc} (set SHIFTBENCH_DEBUG=1 for the traceback)", 1
             )
@@ -100,7 +103,15 @@ class _EchoHandler(logging.Handler):
     lines on stdout, every other record on stderr."""
 
     def emit(self, record: logging.LogRecord) -> None:
-        click.echo(self.format(record), err=record.levelno != REPORT)
+        err = record.levelno != REPORT
+        std = sys.modules.get("tqdm.std")
+        if std is None or not std.tqdm._instances:
+            click.echo(self.format(record), err=err)
+            return
+        # a line while a bar is drawn: the bar is cleared, the line written, the bar drawn
+        # again below it
+        with std.tqdm.external_write_mode(file=sys.stderr if err else sys.stdout):
+            click.echo(self.format(record), err=err)
 
 
 def _log_sink(verbosity: int) -> None:
@@ -128,15 +139,23 @@ def _decodable(arg: str) -> None:
     )
 
 
-def _disk_full(exc: BaseException) -> bool:
-    import errno
-
-    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
-
-
 def _fail(message: str, code: int) -> None:
+    _end_bars()
     click.echo(" ".join(message.split()), err=True)
     sys.exit(code)
+
+
+def _end_bars() -> None:
+    """Close every progress bar still open (one a library left behind as it failed), so
+    the error line starts a line of its own and no bar is drawn again after it."""
+    import contextlib
+
+    std = sys.modules.get("tqdm.std")  # no bar was ever made when tqdm is not loaded
+    if std is None:
+        return
+    for bar in list(std.tqdm._instances):
+        with contextlib.suppress(Exception):  # a bar whose stream is gone: nothing to end
+            bar.close()
 
 
 @click.group(name="shiftbench", cls=ShiftbenchGroup, context_settings=CONTEXT)

@@ -25,3 +25,9 @@ logging.addLevelName(REPORT, "REPORT")
 def report(log: logging.Logger, line: str) -> None:
     """One line of the running command's own output."""
     log.log(REPORT, line)
+
+
+def counted(n: int, noun: str, plural: str = "") -> str:
+    """`n` with its noun in the number it takes: `1 problem`, `0 problems`, `2 problems`;
+    `plural` where adding an s is wrong (`counted(n, "batch", "batches")`)."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from shiftbench.core.messages import counted
 from shiftbench.errors import RuntimeFault, env_seconds
 
 T = TypeVar("T")
@@ -68,7 +69,9 @@ def retry_transient(call: Callable[[], T], tries: int, backoff: float, where: st
             return call()
         except TransientError as exc:
             if attempt == tries:
-                raise RuntimeFault(f"{where} kept failing ({exc}) after {tries} tries") from None
+                raise RuntimeFault(
+                    f"{where} kept failing ({exc}) after {counted(tries, 'try', 'tries')}"
+                ) from None
             time.sleep(backoff * 2 ** (attempt - 1))
     raise AssertionError("unreachable")
 

@@ -268,7 +268,9 @@ def _unit_drilldown(name: str, summary: ReportSummary, shown: Figures) -> str:
             cells = [
                 f'<td class="text" data-sort="{_e(label)}">{_e(label)}</td>',
                 f'<td class="text" data-sort="{_e(transform)}">{_e(transform)}</td>',
-                _cell(f.get("seeds"), f"{f.get('seeds')} seeds"),
+                _cell(
+                    f.get("seeds"), "-" if f.get("seeds") is None else _count(f["seeds"], "seed")
+                ),
                 _cell(unit.get("original"), shown.num(unit.get("original"))),
                 _cell(f.get("score"), shown.num(f.get("score"))),
                 _cell(f.get("delta"), shown.num(f.get("delta"), True), f.get("ci95"), shown),

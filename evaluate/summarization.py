@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 import numpy as np
 from scipy.stats import pearsonr, spearmanr
 
+from shiftbench.core.messages import counted
 from shiftbench.errors import InputError
 from shiftbench.evaluate.resample import weighted_mean, weighted_spearman
 from shiftbench.evaluate.sts import normalised_gold
@@ -109,8 +110,9 @@ def evaluate(scoring: Scoring) -> SummarizationMetrics:
     for row, human, machine in zip(rows, human_all, machine_all, strict=True):
         if len(row["relevance"]) != len(machine):
             raise InputError(
-                f"{name}: a row has {len(machine)} machine summaries "
-                f"but {len(row['relevance'])} relevance scores"
+                f"{name}: a row has "
+                f"{counted(len(machine), 'machine summary', 'machine summaries')} but "
+                f"{counted(len(row['relevance']), 'relevance score')}"
             )
         gold = normalised_gold([float(g) for g in row["relevance"]], score_range)
         predicted = predictions(machine, human, scoring.encoder.model)

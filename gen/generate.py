@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from shiftbench.core.data.hubfolder import row_line
 from shiftbench.core.data.listfields import field_texts, misfit
 from shiftbench.core.data.parts import (
     CORPUS,
@@ -440,6 +441,27 @@ def _rows(
     return out
 
 
+def _refuse_at_line(source: Source, subset: str, split: str, index: int, field: str) -> None:
+    """A local JSON Lines source's row that lacks a text field, or holds something else
+    there, named by its file and line as the run folder's readers name a row; nothing when
+    the row cannot be placed (another format, an MTEB task's columns)."""
+    if source.mteb_task is not None:
+        return
+    folder = source.data_dir or Path(source.dataset_path)
+    found = row_line(folder, subset, split, index)
+    if found is None or found[1] is None:
+        return
+    where, row = found
+    if field not in row:
+        raise InputError(f"{where}: missing field(s) {field}")
+    listed = field in source.schema.list_fields
+    held = misfit(row[field], listed)
+    if held is not None:
+        kind = "null" if row[field] is None else held
+        want = "a list of texts" if listed else "a string"
+        raise InputError(f"{where}: field {field} must be {want}, not {kind}")
+
+
 def spread_over_labels(labels: list[Any], limit: int) -> list[int]:
     """Positions of `limit` rows taken one label at a time, in turn: the first row of each
     label (labels in order of first appearance), then the second of each, and so on;
@@ -467,6 +489,7 @@ def _check_text_columns(
             listed = field in source.schema.list_fields
             bad = next((i for i, r in enumerate(rows) if misfit(r[field], listed)), None)
             if bad is not None:
+                _refuse_at_line(source, subset, split, rows[bad].get("row_id", bad), field)
                 raise InputError(
                     f"column {field!r} of {source.name}[{subset}/{split}] holds "
                     f"{misfit(rows[bad][field], listed)} at row {bad}, "

@@ -174,32 +174,32 @@ def rewrite_texts(
     plans = {t: variant.step_languages(t, source_language, dataset_id) for t in pending}
     attempts = variant.max_attempts if variant.sampling.sampled else 1
     calls = variant.transform.calls
-    progress = progress_bar(len(pending) * calls, variant.base_name, quiet)
-    for attempt in range(1, attempts + 1):
-        current = {t: t for t in pending}
-        cut: set[str] = set()
-        for step in range(calls):
-            made = _run_step(current, variant, model, step, plans, attempt, backend, cache,
-                             progress)  # fmt: skip
-            for text in list(current):
-                if made[text].finish_reason == LENGTH:
-                    cut.add(text)
-                if made[text].text.strip():
-                    current[text] = made[text].text
-                else:
-                    del current[text]
-                    progress.update(calls - step - 1)
-        for text in pending:
-            codes = tuple(lang.code if lang else "" for lang in plans[text])
-            output = current.get(text, "")
-            status = _status(text, output, text in cut, name, checks, language)
-            reason = LENGTH if text in cut else "stop"
-            results[text] = RowResult(output, status, attempt, reason, codes)
-        pending = [t for t in pending if not usable(results[t].status, name)]
-        if not pending:
-            break
-        progress.total += len(pending) * calls if attempt < attempts else 0
-    progress.close()
+    # closed however the work ends, so an error starts a line of its own
+    with progress_bar(len(pending) * calls, variant.base_name, quiet) as progress:
+        for attempt in range(1, attempts + 1):
+            current = {t: t for t in pending}
+            cut: set[str] = set()
+            for step in range(calls):
+                made = _run_step(current, variant, model, step, plans, attempt, backend, cache,
+                                 progress)  # fmt: skip
+                for text in list(current):
+                    if made[text].finish_reason == LENGTH:
+                        cut.add(text)
+                    if made[text].text.strip():
+                        current[text] = made[text].text
+                    else:
+                        del current[text]
+                        progress.update(calls - step - 1)
+            for text in pending:
+                codes = tuple(lang.code if lang else "" for lang in plans[text])
+                output = current.get(text, "")
+                status = _status(text, output, text in cut, name, checks, language)
+                reason = LENGTH if text in cut else "stop"
+                results[text] = RowResult(output, status, attempt, reason, codes)
+            pending = [t for t in pending if not usable(results[t].status, name)]
+            if not pending:
+                break
+            progress.total += len(pending) * calls if attempt < attempts else 0
     return results
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from shiftbench.core.messages import counted
 from shiftbench.core.ratings import read_batch, read_ratings
 from shiftbench.core.records import BatchDescription, HumanEvalReport
 from shiftbench.core.settings import check, chosen, ranged
@@ -77,7 +78,8 @@ class BatchResult:
         """The line `shiftbench human-eval batch` prints."""
         strata = ", ".join(f"{k} {v}" for k, v in self.strata.items())
         return (
-            f"wrote {self.raters} batch(es) of {self.items_per_batch} items to {self.folder} "
+            f"wrote {counted(self.raters, 'batch', 'batches')} of "
+            f"{counted(self.items_per_batch, 'item')} to {self.folder} "
             f"({strata}; controls {self.controls_per_batch} per batch)"
         )
 
@@ -97,7 +99,10 @@ class ImportResult:
     total: int
 
     def summary(self) -> str:
-        return f"imported {self.added} ratings from {self.raters} rater(s); {self.total} in all"
+        return (
+            f"imported {counted(self.added, 'rating')} from "
+            f"{counted(self.raters, 'rater')}; {self.total} in all"
+        )
 
 
 def make_batches(

@@ -19,15 +19,19 @@ import csv
 import hashlib
 import html
 import json
+import os
 import re
+import shutil
 from collections import defaultdict
 from importlib import resources
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from shiftbench.core.data.runfolder import stage_beside
 from shiftbench.core.records import BatchDescription
 from shiftbench.core.registry import Registry
+from shiftbench.core.tables import spreadsheet_cell
 from shiftbench.core.text.transforms import instruction
 
 EXPORT_DIR = "export"
@@ -179,7 +183,9 @@ def export_mturk(
     with open(out / "batch.csv", "w", newline="", encoding="utf-8") as fh:
         writer = csv.DictWriter(fh, fieldnames=columns)
         writer.writeheader()
-        writer.writerows(hits)
+        # a text that begins like a formula is kept from running when the file is opened in
+        # a spreadsheet; the HIT takes the guard off again before a rater sees the text
+        writer.writerows({k: spreadsheet_cell(v) for k, v in hit.items()} for hit in hits)
     labels = ("Text A", "Text B") if scheme.get("symmetric") else ("Original", "Rewrite")
     sections = []
     for k in range(1, size + 1):
@@ -205,7 +211,14 @@ def export_mturk(
         + "\n".join(sections)
         + "\n<script>\n// A HIT's last group may hold fewer items: drop the empty sections.\n"
         "document.querySelectorAll('div.item').forEach(function (d) {\n"
-        "  if (!d.getAttribute('data-item')) d.remove();\n});\n</script>\n"
+        "  if (!d.getAttribute('data-item')) d.remove();\n});\n"
+        "// batch.csv guards a text that begins like a spreadsheet formula with a leading ';\n"
+        "// the rater sees the text as it is.\n"
+        "document.querySelectorAll('div.item i, div.item blockquote').forEach(function (e) {\n"
+        "  var t = e.firstChild;\n"
+        "  if (t && t.nodeType === 3 && /^'+[=+\\-@\\t\\r]/.test(t.data)) {\n"
+        "    t.data = t.data.slice(1);\n  }\n"
+        "});\n</script>\n"
     )
     (out / "hit.html").write_text(template, encoding="utf-8")
     return [out / "hit.html", out / "batch.csv"]
@@ -364,5 +377,17 @@ FORMATS = tuple(EXPORTERS)
 def export(
     description: BatchDescription, table: list[dict[str, Any]], fmt: str, out: Path
 ) -> list[Path]:
-    written: list[Path] = EXPORTERS.load(fmt)(description, table, out)
+    """Write the files of format `fmt` into `out`; returns them. They are made in a staging
+    folder beside `out` and each is moved into place whole, so an export killed midway
+    leaves no cut file in `out` (and the next export removes its staging folder)."""
+    exporter = EXPORTERS.load(fmt)
+    stage = stage_beside(out)
+    try:
+        made: list[Path] = exporter(description, table, stage)
+        written = [out / path.relative_to(stage) for path in made]
+        for path, target in zip(made, written, strict=True):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(path, target)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
     return written

@@ -20,15 +20,19 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
-from shiftbench.core.data.runfolder import atomic_write_text
+from shiftbench.core.data.runfolder import atomic_write_text, wrong_unicode
 from shiftbench.core.ratings import RATINGS_FILE
 from shiftbench.core.records import BatchDescription
+from shiftbench.core.tables import from_spreadsheet_cell
 from shiftbench.errors import InputError
 
 FORM_COLUMNS = ("batch_id", "item_id", "rater_id", "criterion", "rating")
+# a character that is not text: NUL, a line or tab break, the C1 controls, a line separator
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 Record = tuple[str, dict[str, str]]  # (where, fields of one rating)
@@ -36,11 +40,15 @@ Record = tuple[str, dict[str, str]]  # (where, fields of one rating)
 
 def _text(path: Path) -> str:
     try:
-        return path.read_bytes().decode("utf-8-sig")
+        data = path.read_bytes()
     except FileNotFoundError:
         raise InputError(f"{path}: no such file") from None
+    try:
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+        raise wrong_unicode(path, data) or InputError(
+            f"{path}: not UTF-8 text (byte {exc.start})"
+        ) from None
 
 
 def read_records(path: Path, criteria: list[str]) -> list[Record]:
@@ -76,7 +84,8 @@ def _form(path: Path, reader: csv.DictReader[str]) -> list[Record]:
         raise InputError(f"{path}:1: missing column(s) {', '.join(missing)}")
     out = []
     for row in reader:
-        fields = {k: (v or "").strip() for k, v in row.items() if k}
+        # the form guards a value a spreadsheet would run as a formula with a leading '
+        fields = {k: from_spreadsheet_cell((v or "").strip()) for k, v in row.items() if k}
         fields["time"] = fields.get("answered_at", "")
         out.append((f"{path}:{reader.line_num}", fields))
     return out
@@ -93,7 +102,8 @@ def _mturk(path: Path, reader: csv.DictReader[str], criteria: list[str]) -> list
     for row in reader:
         where = f"{path}:{reader.line_num}"
         for k in slots:
-            item = (row.get(f"Input.item_id_{k}") or "").strip()
+            # the Input.* columns are batch.csv's, whose formula-like values have a leading '
+            item = from_spreadsheet_cell((row.get(f"Input.item_id_{k}") or "").strip())
             if not item:  # the last HIT of a batch may hold fewer items
                 continue
             for criterion in criteria:
@@ -101,7 +111,9 @@ def _mturk(path: Path, reader: csv.DictReader[str], criteria: list[str]) -> list
                     (
                         where,
                         {
-                            "batch_id": (row.get("Input.batch_id") or "").strip(),
+                            "batch_id": from_spreadsheet_cell(
+                                (row.get("Input.batch_id") or "").strip()
+                            ),
                             "item_id": item,
                             "rater_id": (row.get("WorkerId") or "").strip(),
                             "criterion": criterion,
@@ -201,6 +213,12 @@ def canonical(
                 raise InputError(f"{where}: unknown item {item!r} in batch {batch!r}")
             if not rater:
                 raise InputError(f"{where}: empty rater_id")
+            control = _CONTROL.search(rater)
+            if control is not None:  # it would end a line, or hide, in every report
+                raise InputError(
+                    f"{where}: rater_id {rater!r} holds the control character "
+                    f"U+{ord(control[0]):04X}; a rater id is one line of visible text"
+                )
             if criterion not in criteria:
                 raise InputError(
                     f"{where}: unknown criterion {criterion!r}; the scheme has "

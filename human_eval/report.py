@@ -27,12 +27,12 @@ from typing import Any
 import numpy as np
 
 from shiftbench import __version__
-from shiftbench.core.data.runfolder import read_jsonl
+from shiftbench.core.data.runfolder import atomic_write_text, read_jsonl
 from shiftbench.core.ratings import HUMAN_REPORT as REPORT_JSON
 from shiftbench.core.ratings import screen
 from shiftbench.core.records import BatchDescription, HumanEvalReport
 from shiftbench.core.stats import bootstrap_statistic_ci, spearman_or_nan
-from shiftbench.core.tables import markdown_table
+from shiftbench.core.tables import markdown_table, markdown_text
 from shiftbench.errors import InputError
 from shiftbench.human_eval.agreement import gwet, krippendorff_alpha
 
@@ -214,7 +214,7 @@ def render_markdown(doc: HumanEvalReport) -> str:
     if excluded:
         lines += ["", "Excluded raters:", ""]
         for name, entry in excluded:
-            lines.append(f"- {name}: {entry['reason']}")
+            lines.append(f"- {markdown_text(name)}: {entry['reason']}")
     return "\n".join(lines) + "\n"
 
 
@@ -227,7 +227,6 @@ def _alpha_cell(alpha: dict[str, Any] | None) -> str:
 
 
 def write(folder: Path, doc: HumanEvalReport) -> None:
-    (folder / REPORT_JSON).write_text(
-        json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-    )
-    (folder / REPORT_MD).write_text(render_markdown(doc), encoding="utf-8")
+    # whole or not at all: a report cut short by a kill would be read by card and evaluate
+    atomic_write_text(folder / REPORT_JSON, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    atomic_write_text(folder / REPORT_MD, render_markdown(doc))

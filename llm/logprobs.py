@@ -71,14 +71,14 @@ def ask(
     ]
     found = {k: json.loads(g.text) for k, g in cache.get_many(list(set(keys))).items()}
     todo = list({k: p for k, p in zip(keys, prompts, strict=True) if k not in found}.items())
-    bar = progress_bar(len(todo), label, quiet or not todo, "pair")
-    for start in range(0, len(todo), backend.chunk_size):
-        chunk = todo[start : start + backend.chunk_size]
-        scorer: Any = backend  # require_logprobs checked it has answer_logprobs
-        made = scorer.answer_logprobs([p for _, p in chunk], answers)
-        fresh = {k: a for (k, _), a in zip(chunk, made, strict=True)}
-        cache.put_many({k: Generation(json.dumps(a), "logprobs") for k, a in fresh.items()})
-        found.update(fresh)
-        bar.update(len(chunk))
-    bar.close()
+    # closed however the work ends, so an error starts a line of its own
+    with progress_bar(len(todo), label, quiet or not todo, "pair") as bar:
+        for start in range(0, len(todo), backend.chunk_size):
+            chunk = todo[start : start + backend.chunk_size]
+            scorer: Any = backend  # require_logprobs checked it has answer_logprobs
+            made = scorer.answer_logprobs([p for _, p in chunk], answers)
+            fresh = {k: a for (k, _), a in zip(chunk, made, strict=True)}
+            cache.put_many({k: Generation(json.dumps(a), "logprobs") for k, a in fresh.items()})
+            found.update(fresh)
+            bar.update(len(chunk))
     return [found[k] for k in keys]

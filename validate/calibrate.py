@@ -19,6 +19,7 @@ from scipy.stats import pearsonr, spearmanr
 
 from shiftbench import __version__
 from shiftbench.core.data.sources import Source
+from shiftbench.core.messages import counted
 from shiftbench.core.records import CalibrationRecord
 from shiftbench.core.stats import bootstrap_statistic_ci, spearman_or_nan
 from shiftbench.errors import InputError
@@ -43,7 +44,9 @@ def gold_pairs(source: Source, limit: int | None = None) -> list[tuple[str, str,
                 rows = rows[:limit]
             pairs += [(str(r["sentence1"]), str(r["sentence2"]), float(r["score"])) for r in rows]
     if len(pairs) < 3:
-        raise InputError(f"{source.name} has {len(pairs)} gold pairs; calibration needs 3 or more")
+        raise InputError(
+            f"{source.name} has {counted(len(pairs), 'gold pair')}; calibration needs 3 or more"
+        )
     return pairs
 
 

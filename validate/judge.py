@@ -248,19 +248,19 @@ class Judge:
         ]
         answers = cache.get_many(list(dict.fromkeys(keys)))
         todo = list({k: p for k, p in zip(keys, prompts, strict=True) if k not in answers}.items())
-        progress = progress_bar(len(todo), label or self.key, quiet or not todo, "pair")
-        for start in range(0, len(todo), self.backend.chunk_size):
-            chunk = todo[start : start + self.backend.chunk_size]
-            requests = [Request(p, 0, self.sampling.max_new_tokens) for _, p in chunk]
+        # closed however the work ends, so an error starts a line of its own
+        with progress_bar(len(todo), label or self.key, quiet or not todo, "pair") as progress:
+            for start in range(0, len(todo), self.backend.chunk_size):
+                chunk = todo[start : start + self.backend.chunk_size]
+                requests = [Request(p, 0, self.sampling.max_new_tokens) for _, p in chunk]
 
-            def keep(index: int, gen: Generation, chunk: list[tuple[str, str]] = chunk) -> None:
-                key = chunk[index][0]
-                cache.put_many({key: gen})
-                answers[key] = gen
-                progress.update(1)
+                def keep(index: int, gen: Generation, chunk: list[tuple[str, str]] = chunk) -> None:
+                    key = chunk[index][0]
+                    cache.put_many({key: gen})
+                    answers[key] = gen
+                    progress.update(1)
 
-            call_backend(self.backend, requests, self.sampling, keep)
-        progress.close()
+                call_backend(self.backend, requests, self.sampling, keep)
         ratings = []
         for key in keys:
             gen = answers[key]

@@ -13,6 +13,7 @@ from shiftbench.cli.commands.options import (
     quiet_option,
 )
 from shiftbench.core.data.runfolder import DATA_FORMATS
+from shiftbench.core.messages import counted
 from shiftbench.errors import RuntimeFault
 
 
@@ -183,5 +184,7 @@ def verify(release: str, load: bool, quiet: bool) -> None:
     for problem in problems:
         click.echo(f"  {problem}", err=True)
     if problems:
-        raise RuntimeFault(f"{release} does not match its manifest ({len(problems)} problems)")
+        raise RuntimeFault(
+            f"{release} does not match its manifest ({counted(len(problems), 'problem')})"
+        )
     click.echo("verified: every file matches the manifest")

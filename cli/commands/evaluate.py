@@ -17,6 +17,7 @@ from shiftbench.cli.commands.options import (
     quiet_option,
     source_options,
 )
+from shiftbench.core.messages import counted
 from shiftbench.core.records import ScoreRecord
 from shiftbench.evaluate.api import EVALRANK_POSITIVES, INTERVALS
 
@@ -189,8 +190,8 @@ def evaluate(
     if controls:
         more = ", ..." if len(controls) > 3 else ""
         click.echo(
-            f"{len(controls)} control configs ({', '.join(controls[:3])}{more}) are left to "
-            "'shiftbench probe'"
+            f"{counted(len(controls), 'control config')} ({', '.join(controls[:3])}{more}) "
+            f"{'is' if len(controls) == 1 else 'are'} left to 'shiftbench probe'"
         )
     main_score = evaluation.collection.source["main_score"]
 

@@ -70,6 +70,10 @@ def init(spec_file: Path, force: bool) -> None:
     if spec_file.exists() and not force:
         raise InputError(f"{spec_file} exists; pass --force to replace it")
     if spec_file.parent != Path() and not spec_file.parent.is_dir():
+        # a file where a folder of the path belongs is named as what it is
+        file = next((p for p in spec_file.parents if p.exists() and not p.is_dir()), None)
+        if file is not None:
+            raise InputError(f"{spec_file}: {file} is a file, not a folder")
         raise InputError(f"folder {spec_file.parent} does not exist")
     problem = unwritable(spec_file.parent)
     if problem:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+from shiftbench.core.messages import counted
 from shiftbench.core.text.languages import get_language
 from shiftbench.errors import InputError
 
@@ -547,8 +548,12 @@ def read_pair(pair: Pair) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         raise InputError(f"{where}: original and {column} must be records of one type")
     total = pair.metadata["generation_statistics"]["records_total"]
     if table.num_rows != total:
-        raise InputError(f"{where}: holds {table.num_rows} rows, its metadata counts {total}")
+        raise InputError(
+            f"{where}: holds {counted(table.num_rows, 'row')}, its metadata counts {total}"
+        )
     kept = (pair.metadata.get("data_filtering") or {}).get("counts_after", {}).get("records")
     if kept is not None and kept != table.num_rows:
-        raise InputError(f"{where}: holds {table.num_rows} rows, its data filter kept {kept}")
+        raise InputError(
+            f"{where}: holds {counted(table.num_rows, 'row')}, its data filter kept {kept}"
+        )
     return table.column("original").to_pylist(), table.column(column).to_pylist()

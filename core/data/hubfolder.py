@@ -5,13 +5,12 @@ in for a revision, and loading one config with `datasets`."""
 from __future__ import annotations
 
 import hashlib
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from shiftbench.errors import InputError
+from shiftbench.errors import InputError, exception_chain, write_fault
 
 
 def card_metadata(folder: Path) -> Any:
@@ -78,7 +77,9 @@ def load_local(folder: Path, config: str) -> dict[str, Any]:
     _refuse_empty(folder, config, configs[config])
     # A throw-away cache: datasets' shared cache can hand back another folder's rows for a
     # local folder of the same name, and a local copy gains nothing from being cached.
-    with tempfile.TemporaryDirectory(prefix="shiftbench-load-") as scratch:
+    from shiftbench.core.data.runfolder import scratch as scratch_folder
+
+    with scratch_folder("load") as scratch:
         level = datasets.logging.get_verbosity()
         # datasets logs a bad line's pyarrow error before raising; the error below says it
         datasets.logging.set_verbosity(datasets.logging.CRITICAL)
@@ -87,10 +88,15 @@ def load_local(folder: Path, config: str) -> dict[str, Any]:
                 str(folder), config, cache_dir=scratch, keep_in_memory=True
             )
         except (FileNotFoundError, ValueError) as exc:
+            _refuse_other_unicode(folder, config, exc)
             raise InputError(f"cannot load {folder}[{config}]: {exc}") from None
         except StopIteration:  # datasets' JSON reader finds no first row to read
             raise InputError(f"cannot load {folder}[{config}]: a data file holds no rows") from None
         except datasets.exceptions.DatasetGenerationError as exc:
+            fault = write_fault(exc)  # a scratch file past a limit says nothing of the data
+            if fault is not None:
+                raise fault from None
+            _refuse_other_unicode(folder, config, exc)
             # pyarrow's message names neither file nor line: find the line it stopped at
             from shiftbench.core.data.runfolder import read_jsonl
 
@@ -117,6 +123,57 @@ def _refuse_empty(folder: Path, config: str, files: dict[str, Any]) -> None:
                     f"{path}: holds no rows; the {split} split of {folder}[{config}] needs at "
                     "least one"
                 )
+
+
+def _refuse_other_unicode(folder: Path, config: str, exc: BaseException) -> None:
+    """A load that failed on bytes that are not UTF-8: a data file of the config in UTF-16
+    or UTF-32 is named, with what it is."""
+    if not any(isinstance(e, UnicodeDecodeError) for e in exception_chain(exc)):
+        return
+    from shiftbench.core.data.runfolder import wrong_unicode
+
+    for split in read_card_configs(folder)[config]:
+        for path in split_files(folder, config, split):
+            with open(path, "rb") as handle:
+                other = wrong_unicode(path, handle.read(4))
+            if other is not None:
+                raise other from None
+
+
+def split_files(folder: Path, config: str, split: str) -> list[Path]:
+    """The files of one split of a config, in the order `datasets` reads them: each path
+    or pattern the card names, patterns expanded and sorted; [] when the card names none."""
+    named = read_card_configs(folder).get(config, {}).get(split)
+    patterns = [named] if isinstance(named, str) else list(named or [])
+    out: list[Path] = []
+    for pattern in patterns:
+        out += sorted(p for p in folder.glob(str(pattern)) if p.is_file())
+    return out
+
+
+def row_line(folder: Path, config: str, split: str, index: int) -> tuple[str, Any] | None:
+    """Where row `index` of a split comes from when its files are JSON Lines: `FILE:LINE`
+    and the row as written (None when the line is not a JSON object); None for another
+    format, or an index past the files' rows."""
+    import json
+
+    files = split_files(folder, config, split)
+    if not files or any(f.suffix not in (".jsonl", ".json") for f in files):
+        return None
+    seen = 0
+    for path in files:
+        with open(path, "rb") as handle:
+            for number, raw in enumerate(handle, 1):
+                if not raw.strip():  # datasets skips a blank line: it is no row
+                    continue
+                if seen == index:
+                    try:
+                        row = json.loads(raw)
+                    except ValueError:
+                        row = None
+                    return f"{path}:{number}", row if isinstance(row, dict) else None
+                seen += 1
+    return None
 
 
 def single_config(folder: Path) -> str:

@@ -9,6 +9,8 @@ metadata, so an interrupted write never leaves a half-written config on record.
 
 from __future__ import annotations
 
+import codecs
+import glob
 import json
 import math
 import os
@@ -47,6 +49,28 @@ FORMAT_VERSION = 1
 VALIDATION_REPORT = "validation.json"  # what validate writes into a run folder
 
 
+# UTF-32's little-endian mark starts with UTF-16's: the longer marks are tried first
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "UTF-32"),
+    (codecs.BOM_UTF32_BE, "UTF-32"),
+    (codecs.BOM_UTF16_LE, "UTF-16"),
+    (codecs.BOM_UTF16_BE, "UTF-16"),
+)
+
+
+def wrong_unicode(path: Path | str, data: bytes) -> InputError | None:
+    """The error for a file in another Unicode encoding than UTF-8, told by the byte-order
+    mark it starts with (as a spreadsheet's "Unicode text" export does); None for other
+    bytes. The bytes are text, only encoded otherwise: the message says so, and how to fix it."""
+    for mark, name in _BOMS:
+        if data.startswith(mark):
+            return InputError(
+                f"{path}: {name} text (it starts with {name}'s byte-order mark), not UTF-8; "
+                "save it as UTF-8"
+            )
+    return None
+
+
 def read_jsonl(
     path: Path,
     *,
@@ -78,6 +102,9 @@ def read_jsonl(
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
+                other = wrong_unicode(path, raw) if number == 1 else None
+                if other is not None:
+                    raise other from None
                 raise InputError(
                     f"{path}:{number}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at "
                     f"column {len(raw[: exc.start].decode('utf-8', 'replace')) + 1})"
@@ -318,7 +345,9 @@ def read_json(path: Path, missing: str | None = None) -> Any:
     except IsADirectoryError:
         raise InputError(f"{path}: a folder, not a JSON file") from None
     except UnicodeDecodeError:
-        raise InputError(f"{path}: not UTF-8 text") from None
+        with open(path, "rb") as handle:
+            other = wrong_unicode(path, handle.read(4))
+        raise other or InputError(f"{path}: not UTF-8 text") from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -455,12 +484,76 @@ def writing(path: Path) -> Iterator[None]:
         handle.truncate()
         handle.write(str(os.getpid()))
         handle.flush()
+        _HELD.add(path.resolve())
         try:
             yield
         finally:
+            _HELD.discard(path.resolve())
             handle.seek(0)
             handle.truncate()
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+_HELD: set[Path] = set()  # the folders this process holds with writing()
+
+
+def stage_beside(target: Path) -> Path:
+    """A new hidden folder beside `target` to build it in, then rename into place:
+    `.NAME.tmp-PID-XXXXXXXX`, named after this process. Leftovers of earlier runs that were
+    killed before they could rename or remove theirs are removed first (leftovers)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    leftovers(target.parent, f".{target.name}.tmp-", held=target.resolve() in _HELD)
+    return Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-{os.getpid()}-", dir=target.parent))
+
+
+@contextmanager
+def scratch(name: str) -> Iterator[Path]:
+    """A folder in the temporary folder for work deleted when it is done
+    (`shiftbench-NAME-PID-XXXXXXXX`); the scratch folders of killed runs (their process
+    gone) are removed first, so a kill -9 does not leave one there for good."""
+    base = Path(tempfile.gettempdir())
+    leftovers(base, f"shiftbench-{name}-", held=False)
+    folder = Path(tempfile.mkdtemp(prefix=f"shiftbench-{name}-{os.getpid()}-"))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def leftovers(folder: Path, prefix: str, *, held: bool) -> list[Path]:
+    """Remove what killed runs left in `folder` under names starting with `prefix` (staging
+    folders, temporary files); returns what was removed. A leftover whose name carries a
+    process id (`PREFIX<pid>` or `PREFIX<pid>-...`) is removed once that process is gone;
+    any other, made by an older shiftbench, only when the caller holds the target with
+    writing(), so no other writer can be using it (`held`). A live writer's is left alone."""
+    removed = []
+    for entry in folder.glob(f"{glob.escape(prefix)}*"):
+        rest = entry.name[len(prefix) :]
+        owner = re.fullmatch(r"(\d+)(?:-[a-z0-9_]{8})?", rest)  # PID, or PID-<mkdtemp's 8>
+        if owner is not None:
+            if not held and _alive(int(owner[1])):
+                continue
+        elif not (held and re.fullmatch(r"[a-z0-9_]{8}", rest)):  # an older shiftbench's
+            continue  # or another folder's name that happens to begin alike
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+        removed.append(entry)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process with this id runs now (this one counts: its files are in use)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # it exists, as another user's
+        return True
+    return True
 
 
 def check_target(
@@ -529,9 +622,7 @@ def _write_new(
             "configs": {c.name: c.meta for c in configs},
         },
     )
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _remove_stale(path.parent.glob(f".{path.name}.tmp-*"))
-    stage = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-", dir=path.parent))
+    stage = stage_beside(path)
     try:
         for config in configs:
             _write_config(stage / config.name, config)
@@ -546,8 +637,8 @@ def _write_new(
 
 def _add_configs(path: Path, meta: RunMeta, configs: list[ConfigData]) -> None:
     """Stage configs inside the folder, move each into place, then record them."""
-    _remove_stale(path.glob(".staging-*"))
-    stage = Path(tempfile.mkdtemp(prefix=".staging-", dir=path))
+    leftovers(path, ".staging-", held=path.resolve() in _HELD)
+    stage = Path(tempfile.mkdtemp(prefix=f".staging-{os.getpid()}-", dir=path))
     try:
         for config in configs:
             _write_config(stage / config.name, config)
@@ -561,12 +652,6 @@ def _add_configs(path: Path, meta: RunMeta, configs: list[ConfigData]) -> None:
         _write_meta(path, meta)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
-
-
-def _remove_stale(leftovers: Iterable[Path]) -> None:
-    """Staging folders a killed run left behind (one writer per run folder at a time)."""
-    for leftover in leftovers:
-        shutil.rmtree(leftover, ignore_errors=True)
 
 
 def _write_config(folder: Path, config: ConfigData) -> None:
@@ -586,6 +671,7 @@ def atomic_write_text(path: Path, text: str) -> None:
     """Write `path` whole or not at all: the text goes to a hidden file beside it, is
     flushed to disk, and replaces `path` in one rename. A failure (a full disk) leaves
     `path` as it was and removes the partial file."""
+    leftovers(path.parent, f".{path.name}.tmp-", held=False)  # of writes killed midway
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:
         with open(tmp, "w", encoding="utf-8") as fh:

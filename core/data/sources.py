@@ -22,6 +22,7 @@ from shiftbench.core.data.hubfolder import (
 )
 from shiftbench.core.data.mteb_tasks import get_task, load_from_hub, task_protocol
 from shiftbench.core.data.source_languages import OPTION, declared_languages
+from shiftbench.core.messages import counted
 from shiftbench.core.records import SourceRecord
 from shiftbench.core.text.languages import get_language
 from shiftbench.errors import InputError
@@ -283,7 +284,7 @@ def with_language(source: Source, language: Any) -> Source:
     langs = language if isinstance(language, list | tuple) else [language]
     if len(langs) not in {1, len(source.text_fields)}:
         raise InputError(
-            f"--source-language names {len(langs)} languages; give one, or one per text "
+            f"--source-language names {counted(len(langs), 'language')}; give one, or one per text "
             f"field ({', '.join(source.text_fields)})"
         )
     tags = [lang.iso3 for lang in langs]

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from shiftbench.core.messages import counted
 from shiftbench.core.retries import (
     TransientError,
     default_timeout,
@@ -169,7 +170,8 @@ class EmbeddingsEndpoint:
             raise TransientError("malformed response body") from None
         if len(vectors) != len(texts) or any(v.ndim != 1 for v in vectors):
             raise RuntimeFault(
-                f"{self.base_url} returned {len(vectors)} embeddings for {len(texts)} texts"
+                f"{self.base_url} returned {counted(len(vectors), 'embedding')} for "
+                f"{counted(len(texts), 'text')}"
                 + (" (not one vector per text)" if any(v.ndim != 1 for v in vectors) else "")
             )
         for v in vectors:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from shiftbench.core.messages import counted
 from shiftbench.core.records import ProbeDocument
 from shiftbench.core.tables import markdown_table, plain_table
 from shiftbench.core.text.transforms import CHANGED, CONTROLS, PRESERVED
@@ -104,7 +105,7 @@ def coverage_lines(document: ProbeDocument) -> list[str]:
     lines = []
     for d in document["datasets"]:
         lines.append(
-            f"{d['target']}: {d['anchors']} anchors ({d['paraphrases']}; field "
+            f"{d['target']}: {counted(d['anchors'], 'anchor')} ({d['paraphrases']}; field "
             f"{d['anchor_field']}); "
             + (
                 f"random pairs: label-0 pairs shuffled with seed {document['seed']}"
@@ -114,8 +115,8 @@ def coverage_lines(document: ProbeDocument) -> list[str]:
         )
         for name, info in d["controls"].items():
             lines.append(
-                f"  {name} (meaning {info['meaning']}; {criterion(name)}): {info['pairs']} "
-                f"pairs from {', '.join(info['configs'])}"
+                f"  {name} (meaning {info['meaning']}; {criterion(name)}): "
+                f"{counted(info['pairs'], 'pair')} from {', '.join(info['configs'])}"
             )
     return lines
 

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from shiftbench.core.messages import counted
 from shiftbench.errors import RuntimeFault
 
 ADD, ABORT, ABORT_ALL = "add", "abort", "abort-all"
@@ -109,7 +110,8 @@ class EngineStream:
                             batch.results.put((index, out))
                 elif owners:
                     lost = RuntimeFault(
-                        f"vllm returned no output for {len(owners)} requests it was given"
+                        f"vllm returned no output for {counted(len(owners), 'request')} it "
+                        "was given"
                     )
                     self._drop(engine, owners, lambda b: True, lost)
                 if not owners:

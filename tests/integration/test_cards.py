@@ -458,7 +458,7 @@ def test_verify_finds_a_changed_file(stsb_copy, hub, tmp_path):
     assert done.returncode == 1
     assert "  original/test.parquet: content differs from the manifest's sha256" in done.stderr
     assert done.stderr.strip().splitlines()[-1] == (
-        f"Error: {REPO}@v1.0.0 does not match its manifest (1 problems)"
+        f"Error: {REPO}@v1.0.0 does not match its manifest (1 problem)"
     )
     # evaluate refuses to score a version that does not match its manifest
     out = tmp_path / "results"

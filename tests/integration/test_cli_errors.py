@@ -62,9 +62,8 @@ def test_non_text_column(invoke, tmp_path):
     folder = write_folder(tmp_path / "src", rows)
     out = tmp_path / "run"
     result = invoke("gen", folder, "--task-type", "STS", "-o", out)
-    assert_refused(
-        result, "column 'sentence2' of src[default/test] holds int at row 0, not text", out
-    )
+    data = folder.resolve() / "data" / "test.jsonl"
+    assert_refused(result, f"{data}:1: field sentence2 must be a string, not int", out)
 
 
 def test_local_folder_needs_task_type(invoke, tmp_path):
@@ -264,10 +263,9 @@ def test_gen_refuses_machine_summaries_that_are_not_a_list(invoke, tmp_path):
     folder = write_folder(tmp_path / "summ", rows)
     out = tmp_path / "run"
     result = invoke("gen", folder, "--task-type", "Summarization", "-o", out)
+    data = folder.resolve() / "data" / "test.jsonl"
     assert_refused(
-        result,
-        "column 'machine_summaries' of summ[default/test] holds str at row 1, not a list of texts",
-        out,
+        result, f"{data}:2: field machine_summaries must be a list of texts, not str", out
     )
 
 

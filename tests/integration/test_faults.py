@@ -64,6 +64,24 @@ def source_folder(root: Path) -> Path:
     return folder
 
 
+def utf16_csv_source(folder: Path) -> None:
+    """The source folder's rows as a CSV file saved as UTF-16 (a spreadsheet's "Unicode
+    text"), the card naming it."""
+    import csv
+    import io
+
+    data = folder / "data" / "test.jsonl"
+    rows = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines()]
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=list(rows[0]))
+    writer.writeheader()
+    writer.writerows(rows)
+    (folder / "data" / "test.csv").write_bytes(text.getvalue().encode("utf-16"))
+    data.unlink()
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    (folder / "README.md").write_text(card.replace("test.jsonl", "test.csv"), encoding="utf-8")
+
+
 def append_bytes(path: Path, data: bytes) -> None:
     with open(path, "ab") as fh:
         fh.write(data)
@@ -391,6 +409,31 @@ RAW: list[Case] = [
 # Messages that once said what was not true (a wrong diagnosis).
 # Each now names the real cause.
 DIAGNOSED: list[Case] = [
+    Case("init into a path through a file (not a folder that does not exist)",
+         lambda run, src, tmp: (tmp / "afile").write_text("x"),
+         ("init", "{tmp}/afile/spec.yaml"), 2,
+         "{tmp}/afile/spec.yaml: {tmp}/afile is a file, not a folder"),
+    Case("a local source row without its text field (not 'holds NoneType at row 0')",
+         lambda run, src, tmp: set_row(src / "data" / "test.jsonl", 0, sentence1=DELETE),
+         ("gen", "{source}", "--task-type", "STS", "--source-language", "en", "-t",
+          "word-jumble-1", "-q", "-o", "{out}"),
+         2, "{source}/data/test.jsonl:1: missing field(s) sentence1"),
+    Case("a local source row whose text is null, further down",
+         lambda run, src, tmp: set_row(src / "data" / "test.jsonl", 3, sentence2=None),
+         ("gen", "{source}", "--task-type", "STS", "--source-language", "en", "-t",
+          "word-jumble-1", "-q", "-o", "{out}"),
+         2, "{source}/data/test.jsonl:4: field sentence2 must be a string, not null"),
+    Case("a UTF-16 CSV source (not 'not UTF-8 text')",
+         lambda run, src, tmp: utf16_csv_source(src),
+         ("gen", "{source}", "--task-type", "STS", "--source-language", "en", "-t",
+          "word-jumble-1", "-q", "-o", "{out}"),
+         2, "{source}/data/test.csv: UTF-16 text (it starts with UTF-16's byte-order mark), "
+            "not UTF-8; save it as UTF-8"),
+    Case("a run folder's data file saved as UTF-16",
+         lambda run, src, tmp: (run / DATA_FILE).write_bytes(
+             (run / DATA_FILE).read_text(encoding="utf-8").encode("utf-16")),
+         VALIDATE, 2, f"{DATA}: UTF-16 text (it starts with UTF-16's byte-order mark), not "
+                      "UTF-8; save it as UTF-8"),
 ]  # fmt: skip
 
 

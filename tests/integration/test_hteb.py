@@ -160,7 +160,7 @@ def test_an_export_says_when_hteb_will_name_other_target_languages(
     result = invoke("hteb", "export", run, "-o", out, "--generator", "org/scripted-7b")
     assert result.exit_code == 0, result.output
     assert result.stdout == (
-        f"wrote 1 HTEB pairs (translation/7) to {out}; HTEB's results will name other target "
+        f"wrote 1 HTEB pair (translation/7) to {out}; HTEB's results will name other target "
         "languages than the texts of translation-s7 are in (its files do not store them: "
         "HTEB works them out from its own rules)\n"
     )
@@ -257,7 +257,7 @@ def test_a_generated_run_exports_as_hteb_writes_its_files(shared_data, scripted,
     result = invoke("hteb", "export", run, "-o", out, "--generator", "org/scripted-7b")
     assert result.exit_code == 0, result.output
     assert result.stdout == (
-        f"wrote 1 HTEB pairs (paraphrasing/7) to {out}; not HTEB transformations, "
+        f"wrote 1 HTEB pair (paraphrasing/7) to {out}; not HTEB transformations, "
         "left out: word-jumble-1-s7\n"
     )
     folder = out / "org~2Fscripted-7b" / "stsbenchmark-sts" / "paraphrasing" / "7"

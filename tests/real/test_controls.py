@@ -199,7 +199,7 @@ def test_evaluate_leaves_controls_to_probe(invoke, tmp_path, scripted):
     result = invoke("evaluate", run, "-m", ENCODER, "-q", "--no-plots", "-o", out)
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines()[0] == (
-        "1 control configs (word-jumble-1-s1337) are left to 'shiftbench probe'"
+        "1 control config (word-jumble-1-s1337) is left to 'shiftbench probe'"
     )
     doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
     configs = [r["config"] for r in doc["models"][0]["results"]]

@@ -88,7 +88,7 @@ def test_form_round_trip_in_chromium(batch_run, invoke, browser, tmp_path):
         )
     result = invoke("human-eval", "import", batch, *files)
     assert result.exit_code == 0, result.output
-    assert result.output == "imported 72 ratings from 3 rater(s); 72 in all\n"
+    assert result.output == "imported 72 ratings from 3 raters; 72 in all\n"
     ratings = read_rows(batch / "ratings.jsonl")
     by_item = {r["item_id"]: r for r in table}
     for r in ratings:
