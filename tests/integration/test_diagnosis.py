@@ -66,7 +66,10 @@ def test_a_file_size_limit_on_the_cache_is_not_blamed_on_the_cache(tmp_path):
     the file it stopped in is named with the limit (exit 1), where the cache was called
     not a readable database, to be deleted."""
     cache = tmp_path / "cache"
-    args = ["gen", "sample", "-t", "word-jumble-1", "-q", "--cache-dir", cache, "-o", "run"]
+    # an LLM transform (rule-based ones open no cache); the cache opens before any server
+    # is asked, so none need answer at this address
+    args = ["gen", "sample", "-t", "paraphrase", "-b", "openai", "--base-url",
+            "http://127.0.0.1:9/v1", "-q", "--cache-dir", cache, "-o", "run"]  # fmt: skip
     done = limited(args, tmp_path)
     assert (done.returncode, done.stderr) == (1, past_limit(f"{cache}/generations.sqlite-shm"))
     assert not (tmp_path / "run").exists()
