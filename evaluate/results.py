@@ -232,6 +232,8 @@ def write_outputs(
                 _move(stage / "plots" / name, folder / "plots" / name)
             else:
                 (folder / "plots" / name).unlink(missing_ok=True)
+        if not drawn and (folder / "plots").is_dir() and not any((folder / "plots").iterdir()):
+            (folder / "plots").rmdir()
         if per_config:
             _move(stage / RESULTS_FILE, folder / RESULTS_FILE)
     except BaseException:
@@ -308,8 +310,8 @@ def check_addable(
     what = _difference(held, ours)
     if what is not None:
         raise InputError(
-            f"results folder {folder} holds results {what}; they do not add up: choose "
-            "another --output"
+            f"results folder {folder} holds results {what}; one results folder holds one "
+            "source scored one way: choose another --output"
         )
     revisions = {str(e["model"]["id"]): e["model"].get("revision") for e in held["models"]}
     for entry in document["models"]:
@@ -344,13 +346,13 @@ def _difference(held: ResultsDocument, ours: ResultsDocument) -> str | None:
     if (held_source.get("name"), held_source.get("revision")) != (
         our_source.get("name"), our_source.get("revision")
     ):  # fmt: skip
-        return f"on {_named(held_source)}, this run is on {_named(our_source)}"
+        return f"on {_named(held_source)}, and this run is on {_named(our_source)}"
     held_protocol = dict(held.get("protocol") or {})
     our_protocol = dict(ours.get("protocol") or {})
     if held_protocol.get("name") != our_protocol.get("name"):
         return (
-            f"scored under the {held_protocol.get('name')} protocol, this run under "
-            f"{our_protocol.get('name')}"
+            f"scored under the {held_protocol.get('name')} protocol, and this run's are "
+            f"under {our_protocol.get('name')}"
         )
     pairs: list[tuple[str, Any, Any]] = [
         *((key, held.get(key), ours.get(key)) for key in IDENTITY),
@@ -411,9 +413,11 @@ def _finite_scores(document: ResultsDocument) -> None:
                 if (key == "main_score" or value is not None) and not (
                     isinstance(value, (int, float)) and math.isfinite(value)
                 ):
+                    where = (
+                        f"{record['config']} (split {record['split']}, subset {record['subset']})"
+                    )
                     raise RuntimeFault(
-                        f"{entry['model']['id']}'s {key} on {record['config']} (split "
-                        f"{record['split']}, subset {record['subset']}) came out {value}, "
+                        f"{entry['model']['id']}'s {key} on {where} came out {json.dumps(value)}, "
                         "which results.json cannot hold; the results folder is left as it was"
                     )
 

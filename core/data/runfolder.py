@@ -363,14 +363,14 @@ def writing(path: Path, *, wait: float | None = None) -> Iterator[None]:
             if time.monotonic() >= deadline:
                 raise RuntimeFault(
                     f"output {path} stayed locked by another shiftbench process (pid "
-                    f"{holder}) for {wait:g} s; wait for it to finish, or choose another "
+                    f"{holder}) for {wait or 0:g} s; wait for it to finish, or choose another "
                     "--output"
                 ) from None
             if not told:  # said once, so that a pause has its reason on screen
                 report(
                     log,
                     f"output {path} is being written by another shiftbench process (pid "
-                    f"{holder}); waiting up to {wait:g} s",
+                    f"{holder}); waiting up to {wait or 0:g} s",
                 )
                 told = True
             time.sleep(min(0.1, max(0.0, deadline - time.monotonic())))
