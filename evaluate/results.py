@@ -351,8 +351,8 @@ def _difference(held: ResultsDocument, ours: ResultsDocument) -> str | None:
     our_protocol = dict(ours.get("protocol") or {})
     if held_protocol.get("name") != our_protocol.get("name"):
         return (
-            f"scored under the {held_protocol.get('name')} protocol, and this run's are "
-            f"under {our_protocol.get('name')}"
+            f"scored under {_protocol(held_protocol)}, and this run's are under "
+            f"{_protocol(our_protocol)}"
         )
     pairs: list[tuple[str, Any, Any]] = [
         *((key, held.get(key), ours.get(key)) for key in IDENTITY),
@@ -368,6 +368,11 @@ def _difference(held: ResultsDocument, ours: ResultsDocument) -> str | None:
                 f"{json.dumps(mine)} in this run)"
             )
     return None
+
+
+def _protocol(protocol: dict[str, Any]) -> str:
+    name = protocol.get("name")
+    return f"the {name} protocol" if name else "no protocol on record (an older results.json)"
 
 
 def _named(source: Any) -> str:

@@ -108,12 +108,12 @@ def test_the_python_api_adds_to_the_folder_as_the_command_does(invoke, tmp_path)
     [
         (("{run}", "--protocol", "hteb"),
          "results folder {out} holds results scored under the shiftbench protocol, and this "
-         "run's are under hteb; one results folder holds one source scored one way: choose "
-         "another --output"),
+         "run's are under the hteb protocol; one results folder holds one source scored one "
+         "way: choose another --output"),
         (("sample",),
          "results folder {out} holds results on sample, and this run is on "
-         "sample@sha256:51d411ded8b8c0b8; one results folder holds one source scored one "
-         "way: choose another --output"),
+         "sample@{sample}; one results folder holds one source scored one way: choose "
+         "another --output"),
         (("{tmp}/copy",),
          "results folder {out} holds results on sample with another target (\"run\" there, "
          "\"copy\" in this run); one results folder holds one source scored one way: "
@@ -130,9 +130,12 @@ def test_results_that_would_not_compare_are_refused_before_any_model_loads(
     run, out = _run(tmp_path), tmp_path / "results"
     first = invoke("evaluate", run, "-m", ENCODER, "-q", "--no-plots", "-o", out)
     assert first.exit_code == 0, first.output
+    from shiftbench.core.data.sources import resolve_source, source_meta
+
     shutil.copytree(run, tmp_path / "copy")
     before = _digest(out)
-    fill = {"run": run, "out": out, "tmp": tmp_path}
+    sample = source_meta(resolve_source("sample")).get("revision")  # its rows' hash
+    fill = {"run": run, "out": out, "tmp": tmp_path, "sample": sample}
     result = invoke("evaluate", *(a.format(**fill) for a in args), "-m", "no/such-model",
                     "-q", "--no-plots", "-o", out)  # fmt: skip
     assert (result.exit_code, result.stderr) == (2, f"Error: {message.format(**fill)}\n")
@@ -280,3 +283,20 @@ def test_two_evaluations_at_once_both_end_in_the_folder(tmp_path):
                 process.wait(timeout=60)
     assert sorted(_models(out)) == sorted([ENCODER, OTHER])
     assert sorted(_report_models(out)) == sorted([ENCODER, OTHER])
+
+
+def test_the_staging_folder_of_a_killed_write_is_removed_by_the_next(invoke, tmp_path):
+    """A write killed on the way (kill -9) leaves its hidden staging folder; the next
+    write into the folder removes it, and leaves one of a live process alone."""
+    run, out = _run(tmp_path), tmp_path / "results"
+    first = invoke("evaluate", run, "-m", ENCODER, *QUICK, "-o", out)
+    assert first.exit_code == 0, first.output
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait(timeout=60)
+    (out / f".shiftbench-staging-{gone.pid}" / "plots").mkdir(parents=True)
+    (out / f".shiftbench-staging-{os.getppid()}").mkdir()  # a live process's: kept
+    result = invoke("evaluate", run, "-m", OTHER, *QUICK, "-o", out)
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == [
+        f".shiftbench-staging-{os.getppid()}"
+    ]
