@@ -179,9 +179,11 @@ class EvalResult:
         folder: The results folder (results.json, summary.json, report.md, plots/).
         main_score: The task's main score ("cosine_spearman", "accuracy", ...).
         scores: Every model's score on every config and split, in order.
-        models: Per model, the axis summary.
+        models: Per model of the results folder, the axis summary: the models scored
+            here and those the folder held already (it adds up the models evaluated into
+            it).
         controls: Control configs, left to `shiftbench probe`.
-        summary: summary.json as written (the statistics of every model).
+        summary: summary.json as written (the statistics of every model in the folder).
     """
 
     folder: Path
@@ -228,6 +230,7 @@ class Evaluation:
         from shiftbench.core.protocols import ORIGINAL_IN_PLACE, scoring_protocol, with_scoring
         from shiftbench.evaluate.pool import POOLED, poolable, pooled, pooled_certified
         from shiftbench.evaluate.restore import with_originals_restored
+        from shiftbench.evaluate.results import check_addable, default_output
         from shiftbench.evaluate.run import chosen_parts, collect, require_supported
 
         s = self.settings = settings or EvalSettings()
@@ -261,6 +264,18 @@ class Evaluation:
         self.controls = tuple(
             c.name for c in self.collection.configs if c.meta["kind"] == "control"
         )
+        self.folder = s.output or default_output(self.collection.label)
+        check_addable(self.folder, self._document([]), self._interval())
+
+    def _document(self, per_model: list[tuple[Any, list[ScoreRecord]]]) -> Any:
+        """results.json's document of these models' records, scored on this target."""
+        from shiftbench.evaluate.results import results_document
+
+        return {**results_document(self.collection, per_model), "protocol": self.scoring}
+
+    def _interval(self) -> str | None:
+        """How this run's intervals are made; None when it makes none."""
+        return self.settings.interval if self.settings.resamples else None
 
     def _precision(self, model: str) -> str:
         """The dtype a model's weights load in when --precision names none: the scoring
@@ -294,17 +309,15 @@ class Evaluation:
         models: Sequence[str],
         on_model: Callable[[str, list[ScoreRecord]], None] | None = None,
     ) -> EvalResult:
-        """Score every model and write the results folder (after each model, so a fault in
-        a later one keeps the finished ones). Every model loads before any is scored, so
-        a bad name stops the run at once. `on_model(model, records)` sees each model's
-        records as soon as they are scored."""
+        """Score every model and add each to the results folder as soon as it is scored
+        (so a fault in a later one keeps the finished ones; results.add_results: one
+        writer at a time, the folder's other models kept). Every model loads before any
+        is scored, so a bad name stops the run at once, as does a model the folder holds
+        at another revision. `on_model(model, records)` sees each model's records as soon
+        as they are scored."""
         from shiftbench.core.models.encoders import Encoder
-        from shiftbench.evaluate.run import (
-            default_output,
-            results_document,
-            score_collection,
-            write_outputs,
-        )
+        from shiftbench.evaluate.results import add_results, check_addable
+        from shiftbench.evaluate.run import score_collection
 
         s = self.settings
         if not models:
@@ -318,10 +331,13 @@ class Evaluation:
             )
             for name in dict.fromkeys(models)
         ]
-        folder = s.output or default_output(self.collection.label)
+        folder = self.folder
+        check_addable(
+            folder, self._document([(encoder, []) for encoder in encoders]), self._interval()
+        )
         per_model: list[tuple[Any, list[ScoreRecord]]] = []
         summary: ReportSummary | None = None
-        for number, encoder in enumerate(encoders, start=1):
+        for encoder in encoders:
             records = score_collection(
                 self.collection,
                 encoder,
@@ -336,12 +352,7 @@ class Evaluation:
             per_model.append((encoder, records))
             if on_model is not None:
                 on_model(encoder.spec, records)
-            summary = write_outputs(
-                folder,
-                [{**results_document(self.collection, per_model), "protocol": self.scoring}],
-                per_config=True,
-                plots=s.plots and number == len(encoders),
-            )
+            summary = add_results(folder, self._document([(encoder, records)]), plots=s.plots)
         assert summary is not None  # there is at least one model (checked above)
         scores = tuple(
             _config_score(encoder.spec, r) for encoder, records in per_model for r in records

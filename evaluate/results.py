@@ -5,16 +5,29 @@ terminal table, and the reader of an earlier results folder."""
 from __future__ import annotations
 
 import json
+import logging
+import math
 import os
 import re
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from shiftbench import __version__
+from shiftbench.core.data.resultsfolder import RESULTS_FILE, read_results
+from shiftbench.core.data.runfolder import writing
+from shiftbench.core.messages import report
 from shiftbench.core.models.encoders import Encoder
-from shiftbench.core.records import ReportSummary, ResultsDocument, ScoreRecord, SourceRecord
+from shiftbench.core.records import (
+    ModelResults,
+    ReportSummary,
+    ResultsDocument,
+    ScoreRecord,
+    SourceRecord,
+)
 from shiftbench.core.tables import plain_table
+from shiftbench.errors import InputError, RuntimeFault, lock_wait
 from shiftbench.evaluate.report.tables import (
     HTEB_NOTE,
     HTEB_POINTS,
@@ -33,6 +46,10 @@ if TYPE_CHECKING:
 
 from shiftbench.evaluate.collect import Collection
 from shiftbench.evaluate.report import markdown_report, summarise
+
+log = logging.getLogger(__name__)
+PLOTS = ("bars.png", "heatmap.png", "scatter.png")  # what plots.write_plots draws
+STAGING = ".shiftbench-staging-"  # + pid: a write's files before they move into place
 
 
 def results_document(
@@ -152,6 +169,24 @@ def mteb_layout(document: ResultsDocument) -> dict[Path, dict[str, Any]]:
     return files
 
 
+def results_json(document: Any) -> str:
+    """A results document as JSON with no NaN or Infinity in it (JSON has neither, and
+    readers refuse them): a figure a metric leaves undefined on its rows (one of mteb's
+    means over no document, say) is null. A record's main score, delta or original score
+    cannot be null: add_results refuses to write one that is not finite."""
+    return json.dumps(_defined(document), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def _defined(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _defined(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_defined(v) for v in value]
+    return value
+
+
 def write_outputs(
     folder: Path,
     documents: Sequence[ResultsDocument],
@@ -161,22 +196,238 @@ def write_outputs(
     settings: ReportSettings | None = None,
 ) -> ReportSummary:
     """Write a results folder: results.json (evaluate only), the mteb-layout files,
-    summary.json, report.md and the plots. Returns the summary."""
+    summary.json, report.md and the plots. Returns the summary.
 
+    The files are written as one set: each is made in a hidden staging folder inside
+    `folder` and moved into place only once all are made, results.json last, so a
+    failure on the way (a full disk, a figure matplotlib cannot draw) leaves the folder as
+    it was (a folder this call made is removed again). Plots drawn earlier are removed
+    when none are drawn now, as they would show other results."""
     summary = summarise(documents, settings)
+    texts: dict[Path, str] = {}
     if per_config:
-        write_json(folder / "results.json", documents[0])
         for path, content in mteb_layout(documents[0]).items():
-            write_json(folder / path, content)
-    write_json(folder / "summary.json", summary)
-    report = markdown_report(documents, summary)
-    (folder / "report.md").write_text(report, encoding="utf-8")
-    if plots:
-        from shiftbench.evaluate.plots import write_plots
+            texts[path] = results_json(content)
+    texts[Path("summary.json")] = json.dumps(summary, indent=2, ensure_ascii=False) + "\n"
+    texts[Path("report.md")] = markdown_report(documents, summary)
+    if per_config:
+        texts[Path(RESULTS_FILE)] = results_json(documents[0])  # last in, last moved
+    made = _missing_top(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    _remove_dead_stagings(folder)
+    stage = folder / f"{STAGING}{os.getpid()}"
+    try:
+        shutil.rmtree(stage, ignore_errors=True)
+        for path, text in texts.items():
+            (stage / path).parent.mkdir(parents=True, exist_ok=True)
+            (stage / path).write_text(text, encoding="utf-8")
+        drawn: list[Path] = []
+        if plots:
+            from shiftbench.evaluate.plots import write_plots
 
-        main_scores = sorted({d["main_score"] for d in documents})
-        write_plots(summary, folder / "plots", " / ".join(main_scores))
+            main_scores = sorted({d["main_score"] for d in documents})
+            drawn = write_plots(summary, stage / "plots", " / ".join(main_scores))
+        for path in texts:
+            if path.name != RESULTS_FILE:
+                _move(stage / path, folder / path)
+        for name in PLOTS:  # the figures of these results, and none of others
+            if stage / "plots" / name in drawn:
+                _move(stage / "plots" / name, folder / "plots" / name)
+            else:
+                (folder / "plots" / name).unlink(missing_ok=True)
+        if not drawn and (folder / "plots").is_dir() and not any((folder / "plots").iterdir()):
+            (folder / "plots").rmdir()
+        if per_config:
+            _move(stage / RESULTS_FILE, folder / RESULTS_FILE)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        if made is not None:
+            _remove_empty(folder, made)
+        raise
+    shutil.rmtree(stage, ignore_errors=True)
     return summary
+
+
+def _move(source: Path, target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(source, target)
+
+
+def _missing_top(folder: Path) -> Path | None:
+    """The outermost folder of `folder` (itself included) that does not exist yet."""
+    top = None
+    for part in (folder, *folder.parents):
+        if part.exists():
+            break
+        top = part
+    return top
+
+
+def _remove_empty(folder: Path, top: Path) -> None:
+    """Remove `folder` and its parents up to `top` where each is empty (a write that
+    failed leaves no folder it made)."""
+    for part in (folder, *folder.parents):
+        try:
+            part.rmdir()
+        except OSError:
+            return
+        if part == top:
+            return
+
+
+def _remove_dead_stagings(folder: Path) -> None:
+    """Staging folders of writes whose process is gone (killed on the way)."""
+    for stage in folder.glob(f"{STAGING}*"):
+        pid = stage.name.removeprefix(STAGING)
+        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            shutil.rmtree(stage, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: alive
+        return True
+    return True
+
+
+def model_key(entry: ModelResults) -> tuple[str, str | None]:
+    """A model of results.json as models are told apart: its name and revision."""
+    return str(entry["model"]["id"]), entry["model"].get("revision")
+
+
+def check_addable(
+    folder: Path, document: ResultsDocument, interval: str | None = None
+) -> ResultsDocument | None:
+    """The results document already in `folder` (None when there is none), once it is
+    known that `document`'s models can join it: the same target, source and protocol, no
+    model it holds at another revision, and (`interval`: this run's interval method) the
+    intervals made the same way. Anything else is an InputError naming the folder and what
+    differs, so a results folder only ever holds results that compare."""
+    if not (folder / RESULTS_FILE).is_file():
+        return None
+    held = read_results(folder)
+    ours = cast(ResultsDocument, json.loads(results_json({**document, "models": []})))
+    what = _difference(held, ours)
+    if what is not None:
+        raise InputError(
+            f"results folder {folder} holds results {what}; one results folder holds one "
+            "source scored one way: choose another --output"
+        )
+    revisions = {str(e["model"]["id"]): e["model"].get("revision") for e in held["models"]}
+    for entry in document["models"]:
+        name, revision = model_key(entry)
+        if name in revisions and revisions[name] != revision:
+            raise InputError(
+                f"results folder {folder} holds {name} at revision {revisions[name]}, and "
+                f"this run loads revision {revision}: choose another --output"
+            )
+    made = {
+        r.get("interval", "percentile")
+        for e in held["models"] for r in e["results"] if r.get("ci95") is not None
+    }  # fmt: skip
+    if interval is not None and made and interval not in made:
+        raise InputError(
+            f"results folder {folder} holds intervals made with --interval "
+            f"{', '.join(sorted(made))}, and this run's are {interval}: choose another "
+            "--output, or evaluate with that --interval"
+        )
+    return held
+
+
+IDENTITY = ("target", "task_type", "main_score")
+# how a protocol was chosen, not how it scores
+CHOICE = ("chosen_by", "overrides_run_folder")
+
+
+def _difference(held: ResultsDocument, ours: ResultsDocument) -> str | None:
+    """How the results already held differ from this run's in what they score, in words,
+    or None."""
+    held_source, our_source = held["source"], ours["source"]
+    if (held_source.get("name"), held_source.get("revision")) != (
+        our_source.get("name"), our_source.get("revision")
+    ):  # fmt: skip
+        return f"on {_named(held_source)}, and this run is on {_named(our_source)}"
+    held_protocol = dict(held.get("protocol") or {})
+    our_protocol = dict(ours.get("protocol") or {})
+    if held_protocol.get("name") != our_protocol.get("name"):
+        return (
+            f"scored under {_protocol(held_protocol)}, and this run's are under "
+            f"{_protocol(our_protocol)}"
+        )
+    pairs: list[tuple[str, Any, Any]] = [
+        *((key, held.get(key), ours.get(key)) for key in IDENTITY),
+        *((f"source.{k}", held_source.get(k), our_source.get(k))
+          for k in dict.fromkeys([*held_source, *our_source])),
+        *((f"protocol.{k}", held_protocol.get(k), our_protocol.get(k))
+          for k in dict.fromkeys([*held_protocol, *our_protocol]) if k not in CHOICE),
+    ]  # fmt: skip
+    for key, theirs, mine in pairs:
+        if theirs != mine:
+            return (
+                f"on {_named(held_source)} with another {key} ({json.dumps(theirs)} there, "
+                f"{json.dumps(mine)} in this run)"
+            )
+    return None
+
+
+def _protocol(protocol: dict[str, Any]) -> str:
+    name = protocol.get("name")
+    return f"the {name} protocol" if name else "no protocol on record (an older results.json)"
+
+
+def _named(source: Any) -> str:
+    revision = source.get("revision")
+    return f"{source.get('name')}@{revision}" if revision else str(source.get("name"))
+
+
+def add_results(
+    folder: Path, document: ResultsDocument, *, plots: bool, settings: ReportSettings | None = None
+) -> ReportSummary:
+    """Add `document`'s models to the results folder and write it again (results.json,
+    the mteb-layout files, summary.json, report.md and the plots, all of every model it
+    then holds). One writer at a time: the folder is held while it is read, merged and
+    written, and a second process waits for it (lock_wait(), SHIFTBENCH_LOCK_WAIT).
+    A model the folder holds already (the same name and revision) is replaced by this
+    run's scores, and a line says so. Returns the summary written."""
+    _finite_scores(document)
+    with writing(folder, wait=lock_wait()):
+        held = check_addable(folder, document)
+        merged = document
+        if held is not None:
+            new = {model_key(e): e for e in document["models"]}
+            had = [model_key(e) for e in held["models"]]
+            for name, revision in (key for key in had if key in new):
+                report(
+                    log,
+                    f"{folder / RESULTS_FILE}: replaced the results of {name} (revision "
+                    f"{revision}) with this run's",
+                )
+            models = [new.get(key, e) for key, e in zip(had, held["models"], strict=True)]
+            models += [e for key, e in new.items() if key not in had]
+            merged = {**document, "models": models}
+        return write_outputs(folder, [merged], per_config=True, plots=plots, settings=settings)
+
+
+def _finite_scores(document: ResultsDocument) -> None:
+    """A record whose main score (or delta, or original score) came out NaN or infinite
+    stops the write: results.json cannot hold it, and the folder is left as it was."""
+    for entry in document["models"]:
+        for record in entry["results"]:
+            for key in ("main_score", "original_same_rows", "delta"):
+                value = record.get(key)
+                if (key == "main_score" or value is not None) and not (
+                    isinstance(value, (int, float)) and math.isfinite(value)
+                ):
+                    where = (
+                        f"{record['config']} (split {record['split']}, subset {record['subset']})"
+                    )
+                    raise RuntimeFault(
+                        f"{entry['model']['id']}'s {key} on {where} came out {json.dumps(value)}, "
+                        "which results.json cannot hold; the results folder is left as it was"
+                    )
 
 
 def format_table(

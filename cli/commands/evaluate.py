@@ -156,7 +156,9 @@ def evaluate(
     and config (<model>/<revision>/<source>.<config>.json, the task shiftbench.mteb_tasks
     names), summary.json and report.md (the axis
     table: mean over seeds, then over an axis's transformations; total = mean of the
-    axes; with the statistics) and plots/ (bars, heatmap, scatter).
+    axes; with the statistics) and plots/ (bars, heatmap, scatter). A folder that holds
+    results of the same target and protocol keeps them: the models scored now are added
+    (a model it holds at the same revision is replaced), and the report shows them all.
     """
     from shiftbench.core.tables import plain_table
     from shiftbench.evaluate.api import EvalSettings, Evaluation

@@ -12,6 +12,7 @@ from __future__ import annotations
 import codecs
 import glob
 import json
+import logging
 import math
 import os
 import re
@@ -28,6 +29,7 @@ from shiftbench.core.data.names import RULE, check_name, inside, is_safe_name
 from shiftbench.core.data.parts import context_name
 from shiftbench.core.data.runcard import META_FILE, render_card
 from shiftbench.core.data.sources import LISTED_TYPES
+from shiftbench.core.messages import report
 from shiftbench.core.records import (
     ConfigRecord,
     RunExtras,
@@ -36,7 +38,9 @@ from shiftbench.core.records import (
     SourceRecord,
     ValidationReport,
 )
-from shiftbench.errors import InputError
+from shiftbench.errors import InputError, RuntimeFault
+
+log = logging.getLogger(__name__)
 
 OK = "ok"
 # An output equal to its input. For back-translation that is a result (HTEB's near-identity
@@ -451,18 +455,24 @@ def unwritable(path: Path) -> str | None:
 
 
 @contextmanager
-def writing(path: Path) -> Iterator[None]:
-    """Hold the run folder `path` for one writer: a second process that asks while the
-    first holds it is refused with one line naming the holder's pid. The lock is an
-    flock on a file in the temporary folder keyed by the folder's absolute path, so the
-    run folder and its parent need not exist yet and nothing is written beside them; the
-    system drops it when its holder exits, however it exits."""
+def writing(path: Path, *, wait: float | None = None) -> Iterator[None]:
+    """Hold the folder `path` for one writer. The lock is an flock on a file in the
+    temporary folder keyed by the folder's absolute path, so the folder and its parent
+    need not exist yet and nothing is written beside them; the system drops it when its
+    holder exits, however it exits.
+
+    With `wait` None (gen's run folders: a second gen would redo the first's work), a
+    second process that asks while the first holds it is refused at once with one line
+    naming the holder's pid. With `wait` seconds (evaluate's results folders, whose
+    writes are short and add to each other), it waits that long for the holder, then
+    stops with a RuntimeFault naming the holder."""
     try:
         import fcntl
     except ImportError:  # no flock (Windows): one writer at a time is up to the user
         yield
         return
     import hashlib
+    import time
 
     folder = Path(tempfile.gettempdir()) / "shiftbench-locks"
     folder.mkdir(exist_ok=True)
@@ -471,15 +481,34 @@ def writing(path: Path) -> Iterator[None]:
     key = hashlib.sha256(os.fsencode(path.resolve())).hexdigest()[:32]
     lock = folder / f"{key}.lock"
     with open(lock, "a+", encoding="utf-8") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            handle.seek(0)
-            holder = handle.read().strip() or "?"
-            raise InputError(
-                f"output {path} is being written by another shiftbench process (pid "
-                f"{holder}); wait for it to finish, or choose another --output"
-            ) from None
+        deadline = None if wait is None else time.monotonic() + wait
+        told = False
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError:
+                handle.seek(0)
+                holder = handle.read().strip() or "?"
+            if deadline is None:
+                raise InputError(
+                    f"output {path} is being written by another shiftbench process (pid "
+                    f"{holder}); wait for it to finish, or choose another --output"
+                ) from None
+            if time.monotonic() >= deadline:
+                raise RuntimeFault(
+                    f"output {path} stayed locked by another shiftbench process (pid "
+                    f"{holder}) for {wait or 0:g} s; wait for it to finish, or choose another "
+                    "--output"
+                ) from None
+            if not told:  # said once, so that a pause has its reason on screen
+                report(
+                    log,
+                    f"output {path} is being written by another shiftbench process (pid "
+                    f"{holder}); waiting up to {wait or 0:g} s",
+                )
+                told = True
+            time.sleep(min(0.1, max(0.0, deadline - time.monotonic())))
         handle.seek(0)
         handle.truncate()
         handle.write(str(os.getpid()))

@@ -796,7 +796,8 @@ def test_bad_release_metadata_is_one_line_and_writes_nothing(stsb_copy, hub, tmp
     results.mkdir()
     meta = json.loads((stsb_copy / "shiftbench.json").read_text(encoding="utf-8"))
     local_model = {"id": str(tmp_path), "revision": "sha256:0"}
-    record = {"config": "original", "split": "test", "main_score": 0.5, "delta": None}
+    record = {"config": "original", "kind": "original", "subset": "default", "split": "test",
+              "rows": 10, "main_score": 0.5, "delta": None}  # fmt: skip
     (results / "results.json").write_text(json.dumps({
         "target": "results", "source": meta["source"], "main_score": "cosine_spearman",
         "task_type": "STS",
@@ -806,7 +807,13 @@ def test_bad_release_metadata_is_one_line_and_writes_nothing(stsb_copy, hub, tmp
     other.mkdir()
     (other / "results.json").write_text(
         json.dumps(
-            {"target": "other", "source": {"name": "STS22", "revision": "abc"}, "models": []}
+            {
+                "target": "other",
+                "source": {"name": "STS22", "revision": "abc"},
+                "task_type": "STS",
+                "main_score": "cosine_spearman",
+                "models": [],
+            }
         ),
         encoding="utf-8",
     )

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from support.environment import ENCODER
+from support.results_files import as_gen_writes, record, results_folder
 
 SAMPLE = Path(__file__).parents[2] / "sample" / "data" / "test.jsonl"
 
@@ -357,7 +358,47 @@ CASES += GOLD
 
 # Values that readers trust: gold scores and labels, results.json's figures.
 # (checked by the one reader of each file, for every consumer)
+REPORT = ("report", "{tmp}/results", "-o", "{out}", "--no-plots")
+LEADERBOARD = ("leaderboard", "{tmp}/results", "-o", "{out}")
+CARD_RESULTS = ("card", "{run}", "--repo", "org/name", "--version", "1.0.0", "--results",
+                "{tmp}/results")  # fmt: skip
+RESULTS = "{tmp}/results/results.json: models[0]"
+NAN, INF = float("nan"), float("inf")
+
 VALUES: list[Case] = [
+    Case("a NaN main score in results.json (report)",
+         lambda run, src, tmp: results_folder(tmp, lambda d: record(d, 1, main_score=NAN)),
+         REPORT, 2, f"{RESULTS}.results[1].main_score must be a finite number, not NaN"),
+    Case("a NaN main score in results.json (card --results)",
+         lambda run, src, tmp: as_gen_writes(run) or results_folder(
+             tmp, lambda d: record(d, 0, main_score=NAN)),
+         CARD_RESULTS, 2, f"{RESULTS}.results[0].main_score must be a finite number, not NaN"),
+    Case("an infinite delta in results.json (leaderboard)",
+         lambda run, src, tmp: results_folder(tmp, lambda d: record(d, 1, delta=INF)),
+         LEADERBOARD, 2,
+         f"{RESULTS}.results[1].delta must be a finite number or null, not Infinity"),
+    Case("an interval with a NaN end in results.json (leaderboard)",
+         lambda run, src, tmp: results_folder(tmp, lambda d: record(d, 1, ci95=[NAN, 0.6])),
+         LEADERBOARD, 2, f"{RESULTS}.results[1].ci95[0] must be a finite number, not NaN"),
+    Case("a record without its main score (report)",
+         lambda run, src, tmp: results_folder(tmp, lambda d: record(d, 0, main_score=...)),
+         REPORT, 2, f"{RESULTS}.results[0].main_score is missing (it must be a finite number)"),
+    Case("a record without its main score (card --results)",
+         lambda run, src, tmp: as_gen_writes(run) or results_folder(
+             tmp, lambda d: record(d, 1, main_score=...)),
+         CARD_RESULTS, 2,
+         f"{RESULTS}.results[1].main_score is missing (it must be a finite number)"),
+    Case("a row count as a string in results.json (report)",
+         lambda run, src, tmp: results_folder(tmp, lambda d: record(d, 1, rows="6")),
+         REPORT, 2, f"{RESULTS}.results[1].rows must be a count of rows, not a string ('6')"),
+    Case("a model without its name in results.json (card --results)",
+         lambda run, src, tmp: as_gen_writes(run) or results_folder(
+             tmp, lambda d: d["models"][0]["model"].pop("id")),
+         CARD_RESULTS, 2, f"{RESULTS}.model.id is missing (it must be a model name)"),
+    Case("models as an object in results.json (leaderboard)",
+         lambda run, src, tmp: results_folder(tmp, lambda d: d.update(models={})),
+         LEADERBOARD, 2,
+         "{tmp}/results/results.json: models must be a list of models, not an object"),
 ]  # fmt: skip
 
 
