@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from shiftbench import __version__
+from shiftbench.core.data.names import is_safe_name
 from shiftbench.core.data.runfolder import read_json
 from shiftbench.core.records import ResultsDocument
 from shiftbench.errors import InputError
@@ -48,6 +49,7 @@ def read_results(path: Path, missing: str | None = None) -> ResultsDocument:
 
 KINDS = ("original", "transform", "control")  # records.ConfigKind
 FINITE = "a finite number"
+SAFE = "a safe name (letters, digits and . _ - +, a letter or digit first)"
 FINITE_OR_NULL = "a finite number or null"
 
 
@@ -87,9 +89,9 @@ def check_values(document: dict[str, Any], file: Path) -> None:
 def _check_record(record: Any, at: str, fail: Callable[..., InputError]) -> None:
     if not isinstance(record, dict):
         raise fail(at, "an object", record)
-    for key in ("config", "split", "subset"):
-        if not isinstance(record.get(key), str) or not record[key]:
-            raise fail(f"{at}.{key}", "a name", record.get(key, ...))
+    for key in ("config", "split", "subset"):  # names as a run folder's (names.py)
+        if not is_safe_name(record.get(key)):
+            raise fail(f"{at}.{key}", SAFE, record.get(key, ...))
     if record.get("kind") not in KINDS:
         raise fail(f"{at}.kind", "one of " + ", ".join(KINDS), record.get("kind", ...))
     if record["kind"] == "transform":  # what the report groups a variant by

@@ -399,6 +399,15 @@ VALUES: list[Case] = [
          lambda run, src, tmp: results_folder(tmp, lambda d: d.update(models={})),
          LEADERBOARD, 2,
          "{tmp}/results/results.json: models must be a list of models, not an object"),
+    # a results folder's config, split and subset names follow the run folder's rule
+    *(Case(f"a {key} named {name!r} in results.json ({command[0]})",
+           lambda run, src, tmp, key=key, name=name, command=command: (
+               as_gen_writes(run) if command[0] == "card" else None) or results_folder(
+               tmp, lambda d: record(d, 1, **{key: name})),
+           command, 2, f"{RESULTS}.results[1].{key} must be a safe name (letters, digits and "
+                       f". _ - +, a letter or digit first), not a string ({name!r})")
+      for key, name in (("config", "../../victim"), ("split", "a/b"), ("subset", ".."))
+      for command in (REPORT, LEADERBOARD, CARD_RESULTS)),
 ]  # fmt: skip
 
 
