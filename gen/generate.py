@@ -18,9 +18,12 @@ from shiftbench.core.data.parts import (
     rewritten_splits,
 )
 from shiftbench.core.data.runfolder import (
+    FIELD_KINDS,
+    GOLD_FIELDS,
     ConfigData,
     check_target,
     config_name,
+    shown_value,
     usable,
     write_run,
 )
@@ -462,6 +465,23 @@ def _refuse_at_line(source: Source, subset: str, split: str, index: int, field: 
         raise InputError(f"{where}: field {field} must be {want}, not {kind}")
 
 
+def _check_gold(source: Source, subset: str, split: str, rows: list[dict[str, Any]]) -> None:
+    """The task's gold scores or labels hold what every later stage checks them for
+    (runfolder.GOLD_FIELDS): a null or NaN score is refused here, naming the file and line
+    of a local JSON Lines source, rather than carried into a run folder evaluate refuses."""
+    for field, kind in GOLD_FIELDS.get(source.task_type, {}).items():
+        allowed, what = FIELD_KINDS[kind]
+        bad = next((r for r in rows if field in r and not allowed(r[field])), None)
+        if bad is None:
+            continue
+        index = bad.get("row_id", rows.index(bad))
+        found = None
+        if source.mteb_task is None:
+            found = row_line(source.data_dir or Path(source.dataset_path), subset, split, index)
+        where = found[0] if found else f"{source.name}[{subset}/{split}] row {index}"
+        raise InputError(f"{where}: field {field} must be {what}, not {shown_value(bad[field])}")
+
+
 def spread_over_labels(labels: list[Any], limit: int) -> list[int]:
     """Positions of `limit` rows taken one label at a time, in turn: the first row of each
     label (labels in order of first appearance), then the second of each, and so on;
@@ -485,6 +505,7 @@ def _check_text_columns(
     source: Source, subset: str, splits: dict[str, list[dict[str, Any]]]
 ) -> None:
     for split, rows in splits.items():
+        _check_gold(source, subset, split, rows)
         for field in source.text_fields:
             listed = field in source.schema.list_fields
             bad = next((i for i, r in enumerate(rows) if misfit(r[field], listed)), None)

@@ -150,11 +150,11 @@ def _check_row(
         raise InputError(f"{where}: missing field(s) {', '.join(absent)}")
     for f in texts:
         if f in row and not isinstance(row[f], str):
-            raise InputError(f"{where}: field {f} must be a string, not {_kind(row[f])}")
+            raise InputError(f"{where}: field {f} must be a string, not {shown_value(row[f])}")
     for f, kind in (kinds or {}).items():
         allowed, what = FIELD_KINDS[kind]
         if f in row and not allowed(row[f]):
-            raise InputError(f"{where}: field {f} must be {what}, not {_kind(row[f])}")
+            raise InputError(f"{where}: field {f} must be {what}, not {shown_value(row[f])}")
     if surrogates:
         for f, value in row.items():
             found = _lone_surrogate(value)
@@ -171,7 +171,7 @@ def _finite(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _kind(value: Any) -> str:
+def shown_value(value: Any) -> str:
     """A value as a message names it: null, NaN, inf, a string itself (quoted, cut after 80
     characters), or its type."""
     if value is None:

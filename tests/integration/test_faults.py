@@ -349,6 +349,11 @@ GOLD: list[Case] = [
                            ("4.2", "'4.2'"))
       for reader, command in (("validate", VALIDATE), ("evaluate", EVALUATE),
                               ("publish", NAME_READERS["publish"]))),
+    Case("a null gold score in a local source folder (gen)",
+         lambda run, src, tmp: set_row(src / "data" / "test.jsonl", 3, score=None),
+         ("gen", "{source}", "--task-type", "STS", "--source-language", "en", "-t",
+          "word-jumble-1", "-q", "-o", "{out}"),
+         2, "{source}/data/test.jsonl:4: field score must be a finite number, not null"),
     Case("a row without its gold score (evaluate)",
          lambda run, src, tmp: set_row(run / DATA_FILE, 1, score=DELETE),
          EVALUATE, 2, f"{DATA}:2: missing field(s) score"),
