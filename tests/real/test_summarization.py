@@ -36,11 +36,13 @@ def test_scores_equal_mteb_to_1e6(summeval_dir, invoke, tmp_path):
     task.data_loaded = True
     run = mteb.evaluate(Encoder(ENCODER).model, task, cache=None, overwrite_strategy="always")
     theirs = run.task_results[0].scores["test"][0]
-    for source in (
-        ["SummEvalSummarization.v2", "--data-dir", summeval_dir],
-        [summeval_dir, "--task-type", "Summarization"],
+    for number, source in enumerate(
+        (
+            ["SummEvalSummarization.v2", "--data-dir", summeval_dir],
+            [summeval_dir, "--task-type", "Summarization"],
+        )
     ):
-        out = tmp_path / f"results-{len(source)}"
+        out = tmp_path / f"results-{number}"  # one results folder holds one source
         result = invoke("evaluate", *source, "-m", ENCODER, "-o", out, "--no-plots")
         assert result.exit_code == 0, result.output
         (ours,) = _results(out)
