@@ -19,6 +19,7 @@ from shiftbench.errors import InputError, ShiftbenchError, write_fault
 
 GENERATING = frozenset({"gen", "run"})
 INTERRUPTED, TERMINATED = 130, 143  # 128 + the signal's number, as a shell reports a kill
+VERBOSITY = "shiftbench.verbosity"  # the root context's count of -v, wherever given
 
 
 class Terminated(BaseException):
@@ -125,6 +126,31 @@ def _log_sink(verbosity: int) -> None:
     logging.getLogger("huggingface_hub").propagate = False
 
 
+def _verbose_after(ctx: click.Context, param: click.Parameter, value: int) -> None:
+    """-v given after a command's name: counted with the root's, and the level set again
+    (the root's own -v has set it already by the time a command's options are read)."""
+    if not value or ctx.resilient_parsing:
+        return
+    root = ctx.find_root()
+    root.meta[VERBOSITY] = root.meta.get(VERBOSITY, 0) + value
+    _log_sink(root.meta[VERBOSITY])
+
+
+def _with_verbosity(command: click.Command) -> None:
+    """Give `command` (and, for a group, each of its commands) the root's -v, so that it
+    may come before or after the command's name."""
+    command.params.append(
+        click.Option(
+            ["--verbose", "-v"], count=True, expose_value=False, callback=_verbose_after,
+            help="Say more on stderr, as 'shiftbench -v': -v what each stage does, -vv "
+            "debugging detail.",
+        )  # fmt: skip
+    )
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            _with_verbosity(sub)
+
+
 def _decodable(arg: str) -> None:
     """Refuse an argument whose bytes are not text in the locale's encoding (a non-ASCII
     path under LC_ALL=C): Python keeps it as lone surrogates, which open the right file
@@ -162,9 +188,15 @@ def _end_bars() -> None:
 @click.version_option(__version__, "--version", prog_name="shiftbench")
 @click.option(
     "--verbose", "-v", count=True,
-    help="Say more on stderr: -v what each stage does, -vv debugging detail.",
+    help="Say more on stderr: -v what each stage does, -vv debugging detail (also accepted "
+    "after the command).",
 )  # fmt: skip
-def cli(verbose: int) -> None:
+@click.option(
+    "--quiet", "-q", is_flag=True,
+    help="No progress bars, for any command (the same as the command's own -q).",
+)  # fmt: skip
+@click.pass_context
+def cli(ctx: click.Context, verbose: int, quiet: bool) -> None:
     """shiftbench: how much of an encoder's score survives when its benchmark is rewritten.
 
     gen writes seeded, LLM-transformed variants of an MTEB dataset into a run folder (and
@@ -179,6 +211,7 @@ def cli(verbose: int) -> None:
     of a sharded gen; hteb import and export read HTEB's published transformation files
     as a run folder and write them from one.
     """
+    ctx.meta[VERBOSITY] = verbose
     _log_sink(verbose)
     from shiftbench.core.data.mteb_tasks import mteb_cache_ready
 
@@ -188,6 +221,7 @@ def cli(verbose: int) -> None:
 # each stage's commands live in shiftbench.cli.commands (`from shiftbench.cli import gen`
 # still works)
 from shiftbench.cli.commands.cards import card, publish, verify  # noqa: E402
+from shiftbench.cli.commands.catalog import list_names  # noqa: E402
 from shiftbench.cli.commands.evaluate import evaluate, leaderboard, probe, report  # noqa: E402
 from shiftbench.cli.commands.gen import gen, merge  # noqa: E402
 from shiftbench.cli.commands.hteb import hteb  # noqa: E402
@@ -203,8 +237,9 @@ from shiftbench.cli.commands.validate import compare, judge_calibrate, validate 
 
 for _command in (
     gen, validate, human_eval, compare, judge_calibrate, card, publish, verify, merge,
-    evaluate, probe, report, leaderboard, run, init, hteb,
+    evaluate, probe, report, leaderboard, run, init, hteb, list_names,
 ):  # fmt: skip
+    _with_verbosity(_command)
     cli.add_command(_command)
 
 
@@ -262,6 +297,7 @@ __all__ = [
     "human_eval_report",
     "init",
     "judge_calibrate",
+    "list_names",
     "main",
     "merge",
     "probe",

@@ -28,6 +28,7 @@ from shiftbench.cards.croissant import parse_rai
 from shiftbench.core.data.parts import PARTS
 from shiftbench.core.data.runfolder import DATA_FORMATS
 from shiftbench.core.data.sources import load_source
+from shiftbench.core.registry import suggest
 from shiftbench.core.settings import problem
 from shiftbench.core.text.langid import IDENTIFIERS
 from shiftbench.core.text.transforms import TARGETED_PROMPT, expand_transforms
@@ -440,7 +441,10 @@ def _check_mapping(
     for key in given:
         if key not in known and key not in sections:
             allowed = sorted([*known, *sections])
-            raise fail((*at, key), f"unknown key; allowed here: {', '.join(allowed)}")
+            raise fail(
+                (*at, key),
+                f"unknown key; allowed here: {', '.join(allowed)}{suggest(str(key), allowed)}",
+            )
     out: dict[str, Any] = {}
     for f in fields:
         if f.key not in given or given[f.key] is None:

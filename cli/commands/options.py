@@ -276,7 +276,14 @@ plots_option = click.option(
 
 
 def quiet_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--quiet", "-q", is_flag=True, help="No progress bars.")(func)
+    """-q after the command's name; 'shiftbench -q COMMAND' means the same."""
+    return click.option(
+        "--quiet", "-q", is_flag=True, callback=_quiet_here_or_at_root, help="No progress bars."
+    )(func)
+
+
+def _quiet_here_or_at_root(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    return value or bool(ctx.find_root().params.get("quiet"))
 
 
 # commands that generate: a row finished before an interrupt is in the generation cache

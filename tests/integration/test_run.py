@@ -21,7 +21,7 @@ BAD_SPECS = [
      "sources, transforms, validate, wordnet_dir"),
     ("output: o\nsources:\n  - name: sample\n    limt: 3\ntransforms: [paraphrase]\nseeds: [1]\n",
      "spec.yaml:4: sources[0].limt: unknown key; allowed here: data_dir, folder, limit, name, "
-     "source_language, splits, subsets, task_type"),
+     "source_language, splits, subsets, task_type; did you mean limit, splits?"),
     ("output: o\nsources: [{name: sample}]\ntransforms: [paraphrase]\nseeds: [1]\n"
      "generator:\n  temperature: hot\n",
      "spec.yaml:6: generator.temperature: must be a number, not 'hot'"),
