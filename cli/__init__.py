@@ -141,10 +141,13 @@ def _with_verbosity(command: click.Command) -> None:
     may come before or after the command's name."""
     command.params.append(
         click.Option(
-            ["--verbose", "-v"], count=True, expose_value=False, callback=_verbose_after,
+            ["--verbose", "-v"],
+            count=True,
+            expose_value=False,
+            callback=_verbose_after,
             help="Say more on stderr, as 'shiftbench -v': -v what each stage does, -vv "
             "debugging detail.",
-        )  # fmt: skip
+        )
     )
     if isinstance(command, click.Group):
         for sub in command.commands.values():

@@ -37,7 +37,9 @@ def catalog(kind: str) -> list[dict[str, Any]]:
         description and whether they are the default; presets every setting they fix.
     """
     if kind not in KINDS:
-        raise InputError(f"unknown kind {kind!r}; available: {', '.join(KINDS)}{suggest(kind, KINDS)}")
+        raise InputError(
+            f"unknown kind {kind!r}; available: {', '.join(KINDS)}{suggest(kind, KINDS)}"
+        )
     return {
         "transforms": _transforms,
         "protocols": _protocols,

@@ -50,8 +50,9 @@ def _lines(kind: str, entries: list[dict[str, Any]]) -> list[str]:
             [e["name"], "; ".join(f"{k}: {_value(v)}" for k, v in e["settings"].items())]
             for e in entries
         ]
+    # every column but the last padded to its widest cell
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
-    return ["  ".join([*(c.ljust(w) for c, w in zip(row, widths)), row[-1]]) for row in rows]
+    return ["  ".join([*(row[i].ljust(w) for i, w in enumerate(widths)), row[-1]]) for row in rows]
 
 
 def _value(value: Any) -> str:
