@@ -124,10 +124,3 @@ def _model_entry(folder: Path) -> dict:
 
     document = json.loads((folder / "results.json").read_text(encoding="utf-8"))
     return document["models"][0]["model"]
-
-
-def test_the_report_line_is_printed_once_by_the_command(scripted, invoke, tmp_path):
-    out = tmp_path / "run"
-    assert invoke("gen", "sample", "-b", "scripted", "-q", "-o", out).exit_code == 0
-    again = invoke("gen", "sample", "-b", "scripted", "-q", "-o", out)
-    assert again.stdout == f"nothing to do: every config asked for is already complete in {out}\n"

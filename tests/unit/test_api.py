@@ -54,9 +54,9 @@ def test_the_commands_defaults_are_the_settings_defaults():
 
 
 def test_evaluation_refuses_bad_input_before_any_model_loads(tmp_path):
-    with pytest.raises(shiftbench.InputError, match="^resamples must be 0"):
+    with pytest.raises(shiftbench.InputError, match=r"^resamples must be 0"):
         shiftbench.Evaluation("sample", shiftbench.EvalSettings(resamples=10))
-    with pytest.raises(shiftbench.InputError, match="^faithful needs a run folder"):
+    with pytest.raises(shiftbench.InputError, match=r"^faithful needs a run folder"):
         shiftbench.Evaluation("sample", shiftbench.EvalSettings(faithful="judge>=4"))
     evaluation = shiftbench.Evaluation("sample", shiftbench.EvalSettings(output=tmp_path / "r"))
     with pytest.raises(shiftbench.InputError, match="name at least one model"):
