@@ -20,16 +20,16 @@ QUICK = {"quiet": True, "plots": False, "resamples": 0}
 
 
 @pytest.fixture
-def cwd(tmp_path, monkeypatch):
+def empty_cwd(tmp_path, monkeypatch):
     """An empty current folder, which the API must leave empty."""
-    here = tmp_path / "cwd"
+    here = tmp_path / "empty_cwd"
     here.mkdir()
     monkeypatch.chdir(here)
     return here
 
 
 def test_generate_takes_a_source_name_and_says_when_all_was_there(
-    scripted, cwd, caplog, monkeypatch
+    scripted, empty_cwd, caplog, monkeypatch
 ):
     cache = Path(os.environ["SHIFTBENCH_CACHE_DIR"])
     settings = shiftbench.GenSettings(backend="scripted", quiet=True)
@@ -47,10 +47,10 @@ def test_generate_takes_a_source_name_and_says_when_all_was_there(
     assert [r.getMessage() for r in caplog.records if r.levelno == REPORT] == [
         f"nothing to do: every config asked for is already complete in {first.folder}"
     ]
-    assert list(cwd.iterdir()) == []
+    assert list(empty_cwd.iterdir()) == []
 
 
-def test_errors_raised_to_python_name_the_argument(scripted, cwd):
+def test_errors_raised_to_python_name_the_argument(scripted, empty_cwd):
     settings = shiftbench.GenSettings(backend="scripted", engine_args={"enforce_eager": True})
     with pytest.raises(shiftbench.InputError) as caught:
         shiftbench.generate("sample", settings)
@@ -58,10 +58,10 @@ def test_errors_raised_to_python_name_the_argument(scripted, cwd):
     with pytest.raises(shiftbench.InputError) as caught:
         shiftbench.score_encoders("sample", [ENCODER], shiftbench.EvalSettings(resamples=10))
     assert str(caught.value) == "resamples must be 0 (no intervals) or at least 1000, not 10"
-    assert list(cwd.iterdir()) == []
+    assert list(empty_cwd.iterdir()) == []
 
 
-def test_a_loaded_model_scores_as_its_name_does(scripted, cwd, tmp_path):
+def test_a_loaded_model_scores_as_its_name_does(scripted, empty_cwd, tmp_path):
     from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderWrapper
     from sentence_transformers import SentenceTransformer
 
@@ -76,7 +76,7 @@ def test_a_loaded_model_scores_as_its_name_does(scripted, cwd, tmp_path):
     with_intervals = shiftbench.EvalSettings(**{**QUICK, "resamples": 1000})
     loaded = shiftbench.score_encoders(run.folder, [model], with_intervals)
     assert loaded.folder == cache / "results" / "sample"
-    assert list(cwd.iterdir()) == []
+    assert list(empty_cwd.iterdir()) == []
     assert [(s.model, s.config, s.score, s.delta) for s in loaded.scores] == [
         (s.model, s.config, s.score, s.delta) for s in by_name.scores
     ]
