@@ -313,17 +313,17 @@ def plan_generation(source: Source | str | Path, settings: GenSettings | None = 
     written: per config the unique texts, the calls of their first attempt, and how many
     the cache answers or another config shares. `source` is taken as `generate` takes it."""
 
-    source = _source(source)
     settings = settings or GenSettings()
-    ready = _prepare(source, settings)
-    source = with_parts(source, ready.parts)  # a part may add text fields (references)
+    given = _source(source)
+    ready = _prepare(given, settings)
+    resolved = with_parts(given, ready.parts)  # a part may add text fields (references)
     engine = None
     if _needs_generator(ready.variants):
         engine = get_backend(settings.backend, settings.model, **ready.backend_settings)
     cache = GenerationCache.read_only(ready.cache_dir)
     try:
         return plan_gen(
-            source, ready.variants, engine, ready.target, cache=cache, limit=settings.limit,
+            resolved, ready.variants, engine, ready.target, cache=cache, limit=settings.limit,
             shard=settings.shard, overwrite=settings.overwrite, rewrite=ready.parts,
         )  # fmt: skip
     finally:
@@ -365,22 +365,22 @@ def generate(
         RuntimeFault: The generator failed for good; finished rows are cached.
     """
 
-    source = _source(source)
     settings = settings or GenSettings()
-    ready = _prepare(source, settings)
-    source = with_parts(source, ready.parts)  # a part may add text fields (references)
+    given = _source(source)
+    ready = _prepare(given, settings)
+    resolved = with_parts(given, ready.parts)  # a part may add text fields (references)
     key = json.dumps(
         [settings.backend, settings.model, {k: str(v) for k, v in ready.backend_settings.items()}]
     )
     engine = engines.get(key) if engines is not None else None
     log.info(
         "gen %s: %d variant(s) (%s), rewriting %s, into %s",
-        source.name, len(ready.variants), ", ".join(v.base_name for v in ready.variants),
+        resolved.name, len(ready.variants), ", ".join(v.base_name for v in ready.variants),
         ", ".join(ready.parts) or "the evaluated texts", ready.target,
     )  # fmt: skip
     # One writer per run folder, from its checks to its last write (runfolder.writing).
     with writing(ready.target):
-        return _generate_held(source, settings, ready, engine, engines, key)
+        return _generate_held(resolved, settings, ready, engine, engines, key)
 
 
 def _generate_held(
