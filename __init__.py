@@ -3,10 +3,13 @@
 The stages are functions; the command line calls the same ones:
 
     >>> import shiftbench
-    >>> source = shiftbench.load_source("sample")
-    >>> run = shiftbench.generate(source, shiftbench.GenSettings(seeds=(1, 2)))
+    >>> run = shiftbench.generate("sample", shiftbench.GenSettings(seeds=(1, 2)))
     >>> checked = shiftbench.validate_runs([run.folder])
     >>> result = shiftbench.score_encoders(run.folder, ["sentence-transformers/all-MiniLM-L6-v2"])
+    >>> frame = result.to_dataframe()
+
+Folders left unnamed go under the user's cache ($SHIFTBENCH_CACHE_DIR, else
+~/.cache/shiftbench), never into the current folder.
 
 Names are imported when first used, so `import shiftbench` stays light.
 """

@@ -14,7 +14,7 @@ import click
 
 from shiftbench import __version__
 from shiftbench.cli.commands.options import CONTEXT
-from shiftbench.core.messages import REPORT
+from shiftbench.core.messages import REPORT, command_line
 from shiftbench.errors import InputError, ShiftbenchError, write_fault
 
 GENERATING = frozenset({"gen", "run"})
@@ -69,7 +69,8 @@ class ShiftbenchGroup(click.Group):
         kwargs["standalone_mode"] = False
         self.running = None
         try:
-            return super().main(*args, **kwargs)
+            with command_line():  # errors name the options typed (core.messages.option)
+                return super().main(*args, **kwargs)
         except click.exceptions.Exit as exc:
             sys.exit(exc.exit_code)
         except click.Abort as exc:

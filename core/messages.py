@@ -17,9 +17,16 @@ are tqdm's, on stderr.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 REPORT = 25
 logging.addLevelName(REPORT, "REPORT")
+
+# Set while a command of the command line runs (`shiftbench.cli`): an error then names the
+# command's option (--output), and a Python caller's the argument it passed (output).
+_COMMAND_LINE: ContextVar[bool] = ContextVar("shiftbench_command_line", default=False)
 
 
 def report(log: logging.Logger, line: str) -> None:
@@ -31,3 +38,25 @@ def counted(n: int, noun: str, plural: str = "") -> str:
     """`n` with its noun in the number it takes: `1 problem`, `0 problems`, `2 problems`;
     `plural` where adding an s is wrong (`counted(n, "batch", "batches")`)."""
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
+@contextmanager
+def command_line() -> Iterator[None]:
+    """Within it, `option` names a setting as the command line's option."""
+    token = _COMMAND_LINE.set(True)
+    try:
+        yield
+    finally:
+        _COMMAND_LINE.reset(token)
+
+
+def option(name: str, flag: str = "") -> str:
+    """How an error names a setting: the command's option (`flag`, by default `name` with
+    dashes: `--max-new-tokens`) under the command line, else the Python argument or
+    settings field `name` (`max_new_tokens`), so that each reader sees what they typed.
+
+    Messages are built in the thread that raises them; one built in a worker thread names
+    the Python argument (a thread starts with a context of its own)."""
+    if _COMMAND_LINE.get():
+        return flag or "--" + name.replace("_", "-")
+    return name

@@ -8,6 +8,12 @@ reads and checks the target first and then scores with a callback for progress):
     >>> result = score_encoders("runs/sample", ["sentence-transformers/all-MiniLM-L6-v2"])
     >>> for row in result.scores:
     ...     print(row.config, row.score, row.delta)
+    >>> frame = result.to_dataframe()  # one row per model, config, split and subset
+
+A model is a name or a model already loaded (a `SentenceTransformer`, an object
+`mteb.get_model` returns). From Python, the results folder goes under the user's cache
+unless `output` names one (`default_output`); the commands' default is
+shiftbench-results/<target> in the current folder.
 """
 
 from __future__ import annotations
@@ -17,11 +23,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from shiftbench.core.messages import option
 from shiftbench.core.records import ProbeDocument, ReportSummary, ScoreRecord
 from shiftbench.core.settings import check, chosen, ranged
 from shiftbench.errors import InputError
 
 PRECISIONS = ("float32", "float16", "bfloat16")  # the dtypes an encoder's weights load in
+# EvalResult.to_dataframe's columns, in order
+COLUMNS = (
+    "model", "config", "kind", "transform", "axis", "seed", "split", "subset", "rows",
+    "main_score_name", "main_score", "original_same_rows", "delta", "ci95_low", "ci95_high",
+)  # fmt: skip
 # how a delta's interval is read from its bootstrap draws (evaluate.resample.interval)
 INTERVALS = ("percentile", "expanded")
 EVALRANK_POSITIVES = ("quantile", "exact")  # evaluate.evalrank.POSITIVES
@@ -54,7 +66,15 @@ class EncoderSettings:
     cache_dir: Path | None = None
 
     def __post_init__(self) -> None:
+        as_paths(self)
         check(self)
+
+
+def as_paths(settings: Any) -> None:
+    """A folder given as a str (as Python callers write one) made a Path."""
+    for name in ("output", "cache_dir"):
+        if isinstance(getattr(settings, name, None), str):
+            object.__setattr__(settings, name, Path(getattr(settings, name)))
 
 
 @dataclass(frozen=True)
@@ -68,7 +88,9 @@ class EvalSettings(EncoderSettings):
         data_dir: Local copy (Hub layout) of an MTEB task's dataset.
         subsets: Subsets of a source target to score; () for all.
         splits: Splits of a source target to score; () for mteb's evaluation splits.
-        output: Results folder; None: shiftbench-results/<target name>.
+        output: Results folder; None: <cache>/results/<target name>, under
+            $SHIFTBENCH_CACHE_DIR or ~/.cache/shiftbench (the command's default is
+            shiftbench-results/<target name>).
         faithful: Score only rows certified faithful (e.g. "judge>=4", "human>=4").
         human_dirs: Human-eval batch folders for `faithful="human..."`.
         resamples: Bootstrap draws for the intervals; 0 for none, else at least 1000.
@@ -127,12 +149,13 @@ class Interval:
 
 @dataclass(frozen=True)
 class ConfigScore:
-    """One model's main score on one config and split.
+    """One model's main score on one config, split and subset.
 
     Attributes:
         model: The encoder, as named.
         config: The config ("original", "paraphrase-s1", ...).
         split: The split scored.
+        subset: The subset scored ("default" for a dataset of one).
         kind: "original", "transform" or "control".
         transform: The transform (None for the original).
         axis: The robustness axis of the transform.
@@ -148,6 +171,7 @@ class ConfigScore:
     model: str
     config: str
     split: str
+    subset: str
     kind: str
     transform: str | None
     axis: str | None
@@ -193,6 +217,38 @@ class EvalResult:
     controls: tuple[str, ...]
     summary: ReportSummary = field(repr=False, compare=False)
 
+    def to_dataframe(self) -> Any:
+        """The scores as a pandas DataFrame: one row per model, config, split and subset
+        (the rows of `scores`, in order), with the columns model, config, kind, transform,
+        axis, seed, split, subset, rows, main_score_name (e.g. "cosine_spearman"),
+        main_score (its value: `ConfigScore.score`), original_same_rows, delta, ci95_low
+        and ci95_high (NaN where a value is None)."""
+        import pandas as pd
+
+        numbers = ("main_score", "original_same_rows", "delta", "ci95_low", "ci95_high")
+        rows = [
+            {
+                "model": s.model,
+                "config": s.config,
+                "kind": s.kind,
+                "transform": s.transform,
+                "axis": s.axis,
+                "seed": s.seed,
+                "split": s.split,
+                "subset": s.subset,
+                "rows": s.rows,
+                "main_score_name": self.main_score,
+                "main_score": s.score,
+                "original_same_rows": s.original_same_rows,
+                "delta": s.delta,
+                "ci95_low": s.ci95[0] if s.ci95 else None,
+                "ci95_high": s.ci95[1] if s.ci95 else None,
+            }
+            for s in self.scores
+        ]
+        frame = pd.DataFrame(rows, columns=[*COLUMNS])
+        return frame.astype({**dict.fromkeys(numbers, float), "seed": "Int64"})
+
 
 def _interval(entry: dict[str, Any] | None) -> Interval | None:
     if not entry:
@@ -207,6 +263,7 @@ def _config_score(model: str, record: ScoreRecord) -> ConfigScore:
         model=model,
         config=record["config"],
         split=record["split"],
+        subset=record.get("subset", "default"),
         kind=record.get("kind", "original"),
         transform=record.get("transform"),
         axis=record.get("axis"),
@@ -224,7 +281,16 @@ class Evaluation:
     """A target read and checked, ready to score: every input fault has been raised by
     the time this exists, before any model loads."""
 
-    def __init__(self, target: str | Path, settings: EvalSettings | None = None) -> None:
+    def __init__(
+        self,
+        target: str | Path,
+        settings: EvalSettings | None = None,
+        *,
+        results_root: Path | None = None,
+    ) -> None:
+        """Read and check `target` (`score_encoders`' Args). `results_root` holds the
+        results folder when `settings.output` is None (`<results_root>/<target name>`);
+        None: <cache>/results (the command passes shiftbench-results)."""
         from shiftbench.core.data.runfolder import is_run_folder, read_meta
         from shiftbench.core.data.sources import resolve_source
         from shiftbench.core.protocols import ORIGINAL_IN_PLACE, scoring_protocol, with_scoring
@@ -236,7 +302,8 @@ class Evaluation:
         s = self.settings = settings or EvalSettings()
         if s.resamples < 0 or 0 < s.resamples < 1000:
             raise InputError(
-                f"--resamples must be 0 (no intervals) or at least 1000, not {s.resamples}"
+                f"{option('resamples')} must be 0 (no intervals) or at least 1000, not "
+                f"{s.resamples}"
             )
         self.target = str(target)
 
@@ -264,7 +331,7 @@ class Evaluation:
         self.controls = tuple(
             c.name for c in self.collection.configs if c.meta["kind"] == "control"
         )
-        self.folder = s.output or default_output(self.collection.label)
+        self.folder = s.output or default_output(self.collection.label, results_root)
         check_addable(self.folder, self._document([]), self._interval())
 
     def _document(self, per_model: list[tuple[Any, list[ScoreRecord]]]) -> Any:
@@ -277,12 +344,15 @@ class Evaluation:
         """How this run's intervals are made; None when it makes none."""
         return self.settings.interval if self.settings.resamples else None
 
-    def _precision(self, model: str) -> str:
+    def _precision(self, model: str | Any) -> str | None:
         """The dtype a model's weights load in when --precision names none: the scoring
         protocol's for a model loaded here (an endpoint or an mteb registry model loads as
-        it is served or registered, in float32 here)."""
+        it is served or registered, in float32 here); a model object is scored as it is
+        loaded (None, unless a precision is named)."""
         from shiftbench.core.models.encoders import loads_here
 
+        if not isinstance(model, str):
+            return self.settings.precision
         return str(self.scoring["precision"]) if loads_here(model) else "float32"
 
     def _certified(self) -> Any:
@@ -293,20 +363,24 @@ class Evaluation:
         s = self.settings
         if s.faithful is None:
             if s.human_dirs:
-                raise InputError("--human-eval goes with --faithful human")
+                raise InputError(
+                    f"{option('human_dirs', '--human-eval')} goes with {option('faithful')} human"
+                )
             return None
         criterion = parse_faithful(s.faithful)
         if not is_run_folder(Path(self.target)):
-            raise InputError(f"--faithful needs a run folder; {self.target} is not one")
+            raise InputError(f"{option('faithful')} needs a run folder; {self.target} is not one")
         if s.human_dirs and not criterion.human:
-            raise InputError("--human-eval goes with --faithful human")
+            raise InputError(
+                f"{option('human_dirs', '--human-eval')} goes with {option('faithful')} human"
+            )
         fields = list(self.collection.source["text_fields"])
         rows = certified(Path(self.target), criterion, fields, tuple(s.human_dirs))
         return CertifiedRows(criterion.text, rows)
 
     def score(
         self,
-        models: Sequence[str],
+        models: Sequence[str | Any],
         on_model: Callable[[str, list[ScoreRecord]], None] | None = None,
     ) -> EvalResult:
         """Score every model and add each to the results folder as soon as it is scored
@@ -327,10 +401,11 @@ class Evaluation:
                 name,
                 cache_dir=s.cache_dir,
                 progress=not s.quiet,
-                **encoder_options(s, self._precision(name)),
+                **{**encoder_options(s), "precision": self._precision(name)},
             )
-            for name in dict.fromkeys(models)
+            for name in _unique(models)
         ]
+        _named_once(encoders)
         folder = self.folder
         check_addable(
             folder, self._document([(encoder, []) for encoder in encoders]), self._interval()
@@ -370,21 +445,52 @@ class Evaluation:
         return EvalResult(folder, main, scores, summaries, self.controls, summary)
 
 
+def _unique(models: Sequence[str | Any]) -> list[str | Any]:
+    """The models in order, each once (a name by its text, an object by its identity)."""
+    seen: dict[Any, str | Any] = {}
+    for model in models:
+        seen.setdefault(model if isinstance(model, str) else id(model), model)
+    return list(seen.values())
+
+
+def _named_once(encoders: Sequence[Any]) -> None:
+    """Refuse two models shown by one name (a name and an object loaded from it): their
+    results would be filed under the same name."""
+    names = [e.spec for e in encoders]
+    twice = next((n for n in names if names.count(n) > 1), None)
+    if twice is not None:
+        raise InputError(f"two of the models given are named {twice}; score them one at a time")
+
+
 def score_encoders(
     target: str | Path,
-    models: Sequence[str],
+    models: Sequence[str | Any],
     settings: EvalSettings | None = None,
 ) -> EvalResult:
     """Score encoders on a target and write the results folder.
 
+    The results folder is `settings.output`, or `<cache>/results/<target name>` when that
+    is None (the cache: $SHIFTBENCH_CACHE_DIR, else ~/.cache/shiftbench); nothing is
+    written into the current folder unless `output` says so. A folder that holds results
+    of the same target adds these models to them.
+
+    A model given as an object is scored as it is loaded (its device and dtype); it is
+    named by the Hub id or folder it was loaded from (a SentenceTransformer) or mteb's
+    name (`mteb:NAME`), and recorded with a hash of its weights as its revision (an mteb
+    object: the revision its metadata names). Its vectors are cached (with
+    `cache_dir`) under that hash, never shared with another object's.
+
     Args:
         target: A run folder (the original and every variant), a published release
             ORG/NAME@vX.Y.Z, or a source (MTEB task name, local folder, "sample").
-        models: Sentence-transformers models: Hub ids or local folders.
+        models: Sentence-transformers models: Hub ids or local folders, `mteb:NAME`,
+            `openai:NAME@URL`, or models already loaded (`SentenceTransformer` objects,
+            objects `mteb.get_model` returns).
         settings: How; `EvalSettings()` for the defaults.
 
     Returns:
-        The scores, per-axis summaries and the results folder.
+        The scores (`to_dataframe()` for a DataFrame), per-axis summaries and the results
+        folder.
 
     Raises:
         InputError: Bad input; nothing written, no model loaded.
@@ -410,7 +516,9 @@ class ProbeRunSettings(EncoderSettings):
         negation_pairs: A file of human-written pairs (JSON Lines, CSV or TSV with the
             fields `negated` and `affirmative`) to score criterion 4 on, as ALIGN-SIM
             scores it on AFIN; None: none.
-        output: Results folder; None: shiftbench-results/<targets>-probes.
+        output: Results folder; None: <cache>/results/<targets>-probes, under
+            $SHIFTBENCH_CACHE_DIR or ~/.cache/shiftbench (the command's default is
+            shiftbench-results/<targets>-probes).
         plots: Draw one histogram per similarity measure.
         quiet: No progress bars.
     """
@@ -435,12 +543,20 @@ class ProbeResult:
 
 
 def probe_encoders(
-    targets: Sequence[str | Path], models: Sequence[str], settings: ProbeRunSettings | None = None
+    targets: Sequence[str | Path],
+    models: Sequence[str | Any],
+    settings: ProbeRunSettings | None = None,
+    *,
+    results_root: Path | None = None,
 ) -> ProbeResult:
     """Task-free alignment probes (after ALIGN-SIM) of encoders on run folders or releases
     that hold control configs; several targets are several datasets of one probe run.
 
-    Writes probes.json, probes.md, probe-rows.jsonl and the plots into the results folder.
+    Writes probes.json, probes.md, probe-rows.jsonl and the plots into the results folder:
+    `settings.output`, or `<results_root>/<targets>-probes` when that is None
+    (`results_root` None: <cache>/results under $SHIFTBENCH_CACHE_DIR or
+    ~/.cache/shiftbench; the command passes shiftbench-results). `models` are taken as
+    `score_encoders` takes them: names or loaded model objects.
 
     Raises:
         InputError: A target that is neither a run folder nor a release, or one without
@@ -460,6 +576,7 @@ def probe_encoders(
         summarise_measures,
         write_probe_outputs,
     )
+    from shiftbench.evaluate.results import default_output
     from shiftbench.evaluate.run import collect_generated
 
     s = settings or ProbeRunSettings()
@@ -467,7 +584,7 @@ def probe_encoders(
         raise InputError("name at least one model to probe")
     if s.random_pairs not in RANDOM_PAIRS:
         raise InputError(
-            f"--random-pairs is one of {', '.join(RANDOM_PAIRS)}, not {s.random_pairs!r}"
+            f"{option('random_pairs')} is one of {', '.join(RANDOM_PAIRS)}, not {s.random_pairs!r}"
         )
     probe = ProbeSettings(
         parse_epsilons(s.epsilons), s.seed, s.paraphrases, s.min_score, s.random_pairs
@@ -475,12 +592,17 @@ def probe_encoders(
     collections = [collect_generated(str(target)) for target in targets]
     datasets = gather_datasets(collections, probe)
     human = read_negation_pairs(Path(s.negation_pairs)) if s.negation_pairs else None
+    own_dtype = {"precision": s.precision}  # a model object keeps its dtype unless one is named
     encoders = [
-        Encoder(name, cache_dir=s.cache_dir, progress=not s.quiet, **encoder_options(s))
-        for name in dict.fromkeys(models)
+        Encoder(
+            name, cache_dir=s.cache_dir, progress=not s.quiet,
+            **{**encoder_options(s), **({} if isinstance(name, str) else own_dtype)},
+        )
+        for name in _unique(models)
     ]  # fmt: skip
+    _named_once(encoders)
     label = "+".join(d.label for d in datasets)
-    folder = s.output or Path("shiftbench-results") / f"{label}-probes"
+    folder = s.output or default_output(f"{label}-probes", results_root)
     values = [
         (enc, {m: {d.label: score(enc, d.anchors, m) for d in datasets} for m in MEASURES})
         for enc in encoders

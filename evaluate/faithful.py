@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from shiftbench.core.data.runfolder import read_jsonl, read_validation
+from shiftbench.core.messages import option
 from shiftbench.core.ratings import read_batch, read_ratings, screen
 from shiftbench.errors import InputError
 
@@ -72,18 +73,20 @@ def parse_faithful(text: str) -> Faithful:
     found = CRITERION.match(text)
     usage = "use NAME>=VALUE (judge, quality, paraplue or a measure key) or human[>=VALUE]"
     if not found:
-        raise InputError(f"--faithful {text!r}: {usage}")
+        raise InputError(f"{option('faithful')} {text!r}: {usage}")
     name, op, value = found["name"], found["op"], found["value"]
     if name == "human" and op not in (None, ">="):
-        raise InputError(f"--faithful {text!r}: human takes >= only (human or human>=VALUE)")
+        raise InputError(
+            f"{option('faithful')} {text!r}: human takes >= only (human or human>=VALUE)"
+        )
     if op is None:
         if name != "human":
-            raise InputError(f"--faithful {text!r}: {usage}")
+            raise InputError(f"{option('faithful')} {text!r}: {usage}")
         return Faithful(text, name, ">=", HUMAN_THRESHOLD)
     try:
         threshold = float(value)
     except ValueError:
-        raise InputError(f"--faithful {text!r}: {value!r} is not a number") from None
+        raise InputError(f"{option('faithful')} {text!r}: {value!r} is not a number") from None
     return Faithful(text, name, op, threshold)
 
 
@@ -113,7 +116,7 @@ def _measure_values(
     report = read_validation(folder)
     if report is None:
         raise InputError(
-            f"--faithful {criterion.text}: {folder} has not been validated "
+            f"{option('faithful')} {criterion.text}: {folder} has not been validated "
             "(run 'shiftbench validate' with --judge or --paraplue first)"
         )
     configs = report.get("configs", {})
@@ -129,7 +132,7 @@ def _measure_values(
     if not keys:
         known = sorted({k for c in configs.values() for k in (c.get("measures") or {})})
         raise InputError(
-            f"--faithful {criterion.text}: {folder}'s validation has no such measure "
+            f"{option('faithful')} {criterion.text}: {folder}'s validation has no such measure "
             f"(it has: {', '.join(known) or 'none'})"
         )
     out: dict[str, dict[RowKey, dict[str, float | None]]] = {}
@@ -162,7 +165,8 @@ def _human_values(
         human_dirs = [sibling] if (sibling / "batch.json").is_file() else []
     if not human_dirs:
         raise InputError(
-            f"--faithful {criterion.text}: name the human-eval batch folder(s) with --human-eval"
+            f"{option('faithful')} {criterion.text}: name the human-eval batch folder(s) with "
+            f"{option('human_dirs', '--human-eval')}"
         )
     # (config, split, row_id, field) -> criterion -> ratings of kept raters
     ratings: dict[tuple[str, str, Any, str], dict[str, list[float]]] = defaultdict(
@@ -172,11 +176,15 @@ def _human_values(
         description, table = read_batch(batch)
         if Path(description["run"]).resolve() != folder.resolve():
             raise InputError(
-                f"--human-eval {batch} rates {description['run']}, not {folder.resolve()}"
+                f"{option('human_dirs', '--human-eval')} {batch} rates {description['run']}, "
+                f"not {folder.resolve()}"
             )
         given = read_ratings(batch)
         if not given:
-            raise InputError(f"--human-eval {batch} holds no ratings; run 'human-eval import'")
+            raise InputError(
+                f"{option('human_dirs', '--human-eval')} {batch} holds no ratings; run "
+                "'human-eval import'"
+            )
         kept = {r for r, e in screen(table, given).items() if e["kept"]}
         items = {r["item_id"]: r for r in table if not r["is_control"]}
         for r in given:

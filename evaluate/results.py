@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 from shiftbench import __version__
 from shiftbench.core.data.resultsfolder import RESULTS_FILE, read_results
 from shiftbench.core.data.runfolder import writing
-from shiftbench.core.messages import report
+from shiftbench.core.messages import option, report
 from shiftbench.core.models.encoders import Encoder
 from shiftbench.core.records import (
     ModelResults,
@@ -76,8 +76,17 @@ def model_folder_name(model: str) -> str:
     return name if name and not name.startswith(".") else f"_{name}"
 
 
-def default_output(label: str) -> Path:
-    return Path("shiftbench-results") / label
+COMMAND_RESULTS = Path("shiftbench-results")  # the commands' results folders, in the current one
+
+
+def default_output(label: str, root: Path | None = None) -> Path:
+    """A target's results folder when none is named: `<root>/<label>`, where `root` is
+    None for the Python API's default, `<cache>/results` under $SHIFTBENCH_CACHE_DIR or
+    ~/.cache/shiftbench (nothing written into the current folder unasked); the commands
+    pass `COMMAND_RESULTS`."""
+    from shiftbench.llm.cache import default_cache_dir
+
+    return (root if root is not None else default_cache_dir() / "results") / label
 
 
 def write_json(path: Path, document: Any) -> None:
@@ -314,7 +323,7 @@ def check_addable(
     if what is not None:
         raise InputError(
             f"results folder {folder} holds results {what}; one results folder holds one "
-            "source scored one way: choose another --output"
+            f"source scored one way: choose another {option('output')}"
         )
     revisions = {str(e["model"]["id"]): e["model"].get("revision") for e in held["models"]}
     for entry in document["models"]:
@@ -322,7 +331,7 @@ def check_addable(
         if name in revisions and revisions[name] != revision:
             raise InputError(
                 f"results folder {folder} holds {name} at revision {revisions[name]}, and "
-                f"this run loads revision {revision}: choose another --output"
+                f"this run loads revision {revision}: choose another {option('output')}"
             )
     made = {
         r.get("interval", "percentile")
@@ -330,9 +339,9 @@ def check_addable(
     }  # fmt: skip
     if interval is not None and made and interval not in made:
         raise InputError(
-            f"results folder {folder} holds intervals made with --interval "
+            f"results folder {folder} holds intervals made with {option('interval')} "
             f"{', '.join(sorted(made))}, and this run's are {interval}: choose another "
-            "--output, or evaluate with that --interval"
+            f"{option('output')}, or evaluate with that {option('interval')}"
         )
     return held
 

@@ -4,11 +4,15 @@
 spec runner and the Ray runner all call it. The settings' defaults are the command's: the
 CLI reads them from `GenSettings` itself.
 
-    >>> from shiftbench import GenSettings, generate, load_source
-    >>> source = load_source("sample")
-    >>> result = generate(source, GenSettings(transforms=("paraphrase",), seeds=(1, 2)))
+    >>> from shiftbench import GenSettings, generate
+    >>> result = generate("sample", GenSettings(transforms=("paraphrase",), seeds=(1, 2)))
     >>> result.configs
     ('original', 'paraphrase-s1', 'paraphrase-s2')
+    >>> generate("sample", GenSettings(transforms=("paraphrase",), seeds=(1, 2))).kept
+    ('original', 'paraphrase-s1', 'paraphrase-s2')
+
+From Python, the run folder goes under the user's cache unless `output` names one
+(`default_run_folder`); the command's default is runs/<source> in the current folder.
 """
 
 from __future__ import annotations
@@ -21,7 +25,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from shiftbench.core.data.parts import check_rewrite, parse_rewrite, with_parts
-from shiftbench.core.data.runfolder import writing
+from shiftbench.core.data.runfolder import config_name, writing
+from shiftbench.core.messages import option, report
 from shiftbench.core.protocols import apply_protocol, get_protocol
 from shiftbench.core.settings import check, ranged
 from shiftbench.core.text.languages import parse_pool
@@ -85,7 +90,9 @@ class GenSettings:
         batch_size: Prompts per forward pass (embedded backend).
         limit: Use only the first N rows of each split (a label at a time in turn for
             Classification and Clustering).
-        output: Run folder to write or add to; None: runs/<source name>.
+        output: Run folder to write or add to; None: `default_run_folder(source name)`,
+            <cache>/runs/<source name> under $SHIFTBENCH_CACHE_DIR or ~/.cache/shiftbench
+            (the command's default is runs/<source name>).
         cache_dir: Where finished rows are cached; None: $SHIFTBENCH_CACHE_DIR or
             ~/.cache/shiftbench.
         no_cache: Keep finished rows in memory only.
@@ -129,7 +136,17 @@ class GenSettings:
     quiet: bool = False
 
     def __post_init__(self) -> None:
+        for name in ("output", "cache_dir"):  # a folder given as a str, as callers write one
+            if isinstance(getattr(self, name), str):
+                object.__setattr__(self, name, Path(getattr(self, name)))
         check(self)
+
+
+def default_run_folder(name: str) -> Path:
+    """Where `generate` writes a source's run folder when `output` is None: under the
+    user's cache ($SHIFTBENCH_CACHE_DIR, else ~/.cache/shiftbench), never into the current
+    folder: `<cache>/runs/<source name>`."""
+    return default_cache_dir() / "runs" / name
 
 
 def defaults() -> dict[str, Any]:
@@ -150,12 +167,15 @@ class GenResult:
         failed_rows: Rewritten rows that failed the checks (a kept identical
             back-translation and a control's not-applicable rows are no failures).
         checked_rows: Rewritten rows the checks saw.
+        kept: The configs asked for that the folder held already, complete and made with
+            the same settings, and that were left as they are (all of them: nothing to do).
     """
 
     folder: Path
     configs: tuple[str, ...]
     failed_rows: int
     checked_rows: int
+    kept: tuple[str, ...] = ()
 
     @property
     def failure_rate(self) -> float:
@@ -193,12 +213,15 @@ def _prepare(source: Source, settings: GenSettings) -> _Prepared:
     s = settings
     backend_target(s.backend)  # an unknown backend is refused even when no call is made
     if s.engine_args and s.backend != "vllm":
-        raise InputError("--engine-arg applies to the vllm backend only")
+        raise InputError(
+            f"{option('engine_args', '--engine-arg')} applies to the vllm backend only"
+        )
     served = s.backend in ("ollama", "vllm")
     if served and s.max_new_tokens is not None and s.max_new_tokens >= s.num_ctx:
         raise InputError(
-            f"--max-new-tokens {s.max_new_tokens} leaves no room for the prompt in the "
-            f"{s.backend} backend's context of {s.num_ctx} tokens; raise --num-ctx"
+            f"{option('max_new_tokens')} {s.max_new_tokens} leaves no room for the prompt in "
+            f"the {s.backend} backend's context of {s.num_ctx} tokens; raise "
+            f"{option('num_ctx')}"
         )
     pool = parse_pool(s.languages)
     given = {k: getattr(s, k) for k in PROTOCOL_OPTIONS if getattr(s, k) is not None}
@@ -253,15 +276,15 @@ def _prepare(source: Source, settings: GenSettings) -> _Prepared:
         engine_args=dict(s.engine_args),
         cache_dir=s.cache_dir,
     )
-    target = s.output or Path("runs") / source.name
+    target = s.output or default_run_folder(source.name)
     local = source.data_dir or (
         Path(source.dataset_path) if Path(source.dataset_path).is_dir() else None
     )
     if local is not None and target.resolve().is_relative_to(Path(local).resolve()):
         raise InputError(
             f"output {target} is inside the source folder {local}; a run folder there would "
-            "become part of the source (and change its fingerprint): choose an --output "
-            "outside it"
+            f"become part of the source (and change its fingerprint): choose an "
+            f"{option('output')} outside it"
         )
     return _Prepared(
         variants,
@@ -273,26 +296,34 @@ def _prepare(source: Source, settings: GenSettings) -> _Prepared:
     )
 
 
+def _source(source: Source | str | Path) -> Source:
+    """A Source as given, or the one `load_source` reads from a name or path."""
+    from shiftbench.core.data.sources import Source, load_source
+
+    return source if isinstance(source, Source) else load_source(str(source))
+
+
 def _needs_generator(variants: list[Any]) -> bool:
 
     return not all(isinstance(v, RuleVariant) for v in variants)
 
 
-def plan_generation(source: Source, settings: GenSettings | None = None) -> GenPlan:
+def plan_generation(source: Source | str | Path, settings: GenSettings | None = None) -> GenPlan:
     """What `generate` would do, checked as it checks, with no model loaded and nothing
     written: per config the unique texts, the calls of their first attempt, and how many
-    the cache answers or another config shares."""
+    the cache answers or another config shares. `source` is taken as `generate` takes it."""
 
     settings = settings or GenSettings()
-    ready = _prepare(source, settings)
-    source = with_parts(source, ready.parts)  # a part may add text fields (references)
+    given = _source(source)
+    ready = _prepare(given, settings)
+    resolved = with_parts(given, ready.parts)  # a part may add text fields (references)
     engine = None
     if _needs_generator(ready.variants):
         engine = get_backend(settings.backend, settings.model, **ready.backend_settings)
     cache = GenerationCache.read_only(ready.cache_dir)
     try:
         return plan_gen(
-            source, ready.variants, engine, ready.target, cache=cache, limit=settings.limit,
+            resolved, ready.variants, engine, ready.target, cache=cache, limit=settings.limit,
             shard=settings.shard, overwrite=settings.overwrite, rewrite=ready.parts,
         )  # fmt: skip
     finally:
@@ -300,7 +331,7 @@ def plan_generation(source: Source, settings: GenSettings | None = None) -> GenP
 
 
 def generate(
-    source: Source,
+    source: Source | str | Path,
     settings: GenSettings | None = None,
     *,
     engines: MutableMapping[str, Backend] | None = None,
@@ -311,8 +342,16 @@ def generate(
     (an InputError) writes nothing. Finished rows are cached as they come, so a run that
     fails or is interrupted resumes where it stopped.
 
+    The run folder is `settings.output`, or `default_run_folder(source name)` under the
+    user's cache ($SHIFTBENCH_CACHE_DIR, else ~/.cache/shiftbench) when that is None;
+    nothing is written into the current folder unless `output` says so. A config the
+    folder holds already (same settings) is kept as it is: the result names it in `kept`,
+    and a call that finds every config there logs one REPORT line saying so.
+
     Args:
-        source: What to rewrite, from `load_source`.
+        source: What to rewrite: a Source from `load_source`, or a name or path that
+            `load_source` reads as it is (an MTEB task name, "sample"; a local folder
+            needs its task type: `load_source(folder, task_type=...)`).
         settings: How; `GenSettings()` for the defaults.
         engines: Loaded generators to reuse, keyed by their settings; a caller running
             several sources with one generator passes the same mapping each time.
@@ -327,20 +366,21 @@ def generate(
     """
 
     settings = settings or GenSettings()
-    ready = _prepare(source, settings)
-    source = with_parts(source, ready.parts)  # a part may add text fields (references)
+    given = _source(source)
+    ready = _prepare(given, settings)
+    resolved = with_parts(given, ready.parts)  # a part may add text fields (references)
     key = json.dumps(
         [settings.backend, settings.model, {k: str(v) for k, v in ready.backend_settings.items()}]
     )
     engine = engines.get(key) if engines is not None else None
     log.info(
         "gen %s: %d variant(s) (%s), rewriting %s, into %s",
-        source.name, len(ready.variants), ", ".join(v.base_name for v in ready.variants),
+        resolved.name, len(ready.variants), ", ".join(v.base_name for v in ready.variants),
         ", ".join(ready.parts) or "the evaluated texts", ready.target,
     )  # fmt: skip
     # One writer per run folder, from its checks to its last write (runfolder.writing).
     with writing(ready.target):
-        return _generate_held(source, settings, ready, engine, engines, key)
+        return _generate_held(resolved, settings, ready, engine, engines, key)
 
 
 def _generate_held(
@@ -386,12 +426,22 @@ def _generate_held(
     failed, total = failure_share(written)
     if total:
         log.info("gen %s: %d of %d checked rows failed the checks", source.name, failed, total)
-    result = GenResult(ready.target, tuple(c.name for c in written), failed, total)
+    made = tuple(c.name for c in written)
+    asked = [
+        config_name(name, subset, source.multi_subset)
+        for subset in source.subsets
+        for name in ("original", *(v.base_name for v in ready.variants))
+    ]
+    kept = tuple(name for name in dict.fromkeys(asked) if name not in made)
+    result = GenResult(ready.target, made, failed, total, kept)
+    if not made:
+        # a second identical call: say so (the command prints this line from the log)
+        report(log, result.summary())
     if total and failed / total > settings.max_failure_rate:
         raise TooManyFailures(
             f"{failed} of {total} rows ({failed / total:.0%}) failed the checks, more than "
-            f"--max-failure-rate {settings.max_failure_rate:g}; they are in {ready.target} "
-            "with their reasons",
+            f"{option('max_failure_rate')} {settings.max_failure_rate:g}; they are in "
+            f"{ready.target} with their reasons",
             result,
         )
     return result

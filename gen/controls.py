@@ -21,6 +21,7 @@ from importlib.metadata import version
 from typing import Any
 
 from shiftbench.core.data.runfolder import OK
+from shiftbench.core.messages import option
 from shiftbench.core.text.transforms import Transform
 from shiftbench.errors import InputError
 from shiftbench.gen.rewrite import EMPTY_INPUT, NOT_APPLICABLE, RowResult
@@ -75,7 +76,7 @@ def parse_parts_of_speech(text: str) -> tuple[str, ...]:
     unknown = [n for n in names if n not in PARTS_OF_SPEECH]
     if unknown or not names:
         raise InputError(
-            f"--control-pos takes parts of speech from {', '.join(PARTS_OF_SPEECH)}, "
+            f"{option('control_pos')} takes parts of speech from {', '.join(PARTS_OF_SPEECH)}, "
             f"not {unknown[0] if unknown else 'nothing'!r}"
         )
     return tuple(dict.fromkeys(names))

@@ -35,6 +35,7 @@ from shiftbench.core.data.sources import (
     Source,
     source_meta,
 )
+from shiftbench.core.messages import option
 from shiftbench.core.protocols import check_protocol
 from shiftbench.core.records import RunExtras, RunMeta, SourceRecord
 from shiftbench.core.text.languages import Language, draw
@@ -90,7 +91,10 @@ def check_gen(
         )
     rewrite = check_rewrite(source.task_type, rewrite)
     if shard is not None and CORPUS in rewrite:
-        raise InputError("--shard cannot split a rewritten corpus; run --rewrite corpus unsharded")
+        raise InputError(
+            f"{option('shard')} cannot split a rewritten corpus; run {option('rewrite')} "
+            "corpus unsharded"
+        )
     parts = rewritten_splits(source, rewrite)
     loaded = {subset: _rewritable(source, subset, rewrite) for subset in source.subsets}
     source = with_detected(source, loaded)  # before sharding, so every shard finds the same
@@ -305,7 +309,7 @@ def _check_languages(
     if missing and needs_source_language(transform):
         raise InputError(
             f"{transform.name} needs the source language of "
-            f"{source.name}[{missing[0]}]; name it with --source-language"
+            f"{source.name}[{missing[0]}]; name it with {option('source_language')}"
         )
     if transform.draw not in (PER_DATASET, PER_TEXT):
         return
@@ -362,7 +366,7 @@ def _configs_to_make(
                     continue
                 raise InputError(
                     f"config {name!r} already exists in {output} with other settings; pass "
-                    "--overwrite to replace it"
+                    f"{option('overwrite')} to replace it"
                 )
             todo.append((subset, variant))
     return todo
@@ -416,8 +420,8 @@ def _check_rewrite_matches(output: Path, meta: RunMeta | None, rewrite: tuple[st
     held = tuple(meta.get("rewrite", DEFAULT)) if meta is not None else rewrite
     if held != rewrite:
         raise InputError(
-            f"output {output} was made with --rewrite {','.join(held)}, not "
-            f"{','.join(rewrite)}; choose another --output"
+            f"output {output} was made with {option('rewrite')} {','.join(held)}, not "
+            f"{','.join(rewrite)}; choose another {option('output')}"
         )
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from shiftbench.core.messages import option
 from shiftbench.errors import InputError
 
 WORDNET_ENV = "SHIFTBENCH_WORDNET_DIR"
@@ -98,8 +99,8 @@ def _open(folder: str | None) -> WordNet:
             return _fingerprint(_folder_reader(Path(system)), system)
     raise InputError(
         "WordNet is not installed: run python -m nltk.downloader wordnet, or point "
-        f"--wordnet-dir (or ${WORDNET_ENV}) at a WordNet 3.0 dict folder such as Debian's "
-        "/usr/share/wordnet (apt install wordnet-base)"
+        f"{option('wordnet_dir')} (or ${WORDNET_ENV}) at a WordNet 3.0 dict folder such as "
+        "Debian's /usr/share/wordnet (apt install wordnet-base)"
     )
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from shiftbench.core.data.runfolder import unwritable
+from shiftbench.core.messages import option
 from shiftbench.errors import InputError, database_faults, lock_wait
 from shiftbench.llm.backends.base import Generation
 
@@ -52,8 +53,9 @@ class GenerationCache:
         problem = unwritable(directory)
         if problem:
             raise InputError(
-                f"the cache folder {directory}: {problem}; give --cache-dir a folder that can "
-                "be written (or set SHIFTBENCH_CACHE_DIR), or pass --no-cache"
+                f"the cache folder {directory}: {problem}; give {option('cache_dir')} a folder "
+                f"that can be written (or set SHIFTBENCH_CACHE_DIR), or pass "
+                f"{option('no_cache')}"
             )
         directory.mkdir(parents=True, exist_ok=True)
         self.path = directory / "generations.sqlite"

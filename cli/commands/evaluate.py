@@ -163,6 +163,7 @@ def evaluate(
     from shiftbench.core.tables import plain_table
     from shiftbench.evaluate.api import EvalSettings, Evaluation
     from shiftbench.evaluate.report import axis_rows
+    from shiftbench.evaluate.results import COMMAND_RESULTS
     from shiftbench.evaluate.run import format_table
 
     settings = EvalSettings(
@@ -187,7 +188,7 @@ def evaluate(
         plots=plots,
         quiet=quiet,
     )
-    evaluation = Evaluation(target, settings)
+    evaluation = Evaluation(target, settings, results_root=COMMAND_RESULTS)
     controls = evaluation.controls
     if controls:
         more = ", ..." if len(controls) > 3 else ""
@@ -318,6 +319,7 @@ def probe(
     """
     from shiftbench.evaluate.api import ProbeRunSettings, probe_encoders
     from shiftbench.evaluate.probes import plain
+    from shiftbench.evaluate.results import COMMAND_RESULTS
 
     settings = ProbeRunSettings(
         epsilons=epsilons, paraphrases=paraphrases, min_score=min_score, seed=seed,
@@ -327,7 +329,7 @@ def probe(
         output=output, plots=plots, quiet=quiet,
         **encoder_fields(trust_remote_code, model_kwargs, encode_kwargs, prompts),
     )  # fmt: skip
-    result = probe_encoders(targets, models, settings)
+    result = probe_encoders(targets, models, settings, results_root=COMMAND_RESULTS)
     folder, document = result.folder, result.document
     click.echo(plain(document))
     click.echo("")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -350,6 +351,8 @@ def gen(
         splits=splits,
         source_language=source_language,
     )
+    if output is None:  # the command's default; the Python API's is under the cache
+        settings = replace(settings, output=Path("runs") / resolved.name)
     if dry_run:
         click.echo(format_plan(plan_generation(resolved, settings)))
         return
@@ -358,7 +361,8 @@ def gen(
     except TooManyFailures as exc:
         click.echo(exc.result.summary())
         raise
-    click.echo(result.summary())
+    if result.configs:  # a call that made nothing logs its line itself (a REPORT line)
+        click.echo(result.summary())
 
 
 def parse_seeds(values: tuple[str, ...]) -> list[int]:

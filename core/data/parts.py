@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from shiftbench.core.data.sources import RANKING_TABLES, RANKING_TYPES
+from shiftbench.core.messages import option
 from shiftbench.errors import InputError
 
 QUERIES, CORPUS, TRAIN, REFERENCES = "queries", "corpus", "train", "references"
@@ -67,17 +68,19 @@ def check_rewrite(task_type: str, asked: tuple[str, ...]) -> tuple[str, ...]:
     """The parts asked for, in canonical order, or InputError saying why not."""
     unknown = [p for p in asked if p not in PARTS]
     if unknown:
-        raise InputError(f"unknown --rewrite part {unknown[0]!r}; choose from {', '.join(PARTS)}")
+        raise InputError(
+            f"unknown {option('rewrite')} part {unknown[0]!r}; choose from {', '.join(PARTS)}"
+        )
     has = parts_of(task_type)
     lacking = [p for p in asked if p not in has]
     if lacking:
         raise InputError(
-            f"--rewrite {lacking[0]}: {task_type} tasks have no {lacking[0]} to rewrite; "
+            f"{option('rewrite')} {lacking[0]}: {task_type} tasks have no {lacking[0]} to rewrite; "
             f"their parts: {', '.join(has)}"
         )
     if QUERIES not in asked:
         raise InputError(
-            f"--rewrite {','.join(asked)} leaves out queries, the scored texts; "
+            f"{option('rewrite')} {','.join(asked)} leaves out queries, the scored texts; "
             f"name them too (queries,{','.join(asked)})"
         )
     return tuple(p for p in PARTS if p in asked)

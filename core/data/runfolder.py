@@ -29,7 +29,7 @@ from shiftbench.core.data.names import RULE, check_name, inside, is_safe_name
 from shiftbench.core.data.parts import context_name
 from shiftbench.core.data.runcard import META_FILE, render_card
 from shiftbench.core.data.sources import LISTED_TYPES
-from shiftbench.core.messages import report
+from shiftbench.core.messages import option, report
 from shiftbench.core.records import (
     ConfigRecord,
     RunExtras,
@@ -493,13 +493,13 @@ def writing(path: Path, *, wait: float | None = None) -> Iterator[None]:
             if deadline is None:
                 raise InputError(
                     f"output {path} is being written by another shiftbench process (pid "
-                    f"{holder}); wait for it to finish, or choose another --output"
+                    f"{holder}); wait for it to finish, or choose another {option('output')}"
                 ) from None
             if time.monotonic() >= deadline:
                 raise RuntimeFault(
                     f"output {path} stayed locked by another shiftbench process (pid "
                     f"{holder}) for {wait or 0:g} s; wait for it to finish, or choose another "
-                    "--output"
+                    f"{option('output')}"
                 ) from None
             if not told:  # said once, so that a pause has its reason on screen
                 report(
@@ -596,18 +596,18 @@ def check_target(
     if not is_run_folder(path):
         raise InputError(
             f"output {path} is a non-empty folder that is not a shiftbench run "
-            "folder; choose another --output"
+            f"folder; choose another {option('output')}"
         )
     meta = read_meta(path)
     if _matched(meta.get("source")) != _matched(source_meta):
         held = meta.get("source", {}).get("name", "another source")
         raise InputError(
             f"output {path} holds a run of {held} with other source settings; "
-            "choose another --output"
+            f"choose another {option('output')}"
         )
     if meta.get("shard") != shard:
         raise InputError(
-            f"output {path} holds another shard of this source; choose another --output"
+            f"output {path} holds another shard of this source; choose another {option('output')}"
         )
     return meta
 

@@ -22,7 +22,7 @@ from shiftbench.core.data.hubfolder import (
 )
 from shiftbench.core.data.mteb_tasks import get_task, load_from_hub, task_protocol
 from shiftbench.core.data.source_languages import OPTION, declared_languages
-from shiftbench.core.messages import counted
+from shiftbench.core.messages import counted, option
 from shiftbench.core.records import SourceRecord
 from shiftbench.core.text.languages import get_language
 from shiftbench.errors import InputError
@@ -208,11 +208,13 @@ def resolve_source(
     elif os.path.isdir(spec):
         if task_type is None:
             raise InputError(
-                f"{spec} is a local folder: name its task type with --task-type "
+                f"{spec} is a local folder: name its task type with {option('task_type')} "
                 f"({', '.join(TASK_SCHEMAS)})"
             )
         if data_dir is not None:
-            raise InputError("--data-dir goes with an MTEB task name, not a local folder")
+            raise InputError(
+                f"{option('data_dir')} goes with an MTEB task name, not a local folder"
+            )
         source = _local_source(Path(spec), task_type, name=Path(spec).resolve().name)
     else:
         source = _mteb_source(spec, task_type, Path(data_dir) if data_dir else None)
@@ -284,7 +286,8 @@ def with_language(source: Source, language: Any) -> Source:
     langs = language if isinstance(language, list | tuple) else [language]
     if len(langs) not in {1, len(source.text_fields)}:
         raise InputError(
-            f"--source-language names {counted(len(langs), 'language')}; give one, or one per text "
+            f"{option('source_language')} names {counted(len(langs), 'language')}; give one, "
+            "or one per text "
             f"field ({', '.join(source.text_fields)})"
         )
     tags = [lang.iso3 for lang in langs]
@@ -354,7 +357,7 @@ def _mteb_source(name: str, task_type: str | None, data_dir: Path | None) -> Sou
     subsets = tuple(meta.hf_subsets)
     if data_dir is not None:
         if not data_dir.is_dir():
-            raise InputError(f"--data-dir {data_dir} is not a folder")
+            raise InputError(f"{option('data_dir')} {data_dir} is not a folder")
         local = read_card_configs(data_dir)
         held_subsets = ranking_subsets(local) if meta.type in RANKING_TYPES else tuple(local)
         if meta.is_multilingual:

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from shiftbench.core.messages import option
 from shiftbench.core.models.mteb_models import PREFIX as MTEB_PREFIX
 from shiftbench.core.models.mteb_models import MtebModel, task_key
 from shiftbench.core.models.remote_encoders import (
@@ -86,6 +87,57 @@ def model_revision(path: str, package: str | None) -> str | None:
                 fh.seek(-(1 << 20), 2)
                 digest.update(fh.read())
     return "sha256:" + digest.hexdigest()[:16]
+
+
+def is_mteb_model(model: Any) -> bool:
+    """Whether `model` is an object `mteb.get_model` returns (it carries mteb's metadata)."""
+    return not isinstance(model, str) and hasattr(model, "mteb_model_meta")
+
+
+def object_name(model: Any) -> str:
+    """The name a loaded SentenceTransformer is shown and recorded by: the Hub id it was
+    loaded from (read from its first module's `_name_or_path`: a Hub cache snapshot's
+    folder gives `org/name`, the packaged copy of a model its Hub id), else the last
+    component of the folder it was loaded from (never a whole path), else its model
+    card's base model."""
+    first = next(iter(model), None) if hasattr(model, "__iter__") else None
+    config = getattr(getattr(first, "auto_model", None), "config", None)
+    origin = str(getattr(config, "_name_or_path", "") or "").rstrip("/\\")
+    snapshot = re.search(r"models--([^/\\]+)[/\\]snapshots[/\\]", origin)
+    if snapshot:
+        return snapshot.group(1).replace("--", "/")
+    if origin and Path(origin).exists():
+        for spec, (package, sub) in PACKAGED_ENCODERS.items():
+            folder = packaged_file(package, sub)
+            if "/" in spec and folder is not None and Path(origin).resolve() == folder.resolve():
+                return spec
+        return Path(origin).name
+    if origin:
+        return origin  # a Hub id as given
+    card = getattr(model, "model_card_data", None)
+    return str(getattr(card, "base_model", None) or type(model).__name__)
+
+
+def weights_digest(module: Any) -> str:
+    """A hash of a torch module's weights (every tensor of its state_dict, by name, dtype,
+    shape and bytes): two objects share it only when they compute the same. It costs one
+    pass over the weights, about what one batch of texts costs."""
+    import torch
+
+    digest = hashlib.sha256()
+    for name, tensor in module.state_dict().items():
+        value = tensor.detach().cpu().contiguous()
+        digest.update(f"{name}\0{value.dtype}\0{tuple(value.shape)}\0".encode())
+        # bfloat16 has no numpy dtype: its bytes are read through a same-sized integer view
+        digest.update(value.view(torch.uint8).numpy().tobytes() if value.numel() else b"")
+    return "sha256:" + digest.hexdigest()[:16]
+
+
+def _dtype_name(model: Any) -> str | None:
+    """The dtype of a torch module's first parameter ("float32"), or None."""
+    parameters = getattr(model, "parameters", None)
+    first = next(iter(parameters()), None) if callable(parameters) else None
+    return None if first is None else str(first.dtype).removeprefix("torch.")
 
 
 def prompt_name(prompts: dict[str, Any], task_name: str | None, task_type: str,
@@ -161,6 +213,16 @@ def loads_here(spec: str) -> bool:
 class Encoder:
     """A sentence-transformers model plus its embedding cache and provenance.
 
+    `spec` names the model (a Hub id or local folder, `openai:NAME@URL`, `mteb:NAME`), or
+    is a model already loaded: a `SentenceTransformer` or an object `mteb.get_model`
+    returns. A loaded model is used as it is (its device and dtype; the options that load
+    a model do not apply), named by `object_name` (mteb's: `mteb:<its registry name>`), and
+    its revision is the hash of its weights (`weights_digest`; mteb's: the revision its
+    metadata names). The embedding store keys it on that hash, so two objects share
+    vectors only when their weights are equal; an mteb object whose weights cannot be
+    reached is keyed on its name and revision when its metadata names both, and gets no
+    store otherwise.
+
     `trust_remote_code` and `model_kwargs` go to `SentenceTransformer(...)` (the model's
     own code, and keyword arguments for its transformers model); `encode_kwargs` go to
     every `encode` call; `prompts` add to (and replace) the model's own named prompts, with
@@ -171,11 +233,11 @@ class Encoder:
 
     def __init__(
         self,
-        spec: str,
+        spec: str | Any,
         *,
         batch_size: int = 32,
         device: str | None = None,
-        precision: str = "float32",
+        precision: str | None = "float32",
         cache_dir: Path | None = None,
         progress: bool = False,
         trust_remote_code: bool = False,
@@ -183,10 +245,20 @@ class Encoder:
         encode_kwargs: dict[str, Any] | None = None,
         prompts: dict[str, str] | None = None,
     ) -> None:
-        if precision not in PRECISIONS:
+        if precision is not None and precision not in PRECISIONS:
             raise InputError(
                 f"unknown precision {precision!r}; choose from {', '.join(PRECISIONS)}"
             )
+        self.weights: str | None = None  # a loaded object's weights_digest, when it has one
+        self.given_object: str | None = None  # a loaded object's class, when one was given
+        if not isinstance(spec, str):
+            self._adopt(
+                spec, batch_size=batch_size, device=device, precision=precision,
+                cache_dir=cache_dir, progress=progress, trust_remote_code=trust_remote_code,
+                model_kwargs=model_kwargs, encode_kwargs=encode_kwargs, prompts=prompts,
+            )  # fmt: skip
+            return
+        precision = precision or "float32"
         self._given = spec  # an endpoint's URL may hold credentials: for the connection alone
         self.spec = shown_spec(spec)  # as printed and recorded
         self.path, self.package = resolve_encoder(spec)
@@ -198,30 +270,33 @@ class Encoder:
         self.model_kwargs = dict(model_kwargs or {})
         self.encode_kwargs = dict(encode_kwargs or {})
         self.given_prompts = dict(prompts or {})
-        for reserved in ("prompt", "batch_size", "convert_to_numpy", "show_progress_bar"):
-            if reserved in self.encode_kwargs:
-                raise InputError(
-                    f"--encode-kwarg {reserved} is set by shiftbench itself"
-                    + (" (use --prompt)" if reserved == "prompt" else "")
-                )
+        self._check_encode_kwargs()
         if "torch_dtype" in self.model_kwargs or "dtype" in self.model_kwargs:
-            raise InputError("the weights' dtype is --precision, not a --model-kwarg")
+            raise InputError(
+                f"the weights' dtype is {option('precision')}, not a "
+                f"{option('model_kwargs', '--model-kwarg')}"
+            )
         self.endpoint = spec.startswith(PREFIX)
         self.from_mteb = spec.startswith(MTEB_PREFIX)
         if self.endpoint and (
             precision != "float32" or device or trust_remote_code or self.model_kwargs
         ):
             raise InputError(
-                f"--precision, --device, --trust-remote-code and --model-kwarg apply to local "
-                f"models, not to the endpoint {spec}"
+                f"{option('precision')}, {option('device')}, {option('trust_remote_code')} "
+                f"and {option('model_kwargs', '--model-kwarg')} apply to local models, not to "
+                f"the endpoint {spec}"
             )
         if self.from_mteb and (precision != "float32" or trust_remote_code or self.model_kwargs):
             raise InputError(
-                f"{spec} loads as mteb's registry says; --precision, --trust-remote-code and "
-                "--model-kwarg do not apply"
+                f"{spec} loads as mteb's registry says; {option('precision')}, "
+                f"{option('trust_remote_code')} and {option('model_kwargs', '--model-kwarg')} "
+                "do not apply"
             )
         if self.from_mteb and self.given_prompts:
-            raise InputError(f"{spec} uses the prompts of mteb's registry; --prompt does not apply")
+            raise InputError(
+                f"{spec} uses the prompts of mteb's registry; "
+                f"{option('prompts', '--prompt')} does not apply"
+            )
         if self.endpoint:
             self.model = self._endpoint()
         elif self.from_mteb:
@@ -236,10 +311,24 @@ class Encoder:
         )
         self._cache: dict[tuple[str | None, str], np.ndarray] = {}
         self.prompts_used: dict[str, str | None] = {}
+        self.store = self._store(cache_dir)
+
+    def _check_encode_kwargs(self) -> None:
+        for reserved in ("prompt", "batch_size", "convert_to_numpy", "show_progress_bar"):
+            if reserved in self.encode_kwargs:
+                raise InputError(
+                    f"{option('encode_kwargs', '--encode-kwarg')} {reserved} is set by "
+                    "shiftbench itself"
+                    + (f" (use {option('prompts', '--prompt')})" if reserved == "prompt" else "")
+                )
+
+    def _store(self, cache_dir: Path | None) -> EmbeddingStore | None:
+        if cache_dir is None:
+            return None
         key: dict[str, Any] = {
             "model": self.spec,
             "revision": self.revision,
-            "precision": precision,
+            "precision": self.precision,
         }
         # what changes the vectors is part of the key (and absent when unset, so that a
         # plain model keeps the key it always had)
@@ -247,7 +336,82 @@ class Encoder:
             key["model_kwargs"] = self.model_kwargs
         if self.encode_kwargs:
             key["encode_kwargs"] = self.encode_kwargs
-        self.store = EmbeddingStore(cache_dir, key) if cache_dir is not None else None
+        if self.weights is not None:
+            key["weights"] = self.weights
+        return EmbeddingStore(cache_dir, key)
+
+    def _adopt(
+        self,
+        model: Any,
+        *,
+        batch_size: int,
+        device: str | None,
+        precision: str | None,
+        cache_dir: Path | None,
+        progress: bool,
+        trust_remote_code: bool,
+        model_kwargs: dict[str, Any] | None,
+        encode_kwargs: dict[str, Any] | None,
+        prompts: dict[str, str] | None,
+    ) -> None:
+        """A model the caller loaded: used as it is (see the class's docstring)."""
+        from_mteb = is_mteb_model(model)
+        if not from_mteb and not callable(getattr(model, "encode", None)):
+            raise InputError(
+                f"a model is a name, a SentenceTransformer or an object mteb.get_model "
+                f"returns, not a {type(model).__name__}"
+            )
+        if device or trust_remote_code or model_kwargs:
+            raise InputError(
+                f"{option('device')}, {option('trust_remote_code')} and "
+                f"{option('model_kwargs', '--model-kwarg')} load a model; they do not apply "
+                "to a model object already loaded"
+            )
+        inner = getattr(model, "model", None) if from_mteb else model
+        dtype = _dtype_name(inner)
+        if precision is not None and dtype is not None and precision != dtype:
+            raise InputError(
+                f"{option('precision')} {precision}: the model object given is loaded in "
+                f"{dtype}; convert it (model.to(torch.{precision})) or name no precision"
+            )
+        if from_mteb and prompts:
+            raise InputError(
+                f"an mteb model object uses the prompts of mteb's registry; "
+                f"{option('prompts', '--prompt')} does not apply"
+            )
+        self.batch_size = batch_size
+        self.device = None
+        self.precision = dtype or precision or "float32"
+        self.progress = progress
+        self.trust_remote_code = False
+        self.model_kwargs = {}
+        self.encode_kwargs = dict(encode_kwargs or {})
+        self.given_prompts = dict(prompts or {})
+        self._check_encode_kwargs()
+        self.endpoint = False
+        self.from_mteb = from_mteb
+        self.package = None
+        if hasattr(inner, "state_dict"):
+            self.weights = weights_digest(inner)
+        if from_mteb:
+            meta = model.mteb_model_meta
+            # mteb's wrapper of a SentenceTransformer object names neither (placeholders)
+            name = meta.name if meta.name and not meta.name.startswith("no_model_name") else None
+            revision = meta.revision if meta.revision != "no_revision_available" else None
+            self.spec = f"{MTEB_PREFIX}{name or object_name(inner)}"
+            self.model = MtebModel.adopt(model, self.spec[len(MTEB_PREFIX) :])
+            self.revision = self.weights if revision is None else str(revision)
+        else:
+            self.spec = object_name(model)
+            self.model = model
+            self.revision = self.weights
+        self.path = self.spec
+        self.given_object = type(model).__name__
+        self._cache = {}
+        self.prompts_used = {}
+        # no key that names what was computed: no store (vectors are kept in memory alone)
+        known = self.weights is not None or self.revision is not None
+        self.store = self._store(cache_dir if known else None)
 
     def _load(self) -> Any:
         key = (
@@ -273,7 +437,8 @@ class Encoder:
                 _LOADED[key] = SentenceTransformer(self.path, device=self.device, **kwargs)
             except TypeError as exc:  # a model keyword argument the model does not take
                 raise InputError(
-                    f"encoder {self.spec!r} rejected its --model-kwarg: {exc}"
+                    f"encoder {self.spec!r} rejected its "
+                    f"{option('model_kwargs', '--model-kwarg')}: {exc}"
                 ) from None
             except OSError as exc:
                 first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
@@ -304,6 +469,8 @@ class Encoder:
             info["path"] = self.path
         if self.from_mteb:
             info["loader"] = "mteb.get_model"
+        if self.given_object is not None:  # scored as the caller loaded it
+            info["object"] = self.given_object
         if self.endpoint:  # the URL is in the id; the key never is
             info["runtime"] = "openai-compatible embeddings endpoint"
             info["dimension"] = self.model.dimension

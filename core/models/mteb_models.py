@@ -52,6 +52,18 @@ class MtebModel:
         self.similarity_fn_name = str(self.meta.similarity_fn_name or "cosine")
         self._metadata: dict[tuple[str, str], Any] = {}
 
+    @classmethod
+    def adopt(cls, model: Any, name: str) -> MtebModel:
+        """One around a model `mteb.get_model` has loaded already, shown as `name`."""
+        self = cls.__new__(cls)
+        self.meta = model.mteb_model_meta
+        self.name = name
+        self.prompts = {}
+        self.model = model
+        self.similarity_fn_name = str(getattr(self.meta, "similarity_fn_name", None) or "cosine")
+        self._metadata = {}
+        return self
+
     def _task_metadata(self, task_name: str, task_type: str) -> Any:
         import mteb
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from shiftbench.core.data.listfields import refuse_listed
 from shiftbench.core.data.runfolder import usable
+from shiftbench.core.messages import option
 from shiftbench.core.records import SourceRecord
 from shiftbench.errors import InputError
 from shiftbench.evaluate.run import Collection, ConfigView
@@ -96,9 +97,13 @@ def parse_epsilons(text: str) -> tuple[float, ...]:
     try:
         values = sorted({float(part) for part in text.split(",") if part.strip()})
     except ValueError:
-        raise InputError(f"--epsilon takes numbers separated by commas, not {text!r}") from None
+        raise InputError(
+            f"{option('epsilons', '--epsilon')} takes numbers separated by commas, not {text!r}"
+        ) from None
     if not values or any(not -2.0 <= v <= 2.0 for v in values):
-        raise InputError(f"--epsilon takes numbers from -2 to 2, not {text!r}")
+        raise InputError(
+            f"{option('epsilons', '--epsilon')} takes numbers from -2 to 2, not {text!r}"
+        )
     return tuple(values)
 
 
@@ -188,7 +193,7 @@ def _paraphrase_pairs(
         return [(r["row_id"], r[fields[0]], r[fields[1]]) for r in rows if r["score"] >= threshold]
     raise InputError(
         f"gold paraphrase pairs come from STS or PairClassification data; {collection.label} "
-        f"is a {task_type} run: name an LLM paraphrase config with --paraphrases"
+        f"is a {task_type} run: name an LLM paraphrase config with {option('paraphrases')}"
     )
 
 
@@ -209,7 +214,8 @@ def _no_config(collection: Collection, name: str) -> str:
     have = [_base(c) for c in collection.configs if c.meta["kind"] == "transform"]
     listed = ", ".join(dict.fromkeys(have)) or "none"
     return (
-        f"--paraphrases {name}: no such transform config in {collection.label} (it has: {listed})"
+        f"{option('paraphrases')} {name}: no such transform config in {collection.label} "
+        f"(it has: {listed})"
     )
 
 
@@ -221,14 +227,14 @@ def _shuffled_pairs(
     source = collection.source
     if source["task_type"] != "PairClassification":
         raise InputError(
-            f"--random-pairs label-0 needs PairClassification data (label-0 pairs); "
+            f"{option('random_pairs')} label-0 needs PairClassification data (label-0 pairs); "
             f"{collection.label} is a {source['task_type']} run"
         )
     first, second = source["text_fields"][:2]
     negatives = [r for r in rows if r["labels"] == 0]
     if len(negatives) < 2:
         raise InputError(
-            f"--random-pairs label-0: {collection.label} {split} has {len(negatives)} "
+            f"{option('random_pairs')} label-0: {collection.label} {split} has {len(negatives)} "
             "label-0 pair(s); at least 2 are needed to shuffle"
         )
     order = rng.permutation(len(negatives))
@@ -262,7 +268,7 @@ def read_negation_pairs(path: Path) -> NegationPairs:
     import csv
 
     if not path.is_file():
-        raise InputError(f"--negation-pairs {path}: no such file")
+        raise InputError(f"{option('negation_pairs')} {path}: no such file")
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:

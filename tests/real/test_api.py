@@ -50,6 +50,7 @@ def test_the_readme_example_prints_the_commands_scores(tmp_path, invoke, monkeyp
         cwd=api, env=env, capture_output=True, text=True, timeout=1800,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
+    assert list(api.iterdir()) == []  # the run and results folders went under the cache
     assert done.stdout == readme_block("python-output"), "README.md shows other figures"
     printed = done.stdout.splitlines()
     rows = [line.split() for line in printed[:-1]]
@@ -61,12 +62,12 @@ def test_the_readme_example_prints_the_commands_scores(tmp_path, invoke, monkeyp
     assert gen.exit_code == 0, gen.output
     made = sorted(p.relative_to(tmp_path / "cli/run") for p in (tmp_path / "cli/run").rglob("*"))
     assert made == sorted(
-        p.relative_to(api / "runs/sample") for p in (api / "runs/sample").rglob("*")
+        p.relative_to(cache / "runs/sample") for p in (cache / "runs/sample").rglob("*")
     )
     for path in made:
-        if (api / "runs/sample" / path).is_file():
+        if (cache / "runs/sample" / path).is_file():
             assert (tmp_path / "cli/run" / path).read_bytes() == (
-                api / "runs/sample" / path
+                cache / "runs/sample" / path
             ).read_bytes(), path
 
     out = tmp_path / "cli/results"
