@@ -315,7 +315,8 @@ class Evaluation:
         is scored, so a bad name stops the run at once, as does a model the folder holds
         at another revision. `on_model(model, records)` sees each model's records as soon
         as they are scored."""
-        from shiftbench.core.models.encoders import Encoder
+        from shiftbench.core.models.encoders import Encoder, encoder_names
+        from shiftbench.core.models.names import split_named
         from shiftbench.evaluate.results import add_results, check_addable
         from shiftbench.evaluate.run import score_collection
 
@@ -324,12 +325,12 @@ class Evaluation:
             raise InputError("name at least one model to evaluate")
         encoders = [
             Encoder(
-                name,
+                given,
                 cache_dir=s.cache_dir,
                 progress=not s.quiet,
-                **encoder_options(s, self._precision(name)),
+                **encoder_options(s, self._precision(split_named(given, "--model")[1])),
             )
-            for name in dict.fromkeys(models)
+            for given in encoder_names(models).values()
         ]
         folder = self.folder
         check_addable(
@@ -351,11 +352,11 @@ class Evaluation:
                 record["protocol"] = self.scoring["name"]
             per_model.append((encoder, records))
             if on_model is not None:
-                on_model(encoder.spec, records)
+                on_model(encoder.name, records)
             summary = add_results(folder, self._document([(encoder, records)]), plots=s.plots)
         assert summary is not None  # there is at least one model (checked above)
         scores = tuple(
-            _config_score(encoder.spec, r) for encoder, records in per_model for r in records
+            _config_score(encoder.name, r) for encoder, records in per_model for r in records
         )
         summaries = {
             name: ModelSummary(
@@ -380,7 +381,9 @@ def score_encoders(
     Args:
         target: A run folder (the original and every variant), a published release
             ORG/NAME@vX.Y.Z, or a source (MTEB task name, local folder, "sample").
-        models: Sentence-transformers models: Hub ids or local folders.
+        models: Sentence-transformers models: Hub ids or local folders, each
+            `NAME=MODEL` to be shown and recorded as NAME (a local folder is otherwise
+            shown by its own name, never its path).
         settings: How; `EvalSettings()` for the defaults.
 
     Returns:
@@ -441,12 +444,13 @@ def probe_encoders(
     that hold control configs; several targets are several datasets of one probe run.
 
     Writes probes.json, probes.md, probe-rows.jsonl and the plots into the results folder.
+    `models` are named as `score_encoders` takes them (`NAME=MODEL` shows MODEL as NAME).
 
     Raises:
         InputError: A target that is neither a run folder nor a release, or one without
             the configs a probe needs; raised before any model loads.
     """
-    from shiftbench.core.models.encoders import Encoder
+    from shiftbench.core.models.encoders import Encoder, encoder_names
     from shiftbench.evaluate.probes import (
         MEASURES,
         RANDOM_PAIRS,
@@ -476,8 +480,8 @@ def probe_encoders(
     datasets = gather_datasets(collections, probe)
     human = read_negation_pairs(Path(s.negation_pairs)) if s.negation_pairs else None
     encoders = [
-        Encoder(name, cache_dir=s.cache_dir, progress=not s.quiet, **encoder_options(s))
-        for name in dict.fromkeys(models)
+        Encoder(given, cache_dir=s.cache_dir, progress=not s.quiet, **encoder_options(s))
+        for given in encoder_names(models).values()
     ]  # fmt: skip
     label = "+".join(d.label for d in datasets)
     folder = s.output or Path("shiftbench-results") / f"{label}-probes"

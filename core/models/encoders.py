@@ -10,12 +10,14 @@ import hashlib
 import json
 import re
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from shiftbench.core.models.mteb_models import PREFIX as MTEB_PREFIX
 from shiftbench.core.models.mteb_models import MtebModel, task_key
+from shiftbench.core.models.names import as_path, own_name, split_named
 from shiftbench.core.models.remote_encoders import (
     PREFIX,
     EmbeddingsEndpoint,
@@ -36,6 +38,39 @@ PACKAGED_ENCODERS: dict[str, tuple[str, str]] = {
 MODEL_FILES = ("modules.json", "config.json", "config_sentence_transformers.json")
 
 _LOADED: dict[tuple[str, str | None, str, bool, str], Any] = {}
+
+
+def encoder_names(given: Sequence[str], option: str = "--model") -> dict[str, str]:
+    """Each given model (`[NAME=]SPEC`) by the name it is shown and recorded under, read
+    without loading a model, so that a bad name stops a run before any model loads. One
+    model given twice (the same name for the same model) counts once.
+
+    Raises:
+        InputError: A bad NAME, or two models that would be shown under one name.
+    """
+    out: dict[str, str] = {}
+    loaded: dict[str, str] = {}
+    for item in given:
+        name, spec = split_named(item, option)
+        shown = name if name is not None else default_name(spec)
+        what = str(Path(spec).resolve()) if as_path(spec) else spec
+        if shown in loaded and loaded[shown] != what:
+            raise InputError(
+                f"{option}: {out[shown]} and {item} would both be shown as {shown}; name "
+                f"them apart with {option} NAME=PATH"
+            )
+        if shown not in loaded:
+            loaded[shown], out[shown] = what, item
+    return out
+
+
+def default_name(spec: str) -> str:
+    """The name a model given without NAME= is shown under: a local folder's own name
+    (names.own_name), any other spec as it is given (an endpoint's URL without its
+    credentials)."""
+    if as_path(spec) and Path(spec).is_dir():
+        return own_name(Path(spec))
+    return shown_spec(spec)
 
 
 def resolve_encoder(spec: str) -> tuple[str, str | None]:
@@ -161,6 +196,10 @@ def loads_here(spec: str) -> bool:
 class Encoder:
     """A sentence-transformers model plus its embedding cache and provenance.
 
+    `spec` is `[NAME=]MODEL`: a Hub id, a local folder, `mteb:NAME` or `openai:NAME[@URL]`,
+    shown and recorded as NAME when one is given, else by its own name (`default_name`);
+    `option` is the option that named it, for the messages.
+
     `trust_remote_code` and `model_kwargs` go to `SentenceTransformer(...)` (the model's
     own code, and keyword arguments for its transformers model); `encode_kwargs` go to
     every `encode` call; `prompts` add to (and replace) the model's own named prompts, with
@@ -182,14 +221,19 @@ class Encoder:
         model_kwargs: dict[str, Any] | None = None,
         encode_kwargs: dict[str, Any] | None = None,
         prompts: dict[str, str] | None = None,
+        option: str = "--model",
     ) -> None:
+        name, spec = split_named(spec, option)
         if precision not in PRECISIONS:
             raise InputError(
                 f"unknown precision {precision!r}; choose from {', '.join(PRECISIONS)}"
             )
         self._given = spec  # an endpoint's URL may hold credentials: for the connection alone
-        self.spec = shown_spec(spec)  # as printed and recorded
+        # the model's spec as given (an endpoint's without credentials): what the embedding
+        # cache is keyed by, so a model keeps its cache under any name it is shown by
+        self.spec = shown_spec(spec)
         self.path, self.package = resolve_encoder(spec)
+        self.name = name if name is not None else default_name(spec)  # as shown and recorded
         self.batch_size = batch_size
         self.device = device
         self.precision = precision
@@ -292,7 +336,7 @@ class Encoder:
 
     def describe(self) -> dict[str, Any]:
         info: dict[str, Any] = {
-            "id": self.spec,
+            "id": self.name,
             "revision": self.revision,
             "similarity": self.similarity_name,
             "batch_size": self.batch_size,
@@ -300,8 +344,10 @@ class Encoder:
         }
         if self.package is not None:
             info["package"] = package_pin(self.package)
-        elif self.path != self.spec:
-            info["path"] = self.path
+        if self.package is None and self.path != self.spec:
+            info["path"] = self.path  # a local folder: where it was, on this machine
+        elif self.name != self.spec:  # a Hub id, mteb or endpoint model given a NAME=
+            info["spec"] = self.spec
         if self.from_mteb:
             info["loader"] = "mteb.get_model"
         if self.endpoint:  # the URL is in the id; the key never is
