@@ -20,9 +20,7 @@ class Drift:
     `NAME=MODEL` to call it NAME), keyed `drift:<the encoder's shown name>`."""
 
     def __init__(self, spec: str, *, batch_size: int = 32, device: str | None = None) -> None:
-        self.encoder = Encoder(
-            spec, batch_size=batch_size, device=device, option="--drift-encoder"
-        )
+        self.encoder = Encoder(spec, batch_size=batch_size, device=device, option="--drift-encoder")
         self.key = f"drift:{self.encoder.name}"
 
     def describe(self) -> dict[str, Any]:

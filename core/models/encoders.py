@@ -9,8 +9,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
