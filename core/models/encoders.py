@@ -233,6 +233,7 @@ class Encoder:
         # cache is keyed by, so a model keeps its cache under any name it is shown by
         self.spec = shown_spec(spec)
         self.path, self.package = resolve_encoder(spec)
+        self.local = self.package is None and as_path(spec)  # a folder on this machine
         self.name = name if name is not None else default_name(spec)  # as shown and recorded
         self.batch_size = batch_size
         self.device = device
@@ -344,7 +345,7 @@ class Encoder:
         }
         if self.package is not None:
             info["package"] = package_pin(self.package)
-        if self.package is None and self.path != self.spec:
+        if self.local or (self.package is None and self.path != self.spec):
             info["path"] = self.path  # a local folder: where it was, on this machine
         elif self.name != self.spec:  # a Hub id, mteb or endpoint model given a NAME=
             info["spec"] = self.spec
