@@ -13,8 +13,10 @@
   original on the same rows.
 
 Results of another source or revision, or of configs the run does not hold, are refused.
-A model evaluated from a local path must be named (`NAME=DIR`), so no local path is ever
-written into a card.
+A model is named as evaluate recorded it (a local model by its own name or the NAME it
+was given, never its path); results written before evaluate recorded names so, whose model
+id is a local path, must be named (`NAME=DIR`), so no local path is ever written into a
+card.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import Any
 from shiftbench.cards.facts import TASK_CATEGORIES
 from shiftbench.core.data import resultsfolder
 from shiftbench.core.data.resultsfolder import RESULTS_FILE
+from shiftbench.core.models.names import split_named
 from shiftbench.core.records import RunMeta
 from shiftbench.errors import InputError
 
@@ -53,9 +56,8 @@ def read_results(items: tuple[str, ...], meta: RunMeta) -> list[ModelScores]:
     source = meta["source"]
     out: list[ModelScores] = []
     for item in items:
-        name, sep, where = item.partition("=")
-        if not sep or Path(item).exists():  # a folder whose name holds '=' is a folder
-            name, sep, where = "", "", item
+        given, where = split_named(item, "--results", "folder")  # as -m reads NAME=
+        name, sep = given or "", given is not None
         missing = f"--results {item}: no {RESULTS_FILE} there"
         doc = resultsfolder.read_results(Path(where), missing=missing)
         theirs = doc["source"]

@@ -344,16 +344,24 @@ class Evaluation:
         """How this run's intervals are made; None when it makes none."""
         return self.settings.interval if self.settings.resamples else None
 
-    def _precision(self, model: str | Any) -> str | None:
+    def _precision(self, model: str) -> str:
         """The dtype a model's weights load in when --precision names none: the scoring
         protocol's for a model loaded here (an endpoint or an mteb registry model loads as
-        it is served or registered, in float32 here); a model object is scored as it is
-        loaded (None, unless a precision is named)."""
+        it is served or registered, in float32 here)."""
         from shiftbench.core.models.encoders import loads_here
 
-        if not isinstance(model, str):
-            return self.settings.precision
         return str(self.scoring["precision"]) if loads_here(model) else "float32"
+
+    def _options(self, given: str | Any) -> dict[str, Any]:
+        """How `Encoder` loads and runs a model given by name (`[NAME=]MODEL`: the
+        protocol's precision unless one is named), or a model object (its own dtype unless
+        one is named)."""
+        from shiftbench.core.models.names import split_named
+
+        s = self.settings
+        if not isinstance(given, str):
+            return {**encoder_options(s), "precision": s.precision}
+        return encoder_options(s, self._precision(split_named(given, "--model")[1]))
 
     def _certified(self) -> Any:
         """The rows `faithful` certifies."""
@@ -398,12 +406,12 @@ class Evaluation:
             raise InputError("name at least one model to evaluate")
         encoders = [
             Encoder(
-                name,
+                given,
                 cache_dir=s.cache_dir,
                 progress=not s.quiet,
-                **{**encoder_options(s), "precision": self._precision(name)},
+                **self._options(given),
             )
-            for name in _unique(models)
+            for given in given_models(models)
         ]
         _named_once(encoders)
         folder = self.folder
@@ -426,11 +434,11 @@ class Evaluation:
                 record["protocol"] = self.scoring["name"]
             per_model.append((encoder, records))
             if on_model is not None:
-                on_model(encoder.spec, records)
+                on_model(encoder.name, records)
             summary = add_results(folder, self._document([(encoder, records)]), plots=s.plots)
         assert summary is not None  # there is at least one model (checked above)
         scores = tuple(
-            _config_score(encoder.spec, r) for encoder, records in per_model for r in records
+            _config_score(encoder.name, r) for encoder, records in per_model for r in records
         )
         summaries = {
             name: ModelSummary(
@@ -445,18 +453,28 @@ class Evaluation:
         return EvalResult(folder, main, scores, summaries, self.controls, summary)
 
 
-def _unique(models: Sequence[str | Any]) -> list[str | Any]:
-    """The models in order, each once (a name by its text, an object by its identity)."""
-    seen: dict[Any, str | Any] = {}
+def given_models(models: Sequence[str | Any]) -> list[str | Any]:
+    """The models in order, each once: names read as `[NAME=]MODEL` (encoder_names: a bad
+    NAME, or two models shown under one name, refused before any model loads), objects by
+    their identity."""
+    from shiftbench.core.models.encoders import encoder_names
+
+    kept = set(encoder_names([m for m in models if isinstance(m, str)]).values())
+    seen: set[Any] = set()
+    out: list[str | Any] = []
     for model in models:
-        seen.setdefault(model if isinstance(model, str) else id(model), model)
-    return list(seen.values())
+        key = model if isinstance(model, str) else id(model)
+        if key in seen or (isinstance(model, str) and model not in kept):
+            continue
+        seen.add(key)
+        out.append(model)
+    return out
 
 
 def _named_once(encoders: Sequence[Any]) -> None:
     """Refuse two models shown by one name (a name and an object loaded from it): their
     results would be filed under the same name."""
-    names = [e.spec for e in encoders]
+    names = [e.name for e in encoders]
     twice = next((n for n in names if names.count(n) > 1), None)
     if twice is not None:
         raise InputError(f"two of the models given are named {twice}; score them one at a time")
@@ -484,8 +502,10 @@ def score_encoders(
         target: A run folder (the original and every variant), a published release
             ORG/NAME@vX.Y.Z, or a source (MTEB task name, local folder, "sample").
         models: Sentence-transformers models: Hub ids or local folders, `mteb:NAME`,
-            `openai:NAME@URL`, or models already loaded (`SentenceTransformer` objects,
-            objects `mteb.get_model` returns).
+            `openai:NAME@URL`, each as `NAME=MODEL` to be shown and recorded as NAME (a
+            local folder is otherwise shown by its own name, never its path), or models
+            already loaded (`SentenceTransformer` objects, objects `mteb.get_model`
+            returns).
         settings: How; `EvalSettings()` for the defaults.
 
     Returns:
@@ -556,7 +576,8 @@ def probe_encoders(
     `settings.output`, or `<results_root>/<targets>-probes` when that is None
     (`results_root` None: <cache>/results under $SHIFTBENCH_CACHE_DIR or
     ~/.cache/shiftbench; the command passes shiftbench-results). `models` are taken as
-    `score_encoders` takes them: names or loaded model objects.
+    `score_encoders` takes them: names (`NAME=MODEL` shows MODEL as
+    NAME) or loaded model objects.
 
     Raises:
         InputError: A target that is neither a run folder nor a release, or one without
@@ -595,10 +616,10 @@ def probe_encoders(
     own_dtype = {"precision": s.precision}  # a model object keeps its dtype unless one is named
     encoders = [
         Encoder(
-            name, cache_dir=s.cache_dir, progress=not s.quiet,
-            **{**encoder_options(s), **({} if isinstance(name, str) else own_dtype)},
+            given, cache_dir=s.cache_dir, progress=not s.quiet,
+            **{**encoder_options(s), **({} if isinstance(given, str) else own_dtype)},
         )
-        for name in _unique(models)
+        for given in given_models(models)
     ]  # fmt: skip
     _named_once(encoders)
     label = "+".join(d.label for d in datasets)

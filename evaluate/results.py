@@ -68,6 +68,18 @@ def results_document(
     }
 
 
+def named_results(path: Path, name: str | None, item: str) -> ResultsDocument:
+    """The results document of a folder (or its results.json), its one model shown as
+    `name` when one is given (`item`: the argument as given, for the messages)."""
+    document = read_results(path)
+    if name is not None:
+        models = document["models"]
+        if len(models) != 1:
+            raise InputError(f"{item}: NAME= names one model, the folder holds {len(models)}")
+        models[0]["model"] = {**models[0]["model"], "id": name}
+    return document
+
+
 def model_folder_name(model: str) -> str:
     """A model id as a folder name, the way mteb's results name them (`org__name`): one
     path component that is neither `.`, `..` nor hidden, so no id, revision or source name

@@ -77,7 +77,8 @@ class ValidateSettings(JudgeSettings):
         max_error_rate: Raise TooManyErrors (after writing) when a config's total error
             rate exceeds this share; None: never.
         examples: Example failures kept per check and config.
-        drift_encoder: sentence-transformers model for embedding drift; None: no drift.
+        drift_encoder: sentence-transformers model for embedding drift (`NAME=MODEL`
+            to report it as drift:NAME); None: no drift.
         quiet: No progress bars.
     """
 

@@ -16,11 +16,12 @@ from shiftbench.validate.judge import Item
 
 
 class Drift:
-    """Per-pair drift under one encoder (any sentence-transformers model or local path)."""
+    """Per-pair drift under one encoder (any sentence-transformers model or local path,
+    `NAME=MODEL` to call it NAME), keyed `drift:<the encoder's shown name>`."""
 
     def __init__(self, spec: str, *, batch_size: int = 32, device: str | None = None) -> None:
-        self.encoder = Encoder(spec, batch_size=batch_size, device=device)
-        self.key = f"drift:{spec}"
+        self.encoder = Encoder(spec, batch_size=batch_size, device=device, option="--drift-encoder")
+        self.key = f"drift:{self.encoder.name}"
 
     def describe(self) -> dict[str, Any]:
         return {"kind": "drift", "encoder": self.encoder.describe()}

@@ -32,8 +32,10 @@ def release_options(func: Callable[..., Any]) -> Callable[..., Any]:
         multiple=True,
         metavar="[NAME=]DIR",
         help="A shiftbench evaluate output folder of this run: its main scores go into the "
-        "card's model-index and (publish) eval_results/<model>.yaml. NAME is the model's "
-        "Hub id, required when it was evaluated from a local path (repeatable).",
+        "card's model-index and (publish) eval_results/<model>.yaml, under the name evaluate "
+        "showed (-m NAME=PATH's NAME, a local model's own name). NAME= names the folder's "
+        "one model (e.g. its Hub id); results whose model id is a local path (written by an "
+        "older shiftbench) need it. A DIR whose name holds '=' is read as DIR (repeatable).",
     )(func)
     func = click.option(
         "--rai",

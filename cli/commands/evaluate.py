@@ -10,6 +10,7 @@ from shiftbench.cli.commands.options import (
     CONTEXT,
     EVAL,
     PROBE,
+    NamedResults,
     OutputFolder,
     encoder_fields,
     encoder_options,
@@ -337,7 +338,7 @@ def probe(
 
 
 @click.command(context_settings=CONTEXT)
-@click.argument("results", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.argument("results", nargs=-1, required=True, type=NamedResults())
 @click.option(
     "--output",
     "-o",
@@ -368,12 +369,14 @@ def probe(
 )
 @plots_option
 def report(
-    results: tuple[Path, ...], output: Path, baseline: str | None, draws: int, seed: int,
-    plots: bool,
+    results: tuple[tuple[str | None, Path], ...], output: Path, baseline: str | None,
+    draws: int, seed: int, plots: bool,
 ) -> None:  # fmt: skip
     """Combine evaluate results folders (several datasets) into one robustness report.
 
-    Each RESULTS is a folder evaluate wrote (or its results.json). Figures are averaged
+    Each RESULTS is a folder evaluate wrote (or its results.json); NAME=RESULTS shows
+    the folder's one model as NAME (results of a model recorded under its path, say, or
+    two folders' models told apart). Figures are averaged
     over seeds, then a dataset's subsets, then datasets (results all scored under
     --protocol hteb: each transformation over datasets before the axes, as HTEB's release
     averages); every delta carries its 95%
@@ -386,9 +389,10 @@ def report(
     of every model against the baseline.
     """
     from shiftbench.evaluate.report import ReportSettings, text_report
-    from shiftbench.evaluate.run import read_results, write_outputs
+    from shiftbench.evaluate.results import named_results
+    from shiftbench.evaluate.run import write_outputs
 
-    documents = [read_results(path) for path in results]
+    documents = [named_results(path, name, f"RESULTS {name}={path}") for name, path in results]
     settings = ReportSettings(baseline=baseline, split_half_draws=draws, seed=seed)
     summary = write_outputs(output, documents, per_config=False, plots=plots, settings=settings)
     click.echo(text_report(summary))

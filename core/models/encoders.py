@@ -9,14 +9,16 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from shiftbench.core.messages import option
+from shiftbench.core.messages import option as argument
 from shiftbench.core.models.mteb_models import PREFIX as MTEB_PREFIX
 from shiftbench.core.models.mteb_models import MtebModel, task_key
+from shiftbench.core.models.names import as_path, own_name, split_named
 from shiftbench.core.models.remote_encoders import (
     PREFIX,
     EmbeddingsEndpoint,
@@ -37,6 +39,39 @@ PACKAGED_ENCODERS: dict[str, tuple[str, str]] = {
 MODEL_FILES = ("modules.json", "config.json", "config_sentence_transformers.json")
 
 _LOADED: dict[tuple[str, str | None, str, bool, str], Any] = {}
+
+
+def encoder_names(given: Sequence[str], option: str = "--model") -> dict[str, str]:
+    """Each given model (`[NAME=]SPEC`) by the name it is shown and recorded under, read
+    without loading a model, so that a bad name stops a run before any model loads. One
+    model given twice (the same name for the same model) counts once.
+
+    Raises:
+        InputError: A bad NAME, or two models that would be shown under one name.
+    """
+    out: dict[str, str] = {}
+    loaded: dict[str, str] = {}
+    for item in given:
+        name, spec = split_named(item, option)
+        shown = name if name is not None else default_name(spec)
+        what = str(Path(spec).resolve()) if as_path(spec) else spec
+        if shown in loaded and loaded[shown] != what:
+            raise InputError(
+                f"{option}: {out[shown]} and {item} would both be shown as {shown}; name "
+                f"them apart with {option} NAME=PATH"
+            )
+        if shown not in loaded:
+            loaded[shown], out[shown] = what, item
+    return out
+
+
+def default_name(spec: str) -> str:
+    """The name a model given without NAME= is shown under: a local folder's own name
+    (names.own_name), any other spec as it is given (an endpoint's URL without its
+    credentials)."""
+    if as_path(spec) and Path(spec).is_dir():
+        return own_name(Path(spec))
+    return shown_spec(spec)
 
 
 def resolve_encoder(spec: str) -> tuple[str, str | None]:
@@ -222,6 +257,9 @@ class Encoder:
     vectors only when their weights are equal; an mteb object whose weights cannot be
     reached is keyed on its name and revision when its metadata names both, and gets no
     store otherwise.
+    A model given by name is `[NAME=]MODEL`, shown and recorded as NAME when one is
+    given, else by its own name (`default_name`); `option` is the option that named it,
+    for the messages.
 
     `trust_remote_code` and `model_kwargs` go to `SentenceTransformer(...)` (the model's
     own code, and keyword arguments for its transformers model); `encode_kwargs` go to
@@ -244,6 +282,7 @@ class Encoder:
         model_kwargs: dict[str, Any] | None = None,
         encode_kwargs: dict[str, Any] | None = None,
         prompts: dict[str, str] | None = None,
+        option: str = "--model",
     ) -> None:
         if precision is not None and precision not in PRECISIONS:
             raise InputError(
@@ -258,10 +297,15 @@ class Encoder:
                 model_kwargs=model_kwargs, encode_kwargs=encode_kwargs, prompts=prompts,
             )  # fmt: skip
             return
+        name, spec = split_named(spec, option)
         precision = precision or "float32"
         self._given = spec  # an endpoint's URL may hold credentials: for the connection alone
-        self.spec = shown_spec(spec)  # as printed and recorded
+        # the model's spec as given (an endpoint's without credentials): what the embedding
+        # cache is keyed by, so a model keeps its cache under any name it is shown by
+        self.spec = shown_spec(spec)
         self.path, self.package = resolve_encoder(spec)
+        self.local = self.package is None and as_path(spec)  # a folder on this machine
+        self.name = name if name is not None else default_name(spec)  # as shown and recorded
         self.batch_size = batch_size
         self.device = device
         self.precision = precision
@@ -273,8 +317,8 @@ class Encoder:
         self._check_encode_kwargs()
         if "torch_dtype" in self.model_kwargs or "dtype" in self.model_kwargs:
             raise InputError(
-                f"the weights' dtype is {option('precision')}, not a "
-                f"{option('model_kwargs', '--model-kwarg')}"
+                f"the weights' dtype is {argument('precision')}, not a "
+                f"{argument('model_kwargs', '--model-kwarg')}"
             )
         self.endpoint = spec.startswith(PREFIX)
         self.from_mteb = spec.startswith(MTEB_PREFIX)
@@ -282,20 +326,20 @@ class Encoder:
             precision != "float32" or device or trust_remote_code or self.model_kwargs
         ):
             raise InputError(
-                f"{option('precision')}, {option('device')}, {option('trust_remote_code')} "
-                f"and {option('model_kwargs', '--model-kwarg')} apply to local models, not to "
+                f"{argument('precision')}, {argument('device')}, {argument('trust_remote_code')} "
+                f"and {argument('model_kwargs', '--model-kwarg')} apply to local models, not to "
                 f"the endpoint {spec}"
             )
         if self.from_mteb and (precision != "float32" or trust_remote_code or self.model_kwargs):
             raise InputError(
-                f"{spec} loads as mteb's registry says; {option('precision')}, "
-                f"{option('trust_remote_code')} and {option('model_kwargs', '--model-kwarg')} "
+                f"{spec} loads as mteb's registry says; {argument('precision')}, "
+                f"{argument('trust_remote_code')} and {argument('model_kwargs', '--model-kwarg')} "
                 "do not apply"
             )
         if self.from_mteb and self.given_prompts:
             raise InputError(
                 f"{spec} uses the prompts of mteb's registry; "
-                f"{option('prompts', '--prompt')} does not apply"
+                f"{argument('prompts', '--prompt')} does not apply"
             )
         if self.endpoint:
             self.model = self._endpoint()
@@ -317,9 +361,9 @@ class Encoder:
         for reserved in ("prompt", "batch_size", "convert_to_numpy", "show_progress_bar"):
             if reserved in self.encode_kwargs:
                 raise InputError(
-                    f"{option('encode_kwargs', '--encode-kwarg')} {reserved} is set by "
+                    f"{argument('encode_kwargs', '--encode-kwarg')} {reserved} is set by "
                     "shiftbench itself"
-                    + (f" (use {option('prompts', '--prompt')})" if reserved == "prompt" else "")
+                    + (f" (use {argument('prompts', '--prompt')})" if reserved == "prompt" else "")
                 )
 
     def _store(self, cache_dir: Path | None) -> EmbeddingStore | None:
@@ -363,21 +407,21 @@ class Encoder:
             )
         if device or trust_remote_code or model_kwargs:
             raise InputError(
-                f"{option('device')}, {option('trust_remote_code')} and "
-                f"{option('model_kwargs', '--model-kwarg')} load a model; they do not apply "
+                f"{argument('device')}, {argument('trust_remote_code')} and "
+                f"{argument('model_kwargs', '--model-kwarg')} load a model; they do not apply "
                 "to a model object already loaded"
             )
         inner = getattr(model, "model", None) if from_mteb else model
         dtype = _dtype_name(inner)
         if precision is not None and dtype is not None and precision != dtype:
             raise InputError(
-                f"{option('precision')} {precision}: the model object given is loaded in "
+                f"{argument('precision')} {precision}: the model object given is loaded in "
                 f"{dtype}; convert it (model.to(torch.{precision})) or name no precision"
             )
         if from_mteb and prompts:
             raise InputError(
                 f"an mteb model object uses the prompts of mteb's registry; "
-                f"{option('prompts', '--prompt')} does not apply"
+                f"{argument('prompts', '--prompt')} does not apply"
             )
         self.batch_size = batch_size
         self.device = None
@@ -406,6 +450,8 @@ class Encoder:
             self.model = model
             self.revision = self.weights
         self.path = self.spec
+        self.name = self.spec  # as shown and recorded: the name it was loaded by
+        self.local = False
         self.given_object = type(model).__name__
         self._cache = {}
         self.prompts_used = {}
@@ -438,7 +484,7 @@ class Encoder:
             except TypeError as exc:  # a model keyword argument the model does not take
                 raise InputError(
                     f"encoder {self.spec!r} rejected its "
-                    f"{option('model_kwargs', '--model-kwarg')}: {exc}"
+                    f"{argument('model_kwargs', '--model-kwarg')}: {exc}"
                 ) from None
             except OSError as exc:
                 first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
@@ -457,7 +503,7 @@ class Encoder:
 
     def describe(self) -> dict[str, Any]:
         info: dict[str, Any] = {
-            "id": self.spec,
+            "id": self.name,
             "revision": self.revision,
             "similarity": self.similarity_name,
             "batch_size": self.batch_size,
@@ -465,8 +511,10 @@ class Encoder:
         }
         if self.package is not None:
             info["package"] = package_pin(self.package)
-        elif self.path != self.spec:
-            info["path"] = self.path
+        if self.local or (self.package is None and self.path != self.spec):
+            info["path"] = self.path  # a local folder: where it was, on this machine
+        elif self.name != self.spec:  # a Hub id, mteb or endpoint model given a NAME=
+            info["spec"] = self.spec
         if self.from_mteb:
             info["loader"] = "mteb.get_model"
         if self.given_object is not None:  # scored as the caller loaded it

@@ -39,7 +39,7 @@ def row_records(
                         per_anchor[i][measure].setdefault(name, []).append(round(value, 6))
             for i, anchor in enumerate(dataset.anchors):
                 records.append(
-                    {"model": encoder.spec, "dataset": dataset.label, "subset": anchor.subset,
+                    {"model": encoder.name, "dataset": dataset.label, "subset": anchor.subset,
                      "split": anchor.split, "row_id": anchor.row_id, **per_anchor[i]}
                 )  # fmt: skip
     return records
@@ -66,7 +66,7 @@ def histogram(
         bins = np.linspace(min(low, 0.0), max(high, 0.0) + 1e-9, 31)
         for m, ((encoder, _), diffs) in enumerate(zip(per_model, series, strict=True)):
             ax.hist(diffs, bins=bins, histtype="step", lw=1.4, color=palette(m % 10),
-                    label=_short(encoder.spec))  # fmt: skip
+                    label=_short(encoder.name))  # fmt: skip
         for eps in document["epsilons"]:
             ax.axvline(eps, color="#888888", lw=0.7, ls="--")
         ax.set_title(panel, fontsize=9)

@@ -32,7 +32,8 @@ def test_encoder_by_local_path(invoke, tmp_path):
     assert result.exit_code == 0, result.output
     doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
     (record,) = doc["models"][0]["results"]
-    assert doc["models"][0]["model"]["id"] == path
+    model = doc["models"][0]["model"]
+    assert (model["id"], model["path"]) == ("all-MiniLM-L6-v2", path)  # its own name, not its path
     assert (record["config"], record["rows"]) == ("original", 42)
     assert f"{record['main_score']:.5f}" in result.stdout
 

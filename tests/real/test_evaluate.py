@@ -287,7 +287,7 @@ def test_two_models_axis_table_report_and_plots(
     result = invoke("evaluate", run, "-m", ENCODER, "-m", static_encoder, "-o", out)
     assert result.exit_code == 0, result.output
     doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
-    assert [m["model"]["id"] for m in doc["models"]] == [ENCODER, str(static_encoder)]
+    assert [m["model"]["id"] for m in doc["models"]] == [ENCODER, static_encoder.name]
 
     lines = result.stdout.splitlines()
     at = lines.index(next(line for line in lines if line.startswith("model ")))

@@ -56,7 +56,7 @@ def test_the_page_sorts_shows_ties_and_escapes_names(scored, static_encoder, inv
                                                      tmp_path):  # fmt: skip
     from selenium.webdriver.common.by import By
 
-    results = renamed(scored, tmp_path, str(static_encoder), HOSTILE)
+    results = renamed(scored, tmp_path, static_encoder.name, HOSTILE)
     done = invoke("leaderboard", *results, "-o", tmp_path / "board")
     assert done.exit_code == 0, done.output
     page = tmp_path / "board" / "index.html"
