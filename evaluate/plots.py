@@ -194,12 +194,16 @@ def scatter(summary: ReportSummary, path: Path, main_score: str) -> None:
 
 
 def write_plots(summary: ReportSummary, folder: Path, main_score: str) -> list[Path]:
-    """The three figures into `folder`; none when there is no variant to show."""
-    if not any(s["transforms"] for s in summary["models"].values()):
+    """The figures into `folder`, the paths drawn: none when there is no variant to show,
+    no bars.png when no variant belongs to one of the axes (there is no axis figure)."""
+    models = summary["models"].values()
+    if not any(s["transforms"] for s in models):
         return []
     folder.mkdir(parents=True, exist_ok=True)
-    paths = [folder / "bars.png", folder / "heatmap.png", folder / "scatter.png"]
-    bars(summary, paths[0], main_score)
-    heatmap(summary, paths[1])
-    scatter(summary, paths[2], main_score)
-    return paths
+    paths = []
+    if any(s["axes"] for s in models):
+        bars(summary, folder / "bars.png", main_score)
+        paths.append(folder / "bars.png")
+    heatmap(summary, folder / "heatmap.png")
+    scatter(summary, folder / "scatter.png", main_score)
+    return [*paths, folder / "heatmap.png", folder / "scatter.png"]
