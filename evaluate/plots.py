@@ -2,8 +2,9 @@
 tables do: a variant's score beside the original's on the same rows (the variant's usable
 rows), never beside the original's score on all rows.
 
-- bars.png: per model, each axis and the total: above, the original (same rows) beside
-  the rewritten score; below, the paired change with its 95% interval;
+- bars.png: per model, each axis and the total (each transformation where none has an
+  axis): above, the original (same rows) beside the rewritten score; below, the paired
+  change with its 95% interval;
 - heatmap.png: model x transformation, the paired change;
 - scatter.png: per dataset, each (model, transformation)'s score against the original's
   on the same rows, with the change's 95% interval and the line of no change.
@@ -23,6 +24,7 @@ from shiftbench.evaluate.report.tables import summary_figures
 
 COLOURS = {"original": "#4d4d4d", "Lexical/Stylistic": "#1b9e77", "Length": "#d95f02",
            "Language": "#7570b3", TOTAL: "#e7298a"}  # fmt: skip
+OTHER = "#66a61e"  # a transformation of no known axis
 MARKERS = {"Lexical/Stylistic": "o", "Length": "s", "Language": "^"}
 PAIRED = "original (same rows)"
 THIN_LEGEND = f"{MARK} thin or zero-width interval: see the report's note"
@@ -56,22 +58,31 @@ def _weak(summary: ReportSummary, figure: dict[str, Any]) -> bool:
     return summary_figures(summary).interval(figure).endswith(MARK)
 
 
-def bars(summary: ReportSummary, path: Path, main_score: str) -> None:
-    """Per model, each axis and the total (the axis table's figures): above, the original
-    on the same rows beside the rewritten score; below, the paired change with its 95%
-    interval as error bars."""
-    plt = _pyplot()
-    models = summary["models"]
-    groups = [a for a in AXES if any(a in s["axes"] for s in models.values())] + [TOTAL]
-    slots = [
+def _bar_slots(models: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    """(model, label, figure) of each bar: every axis and the total (the axis table's), or
+    where no variant belongs to an axis, every transformation (the transformation table's)."""
+    groups = [a for a in AXES if any(a in s["axes"] for s in models.values())]
+    if not groups:
+        return [(m, t, f) for m, s in models.items() for t, f in s["transforms"].items()
+                if f.get("delta") is not None]  # fmt: skip
+    return [
         (model, group, figure)
         for model, s in models.items()
-        for group in groups
+        for group in [*groups, TOTAL]
         if (figure := s["total"] if group == TOTAL else s["axes"].get(group))
         and figure.get("delta") is not None
     ]
+
+
+def bars(summary: ReportSummary, path: Path, main_score: str) -> None:
+    """Per model, each axis and the total (the axis table's figures; without any axis,
+    each transformation): above, the original on the same rows beside the rewritten
+    score; below, the paired change with its 95% interval as error bars."""
+    plt = _pyplot()
+    models = summary["models"]
+    slots = _bar_slots(models)
     xs = list(range(len(slots)))
-    colours = [COLOURS[group] for _, group, _ in slots]
+    colours = [COLOURS.get(f.get("axis", group), OTHER) for _, group, f in slots]
     fig, (top, bottom) = plt.subplots(
         2, 1, sharex=True, figsize=(max(4.0, 1.1 * len(slots) + 2.0), 5.6),
         gridspec_kw={"height_ratios": [3, 2]},
@@ -85,9 +96,9 @@ def bars(summary: ReportSummary, path: Path, main_score: str) -> None:
     top.set_title("Rewritten against the original on the same rows")
     from matplotlib.patches import Patch
 
-    shown = dict.fromkeys(group for _, group, _ in slots)
+    shown = dict.fromkeys(zip((g for _, g, _ in slots), colours, strict=True))
     keys = [Patch(color=COLOURS["original"], label=PAIRED)]
-    keys += [Patch(color=COLOURS[g], label=f"rewritten, {g}") for g in shown]
+    keys += [Patch(color=c, label=f"rewritten, {g}") for g, c in shown]
     top.legend(handles=keys, fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     deltas = [f["delta"] for _, _, f in slots]
     bottom.bar(xs, deltas, 0.6, label="change", color=colours)
@@ -194,16 +205,12 @@ def scatter(summary: ReportSummary, path: Path, main_score: str) -> None:
 
 
 def write_plots(summary: ReportSummary, folder: Path, main_score: str) -> list[Path]:
-    """The figures into `folder`, the paths drawn: none when there is no variant to show,
-    no bars.png when no variant belongs to one of the axes (there is no axis figure)."""
-    models = summary["models"].values()
-    if not any(s["transforms"] for s in models):
+    """The three figures into `folder`; none when there is no variant to show."""
+    if not any(s["transforms"] for s in summary["models"].values()):
         return []
     folder.mkdir(parents=True, exist_ok=True)
-    paths = []
-    if any(s["axes"] for s in models):
-        bars(summary, folder / "bars.png", main_score)
-        paths.append(folder / "bars.png")
-    heatmap(summary, folder / "heatmap.png")
-    scatter(summary, folder / "scatter.png", main_score)
-    return [*paths, folder / "heatmap.png", folder / "scatter.png"]
+    paths = [folder / "bars.png", folder / "heatmap.png", folder / "scatter.png"]
+    bars(summary, paths[0], main_score)
+    heatmap(summary, paths[1])
+    scatter(summary, paths[2], main_score)
+    return paths
