@@ -10,7 +10,8 @@
   with `eval_result_entries_to_yaml`), which a model's owner copies into the model
   repository's `.eval_results/` folder;
 - the prose gains a table of main scores with each variant's difference from the
-  original on the same rows.
+  original on the same rows, marked `*` where its interval is thin or of zero width, as
+  evaluate's tables mark it (core/evidence.py).
 
 Results of another source or revision, or of configs the run does not hold, are refused.
 A model is named as evaluate recorded it (a local model by its own name or the NAME it
@@ -22,6 +23,7 @@ card.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +31,7 @@ from typing import Any
 from shiftbench.cards.facts import TASK_CATEGORIES
 from shiftbench.core.data import resultsfolder
 from shiftbench.core.data.resultsfolder import RESULTS_FILE
+from shiftbench.core.evidence import MARK, notes, weak
 from shiftbench.core.models.names import split_named
 from shiftbench.core.records import RunMeta
 from shiftbench.errors import InputError
@@ -44,6 +47,8 @@ class ModelScores:
     task_type: str
     # (config, split, subset, main score, delta from the original on the same rows)
     scores: tuple[tuple[str, str, str, float, float | None], ...]
+    # per score, why its delta's interval is weak evidence (core/evidence.py), if it is
+    weak: tuple[tuple[str, ...], ...] = ()
 
 
 def _looks_local(model_id: str) -> bool:
@@ -81,7 +86,7 @@ def read_results(items: tuple[str, ...], meta: RunMeta) -> list[ModelScores]:
                     f"--results {item}: its model was loaded from a local path; name it as "
                     "it is known on the Hub: --results ORG/MODEL=DIR"
                 )
-            scores = []
+            scores, flags = [], []
             for record in entry.get("results", []):
                 config = record["config"]
                 if config not in meta["configs"]:
@@ -93,6 +98,7 @@ def read_results(items: tuple[str, ...], meta: RunMeta) -> list[ModelScores]:
                     float(record["main_score"]),
                     None if (delta := record.get("delta")) is None else float(delta),
                 ))  # fmt: skip
+                flags.append(_weak(record))
             out.append(
                 ModelScores(
                     name=name or model_id.removeprefix("mteb:"),
@@ -100,6 +106,7 @@ def read_results(items: tuple[str, ...], meta: RunMeta) -> list[ModelScores]:
                     main_score=str(doc.get("main_score")),
                     task_type=str(doc.get("task_type")),
                     scores=tuple(scores),
+                    weak=tuple(flags),
                 )
             )
     names = [m.name for m in out]
@@ -107,6 +114,14 @@ def read_results(items: tuple[str, ...], meta: RunMeta) -> list[ModelScores]:
     if twice:
         raise InputError(f"--results: {twice[0]} has results in more than one folder")
     return out
+
+
+def _weak(record: Mapping[str, Any]) -> tuple[str, ...]:
+    """Why a record's delta interval is weak evidence, at the card's four decimals."""
+    if record.get("delta") is None or not record.get("ci95"):
+        return ()
+    low, high = (f"{float(end):+.4f}" for end in record["ci95"])
+    return tuple(weak(record, low, high))
 
 
 def model_index(models: list[ModelScores], repo: str | None, tag: str | None) -> list[Any]:
@@ -181,12 +196,18 @@ def prose(models: list[ModelScores]) -> list[str]:
         "|---|" + "---:|" * len(models),
     ]
     table: dict[tuple[str, str], dict[str, str]] = {}
+    reasons: set[str] = set()
     for model in models:
-        for config, split, _, score, delta in model.scores:
-            cell = f"{score:.4f}" + ("" if delta is None else f" ({delta:+.4f})")
+        flags = model.weak or ((),) * len(model.scores)
+        for (config, split, _, score, delta), flag in zip(model.scores, flags, strict=True):
+            mark = MARK if flag else ""
+            cell = f"{score:.4f}" + ("" if delta is None else f" ({delta:+.4f}{mark})")
             table.setdefault((config, split), {})[model.name] = cell
+            reasons.update(flag)
     several = len({split for _, split in table}) > 1
     for (config, split), cells in table.items():
         label = f"`{config}`" + (f" ({split})" if several else "")
         out.append(f"| {label} | " + " | ".join(cells.get(m.name, "-") for m in models) + " |")
+    for note in notes(reasons):
+        out += ["", note]
     return out

@@ -1,11 +1,13 @@
-"""A leaderboard page: one self-contained HTML file of models, their drops and intervals.
+"""A leaderboard page: one self-contained HTML file of models, their changes and intervals.
 
 Built from the report's summary (core/records.ReportSummary) and the results documents it
-was made of: models by (original, each axis, total), each drop with its 95% interval and
-its rank interval (a model ranks ahead of another only when its whole interval lies above
-the other's, so overlapping models share ranks and are shown as tied), sortable columns,
-a drill-down per model to each dataset, transformation and seed, a chart per axis, the
-datasets and protocols covered, and links to the cards of the published releases scored.
+was made of: models by (original, each axis, total), each change (a signed delta: the
+rewritten score less the original's on the same rows) with its 95% interval, marked `*`
+where the report marks it (core/evidence.py), and its rank interval (a model ranks ahead
+of another only when its whole interval lies above the other's, so overlapping models
+share ranks and are shown as tied), sortable columns, a drill-down per model to each
+dataset, transformation and seed, a chart per axis, the datasets and protocols covered,
+and links to the cards of the published releases scored.
 
 The page needs no server and no network: its style and its sorting script are inline, and
 every text from the inputs (model names, dataset names) is escaped, so a name holding
@@ -15,11 +17,12 @@ markup shows as text.
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
 from shiftbench import __version__
+from shiftbench.core.evidence import flagged_notes
 from shiftbench.core.records import ReportSummary, ResultsDocument
 from shiftbench.errors import InputError
 from shiftbench.evaluate.report.tables import (
@@ -73,12 +76,12 @@ def _e(value: Any) -> str:
 
 
 def _cell(
-    value: float | None, text: str, ci: list[float] | None = None, shown: Figures = SCORES
+    value: float | None, text: str, figure: Mapping[str, Any] | None = None, shown: Figures = SCORES
 ) -> str:
+    """A figure's cell; with `figure`, its interval below, `*` after a thin or zero-width one."""
     sort = "" if value is None else f"{value:.10g}"
-    extra = ""
-    if ci:
-        extra = f'<span class="ci">[{shown.num(ci[0], True)}, {shown.num(ci[1], True)}]</span>'
+    interval = shown.interval(figure) if figure else ""
+    extra = f'<span class="ci">{_e(interval)}</span>' if interval else ""
     return f'<td data-sort="{sort}">{_e(text)}{extra}</td>'
 
 
@@ -113,13 +116,12 @@ def page(summary: ReportSummary, documents: Sequence[ResultsDocument]) -> str:
         f"({_e(', '.join(labels))}); protocol {_e(', '.join(protocols))}; "
         f"{_e(summary['interval'])} 95% intervals; aggregation {_e(summary['aggregation'])}; "
         f"made by shiftbench {_e(__version__)}.</p>",
-        '<p class="meta">Each drop is a model\'s score on the rewritten texts less its score '
-        "on the same original texts, averaged over the datasets, with its 95% interval. A "
-        "rank is an interval: a model ranks ahead of another only when its whole interval "
-        "lies above the other's (rank 1: the smallest drop); models whose intervals overlap "
-        "share ranks and are marked tied. Click a column to sort."
-        + (f" {HTEB_NOTE}" if shown is HTEB_POINTS else "")
-        + "</p>",
+        '<p class="meta">Each change is a model\'s score on the rewritten texts less its '
+        "score on the same original texts (negative: a drop), averaged over the datasets, "
+        "with its 95% interval. A rank is an interval: a model ranks ahead of another only "
+        "when its whole interval lies above the other's (rank 1: the largest change, that is "
+        "the smallest drop); models whose intervals overlap share ranks and are marked tied. "
+        "Click a column to sort." + (f" {HTEB_NOTE}" if shown is HTEB_POINTS else "") + "</p>",
         _main_table(models, order, axes, shown),
         _charts(models, order, axes, shown),
         "<h2>Per model</h2>",
@@ -133,6 +135,11 @@ def page(summary: ReportSummary, documents: Sequence[ResultsDocument]) -> str:
         f"<script>{SCRIPT}</script>",
         "</body></html>",
     ]
+    # what a `*` means, under the table, where an interval on the page has one
+    notes = "".join(f'<p class="meta">{_e(note)}</p>' for note in flagged_notes(parts))
+    if notes:
+        table = next(i for i, part in enumerate(parts) if part.startswith("<table"))
+        parts.insert(table + 1, notes)
     return "\n".join(parts) + "\n"
 
 
@@ -154,7 +161,7 @@ def _main_table(models: dict[str, Any], order: list[str], axes: list[str], shown
         "<th>datasets</th>",
         "<th>original</th>",
     ]
-    head += [f"<th>{_e(a)} drop</th>" for a in axes] + ["<th>total drop</th>"]
+    head += [f"<th>{_e(a)} change</th>" for a in axes] + ["<th>total change</th>"]
     rows = []
     for name in order:
         m = models[name]
@@ -170,7 +177,7 @@ def _main_table(models: dict[str, Any], order: list[str], axes: list[str], shown
         ]
         for f in [*(m["axes"].get(axis) for axis in axes), total]:
             delta = f and f["delta"]
-            cells.append(_cell(delta, shown.num(delta, True), f and f.get("ci95"), shown))
+            cells.append(_cell(delta, shown.num(delta, True), f, shown))
         css = ' class="tied"' if tied else ""
         rows.append(f'<tr{css} data-model="{_e(name)}">' + "".join(cells) + "</tr>")
     return (
@@ -183,8 +190,8 @@ def _main_table(models: dict[str, Any], order: list[str], axes: list[str], shown
 
 
 def _charts(models: dict[str, Any], order: list[str], axes: list[str], shown: Figures) -> str:
-    """Per axis (and the total): each model's drop as a dot on its 95% interval."""
-    out = ["<h2>Drops by axis</h2>"]
+    """Per axis (and the total): each model's change as a dot on its 95% interval."""
+    out = ["<h2>Changes by axis</h2>"]
     for axis in [*axes, "total"]:
         figures = [
             (n, models[n]["total"] if axis == "total" else models[n]["axes"].get(axis))
@@ -208,7 +215,7 @@ def _charts(models: dict[str, Any], order: list[str], axes: list[str], shown: Fi
                 a, b = f["ci95"]
                 items.append(f'<line x1="{x(a)}" y1="{y}" x2="{x(b)}" y2="{y}" '
                              'stroke="#0969da" stroke-width="2"/>')  # fmt: skip
-            tip = f"{_e(name)}: {shown.num(f['delta'], True)}"
+            tip = _e(f"{name}: {shown.delta(f)}")
             items.append(f'<circle cx="{x(f["delta"])}" cy="{y}" r="4" fill="#0969da">'
                          f"<title>{tip}</title></circle>")  # fmt: skip
         items.append(f'<text x="{x(low)}" y="{height - 4}">{shown.num(low, True)}</text>')
@@ -219,7 +226,7 @@ def _charts(models: dict[str, Any], order: list[str], axes: list[str], shown: Fi
         out.append(f"<h3>{_e(axis)}</h3>")
         out.append(
             f'<svg class="chart" data-axis="{_e(axis)}" width="{width}" height="{height}" '
-            f'role="img" aria-label="{_e(axis)} drops">' + "".join(items) + "</svg>"
+            f'role="img" aria-label="{_e(axis)} changes">' + "".join(items) + "</svg>"
         )
     return "\n".join(out)
 
@@ -249,7 +256,7 @@ def _drilldown(
                     _cell(r.get("seed"), str(r.get("seed", ""))),
                     _cell(r.get("original_same_rows"), shown.num(r.get("original_same_rows"))),
                     _cell(r["main_score"], shown.num(r["main_score"])),
-                    _cell(r.get("delta"), shown.num(r.get("delta"), True), r.get("ci95"), shown),
+                    _cell(r.get("delta"), shown.num(r.get("delta"), True), r, shown),
                     _cell(r["rows"], str(r["rows"])),
                 ]
                 rows.append("<tr>" + "".join(cells) + "</tr>")
@@ -273,7 +280,7 @@ def _unit_drilldown(name: str, summary: ReportSummary, shown: Figures) -> str:
                 ),
                 _cell(unit.get("original"), shown.num(unit.get("original"))),
                 _cell(f.get("score"), shown.num(f.get("score"))),
-                _cell(f.get("delta"), shown.num(f.get("delta"), True), f.get("ci95"), shown),
+                _cell(f.get("delta"), shown.num(f.get("delta"), True), f, shown),
             ]
             rows.append("<tr>" + "".join(cells) + "</tr>")
     return _details(name, "seeds", rows, with_rows=False)
@@ -281,7 +288,7 @@ def _unit_drilldown(name: str, summary: ReportSummary, shown: Figures) -> str:
 
 def _details(name: str, seeds: str, rows: list[str], *, with_rows: bool) -> str:
     """A model's drill-down: a folded, sortable table of `rows`."""
-    columns = ["dataset", "transformation", seeds, "original", "rewritten", "drop"]
+    columns = ["dataset", "transformation", seeds, "original", "rewritten", "change"]
     columns += ["rows"] if with_rows else []
     head = "".join(f'<th class="{"text" if i < 2 else ""}">{c}</th>' for i, c in enumerate(columns))
     return (

@@ -17,19 +17,12 @@ from typing import Any
 
 import numpy as np
 
+# what flags a thin interval lives in the core, where the card reads it too (re-exported)
+from shiftbench.core.evidence import MIN_ITEMS, MIN_USABLE_SHARE, THIN_NOTE, thin  # noqa: F401
+
 RESAMPLES = 1000
 SEED = 0
 LEVEL = 0.95
-# An interval is flagged ("thin") when it rests on fewer items than this: a percentile
-# bootstrap interval is too narrow on few items, and covers less than its level.
-MIN_ITEMS = 30
-# ... or when fewer than this share of its draws are defined (a draw holding too few
-# distinct items to score is left out, and the interval rests on the rest).
-MIN_USABLE_SHARE = 0.95
-THIN_NOTE = (
-    f"* an interval from fewer than {MIN_ITEMS} items, or with fewer than "
-    f"{MIN_USABLE_SHARE:.0%} of its bootstrap draws defined: it may cover less than 95%"
-)
 BLOCK = 1 << 21  # drawn items held in memory at once
 
 # weights (resamples x items) -> one main score per resample (NaN where undefined)
@@ -93,16 +86,6 @@ def tail_share(level: float, method: str, items: int | None) -> float | None:
 def usable_draws(replicates: np.ndarray) -> int:
     """How many draws gave a defined delta (the ones the interval is made of)."""
     return int(np.isfinite(replicates).sum())
-
-
-def thin(items: int | None, usable: int | None, resamples: int | None) -> str | None:
-    """Why an interval may cover less than its level ("few items", "few usable draws"),
-    or None when it rests on enough of both (or no figure says otherwise)."""
-    if items is not None and items < MIN_ITEMS:
-        return "few items"
-    if usable is not None and resamples and usable < MIN_USABLE_SHARE * resamples:
-        return "few usable draws"
-    return None
 
 
 def rounded(replicates: np.ndarray, digits: int = 6) -> list[float | None]:

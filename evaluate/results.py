@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 from shiftbench import __version__
 from shiftbench.core.data.resultsfolder import RESULTS_FILE, read_results
 from shiftbench.core.data.runfolder import writing
+from shiftbench.core.evidence import flagged_notes
 from shiftbench.core.messages import option, report
 from shiftbench.core.models.encoders import Encoder
 from shiftbench.core.records import (
@@ -35,7 +36,6 @@ from shiftbench.evaluate.report.tables import (
     Figures,
     figures_for,
 )
-from shiftbench.evaluate.resample import THIN_NOTE
 from shiftbench.evaluate.sides import (
     config_label,
 )
@@ -230,7 +230,6 @@ def write_outputs(
         for path, content in mteb_layout(documents[0]).items():
             texts[path] = results_json(content)
     texts[Path("summary.json")] = json.dumps(summary, indent=2, ensure_ascii=False) + "\n"
-    texts[Path("report.md")] = markdown_report(documents, summary)
     if per_config:
         texts[Path(RESULTS_FILE)] = results_json(documents[0])  # last in, last moved
     made = _missing_top(folder)
@@ -239,15 +238,17 @@ def write_outputs(
     stage = folder / f"{STAGING}{os.getpid()}"
     try:
         shutil.rmtree(stage, ignore_errors=True)
-        for path, text in texts.items():
-            (stage / path).parent.mkdir(parents=True, exist_ok=True)
-            (stage / path).write_text(text, encoding="utf-8")
         drawn: list[Path] = []
         if plots:
             from shiftbench.evaluate.plots import write_plots
 
             main_scores = sorted({d["main_score"] for d in documents})
             drawn = write_plots(summary, stage / "plots", " / ".join(main_scores))
+        # the report links the plots drawn, so it is made once they are
+        texts[Path("report.md")] = markdown_report(documents, summary, [p.name for p in drawn])
+        for path, text in texts.items():
+            (stage / path).parent.mkdir(parents=True, exist_ok=True)
+            (stage / path).write_text(text, encoding="utf-8")
         for path in texts:
             if path.name != RESULTS_FILE:
                 _move(stage / path, folder / path)
@@ -455,7 +456,8 @@ def format_table(
     model: str, main_score: str, records: list[ScoreRecord], protocol: str | None = None
 ) -> str:
     """A plain-text table: one line per config and split, with the paired delta and its
-    95% interval (`-0.21672 [-0.49449, +0.06216]`, `*` after a thin one: THIN_NOTE).
+    95% interval (`-0.21672 [-0.49449, +0.06216]`, `*` after a thin or zero-width one, with
+    the notes saying so: core/evidence.py).
     Results scored under `--protocol hteb` show as HTEB prints them: x100, two decimals."""
     shown = figures_for(protocol)
     if shown is SCORES:
@@ -468,6 +470,6 @@ def format_table(
         ]
         for r in records
     ]  # fmt: skip
-    notes = [THIN_NOTE] if any(line[-1].endswith("*") for line in lines) else []
+    notes = flagged_notes(line[-1] for line in lines)
     notes += [HTEB_NOTE] if shown is HTEB_POINTS else []
     return "\n".join([f"model: {model}", plain_table(header, lines, left=2), *notes])

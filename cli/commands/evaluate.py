@@ -415,9 +415,10 @@ def leaderboard(results: tuple[Path, ...], output: Path) -> None:
     Each RESULTS is a folder evaluate wrote (or its results.json); several datasets and
     models are combined as `report` combines them. One report output folder may stand
     in for them (its summary, seeds averaged). The page (OUTPUT/index.html) opens
-    from file:// with no server or network: models by original score, each axis's drop
-    and the total drop with 95% intervals and rank intervals (models whose intervals
-    overlap share ranks and are marked tied), sortable columns, a drill-down per model
+    from file:// with no server or network: models by original score, each axis's change
+    and the total change (rewritten less original on the same rows) with 95% intervals
+    and rank intervals (models whose intervals overlap share ranks and are marked tied),
+    weak intervals marked as the report marks them, sortable columns, a drill-down per model
     to each dataset, transformation and seed, a chart per axis, the datasets and
     protocols covered, and links to the cards of the published releases scored.
     """

@@ -6,10 +6,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from shiftbench.core.evidence import MARK, flagged_notes, weak
 from shiftbench.core.records import ReportSummary, ResultsDocument
 from shiftbench.core.tables import markdown_table, plain_table
 from shiftbench.evaluate.report.units import AXES, TRANSFORMATIONS_FIRST
-from shiftbench.evaluate.resample import THIN_NOTE, thin
 from shiftbench.evaluate.sides import config_label
 
 
@@ -28,17 +28,19 @@ class Figures:
 
     def delta(self, figure: Mapping[str, Any] | None) -> str:
         """`-0.0123 [-0.0200, -0.0050]`: a delta with its 95% interval when it has one,
-        and `*` after a thin one (THIN_NOTE)."""
+        and `*` after a thin or zero-width one (core/evidence.py)."""
         if not figure or figure.get("delta") is None:
             return ""
         text = self.num(figure["delta"], True)
-        if figure.get("ci95"):
-            low, high = figure["ci95"]
-            text += f" [{self.num(low, True)}, {self.num(high, True)}]"
-            items = figure.get("items", figure.get("rows"))
-            if thin(items, figure.get("usable_draws"), figure.get("resamples")):
-                text += "*"
-        return text
+        return text + (f" {self.interval(figure)}" if figure.get("ci95") else "")
+
+    def interval(self, figure: Mapping[str, Any]) -> str:
+        """`[-0.0200, -0.0050]` with `*` after it when it is weak evidence (thin, or of
+        no width at these decimals); empty when the figure has no interval."""
+        if not figure.get("ci95"):
+            return ""
+        low, high = (self.num(end, True) for end in figure["ci95"])
+        return f"[{low}, {high}]" + (MARK if weak(figure, low, high) else "")
 
 
 SCORES = Figures()
@@ -335,20 +337,32 @@ def text_report(summary: ReportSummary) -> str:
     tables = report_tables(summary)
     for table in tables:
         parts += ["", f"{table.title}:", plain_table(table.header, table.rows)]
-    if _flagged([axis_table[1], *(t.rows for t in tables)]):
-        parts += ["", THIN_NOTE]
+    if notes := _notes([axis_table[1], *(t.rows for t in tables)]):
+        parts += ["", *notes]
     if summary_figures(summary) is HTEB_POINTS:  # the terminal shows no per-table notes
         parts += ["", f"The axis and transformation tables: {HTEB_NOTE[0].lower()}{HTEB_NOTE[1:]}"]
     return "\n".join(parts)
 
 
-def _flagged(tables: list[list[list[str]]]) -> bool:
-    """Whether a table cell holds a thin interval (`... [lo, hi]*`)."""
-    return any(cell.endswith("]*") for rows in tables for row in rows for cell in row)
+def _notes(tables: list[list[list[str]]]) -> list[str]:
+    """The notes the tables' flagged intervals (`... [lo, hi]*`) need."""
+    return flagged_notes(cell for rows in tables for row in rows for cell in row)
 
 
-def markdown_report(documents: Sequence[ResultsDocument], summary: ReportSummary) -> str:
-    """The Markdown report: the axis table, the statistics, every config's figures."""
+PLOT_CAPTIONS = {
+    "bars.png": "Each axis and the total: the rewritten score beside the original's on the "
+    "same rows, and below the paired delta with its 95% interval.",
+    "heatmap.png": "The paired delta of each model and transformation, with its 95% interval.",
+    "scatter.png": "Per dataset: each transformation's score against the original's on the "
+    "same rows, with the delta's 95% interval; on the grey line nothing changed.",
+}
+
+
+def markdown_report(
+    documents: Sequence[ResultsDocument], summary: ReportSummary, plots: Sequence[str] = ()
+) -> str:
+    """The Markdown report: the axis table, the plots drawn (their file names under
+    plots/, linked), the statistics, every config's figures."""
     parts = ["# Robustness report", ""]
     parts.append(f"Datasets: {', '.join(summary['datasets'])}.")
     parts += ["", "## Scores by axis", ""]
@@ -366,13 +380,18 @@ def markdown_report(documents: Sequence[ResultsDocument], summary: ReportSummary
     )
     axis_table = axis_rows(summary)
     parts += ["", markdown_table(*axis_table), ""]
-    if _flagged([axis_table[1]]):
-        parts += [THIN_NOTE, ""]
+    for note in _notes([axis_table[1]]):
+        parts += [note, ""]
+    if plots:
+        parts += ["## Plots", ""]
+        for name in plots:
+            parts += [f"![{name.removesuffix('.png')}](plots/{name})", ""]
+            parts += [PLOT_CAPTIONS[name], ""] if name in PLOT_CAPTIONS else []
     for table in report_tables(summary):
         parts += [f"## {table.title}", "", table.note, ""]
         parts += [markdown_table(table.header, table.rows, left=table.left), ""]
-        if _flagged([table.rows]):
-            parts += [THIN_NOTE, ""]
+        for note in _notes([table.rows]):
+            parts += [note, ""]
     if not any(t["n"] >= 2 for t in summary["tests"]):
         parts += ["The tests need two datasets or more; this report has one.", ""]
     if not summary.get("split_half"):
@@ -393,6 +412,6 @@ def markdown_report(documents: Sequence[ResultsDocument], summary: ReportSummary
         parts += [markdown_table(header, rows, left=3), ""]
         if shown is HTEB_POINTS:
             parts += [HTEB_NOTE, ""]
-        if _flagged([rows]):
-            parts += [THIN_NOTE, ""]
+        for note in _notes([rows]):
+            parts += [note, ""]
     return "\n".join(parts).rstrip() + "\n"

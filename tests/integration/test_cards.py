@@ -23,6 +23,7 @@ from support.human_eval import rated_batch
 
 from shiftbench.cards.croissant import RAI_FIELDS
 from shiftbench.cards.publish import human_size
+from shiftbench.core.evidence import THIN_NOTE
 
 FAKE_TOKEN = "hf_shiftbenchFAKEtokenNeverToBeShown0042"
 
@@ -749,10 +750,13 @@ def test_parquet_release_is_typed_described_and_scored(stsb_copy, invoke, hub, t
     assert {(e.dataset_id, e.dataset_revision) for e in entries} == {(REPO, "v1.0.0")}
     table = files["README.md"].decode("utf-8").split("## Results")[1]
     paraphrase = next(r for r in ours["results"] if r["config"] == "paraphrase-s1")
+    # 20 rows: a thin interval, marked as evaluate's tables mark it, with their note
+    assert paraphrase["rows"] == 20
     assert (
-        f"| `paraphrase-s1` | {paraphrase['main_score']:.4f} ({paraphrase['delta']:+.4f}) |"
+        f"| `paraphrase-s1` | {paraphrase['main_score']:.4f} ({paraphrase['delta']:+.4f}*) |"
         in table
     )
+    assert f"\n\n{THIN_NOTE}\n" in table
 
 
 def test_a_json_lines_release_stays_json_lines(stsb_copy, invoke, hub, tmp_path):
