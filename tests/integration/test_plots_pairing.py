@@ -27,7 +27,7 @@ def _variant(i, r):
 
 
 @pytest.fixture(scope="module")
-def scored(tmp_path_factory):
+def planted_scores(tmp_path_factory):
     """evaluate's results folder for the planted run, and the matplotlib figures evaluate
     built for its plots, by file name."""
     from shiftbench.cli import cli
@@ -86,11 +86,11 @@ def _records(out):
     return original, variant
 
 
-def test_every_plot_draws_the_original_on_the_variants_rows(scored):
+def test_every_plot_draws_the_original_on_the_variants_rows(planted_scores):
     """bars, heatmap and scatter draw the paired figures of summary.json and results.json:
     the original on the variant's 31 usable rows, not on all 42; the change with its 95%
     interval."""
-    out, figures = scored
+    out, figures = planted_scores
     drawn = _drawn(figures)
     original, variant = _records(out)
     assert (original["rows"], variant["rows"], variant["rows_total"]) == (42, 31, 42)
@@ -125,10 +125,10 @@ def test_every_plot_draws_the_original_on_the_variants_rows(scored):
     ]
 
 
-def test_report_md_links_the_plots_it_has(scored, invoke, tmp_path):
+def test_report_md_links_the_plots_it_has(planted_scores, invoke, tmp_path):
     """report.md embeds each plot drawn beside it (relative links), and none when the
     plots were not drawn."""
-    out, _ = scored
+    out, _ = planted_scores
     text = (out / "report.md").read_text(encoding="utf-8")
     links = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text)
     assert links == ["plots/bars.png", "plots/heatmap.png", "plots/scatter.png"]
@@ -139,13 +139,13 @@ def test_report_md_links_the_plots_it_has(scored, invoke, tmp_path):
     assert not (tmp_path / "bare" / "plots").exists()
 
 
-def test_a_zero_width_interval_is_marked_everywhere(scored, invoke, tmp_path):
+def test_a_zero_width_interval_is_marked_everywhere(planted_scores, invoke, tmp_path):
     """Every bootstrap draw giving the same delta makes an interval of zero width on 31
     items (not few): the terminal, report.md and the leaderboard mark it `*` and say
     what that means, rather than show it as certainty."""
     from shiftbench.core.evidence import ZERO_WIDTH_NOTE
 
-    out, _ = scored
+    out, _ = planted_scores
     copy = shutil.copytree(out, tmp_path / "flat")
     doc = json.loads((copy / "results.json").read_text(encoding="utf-8"))
     variant = doc["models"][0]["results"][1]
