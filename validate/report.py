@@ -89,16 +89,33 @@ def plan(folder: Path, configs: tuple[str, ...] = ()) -> tuple[RunMeta, list[str
     refuse_listed(meta["source"], "validate")
     rows_folder(folder)  # refused now, not after the checks have run
     available = [n for n, c in meta["configs"].items() if c.get("kind") == "transform"]
+    controls = [n for n, c in meta["configs"].items() if c.get("kind") == "control"]
     unknown = [c for c in configs if c not in available]
+    if unknown and unknown[0] in controls:
+        raise InputError(f"{unknown[0]} {_CONTROLS_ELSEWHERE.format(folder=folder)}")
     if unknown:
         raise InputError(
             f"{folder} has no transformed config {unknown[0]!r}; available: "
             f"{', '.join(available) or 'none'}"
         )
     chosen = list(dict.fromkeys(configs)) or available
+    if not chosen and controls:
+        raise InputError(
+            f"{folder} holds controls only ({', '.join(controls)}); each "
+            + _CONTROLS_ELSEWHERE.format(folder=folder)
+        )
     if not chosen:
         raise InputError(f"{folder} has no transformed configs to validate")
     return meta, chosen
+
+
+# Controls are made by rules, so validate's checks (which look for what an LLM gets wrong)
+# have nothing to find in them; their effect on meaning is what probe measures.
+_CONTROLS_ELSEWHERE = (
+    "is a rule-based control, which validate does not check (its checks look for what an "
+    "LLM gets wrong); a control's effect on meaning is measured by 'shiftbench probe {folder} "
+    "-m MODEL'"
+)
 
 
 def over_limit(report: ValidationReport, limit: float) -> list[tuple[str, float]]:
