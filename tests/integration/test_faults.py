@@ -12,12 +12,12 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from support.disks import folder_holder, tmpfs
 from support.environment import ENCODER
 from support.results_files import as_gen_writes, record, results_folder
 
@@ -127,6 +127,9 @@ class Case:
     scripted: bool = False  # the command uses the scripted test backend
 
 
+# gen on the local source folder (a rule-based control: no model needed)
+GEN_LOCAL = ("gen", "{source}", "--task-type", "STS", "--source-language", "en", "-t",
+             "word-jumble-1", "-q", "-o", "{out}")  # fmt: skip
 EVALUATE = ("evaluate", "{run}", "-m", ENCODER, "-q", "--no-plots", "-o", "{out}")
 VALIDATE = ("validate", "{run}", "-q")
 DATA_FILE = "paraphrase-s1/test.jsonl"
@@ -193,8 +196,7 @@ CASES = [
          "{tmp}/results/results.json: not valid JSON (Expecting value, line 1 column 12)"),
     Case("a truncated line in a local source folder",
          lambda run, src, tmp: append_bytes(src / "data" / "test.jsonl", b'{"sentence1": "cut'),
-         ("gen", "{source}", "--task-type", "STS", "--source-language", "en", "-t",
-          "word-jumble-1", "-q", "-o", "{out}"),
+         GEN_LOCAL,
          2, "{source}/data/test.jsonl:6: not valid JSON (the line ends before the row does)"),
     Case("a split the run folder does not have",
          lambda run, src, tmp: None,
@@ -351,8 +353,7 @@ GOLD: list[Case] = [
                               ("publish", NAME_READERS["publish"]))),
     Case("a null gold score in a local source folder (gen)",
          lambda run, src, tmp: set_row(src / "data" / "test.jsonl", 3, score=None),
-         ("gen", "{source}", "--task-type", "STS", "--source-language", "en", "-t",
-          "word-jumble-1", "-q", "-o", "{out}"),
+         GEN_LOCAL,
          2, "{source}/data/test.jsonl:4: field score must be a finite number, not null"),
     Case("a row without its gold score (evaluate)",
          lambda run, src, tmp: set_row(run / DATA_FILE, 1, score=DELETE),
@@ -422,8 +423,7 @@ SURROGATE = f"{DATA}:3: field sentence1 holds a lone surrogate (\\ud800), which 
 RAW: list[Case] = [
     Case("an empty data file in a local source folder",
          lambda run, src, tmp: (src / "data" / "test.jsonl").write_bytes(b""),
-         ("gen", "{source}", "--task-type", "STS", "--source-language", "en", "-t",
-          "word-jumble-1", "-q", "-o", "{out}"),
+         GEN_LOCAL,
          2, "{source}/data/test.jsonl: holds no rows; the test split of {source}[default] "
             "needs at least one"),
     Case("a --prompt-file that is not text",
@@ -470,18 +470,15 @@ DIAGNOSED: list[Case] = [
          "{tmp}/afile/spec.yaml: {tmp}/afile is a file, not a folder"),
     Case("a local source row without its text field (not 'holds NoneType at row 0')",
          lambda run, src, tmp: set_row(src / "data" / "test.jsonl", 0, sentence1=DELETE),
-         ("gen", "{source}", "--task-type", "STS", "--source-language", "en", "-t",
-          "word-jumble-1", "-q", "-o", "{out}"),
+         GEN_LOCAL,
          2, "{source}/data/test.jsonl:1: missing field(s) sentence1"),
     Case("a local source row whose text is null, further down",
          lambda run, src, tmp: set_row(src / "data" / "test.jsonl", 3, sentence2=None),
-         ("gen", "{source}", "--task-type", "STS", "--source-language", "en", "-t",
-          "word-jumble-1", "-q", "-o", "{out}"),
+         GEN_LOCAL,
          2, "{source}/data/test.jsonl:4: field sentence2 must be a string, not null"),
     Case("a UTF-16 CSV source (not 'not UTF-8 text')",
          lambda run, src, tmp: utf16_csv_source(src),
-         ("gen", "{source}", "--task-type", "STS", "--source-language", "en", "-t",
-          "word-jumble-1", "-q", "-o", "{out}"),
+         GEN_LOCAL,
          2, "{source}/data/test.csv: UTF-16 text (it starts with UTF-16's byte-order mark), "
             "not UTF-8; save it as UTF-8"),
     Case("a run folder's data file saved as UTF-16",
@@ -568,22 +565,12 @@ def test_a_second_writer_of_one_run_folder_is_refused_while_the_first_runs(invok
     is refused with one line naming the holder's pid and writes nothing; once the holder
     is gone (here killed outright, as kill -9 would), the lock goes with it."""
     import signal
-    import subprocess
-    import sys
 
     from support.waiting import wait_for
 
     out = tmp_path / "run"
     marker = tmp_path / "held"
-    holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sys, pathlib\n"
-         "from shiftbench.core.data.runfolder import writing\n"
-         f"with writing(pathlib.Path({str(out)!r})):\n"
-         f"    pathlib.Path({str(marker)!r}).write_text('held')\n"
-         "    sys.stdin.read()\n"],
-        stdin=subprocess.PIPE,
-    )  # fmt: skip
+    holder = folder_holder(out, marker)
     try:
         wait_for(lambda: marker.exists() or holder.poll() is not None, 60, "the holder's lock")
         assert holder.poll() is None
@@ -676,26 +663,6 @@ def test_a_cache_another_process_holds_is_waited_for_then_named(
     finally:
         holder.stdin.close()  # type: ignore[union-attr]
         holder.wait(timeout=60)
-
-
-@contextmanager
-def tmpfs(where: Path, options: str) -> Iterator[Path]:
-    """A small file system mounted at `where` for the test's length; the test is skipped,
-    with the reason, where this process may not mount one."""
-    import shutil
-    import subprocess
-
-    where.mkdir()
-    if shutil.which("mount") is None:
-        pytest.skip("no mount command here")
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)],
-                          capture_output=True, text=True)  # fmt: skip
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
-    try:
-        yield where
-    finally:
-        subprocess.run(["umount", str(where)], check=True)
 
 
 def test_a_full_disk_fails_in_one_line_and_keeps_the_run_folder(invoke, tmp_path):

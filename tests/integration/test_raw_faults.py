@@ -10,11 +10,11 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
+from support.disks import tmpfs
 from support.environment import ENCODER
 from support.openai_server import OpenAIStub
 
@@ -29,23 +29,10 @@ def shiftbench(*args: object, **env: str | None) -> subprocess.CompletedProcess[
     )  # fmt: skip
 
 
-@contextmanager
-def read_only_disk(where: Path) -> Iterator[Path]:
+def read_only_disk(where: Path) -> Any:
     """A read-only file system at `where` for the test's length (as root, chmod stops
-    nothing); the test is skipped, with the reason, where this process may not mount one."""
-    import shutil
-
-    where.mkdir()
-    if shutil.which("mount") is None:
-        pytest.skip("no mount command here")
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(where)],
-                          capture_output=True, text=True)  # fmt: skip
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
-    try:
-        yield where
-    finally:
-        subprocess.run(["umount", str(where)], check=True)
+    nothing); skipped, with the reason, where this process may not mount one."""
+    return tmpfs(where, "ro,size=64k")
 
 
 def test_a_path_the_locale_cannot_decode_is_named_in_one_line(tmp_path):

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.disks import folder_holder
 from support.environment import ENCODER
 from support.evaluate import _rotated, _sts_run_folder
 from support.waiting import wait_for
@@ -205,24 +206,11 @@ def test_a_nan_main_score_stops_the_write(invoke, tmp_path):
     assert not out.exists()
 
 
-def _holder(out: Path, marker: Path) -> subprocess.Popen:
-    """A process that holds the results folder `out` as a writer until its stdin closes."""
-    return subprocess.Popen(
-        [sys.executable, "-c",
-         "import sys, pathlib\n"
-         "from shiftbench.core.data.runfolder import writing\n"
-         f"with writing(pathlib.Path({str(out)!r})):\n"
-         f"    pathlib.Path({str(marker)!r}).write_text('held')\n"
-         "    sys.stdin.read()\n"],
-        stdin=subprocess.PIPE,
-    )  # fmt: skip
-
-
 def test_a_writer_held_too_long_is_named_and_nothing_is_written(invoke, monkeypatch, tmp_path):
     """Another process holds the results folder past SHIFTBENCH_LOCK_WAIT: evaluate says
     so in one line naming the holder (exit 1) and writes nothing."""
     run, out, marker = _run(tmp_path), tmp_path / "results", tmp_path / "held"
-    holder = _holder(out, marker)
+    holder = folder_holder(out, marker)
     try:
         wait_for(lambda: marker.exists() or holder.poll() is not None, 60, "the holder's lock")
         assert holder.poll() is None
@@ -248,7 +236,7 @@ def test_two_evaluations_at_once_both_end_in_the_folder(tmp_path):
     process holds the folder: both wait rather than fail, and once the folder is free
     each adds its model in turn, so results.json and report.md hold both."""
     run, out, marker = _run(tmp_path), tmp_path / "results", tmp_path / "held"
-    holder = _holder(out, marker)
+    holder = folder_holder(out, marker)
     env = {**os.environ, "SHIFTBENCH_LOCK_WAIT": "600", "PYTHONUNBUFFERED": "1"}
     logs = {name: tmp_path / f"{name.replace('/', '_')}.out" for name in (ENCODER, OTHER)}
     evaluations: dict[str, subprocess.Popen] = {}
