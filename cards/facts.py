@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from shiftbench import __version__
+from shiftbench.core.data.runcard import made_by
 from shiftbench.core.data.runfolder import (
     read_validation,
 )
@@ -61,7 +62,8 @@ def summary(meta: RunMeta, markdown: bool = False) -> str:
     source = meta["source"]
     where = source_place(source, markdown)
     return (
-        f"LLM-rewritten variants of the {source['task_type']} dataset {where}, for measuring "
+        f"{made_by(meta, 'LLM-rewritten variants')} of the {source['task_type']} dataset "
+        f"{where}, for measuring "
         "how much of a text-embedding model's score survives when the benchmark's texts are "
         "reworded, resized or translated. Made with shiftbench "
         f"{meta.get('shiftbench_version', __version__)}."

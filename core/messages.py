@@ -16,6 +16,7 @@ are tqdm's, on stderr.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -60,3 +61,38 @@ def option(name: str, flag: str = "") -> str:
     if _COMMAND_LINE.get():
         return flag or "--" + name.replace("_", "-")
     return name
+
+
+def differences(before: object, after: object, *, limit: int = 3) -> str:
+    """What differs between two records, for a refusal to say: `revision 'a' -> 'b'`, one
+    entry per differing key (nested mappings by dotted key, `sampling.temperature`), at
+    most `limit` of them and a count of the rest; a key one record lacks shows as none."""
+    found = _differences(before, after, "")
+    shown = ", ".join(found[:limit])
+    return shown + (f" and {len(found) - limit} more" if len(found) > limit else "")
+
+
+_MISSING = object()
+
+
+def _differences(before: object, after: object, at: str) -> list[str]:
+    if isinstance(before, dict) and isinstance(after, dict):
+        keys = [*after, *(k for k in before if k not in after)]
+        return [
+            line
+            for k in keys
+            for line in _differences(
+                before.get(k, _MISSING), after.get(k, _MISSING), f"{at}.{k}" if at else str(k)
+            )
+        ]
+    if before == after:
+        return []
+    return [f"{at or 'value'} {_shown(before)} -> {_shown(after)}"]
+
+
+def _shown(value: object, limit: int = 60) -> str:
+    """A value as a refusal shows it: repr-like, cut to `limit` characters."""
+    if value is _MISSING or value is None:
+        return "none"
+    text = repr(value) if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -327,6 +327,8 @@ class BatchDescription(TypedDict, total=False):
     controls_per_batch: Required[int]
     tolerance: float
     strata: Required[dict[str, dict[str, int]]]  # per stratum: items available, sampled
+    # the strata that had fewer items than per_stratum asked: asked, sampled (all there were)
+    short_strata: dict[str, dict[str, int]]
     items_per_batch: Required[int]
     # what an export adds to its own copy (never written back to batch.json)
     items_per_hit: int

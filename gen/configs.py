@@ -218,3 +218,34 @@ def rule_config(
         },
     )
     return ConfigData(config_name(variant.base_name, subset, source.multi_subset), meta, out)
+
+
+def recorded_settings(record: ConfigRecord) -> dict[str, Any]:
+    """The settings a config's rows depend on (those its settings_sha256 hashes, beyond the
+    transform and seed its name holds), as its record in shiftbench.json gives them."""
+    if record.get("kind") == "control":
+        return {k: record.get(k) for k in ("transform_version", "lexicon") if k in record}
+    return {
+        "transform_version": record.get("transform_version"),
+        "prompts": [str(p.get("sha256", ""))[:12] for p in record.get("prompts", [])],
+        "model": record.get("model"),
+        "sampling": record.get("sampling"),
+        "language_pool": record.get("language_pool"),
+        "max_attempts": record.get("max_attempts"),
+        "budget_growth": record.get("budget_growth"),
+    }
+
+
+def variant_settings(variant: Variant | RuleVariant, described: dict[str, Any]) -> dict[str, Any]:
+    """What recorded_settings gives for the config `variant` would make now."""
+    if isinstance(variant, RuleVariant):
+        return {k: v for k, v in variant.settings().items() if k not in ("transform", "seed")}
+    return {
+        "transform_version": variant.transform.version,
+        "prompts": [p.sha256[:12] for p in variant.prompts],
+        "model": described.get("model"),
+        "sampling": variant.sampling.as_dict(),
+        "language_pool": [lang.code for lang in variant.pool],
+        "max_attempts": variant.max_attempts,
+        "budget_growth": BUDGET_GROWTH,
+    }

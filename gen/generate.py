@@ -35,13 +35,19 @@ from shiftbench.core.data.sources import (
     Source,
     source_meta,
 )
-from shiftbench.core.messages import option
+from shiftbench.core.messages import differences, option
 from shiftbench.core.protocols import check_protocol
 from shiftbench.core.records import RunExtras, RunMeta, SourceRecord
 from shiftbench.core.text.languages import Language, draw
 from shiftbench.core.text.transforms import PER_DATASET, PER_TEXT
 from shiftbench.errors import InputError
-from shiftbench.gen.configs import original_config, rule_config, variant_config
+from shiftbench.gen.configs import (
+    original_config,
+    recorded_settings,
+    rule_config,
+    variant_config,
+    variant_settings,
+)
 from shiftbench.gen.controls import RuleVariant
 from shiftbench.gen.rewrite import (
     NOT_APPLICABLE,
@@ -362,11 +368,18 @@ def _configs_to_make(
         for variant in variants:
             name = config_name(variant.base_name, subset, source.multi_subset)
             if name in existing and not overwrite:
-                if existing[name].get("settings_sha256") == variant.settings_sha256(described):
+                held, wanted = (
+                    existing[name].get("settings_sha256"),
+                    variant.settings_sha256(described),
+                )
+                if held == wanted:
                     continue
+                changed = differences(
+                    recorded_settings(existing[name]), variant_settings(variant, described)
+                ) or differences({"settings_sha256": held}, {"settings_sha256": wanted})
                 raise InputError(
-                    f"config {name!r} already exists in {output} with other settings; pass "
-                    f"{option('overwrite')} to replace it"
+                    f"config {name!r} already exists in {output} with other settings "
+                    f"({changed}); pass {option('overwrite')} to replace it"
                 )
             todo.append((subset, variant))
     return todo

@@ -17,8 +17,10 @@ from shiftbench.core.data.runfolder import (
     tally_status,
     write_run,
 )
+from shiftbench.core.messages import differences
 from shiftbench.core.records import ConfigRecord, RunExtras, RunMeta
 from shiftbench.errors import InputError
+from shiftbench.gen.configs import recorded_settings
 
 DRAWN: tuple[Literal["target_languages", "pivot_languages"], ...] = (
     "target_languages",
@@ -37,7 +39,10 @@ def merge_shards(folders: list[Path], output: Path) -> list[str]:
     first = metas[0]
     for folder, meta in zip(folders[1:], metas[1:], strict=True):
         if meta["source"] != first["source"] or _settings(meta) != _settings(first):
-            raise InputError(f"{folder} was made with other settings than {folders[0]}")
+            raise InputError(
+                f"{folder} was made with other settings than {folders[0]} "
+                f"({_what_differs(first, meta, folders[0], folder)})"
+            )
     if output.exists() and any(output.iterdir()):
         raise InputError(f"output {output} already exists; a merge writes a new folder")
     configs = [_merge_config(name, info, folders, metas) for name, info in first["configs"].items()]
@@ -62,10 +67,45 @@ def _shard_meta(folder: Path) -> RunMeta:
 
 def _settings(meta: RunMeta) -> tuple[Any, dict[str, Any]]:
     """What must agree between shards: the parts rewritten and every config's settings."""
-    return meta.get("rewrite"), {
-        name: (info["kind"], info.get("settings_sha256"), sorted(info["rows"]))
-        for name, info in meta["configs"].items()
-    }
+    return meta.get("rewrite"), {name: _settings_of(info) for name, info in meta["configs"].items()}
+
+
+def _what_differs(first: RunMeta, other: RunMeta, here: Path, there: Path) -> str:
+    """How `other`'s settings differ from `first`'s, as `_settings` compares them: the
+    source, the parts rewritten, the configs each holds (`here` is first's folder, `there`
+    other's), and each config's settings."""
+    if first["source"] != other["source"]:
+        return "source " + differences(first["source"], other["source"])
+    if first.get("rewrite") != other.get("rewrite"):
+        return differences({"rewrite": first.get("rewrite")}, {"rewrite": other.get("rewrite")})
+    mine, theirs = first["configs"], other["configs"]
+    if set(mine) != set(theirs):
+        gained = [n for n in theirs if n not in mine]
+        lost = [n for n in mine if n not in theirs]
+        return ", ".join(
+            [f"config {n} only in {there}" for n in gained]
+            + [f"config {n} only in {here}" for n in lost]
+        )
+    for name, info in mine.items():
+        theirs_info = theirs[name]
+        if _settings_of(info) != _settings_of(theirs_info):
+            changed = differences(
+                {"kind": info["kind"], "splits": sorted(info["rows"]), **recorded_settings(info)},
+                {"kind": theirs_info["kind"], "splits": sorted(theirs_info["rows"]),
+                 **recorded_settings(theirs_info)},
+            )  # fmt: skip
+            return f"config {name}: " + (
+                changed
+                or differences(
+                    {"settings_sha256": info.get("settings_sha256")},
+                    {"settings_sha256": theirs_info.get("settings_sha256")},
+                )
+            )
+    return "settings"
+
+
+def _settings_of(info: ConfigRecord) -> tuple[Any, ...]:
+    return (info["kind"], info.get("settings_sha256"), sorted(info["rows"]))
 
 
 def _merge_config(

@@ -75,13 +75,20 @@ class BatchResult:
     description: BatchDescription = field(repr=False, compare=False)
 
     def summary(self) -> str:
-        """The line `shiftbench human-eval batch` prints."""
+        """What `shiftbench human-eval batch` prints: a line of what was written, and when
+        a stratum held fewer items than asked, a line naming each such stratum."""
         strata = ", ".join(f"{k} {v}" for k, v in self.strata.items())
-        return (
+        line = (
             f"wrote {counted(self.raters, 'batch', 'batches')} of "
             f"{counted(self.items_per_batch, 'item')} to {self.folder} "
             f"({strata}; controls {self.controls_per_batch} per batch)"
         )
+        short = self.description.get("short_strata", {})
+        if not short:
+            return line
+        asked = next(iter(short.values()))["asked"]
+        fewer = ", ".join(f"{k} {v['sampled']}" for k, v in short.items())
+        return f"{line}\nfewer items than the {asked} asked per stratum, all there were: {fewer}"
 
 
 @dataclass(frozen=True)

@@ -195,6 +195,13 @@ def build(folder: Path, plan: Plan) -> tuple[BatchDescription, list[dict[str, An
         "strata": sizes,
         "items_per_batch": len(sampled) + 2 * plan.controls,
     }
+    short = {
+        stratum: {"asked": plan.per_stratum, "sampled": size["sampled"]}
+        for stratum, size in sizes.items()
+        if size["sampled"] < plan.per_stratum
+    }
+    if short:  # said in the record, not left to a comparison of two numbers
+        description["short_strata"] = short
     return description, table
 
 

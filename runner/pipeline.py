@@ -30,7 +30,7 @@ from shiftbench.core.data.hubfolder import folder_digest
 from shiftbench.core.data.runfolder import SPEC_FILE as SPEC_COPY
 from shiftbench.core.data.runfolder import read_json
 from shiftbench.core.data.sources import load_source
-from shiftbench.core.messages import report
+from shiftbench.core.messages import differences, report
 from shiftbench.core.protocols import DEFAULT_PROTOCOL
 from shiftbench.core.ratings import RATINGS_FILE
 from shiftbench.core.records import SourceArguments
@@ -290,7 +290,7 @@ def run_human_eval(spec: Spec, unit: Unit, ctx: Context) -> None:
         ratings = unit.human / RATINGS_FILE
         if ratings.is_file() and ratings.read_text(encoding="utf-8").strip():
             raise InputError(
-                f"{unit.human} already holds ratings and its settings or run folder changed; "
+                f"{unit.human} already holds ratings and {_batch_changes(unit, h)}; "
                 "move it away to make new batches"
             )
         shutil.rmtree(unit.human)
@@ -299,11 +299,52 @@ def run_human_eval(spec: Spec, unit: Unit, ctx: Context) -> None:
         per_stratum=h["per_stratum"], raters=h["raters"], controls=h["controls"],
         tolerance=h["tolerance"], seed=h["seed"],
     )  # fmt: skip
-    report(log, make_batches(unit.run, unit.human, settings).summary())
+    for line in make_batches(unit.run, unit.human, settings).summary().splitlines():
+        report(log, line)
     for fmt in dict.fromkeys(h["formats"]):
         prolific = (h["completion_code"], h["submit_url"]) if fmt == "prolific" else (None, None)
         written = export_batches(unit.human, fmt, h["items_per_hit"], *prolific)
         report(log, f"wrote {len(written)} file(s) to {unit.human / EXPORT_DIR / fmt}")
+
+
+def _batch_changes(unit: Unit, h: dict[str, Any]) -> str:
+    """What changed since the batch folder's batches were made: the spec's settings that
+    batch.json records (old and new value), else the run folder or the export settings."""
+    from shiftbench.core.ratings import read_batch
+    from shiftbench.human_eval.batches import load_scheme
+
+    try:
+        description, _ = read_batch(unit.human)
+    except InputError:  # no readable batch: nothing to compare with
+        return "its settings or run folder changed"
+    scheme_file = Path(h["scheme_file"]) if h["scheme_file"] else None
+    scheme = load_scheme(h["scheme"], scheme_file)
+    held = description.get("scheme") or {}
+    before = {
+        "scheme": held.get("name"),
+        "run": description.get("run"),
+        "per_stratum": description.get("per_stratum"),
+        "raters": description.get("raters"),
+        "controls": int(description.get("controls_per_batch", 0)) // 2,
+        "tolerance": description.get("tolerance"),
+        "seed": description.get("seed"),
+    }
+    after = {
+        "scheme": scheme.get("name"),
+        "run": str(unit.run.resolve()),
+        **{k: h[k] for k in ("per_stratum", "raters", "controls", "tolerance", "seed")},
+    }
+    if held != scheme and before["scheme"] == after["scheme"]:
+        return "its scheme's text changed"
+    changed = differences(
+        {f"human_eval.{k}": v for k, v in before.items() if k != "run"},
+        {f"human_eval.{k}": v for k, v in after.items() if k != "run"},
+    )
+    if changed:
+        return f"its settings changed ({changed})"
+    if before["run"] != after["run"]:
+        return f"it rates another run folder ({before['run']} -> {after['run']})"
+    return f"the rows of {unit.run} or the export settings changed"
 
 
 def _human_dirs(unit: Unit) -> tuple[Path, ...]:

@@ -361,6 +361,9 @@ def _validate_config(
         row["_result"] = {
             "split": row["_split"],
             "row_id": row.get("row_id"),
+            # the texts beside their verdicts, so the file is read without a join
+            "original": {f: str(row.get(f"original_{f}") or "") for f in fields},
+            "output": {f: str(row.get(f) or "") for f in fields},
             "failed": [c for c in CHECKS if c in failed],
             **({"identical": unchanged} if kept_identity else {}),
             **({"not_checked": ["wrong-language"]} if not_checked else {}),
@@ -416,11 +419,79 @@ def _write(
         if stale.stem not in report["configs"]:
             stale.unlink()
     atomic_write_text(folder / REPORT_JSON, json.dumps(report, indent=2, ensure_ascii=False) + "\n")
-    atomic_write_text(folder / REPORT_MD, render_markdown(report))
+    atomic_write_text(
+        folder / REPORT_MD, render_markdown(report, worst_rows(folder, report, per_row))
+    )
 
 
-def render_markdown(report: ValidationReport) -> str:
-    """The report for people: one table of rates per config, then example failures."""
+WORST_DRIFT = 5  # rows of largest drift the worst-rows list shows, per drift measure
+SHOWN_CHARS = 80  # an original or output in the worst-rows list is cut to this length
+
+
+def worst_rows(
+    folder: Path, report: ValidationReport, per_row: dict[str, list[dict[str, Any]]]
+) -> list[list[str]]:
+    """The worst-rows table's rows: per drift measure the WORST_DRIFT rows of largest
+    drift (each by its field of largest drift), then the first example of each failure
+    kind found. A config carried over from an earlier report is read from its rows file;
+    rows written before the files held their texts are left out of the drift list."""
+    configs = report["configs"]
+    rows_of: dict[str, list[dict[str, Any]]] = {}
+    for name in configs:
+        if name in per_row:
+            rows_of[name] = per_row[name]
+            continue
+        try:
+            rows_of[name] = read_jsonl(rows_folder(folder) / f"{name}.jsonl")
+        except InputError:  # none, or unreadable: nothing of it to list
+            rows_of[name] = []
+    out: list[list[str]] = []
+    keys = sorted(
+        {k for c in configs.values() for k in c.get("measures", {}) if k.startswith("drift:")}
+    )
+    for key in keys:
+        found = []  # (-drift, config's place, row's place, config, row, field)
+        for place, (name, rows) in enumerate(rows_of.items()):
+            for i, row in enumerate(rows):
+                values = {
+                    f: v
+                    for f, v in ((row.get("measures") or {}).get(key) or {}).items()
+                    if isinstance(v, int | float) and f in (row.get("original") or {})
+                }
+                if values:
+                    field = max(values, key=lambda f: values[f])  # first field of the largest
+                    found.append((-values[field], place, i, name, row, field))
+        for minus, _, _, name, row, field in sorted(found, key=lambda t: t[:3])[:WORST_DRIFT]:
+            out.append(
+                [name, f"{row.get('split')} {row.get('row_id')}", field, f"{key} {-minus:.3f}",
+                 _quote(str(row["original"].get(field, "")), SHOWN_CHARS),
+                 _quote(str((row.get("output") or {}).get(field, "")), SHOWN_CHARS)]
+            )  # fmt: skip
+    for check in report["checks"]:
+        example = next(
+            (
+                (n, c["examples"][check][0])
+                for n, c in configs.items()
+                if c.get("examples", {}).get(check)
+            ),
+            None,
+        )
+        if example is None:
+            continue
+        name, e = example
+        why = check
+        if check == "wrong-language":
+            why += f" (expected {e['language']}, found {e['detected']})"
+        out.append(
+            [name, f"{e['split']} {e['row_id']}", e["field"], why,
+             _quote(e["original"], SHOWN_CHARS), _quote(e["output"], SHOWN_CHARS)]
+        )  # fmt: skip
+    return out
+
+
+def render_markdown(report: ValidationReport, worst: list[list[str]] | None = None) -> str:
+    """The report for people: one table of rates per config, the measures, the worst rows
+    (`worst`, from worst_rows), then example failures."""
     checks = report["checks"]
     lid = report["language_id"]
     lines = [
@@ -474,6 +545,21 @@ def render_markdown(report: ValidationReport) -> str:
             rows.append([name, key, spread, str(m["scored"]), unscored])
         header = ["config", "measure", "mean ± SD", "scored", "unscored"]
         lines.append(markdown_table(header, rows, align="llrrl", tight_rule=True))
+    if worst:
+        lines += [
+            "",
+            "## Worst rows",
+            "",
+            f"The {WORST_DRIFT} rows of largest drift per drift measure (each by its field of "
+            "largest drift), when drift was measured, and the first example of each failure "
+            f"kind found; texts cut to {SHOWN_CHARS} characters. validation/<config>.jsonl "
+            "holds every row's texts beside its results.",
+            "",
+            markdown_table(
+                ["config", "row", "field", "why", "original", "output"], worst, align="llllll",
+                tight_rule=True,
+            ),
+        ]  # fmt: skip
     for name, c in report["configs"].items():
         if not c["examples"]:
             continue

@@ -31,7 +31,8 @@ def render_card(meta: RunMeta, data_format: str = "jsonl") -> str:
         "",
         f"# {source['name']}: shiftbench variants",
         "",
-        f"LLM-transformed variants of the {source['task_type']} dataset `{where}`, made with "
+        f"{made_by(meta, 'LLM-transformed variants')} of the {source['task_type']} dataset "
+        f"`{where}`, made with "
         f"shiftbench {meta['shiftbench_version']}. The fields rewritten are "
         f"{', '.join(f'`{f}`' for f in source['text_fields'])}; every transformed row keeps "
         "its original text beside the new one, with a `status`: `ok`, `identical` (a "
@@ -46,7 +47,7 @@ def render_card(meta: RunMeta, data_format: str = "jsonl") -> str:
         counts = _merged_counts(info.get("status_counts", {}))
         status = ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "-"
         lines.append(
-            f"| `{name}` | {info.get('transform', '-')} | {info.get('axis', '-')} | "
+            f"| `{name}` | {info.get('transform', '-')} | {shown_axis(info)} | "
             f"{info.get('seed', '-')} | {rows} | {status} |"
         )
     lines += [
@@ -56,6 +57,25 @@ def render_card(meta: RunMeta, data_format: str = "jsonl") -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def made_by(meta: RunMeta, rewritten: str) -> str:
+    """What the run's configs are, to begin a card's first sentence: `rewritten` (the LLM's
+    variants, in the card's words), rule-based controls, or both."""
+    kinds = {info.get("kind") for info in meta["configs"].values()}
+    if "control" not in kinds:
+        return rewritten
+    if "transform" not in kinds:
+        return "Rule-based controls"
+    return f"{rewritten} and rule-based controls"
+
+
+def shown_axis(info: ConfigRecord) -> str:
+    """A config's robustness axis as a card's table shows it: `control` for a rule-based
+    control (which has none), `-` where there is none."""
+    if info.get("kind") == "control":
+        return "control"
+    return str(info.get("axis") or "-")
 
 
 def _parts_sentence(meta: RunMeta) -> str:

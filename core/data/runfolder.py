@@ -29,7 +29,7 @@ from shiftbench.core.data.names import RULE, check_name, inside, is_safe_name
 from shiftbench.core.data.parts import context_name
 from shiftbench.core.data.runcard import META_FILE, render_card
 from shiftbench.core.data.sources import LISTED_TYPES
-from shiftbench.core.messages import option, report
+from shiftbench.core.messages import differences, option, report
 from shiftbench.core.records import (
     ConfigRecord,
     RunExtras,
@@ -599,17 +599,26 @@ def check_target(
             f"folder; choose another {option('output')}"
         )
     meta = read_meta(path)
-    if _matched(meta.get("source")) != _matched(source_meta):
+    held_source, asked = _matched(meta.get("source")), _matched(source_meta)
+    if held_source != asked:
         held = meta.get("source", {}).get("name", "another source")
         raise InputError(
-            f"output {path} holds a run of {held} with other source settings; "
-            f"choose another {option('output')}"
+            f"output {path} holds a run of {held} with other source settings "
+            f"({differences(held_source, asked)}); choose another {option('output')}"
         )
     if meta.get("shard") != shard:
         raise InputError(
-            f"output {path} holds another shard of this source; choose another {option('output')}"
+            f"output {path} holds {_shard(meta.get('shard'))} of this source, not "
+            f"{_shard(shard)}; choose another {option('output')}"
         )
     return meta
+
+
+def _shard(shard: Any) -> str:
+    """A shard as a refusal names it: `shard 0/2`, or `an unsharded run`."""
+    if not isinstance(shard, dict):
+        return "an unsharded run"
+    return f"shard {shard.get('index')}/{shard.get('count')}"
 
 
 def _matched(source: Any) -> Any:

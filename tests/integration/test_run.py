@@ -305,7 +305,7 @@ def test_human_eval_batches_with_ratings_are_never_replaced(
     assert result.exit_code == 2
     assert result.stderr == (
         f"Error: [human-eval] sample: {ratings.parent} already holds ratings and its settings "
-        "or run folder changed; move it away to make new batches\n"
+        "changed (human_eval.per_stratum 4 -> 5); move it away to make new batches\n"
     )
 
 

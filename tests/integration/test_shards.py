@@ -52,7 +52,9 @@ def test_merge_refuses_incomplete_or_mismatched_shards(scripted, invoke, tmp_pat
     result = invoke("merge", tmp_path / "s0", tmp_path / "other", "-o", out)
     assert (result.exit_code, result.stderr) == (
         2,
-        f"Error: {tmp_path / 'other'} was made with other settings than {tmp_path / 's0'}\n",
+        f"Error: {tmp_path / 'other'} was made with other settings than {tmp_path / 's0'} "
+        f"(config paraphrase-s9 only in {tmp_path / 'other'}, config paraphrase-s1337 only in "
+        f"{tmp_path / 's0'})\n",
     )
     result = invoke(*base, "--shard", "2/2", "-o", tmp_path / "bad")
     assert (result.exit_code, result.stderr) == (2, "Error: --shard 2/2: I must be from 0 to N-1\n")

@@ -137,8 +137,8 @@ def test_rerun_skips_finished_configs_and_other_settings_need_overwrite(sample_r
     result = invoke(*args, "--temperature", "0.5", "-o", sample_run)
     assert result.exit_code == 2
     assert result.stderr == (
-        f"Error: config 'paraphrase-s1' already exists in {sample_run} with other settings; "
-        "pass --overwrite to replace it\n"
+        f"Error: config 'paraphrase-s1' already exists in {sample_run} with other settings "
+        "(sampling.temperature 0.7 -> 0.5); pass --overwrite to replace it\n"
     )
     assert (sample_run / "shiftbench.json").read_bytes() == before
 
