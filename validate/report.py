@@ -10,8 +10,9 @@ language a field should be in (`not_checked`; such rows are not failures); a few
 failures per check; and for each measure, its mean and SD over the text fields it could
 score, with the count and reasons of those it could not. It writes `validation.json` (for
 machines: the dataset card and the release step read it), `validation.md` (for people) and
-`validation/<config>.jsonl` (per row: failed checks, edit distance, detected languages,
-measure values and judge replies) into the run folder.
+`validation/<config>.jsonl` (per row: its original and output texts, failed checks, edit
+distance, detected languages, measure values and judge replies) into the run folder.
+validation.md lists the worst rows: those of largest drift, and an example of each failure.
 
 A measure's results for a config carry over to later reports as long as the config is
 unchanged, so judges can be added one run of the command at a time.

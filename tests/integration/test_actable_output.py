@@ -100,6 +100,12 @@ def test_merge_names_the_setting_that_differs(scripted, invoke, tmp_path):
     base = ["gen", "sample", "--limit", "4", "-t", "paraphrase", "-b", "scripted", "-q"]
     assert invoke(*base, "--shard", "0/2", "-o", tmp_path / "s0").exit_code == 0
     assert invoke(*base, "--shard", "1/2", "-s", "9", "-o", tmp_path / "s1").exit_code == 0
+    again = invoke(*base, "--shard", "1/2", "-o", tmp_path / "s0")
+    assert (again.exit_code, again.stderr) == (
+        2,
+        f"Error: output {tmp_path / 's0'} holds shard 0/2 of this source, not shard 1/2; "
+        "choose another --output\n",
+    )
     result = invoke("merge", tmp_path / "s0", tmp_path / "s1", "-o", tmp_path / "merged")
     assert (result.exit_code, result.stderr) == (
         2,
@@ -112,9 +118,7 @@ def test_merge_names_the_setting_that_differs(scripted, invoke, tmp_path):
 def test_a_batch_short_of_items_says_so(scripted, invoke, tmp_path):
     run, batch = tmp_path / "run", tmp_path / "batch"
     _gen(invoke, run, "--limit", "3", "-t", "paraphrase", "-b", "scripted")
-    result = invoke(
-        "human-eval", "batch", run, "-o", batch, "--per-stratum", "20", "--raters", "1"
-    )
+    result = invoke("human-eval", "batch", run, "-o", batch, "--per-stratum", "20", "--raters", "1")
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines() == [
         f"wrote 1 batch of 8 items to {batch} (paraphrase 6; controls 2 per batch)",
