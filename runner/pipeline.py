@@ -32,6 +32,7 @@ from typing import Any
 from shiftbench import __version__
 from shiftbench.cards.api import ReleaseSettings, publish_release, write_card
 from shiftbench.core.data.hubfolder import folder_digest
+from shiftbench.core.data.resultsfolder import RESULTS_FILE
 from shiftbench.core.data.runfolder import SPEC_FILE as SPEC_COPY
 from shiftbench.core.data.runfolder import read_json
 from shiftbench.core.data.sources import load_source
@@ -40,7 +41,6 @@ from shiftbench.core.protocols import DEFAULT_PROTOCOL
 from shiftbench.core.ratings import RATINGS_FILE
 from shiftbench.core.records import SourceArguments
 from shiftbench.core.text.transforms import TARGETED_PROMPT
-from shiftbench.core.data.resultsfolder import RESULTS_FILE
 from shiftbench.errors import InputError, RuntimeFault, ShiftbenchError
 from shiftbench.evaluate.api import EvalSettings
 from shiftbench.gen.api import GenSettings, TooManyFailures, generate, plan_generation
@@ -400,8 +400,11 @@ def run_evaluate(spec: Spec, unit: Unit, ctx: Context) -> None:
     controls = evaluation.controls
     if controls:
         more = ", ..." if len(controls) > 3 else ""
-        report(log, f"{counted(len(controls), 'control config')} ({', '.join(controls[:3])}"
-               f"{more}) {'is' if len(controls) == 1 else 'are'} left to 'shiftbench probe'")
+        report(
+            log,
+            f"{counted(len(controls), 'control config')} ({', '.join(controls[:3])}"
+            f"{more}) {'is' if len(controls) == 1 else 'are'} left to 'shiftbench probe'",
+        )
     main_score = evaluation.collection.source["main_score"]
 
     def show(model: str, records: list[Any]) -> None:

@@ -204,6 +204,7 @@ SCALE_FIELDS = (
           help="GPUs Ray reserves for each shard's task (a vllm or embedded generator on GPU)."),
 )  # fmt: skip
 
+
 def _seed_text(seeds: tuple[int, ...]) -> str:
     """1337 or 1337-1339: a protocol's seeds as gen's help writes them."""
     consecutive = list(seeds) == list(range(seeds[0], seeds[0] + len(seeds)))
@@ -248,9 +249,12 @@ SECTIONS = (
     Section("generator", "The LLM that rewrites, and how it samples.", GENERATOR_FIELDS),
     Section("validate", "Automatic checks, judges, and the error-rate gate.", VALIDATE_FIELDS),
     Section("human_eval", "Rating batches for people, and their export.", HUMAN_EVAL_FIELDS),
-    Section("evaluate", "Encoders scored on the original and every variant, into "
-            "<output>/<folder>/results/; the card and the release carry their scores.",
-            EVALUATE_FIELDS),
+    Section(
+        "evaluate",
+        "Encoders scored on the original and every variant, into each source's results/ "
+        "folder beside run/; the card and the release carry their scores.",
+        EVALUATE_FIELDS,
+    ),
     Section("release", "The Hugging Face Hub release.", RELEASE_FIELDS),
     Section("scale", "Beyond one machine: where gen runs.", SCALE_FIELDS),
 )
