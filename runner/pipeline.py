@@ -6,7 +6,12 @@ source gets one folder under the spec's output:
 
     <output>/<folder>/run/          the run folder (a Hub dataset repository)
     <output>/<folder>/human-eval/   the rating batches and their exports
+    <output>/<folder>/results/      evaluate's results folder (the spec's evaluate.models)
     <output>/<folder>/state.json    which stages finished, and on what
+
+The run folder is the one `gen SOURCE -o <output>/<folder>/run` writes, with the same
+configs under the same names; the sibling folders keep what the later stages make beside
+it (evaluate --faithful human finds the ratings in human-eval/ by that layout).
 
 A stage is skipped when state.json says it finished on the same inputs: the same spec
 settings for that stage and the same files it reads. Within gen, finished rows come
@@ -27,6 +32,7 @@ from typing import Any
 from shiftbench import __version__
 from shiftbench.cards.api import ReleaseSettings, publish_release, write_card
 from shiftbench.core.data.hubfolder import folder_digest
+from shiftbench.core.data.resultsfolder import RESULTS_FILE
 from shiftbench.core.data.runfolder import SPEC_FILE as SPEC_COPY
 from shiftbench.core.data.runfolder import read_json
 from shiftbench.core.data.sources import load_source
@@ -36,6 +42,7 @@ from shiftbench.core.ratings import RATINGS_FILE
 from shiftbench.core.records import SourceArguments
 from shiftbench.core.text.transforms import TARGETED_PROMPT
 from shiftbench.errors import InputError, RuntimeFault, ShiftbenchError
+from shiftbench.evaluate.api import EvalSettings
 from shiftbench.gen.api import GenSettings, TooManyFailures, generate, plan_generation
 from shiftbench.human_eval.api import BatchSettings, export_batches, make_batches
 from shiftbench.human_eval.export import EXPORT_DIR
@@ -47,6 +54,7 @@ log = logging.getLogger(__name__)
 STATE_FILE = "state.json"
 RUN_DIR = "run"
 HUMAN_DIR = "human-eval"
+RESULTS_DIR = "results"
 SHARDS_DIR = "shards"  # the Ray runner's shard run folders, merged into run/
 
 
@@ -68,6 +76,10 @@ class Unit:
     @property
     def human(self) -> Path:
         return self.root / HUMAN_DIR
+
+    @property
+    def results(self) -> Path:
+        return self.root / RESULTS_DIR
 
     def state(self) -> dict[str, Any]:
         path = self.root / STATE_FILE
@@ -97,6 +109,10 @@ def units(spec: Spec) -> list[Unit]:
 
 def stages_for(spec: Spec, until: str | None) -> list[str]:
     chosen = list(STAGES if until is None else STAGES[: STAGES.index(until) + 1])
+    if not spec.values["evaluate"]["models"] and "evaluate" in chosen:
+        if until == "evaluate":
+            raise InputError("--until evaluate: the spec names no evaluate.models to score")
+        chosen.remove("evaluate")
     if spec.values["release"]["repo"] is None and "publish" in chosen:
         if until == "publish":
             raise InputError("--until publish: the spec names no release.repo to publish to")
@@ -168,13 +184,42 @@ def fingerprint(spec: Spec, unit: Unit, stage: str) -> str:
         scheme = _file(Path(v["human_eval"]["scheme_file"])) if v["human_eval"]["scheme_file"] \
             else b""  # fmt: skip
         return _sha(stage, v["human_eval"], data, scheme)
+    if stage == "evaluate":
+        e = v["evaluate"]
+        models = [_model_files(m) for m in e["models"]]
+        read = ()  # what --faithful reads besides the data
+        if e["faithful"] is not None:
+            read = (_file(unit.run / "validation.json"), _file(unit.human / "human_eval.json"),
+                    _file(unit.human / RATINGS_FILE))  # fmt: skip
+        return _sha(stage, e, models, data, *read)
+    scores = (_file(unit.results / RESULTS_FILE),) if _scored(spec, unit) else ()
     if stage == "card":
         return _sha(
             stage, v["release"], repo_for(spec, unit), data, spec.sha256,
             _file(unit.run / "validation.json"), _file(unit.human / "human_eval.json"),
+            *scores,
         )  # fmt: skip
     return _sha(stage, v["release"], repo_for(spec, unit), folder_digest(unit.run),
-                _file(unit.human / "human_eval.json"))  # fmt: skip
+                _file(unit.human / "human_eval.json"), *scores)  # fmt: skip
+
+
+def _model_files(model: str) -> Any:
+    """A model as the fingerprint sees it: its name, and for a local folder each file's
+    name, size and time, so that new weights under the same path are scored again."""
+    from shiftbench.core.models.names import split_named
+
+    folder = Path(split_named(model, "model")[1]) if not Path(model).exists() else Path(model)
+    if not folder.is_dir():
+        return model
+    files = sorted(p for p in folder.rglob("*") if p.is_file())
+    return [model, [(str(p.relative_to(folder)), p.stat().st_size, p.stat().st_mtime_ns)
+                    for p in files]]  # fmt: skip
+
+
+def _scored(spec: Spec, unit: Unit) -> bool:
+    """Whether the card and release carry the evaluate stage's scores: the spec names
+    models and their results are there."""
+    return bool(spec.values["evaluate"]["models"]) and (unit.results / RESULTS_FILE).is_file()
 
 
 def finished(spec: Spec, unit: Unit, stage: str) -> bool:
@@ -187,6 +232,8 @@ def finished(spec: Spec, unit: Unit, stage: str) -> bool:
         return (unit.run / "validation.json").is_file()
     if stage == "human-eval":
         return (unit.human / "batch.json").is_file()
+    if stage == "evaluate":
+        return (unit.results / RESULTS_FILE).is_file()
     if stage == "card":
         return (unit.run / "README.md").is_file()
     return True
@@ -359,7 +406,58 @@ def _release(spec: Spec, unit: Unit) -> Any:
         repo=repo_for(spec, unit), version=r["version"], human_dirs=_human_dirs(unit),
         license_id=r["license"], private=r["private"], data_format=r["format"],
         rai=tuple(r["rai"] or ()), date_published=r["date_published"],
+        results=(str(unit.results),) if _scored(spec, unit) else (),
     )  # fmt: skip
+
+
+def evaluate_settings(spec: Spec, unit: Unit, quiet: bool) -> EvalSettings:
+    """What the spec gives evaluate for one source: its results go to <folder>/results."""
+    e = spec.values["evaluate"]
+    return EvalSettings(
+        batch_size=e["batch_size"], device=e["device"], precision=e["precision"],
+        trust_remote_code=e["trust_remote_code"], model_kwargs=dict(e["model_kwargs"]),
+        encode_kwargs=dict(e["encode_kwargs"]), prompts=dict(e["prompts"]),
+        cache_dir=Path(e["cache_dir"]) if e["cache_dir"] else None, output=unit.results,
+        faithful=e["faithful"], resamples=e["resamples"], resample_seed=e["resample_seed"],
+        interval=e["interval"], evalrank_positives=e["evalrank_positives"],
+        evalrank_centre=e["evalrank_centre"], protocol=e["protocol"], plots=e["plots"],
+        quiet=quiet,
+    )  # fmt: skip
+
+
+def run_evaluate(spec: Spec, unit: Unit, ctx: Context) -> None:
+    """Score the spec's models as `shiftbench evaluate RUN -o RESULTS` does, and report its
+    tables. The results folder is made anew: its inputs changed (the stage would be
+    skipped otherwise), and it is to hold the spec's models on this data, nothing older."""
+    from shiftbench.core.messages import counted
+    from shiftbench.core.tables import plain_table
+    from shiftbench.evaluate.api import Evaluation
+    from shiftbench.evaluate.report import axis_rows
+    from shiftbench.evaluate.run import format_table
+
+    if unit.results.exists():
+        shutil.rmtree(unit.results)
+    evaluation = Evaluation(unit.run, evaluate_settings(spec, unit, ctx.quiet))
+    controls = evaluation.controls
+    if controls:
+        more = ", ..." if len(controls) > 3 else ""
+        report(
+            log,
+            f"{counted(len(controls), 'control config')} ({', '.join(controls[:3])}"
+            f"{more}) {'is' if len(controls) == 1 else 'are'} left to 'shiftbench probe'",
+        )
+    main_score = evaluation.collection.source["main_score"]
+
+    def show(model: str, records: list[Any]) -> None:
+        table = format_table(model, main_score, records, evaluation.scoring["name"])
+        for line in [*table.splitlines(), ""]:
+            report(log, line)
+
+    result = evaluation.score(spec.values["evaluate"]["models"], on_model=show)
+    if any(m["transforms"] for m in result.summary["models"].values()):
+        for line in [*plain_table(*axis_rows(result.summary)).splitlines(), ""]:
+            report(log, line)
+    report(log, f"results: {result.folder}")
 
 
 def run_card(spec: Spec, unit: Unit, ctx: Context) -> None:
@@ -382,6 +480,7 @@ RUNNERS = {
     "gen": run_gen,
     "validate": run_validate,
     "human-eval": run_human_eval,
+    "evaluate": run_evaluate,
     "card": run_card,
     "publish": run_publish,
 }
@@ -487,7 +586,9 @@ def plan(spec: Spec, until: str | None) -> str:
         "calls: first attempts, one per text and step (retries and larger budgets come on "
         "top); cached: answered by the cache;",
         "shared: made once for an earlier config (greedy decoding shares calls across seeds).",
-        f"output: {v['output']}/<source>/{{{RUN_DIR},{HUMAN_DIR},{STATE_FILE}}}",
+        f"output: {v['output']}/<source>/{{{RUN_DIR},{HUMAN_DIR},"
+        + (f"{RESULTS_DIR}," if "evaluate" in chosen else "")
+        + f"{STATE_FILE}}}",
     ]
     if not known:
         lines.append(

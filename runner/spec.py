@@ -28,11 +28,13 @@ from shiftbench.cards.croissant import parse_rai
 from shiftbench.core.data.parts import PARTS
 from shiftbench.core.data.runfolder import DATA_FORMATS
 from shiftbench.core.data.sources import load_source
+from shiftbench.core.protocols import PROTOCOLS
 from shiftbench.core.registry import suggest
 from shiftbench.core.settings import problem
 from shiftbench.core.text.langid import IDENTIFIERS
 from shiftbench.core.text.transforms import TARGETED_PROMPT, expand_transforms
 from shiftbench.errors import InputError
+from shiftbench.evaluate.api import EvalSettings
 from shiftbench.gen.api import GenSettings
 from shiftbench.human_eval.api import BatchSettings, ExportSettings
 from shiftbench.llm.backends import backend_target
@@ -139,6 +141,40 @@ HUMAN_EVAL_FIELDS = (
     Field("submit_url", STR, "human-eval export"),
 )  # fmt: skip
 
+EVALUATE_FIELDS = (
+    Field("models", STR_LIST, "evaluate", default=[],
+          help="Encoders to score on the original and every variant, each as evaluate -m "
+          "takes it: a Hub id or local folder (a relative path is read from the spec's "
+          "folder), mteb:NAME or openai:NAME[@URL], each optionally NAME=MODEL to be shown "
+          "as NAME, e.g. [sentence-transformers/all-MiniLM-L6-v2, mini=./models/ft-3]. "
+          "[]: no evaluate stage."),
+    Field("protocol", STR, "evaluate",
+          help="Scoring protocol: shiftbench (mteb's), pteb or hteb. null: the protocol the "
+          "run folder was made with (the top-level protocol)."),
+    Field("batch_size", INT, "evaluate"),
+    Field("device", STR, "evaluate"),
+    Field("precision", STR, "evaluate"),
+    Field("trust_remote_code", BOOL, "evaluate"),
+    Field("model_kwargs", MAPPING, "evaluate",
+          help="Keyword arguments for each model's transformers model, e.g. "
+          "{attn_implementation: eager}."),
+    Field("encode_kwargs", MAPPING, "evaluate",
+          help="Keyword arguments for every encode call, e.g. {normalize_embeddings: true}."),
+    Field("prompts", MAPPING, "evaluate",
+          help="Prompts by name (a task name, a task type, query, document or TYPE-query), "
+          "added to and overriding each model's own, e.g. {query: 'query: '}."),
+    Field("cache_dir", STR, "evaluate", path=True,
+          help="Keep embeddings on disk here, so a re-run encodes only texts never seen "
+          "before. null: no embedding cache."),
+    Field("faithful", STR, "evaluate"),
+    Field("resamples", INT, "evaluate"),
+    Field("resample_seed", INT, "evaluate"),
+    Field("interval", STR, "evaluate"),
+    Field("evalrank_positives", STR, "evaluate"),
+    Field("evalrank_centre", BOOL, "evaluate"),
+    Field("plots", BOOL, "evaluate"),
+)  # fmt: skip
+
 RELEASE_FIELDS = (
     Field("repo", STR, "publish",
           help="The Hub dataset repository, ORG/NAME; with several sources, each source's "
@@ -168,16 +204,29 @@ SCALE_FIELDS = (
           help="GPUs Ray reserves for each shard's task (a vllm or embedded generator on GPU)."),
 )  # fmt: skip
 
+
+def _seed_text(seeds: tuple[int, ...]) -> str:
+    """1337 or 1337-1339: a protocol's seeds as gen's help writes them."""
+    consecutive = list(seeds) == list(range(seeds[0], seeds[0] + len(seeds)))
+    if len(seeds) > 1 and consecutive:
+        return f"{seeds[0]}-{seeds[-1]}"
+    return ",".join(str(x) for x in seeds)
+
+
+# read from the presets, so that the spec's help says what leaving seeds out gives
+PROTOCOL_SEEDS = "; ".join(f"{p.name}: {_seed_text(p.seeds)}" for p in PROTOCOLS.values())
+
 TOP_FIELDS = (
     Field("output", STR, required=True, path=True,
-          help="The output folder: one sub-folder per source (run/, human-eval/, state)."),
+          help="The output folder: one sub-folder per source (run/, human-eval/, results/, "
+          "state)."),
     Field("transforms", STR_LIST, "gen", "transforms",
           help="Transformations to apply, e.g. [paraphrase, summarisation, translation]; "
           "[all] for all eight; [controls] for the controls (see 'shiftbench probe'). "
-          "Omitted: the protocol's."),
+          "Omitted: the protocol's, as gen without --transform."),
     Field("seeds", INT_LIST, "gen",
           help="Seeds; each gives its own variant (config) of each transform. Omitted: the "
-          "protocol's."),
+          f"protocol's, as gen without --seed ({PROTOCOL_SEEDS})."),
     Field("languages", STR_LIST, "gen",
           help="Target-language pool of the translation transforms, e.g. [es, fr, de]."),
     Field("prompt_variant", INT, "gen"),
@@ -200,11 +249,20 @@ SECTIONS = (
     Section("generator", "The LLM that rewrites, and how it samples.", GENERATOR_FIELDS),
     Section("validate", "Automatic checks, judges, and the error-rate gate.", VALIDATE_FIELDS),
     Section("human_eval", "Rating batches for people, and their export.", HUMAN_EVAL_FIELDS),
+    Section(
+        "evaluate",
+        "Encoders scored on the original and every variant, into each source's results/ "
+        "folder beside run/; the card and the release carry their scores.",
+        EVALUATE_FIELDS,
+    ),
     Section("release", "The Hugging Face Hub release.", RELEASE_FIELDS),
     Section("scale", "Beyond one machine: where gen runs.", SCALE_FIELDS),
 )
 
-STAGES = ("gen", "validate", "human-eval", "card", "publish")
+# evaluate follows human-eval (faithful: human reads its ratings) and comes before card and
+# publish, which carry its scores (the card's model-index and results table, the release's
+# eval_results/)
+STAGES = ("gen", "validate", "human-eval", "evaluate", "card", "publish")
 
 
 def _owners(command: str) -> tuple[Any, ...]:
@@ -215,6 +273,7 @@ def _owners(command: str) -> tuple[Any, ...]:
         "validate": (ValidateSettings,),
         "human-eval batch": (BatchSettings,),
         "human-eval export": (ExportSettings,),
+        "evaluate": (EvalSettings,),
         "publish": (ReleaseSettings,),
     }[command]
 
@@ -424,6 +483,7 @@ def read_spec(path: Path) -> Spec:
                 raise fail(at, "must be a mapping")
             values[section.key] = _check_mapping(given, at, section.fields, set(), fail, base)
     _check_choices(values, fail)
+    _check_evaluate(values["evaluate"], fail, base)
     spec = Spec(path, text, values)
     _check_folders(spec, fail)
     return spec
@@ -601,6 +661,58 @@ def _check_choices(
             parse_rai((item,))
         except InputError as exc:
             raise fail(("release", "rai", i), str(exc)) from None
+
+
+def _check_evaluate(
+    e: dict[str, Any], fail: Callable[[tuple[Any, ...], str], InputError], base: Path
+) -> None:
+    """The evaluate section, checked as the command checks its options, before any stage
+    runs (not after hours of generation); each model's path is made absolute."""
+    from shiftbench.core.models.encoders import encoder_names
+    from shiftbench.core.models.names import NEVER_SPLIT, split_named
+
+    def beside(spec: str) -> str:
+        path = Path(spec).expanduser()
+        if path.is_absolute() or spec.startswith(NEVER_SPLIT):
+            return spec
+        return str(base / path) if spec.startswith(".") or (base / path).exists() else spec
+
+    models = []
+    for i, item in enumerate(e["models"]):
+        at = ("evaluate", "models", i)
+        if not item.startswith(NEVER_SPLIT) and (base / Path(item).expanduser()).exists():
+            models.append(beside(item))  # a folder whose name holds '=' is a folder
+            continue
+        try:
+            name, model = split_named(item, "model")
+        except InputError as exc:
+            raise fail(at, str(exc)) from None
+        models.append(beside(model) if name is None else f"{name}={beside(model)}")
+    try:
+        encoder_names(models, "models")
+    except InputError as exc:
+        raise fail(("evaluate", "models"), str(exc)) from None
+    e["models"] = models
+    if e["protocol"] is not None:
+        from shiftbench.core.protocols import get_protocol
+
+        try:
+            get_protocol(e["protocol"])
+        except InputError as exc:
+            raise fail(("evaluate", "protocol"), str(exc)) from None
+    if e["resamples"] < 0 or 0 < e["resamples"] < 1000:
+        raise fail(("evaluate", "resamples"), "must be 0 (no intervals) or at least 1000, "
+                   f"not {e['resamples']}")  # fmt: skip
+    if e["faithful"] is not None:
+        from shiftbench.evaluate.faithful import parse_faithful
+
+        try:
+            parse_faithful(e["faithful"])
+        except InputError as exc:
+            raise fail(("evaluate", "faithful"), str(exc)) from None
+    for key, text in e["prompts"].items():
+        if not isinstance(text, str):
+            raise fail(("evaluate", "prompts", key), f"must be a string, not {_shown(text)}")
 
 
 def folder_name(source: dict[str, Any]) -> str:

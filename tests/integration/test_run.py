@@ -15,10 +15,9 @@ from shiftbench.runner.spec import SECTIONS, TOP_FIELDS, read_spec
 
 BAD_SPECS = [
     ("output: o\nsources: [{name: sample}]\ntransforms: [paraphrase]\nseeds: [1]\ncolour: red\n",
-     "spec.yaml:5: colour: unknown key; allowed here: cache_dir, control_pos, generator, "
-     "human_eval, languages, output, prompt_file, prompt_variant, protocol, release, rewrite, "
-     "scale, seeds, "
-     "sources, transforms, validate, wordnet_dir"),
+     "spec.yaml:5: colour: unknown key; allowed here: cache_dir, control_pos, evaluate, "
+     "generator, human_eval, languages, output, prompt_file, prompt_variant, protocol, "
+     "release, rewrite, scale, seeds, sources, transforms, validate, wordnet_dir"),
     ("output: o\nsources:\n  - name: sample\n    limt: 3\ntransforms: [paraphrase]\nseeds: [1]\n",
      "spec.yaml:4: sources[0].limt: unknown key; allowed here: data_dir, folder, limit, name, "
      "source_language, splits, subsets, task_type; did you mean limit, splits?"),
@@ -320,7 +319,8 @@ def test_until_publish_needs_a_release_repo(invoke, tmp_path):
     result = invoke("run", spec, "--until", "judge")
     assert result.exit_code == 2
     assert (
-        "'judge' is not one of 'gen', 'validate', 'human-eval', 'card', 'publish'" in result.stderr
+        "'judge' is not one of 'gen', 'validate', 'human-eval', 'evaluate', 'card', 'publish'"
+        in result.stderr
     )
 
 
