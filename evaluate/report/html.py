@@ -17,14 +17,13 @@ from typing import Any
 from shiftbench.evaluate.report.tables import Block
 
 STYLE = """
-body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1100px;padding:0 16px;
-color:#1b1f24;background:#fff}
+body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#1b1f24;background:#fff}
 h1{font-size:22px;margin:0 0 8px}h2{font-size:17px;margin:28px 0 8px}
 table{border-collapse:collapse;margin:8px 0}
 th,td{padding:3px 10px;text-align:right;border-bottom:1px solid #d8dee4;white-space:nowrap}
 th{background:#f3f5f7}th.text,td.text{text-align:left}
 .scroll{overflow-x:auto}.note{color:#57606a}
-img{max-width:100%;height:auto;display:block;margin:8px 0}
+p{max-width:75em}img{max-width:100%;height:auto;display:block;margin:8px 0}
 """
 
 

@@ -23,7 +23,9 @@ from support.waiting import wait_for
 IMAGES = REPO / "docs" / "images"
 MANIFEST = IMAGES / "screenshots.json"
 REFRESH = "SHIFTBENCH_UPDATE_SCREENSHOTS=1 pytest tests/real/test_docs_screenshots.py"
-WIDTH = 1000  # the window's width: each picture is cut from a page this wide
+# the window's width (each picture is cut from a page this wide) and the height of the cut
+SIZES = {"report.png": (1240, 560), "leaderboard.png": (1000, 620)}
+DEFAULT_SIZE = (1000, 640)
 # what each picture shows, the page it is taken from, and the guide that shows it
 PICTURES = {
     "leaderboard.png": ("shiftbench leaderboard", "guides/evaluate.md"),
@@ -57,9 +59,9 @@ def _pages(invoke, tmp_path: Path) -> dict[str, Path]:
 
     rows = read_rows(SAMPLE_ROWS)[:3]
     rewrites = [
-        "A man plays a guitar on stage.",
-        "Two dogs are running through a field of grass.",
-        "The woman slices an onion in the kitchen.",
+        "In her garden, a woman waters her tomato plants.",
+        "The Lyon-bound train departed twenty minutes behind time.",
+        "On the beach, two kids are making a castle of sand.",
     ]
     items = [
         {"batch_id": "b01", "position": i + 1, "item_id": f"sample/paraphrase-s1337/{i}",
@@ -100,7 +102,8 @@ def _shoot(browser, name: str, page: Path, out: Path) -> None:
     from PIL import Image
     from selenium.webdriver.common.by import By
 
-    browser.set_window_size(WIDTH, 900)
+    width, height = SIZES.get(name, DEFAULT_SIZE)
+    browser.set_window_size(width, 900)
     browser.get(page.as_uri())
     wait_for(
         lambda: browser.execute_script("return document.readyState") == "complete",
@@ -109,15 +112,16 @@ def _shoot(browser, name: str, page: Path, out: Path) -> None:
     )
     if name == "rating-form.png":  # the form's script builds its items
         wait_for(lambda: browser.find_elements(By.CSS_SELECTOR, ".item .text"), 30, "the form")
+    # no scroll bar in the picture (the page is cut, not scrolled)
+    browser.execute_script("document.documentElement.style.overflow = 'hidden'")
     if name == "report-bars.png":
         element = browser.find_element(By.CSS_SELECTOR, 'img[data-plot="bars.png"]')
         browser.execute_script("arguments[0].scrollIntoView()", element)
         assert element.screenshot(str(out))
     else:
         browser.save_screenshot(str(out))
-        bottom = {"leaderboard.png": 620, "report.png": 560}.get(name, 640)
         with Image.open(out) as shot:
-            cut = shot.convert("RGB").crop((0, 0, shot.size[0], min(bottom, shot.size[1])))
+            cut = shot.convert("RGB").crop((0, 0, shot.size[0], min(height, shot.size[1])))
         cut.save(out)
     # a palette of 64 colours keeps a screenshot of text a few tens of KB
     with Image.open(out) as shot:
