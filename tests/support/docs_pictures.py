@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 
 import numpy as np
+
 from support.report import record
 
-MODELS = ("all-MiniLM-L6-v2", "static-minilm")
 # per dataset and model: the original's score, then (config, score, delta, ci95) per variant
 FIGURES = {
     "STSBenchmark": {
