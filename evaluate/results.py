@@ -45,10 +45,11 @@ if TYPE_CHECKING:
 
 
 from shiftbench.evaluate.collect import Collection
-from shiftbench.evaluate.report import markdown_report, summarise
+from shiftbench.evaluate.report import markdown_blocks, report_blocks, summarise
 
 log = logging.getLogger(__name__)
 PLOTS = ("bars.png", "heatmap.png", "scatter.png")  # what plots.write_plots draws
+HTML_REPORT = "report.html"  # report --html: the report as one page that opens offline
 STAGING = ".shiftbench-staging-"  # + pid: a write's files before they move into place
 
 
@@ -215,15 +216,18 @@ def write_outputs(
     per_config: bool,
     plots: bool,
     settings: ReportSettings | None = None,
+    html: bool = False,
 ) -> ReportSummary:
     """Write a results folder: results.json (evaluate only), the mteb-layout files,
-    summary.json, report.md and the plots. Returns the summary.
+    summary.json, report.md, the plots and, with `html`, report.html (the same report as
+    one self-contained page, its plots embedded). Returns the summary.
 
     The files are written as one set: each is made in a hidden staging folder inside
     `folder` and moved into place only once all are made, results.json last, so a
     failure on the way (a full disk, a figure matplotlib cannot draw) leaves the folder as
     it was (a folder this call made is removed again). Plots drawn earlier are removed
-    when none are drawn now, as they would show other results."""
+    when none are drawn now, and so is a report.html not asked for now, as they would
+    show other results."""
     summary = summarise(documents, settings)
     texts: dict[Path, str] = {}
     if per_config:
@@ -245,7 +249,13 @@ def write_outputs(
             main_scores = sorted({d["main_score"] for d in documents})
             drawn = write_plots(summary, stage / "plots", " / ".join(main_scores))
         # the report links the plots drawn, so it is made once they are
-        texts[Path("report.md")] = markdown_report(documents, summary, [p.name for p in drawn])
+        blocks = report_blocks(documents, summary, [p.name for p in drawn])
+        texts[Path("report.md")] = markdown_blocks(blocks)
+        if html:
+            from shiftbench.evaluate.report.html import html_report
+
+            pictures = {p.name: p.read_bytes() for p in drawn}
+            texts[Path(HTML_REPORT)] = html_report(blocks, pictures)
         for path, text in texts.items():
             (stage / path).parent.mkdir(parents=True, exist_ok=True)
             (stage / path).write_text(text, encoding="utf-8")
@@ -257,6 +267,8 @@ def write_outputs(
                 _move(stage / "plots" / name, folder / "plots" / name)
             else:
                 (folder / "plots" / name).unlink(missing_ok=True)
+        if not html:
+            (folder / HTML_REPORT).unlink(missing_ok=True)
         if not drawn and (folder / "plots").is_dir() and not any((folder / "plots").iterdir()):
             (folder / "plots").rmdir()
         if per_config:

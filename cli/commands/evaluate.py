@@ -368,9 +368,15 @@ def probe(
     help="Seed of the split-half splits and the baseline test's bootstrap.",
 )
 @plots_option
+@click.option(
+    "--html",
+    is_flag=True,
+    help="Also write report.html: the whole report as one page that opens offline in a "
+    "browser (its plots embedded, nothing loaded from elsewhere).",
+)
 def report(
     results: tuple[tuple[str | None, Path], ...], output: Path, baseline: str | None,
-    draws: int, seed: int, plots: bool,
+    draws: int, seed: int, plots: bool, html: bool,
 ) -> None:  # fmt: skip
     """Combine evaluate results folders (several datasets) into one robustness report.
 
@@ -389,15 +395,19 @@ def report(
     of every model against the baseline.
     """
     from shiftbench.evaluate.report import ReportSettings, text_report
-    from shiftbench.evaluate.results import named_results
+    from shiftbench.evaluate.results import HTML_REPORT, named_results
     from shiftbench.evaluate.run import write_outputs
 
     documents = [named_results(path, name, f"RESULTS {name}={path}") for name, path in results]
     settings = ReportSettings(baseline=baseline, split_half_draws=draws, seed=seed)
-    summary = write_outputs(output, documents, per_config=False, plots=plots, settings=settings)
+    summary = write_outputs(
+        output, documents, per_config=False, plots=plots, settings=settings, html=html
+    )
     click.echo(text_report(summary))
     click.echo("")
     click.echo(f"report: {output}")
+    if html:
+        click.echo(f"page: {output / HTML_REPORT}")
 
 
 @click.command(context_settings=CONTEXT)

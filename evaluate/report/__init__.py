@@ -31,7 +31,9 @@ from shiftbench.evaluate.report.summary import ReportSettings, summarise
 from shiftbench.evaluate.report.tables import (
     Table,
     axis_rows,
+    markdown_blocks,
     markdown_report,
+    report_blocks,
     report_tables,
     text_report,
 )
@@ -66,11 +68,13 @@ __all__ = [
     "dataset_units",
     "interval_method",
     "kendall_per_dataset",
+    "markdown_blocks",
     "markdown_report",
     "median_absolute_differences",
     "model_summary",
     "prompt_sensitivity",
     "ranking_agreement",
+    "report_blocks",
     "report_tables",
     "split_half_reliability",
     "summarise",

@@ -358,46 +358,53 @@ PLOT_CAPTIONS = {
 }
 
 
-def markdown_report(
+Block = tuple[Any, ...]
+"""One block of the report, as both report.md and report.html show it: ("h1", text),
+("h2", text), ("p", text), ("table", header, rows, left) or ("plot", file name)."""
+
+
+def report_blocks(
     documents: Sequence[ResultsDocument], summary: ReportSummary, plots: Sequence[str] = ()
-) -> str:
-    """The Markdown report: the axis table, the plots drawn (their file names under
-    plots/, linked), the statistics, every config's figures."""
-    parts = ["# Robustness report", ""]
-    parts.append(f"Datasets: {', '.join(summary['datasets'])}.")
-    parts += ["", "## Scores by axis", ""]
-    parts.append(
-        "Mean over seeds, then over the transformations of an axis (default prompts); total "
-        "= unweighted mean of the axes; every figure the mean over datasets"
-        + (
-            " (each transformation's first, then the axes, as HTEB's release averages)"
-            if summary.get("aggregation") == TRANSFORMATIONS_FIRST
-            else ""
+) -> list[Block]:
+    """The report, block by block: the axis table, the plots drawn (their file names under
+    plots/), the statistics, every config's figures. report.md and report.html render
+    the same blocks, so they hold the same content."""
+    blocks: list[Block] = [("h1", "Robustness report")]
+    blocks.append(("p", f"Datasets: {', '.join(summary['datasets'])}."))
+    blocks.append(("h2", "Scores by axis"))
+    blocks.append(
+        (
+            "p",
+            "Mean over seeds, then over the transformations of an axis (default prompts); "
+            "total = unweighted mean of the axes; every figure the mean over datasets"
+            + (
+                " (each transformation's first, then the axes, as HTEB's release averages)"
+                if summary.get("aggregation") == TRANSFORMATIONS_FIRST
+                else ""
+            )
+            + ". delta = variant minus the original on the same rows, with its 95% paired "
+            "bootstrap interval; rank: models whose total-delta intervals overlap share ranks."
+            + (f" {HTEB_NOTE}" if summary_figures(summary) is HTEB_POINTS else ""),
         )
-        + ". delta = variant minus the original on the same rows, with its 95% paired "
-        "bootstrap interval; rank: models whose total-delta intervals overlap share ranks."
-        + (f" {HTEB_NOTE}" if summary_figures(summary) is HTEB_POINTS else "")
     )
-    axis_table = axis_rows(summary)
-    parts += ["", markdown_table(*axis_table), ""]
-    for note in _notes([axis_table[1]]):
-        parts += [note, ""]
+    header, rows = axis_rows(summary)
+    blocks.append(("table", header, rows, 1))
+    blocks += [("p", note) for note in _notes([rows])]
     if plots:
-        parts += ["## Plots", ""]
+        blocks.append(("h2", "Plots"))
         for name in plots:
-            parts += [f"![{name.removesuffix('.png')}](plots/{name})", ""]
-            parts += [PLOT_CAPTIONS[name], ""] if name in PLOT_CAPTIONS else []
+            blocks.append(("plot", name))
+            blocks += [("p", PLOT_CAPTIONS[name])] if name in PLOT_CAPTIONS else []
     for table in report_tables(summary):
-        parts += [f"## {table.title}", "", table.note, ""]
-        parts += [markdown_table(table.header, table.rows, left=table.left), ""]
-        for note in _notes([table.rows]):
-            parts += [note, ""]
+        blocks += [("h2", table.title), ("p", table.note)]
+        blocks.append(("table", table.header, table.rows, table.left))
+        blocks += [("p", note) for note in _notes([table.rows])]
     if not any(t["n"] >= 2 for t in summary["tests"]):
-        parts += ["The tests need two datasets or more; this report has one.", ""]
+        blocks.append(("p", "The tests need two datasets or more; this report has one."))
     if not summary.get("split_half"):
-        parts += ["Split-half reliability needs two datasets or more and three models.", ""]
+        blocks.append(("p", "Split-half reliability needs two datasets or more and three models."))
     for doc, label in zip(documents, summary["datasets"], strict=True):
-        parts += [f"## {label}: {doc['task_type']}, {doc['main_score']}", ""]
+        blocks.append(("h2", f"{label}: {doc['task_type']}, {doc['main_score']}"))
         header = ["model", "config", "split", "rows", "score", "original (same rows)", "delta"]
         scoring = doc.get("protocol")
         shown = figures_for(scoring["name"] if scoring else None)
@@ -409,9 +416,35 @@ def markdown_report(
             for entry in doc["models"]
             for r in entry["results"]
         ]  # fmt: skip
-        parts += [markdown_table(header, rows, left=3), ""]
+        blocks.append(("table", header, rows, 3))
         if shown is HTEB_POINTS:
-            parts += [HTEB_NOTE, ""]
-        for note in _notes([rows]):
-            parts += [note, ""]
+            blocks.append(("p", HTEB_NOTE))
+        blocks += [("p", note) for note in _notes([rows])]
+    return blocks
+
+
+def markdown_report(
+    documents: Sequence[ResultsDocument], summary: ReportSummary, plots: Sequence[str] = ()
+) -> str:
+    """The Markdown report (report.md): the report's blocks, the plots linked."""
+    return markdown_blocks(report_blocks(documents, summary, plots))
+
+
+def markdown_blocks(blocks: Sequence[Block]) -> str:
+    """The report's blocks as Markdown, each plot linked under plots/."""
+    parts: list[str] = []
+    for kind, *content in blocks:
+        if kind == "h1":
+            parts.append(f"# {content[0]}")
+        elif kind == "h2":
+            parts.append(f"## {content[0]}")
+        elif kind == "table":
+            header, rows, left = content
+            parts.append(markdown_table(header, rows, left=left))
+        elif kind == "plot":
+            name = content[0]
+            parts.append(f"![{name.removesuffix('.png')}](plots/{name})")
+        else:
+            parts.append(content[0])
+        parts.append("")
     return "\n".join(parts).rstrip() + "\n"
