@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import json
 import logging
+import tempfile
 from collections.abc import MutableMapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +32,7 @@ from shiftbench.core.protocols import apply_protocol, get_protocol
 from shiftbench.core.settings import check, ranged
 from shiftbench.core.text.languages import parse_pool
 from shiftbench.core.text.transforms import expand_transforms, load_prompts, parse_prompt_files
-from shiftbench.errors import InputError, RuntimeFault
+from shiftbench.errors import InputError, RuntimeFault, ShiftbenchError
 from shiftbench.gen.controls import (
     ANTONYM,
     JUMBLE,
@@ -39,6 +40,17 @@ from shiftbench.gen.controls import (
     RuleVariant,
     load_lexicon,
     parse_parts_of_speech,
+)
+from shiftbench.gen.estimate import (
+    CALIBRATION,
+    GEN_RUN,
+    Estimate,
+    Metered,
+    load_average,
+    measured,
+    now,
+    read_throughput,
+    record_throughput,
 )
 from shiftbench.gen.generate import check_gen, failure_share, run_gen
 from shiftbench.gen.plan import plan_gen
@@ -308,26 +320,75 @@ def _needs_generator(variants: list[Any]) -> bool:
     return not all(isinstance(v, RuleVariant) for v in variants)
 
 
-def plan_generation(source: Source | str | Path, settings: GenSettings | None = None) -> GenPlan:
+CALIBRATION_ROWS = 4  # rows per split a calibration rewrites (a batch of 8 texts for STS)
+
+
+def plan_generation(
+    source: Source | str | Path, settings: GenSettings | None = None, *, calibrate: bool = False
+) -> GenPlan:
     """What `generate` would do, checked as it checks, with no model loaded and nothing
     written: per config the unique texts, the calls of their first attempt, and how many
-    the cache answers or another config shares. `source` is taken as `generate` takes it."""
+    the cache answers or another config shares, then the tokens and time they take
+    (`GenPlan.estimate`, from the throughput the latest gen run of this backend and model
+    measured on this machine). `source` is taken as `generate` takes it.
+
+    With `calibrate`, and no measurement yet, a few real calls measure one first (the
+    model is loaded; the rows are kept in the cache, so the plan counts them as cached).
+    A calibration that fails leaves the estimate without a time, saying why."""
 
     settings = settings or GenSettings()
     given = _source(source)
     ready = _prepare(given, settings)
     resolved = with_parts(given, ready.parts)  # a part may add text fields (references)
     engine = None
+    note = None
+    record = None
     if _needs_generator(ready.variants):
         engine = get_backend(settings.backend, settings.model, **ready.backend_settings)
+        record = read_throughput(settings.backend, settings.model, settings.cache_dir)
+        if record is None and calibrate:
+            try:
+                calibrate_generation(given, settings)
+            except ShiftbenchError as exc:
+                note = str(exc)
+            record = read_throughput(settings.backend, settings.model, settings.cache_dir)
+            if record is None and note is None:
+                note = "it measured nothing: no cache to keep its record in (no_cache)"
     cache = GenerationCache.read_only(ready.cache_dir)
     try:
-        return plan_gen(
+        plan = plan_gen(
             resolved, ready.variants, engine, ready.target, cache=cache, limit=settings.limit,
             shard=settings.shard, overwrite=settings.overwrite, rewrite=ready.parts,
         )  # fmt: skip
     finally:
         cache.close()
+    if engine is None or not plan.configs:
+        return plan
+    estimate = Estimate(
+        settings.backend, settings.model, plan.to_make, plan.tokens, record, load_average(), note
+    )
+    return replace(plan, estimate=estimate)
+
+
+def calibrate_generation(source: Source | str | Path, settings: GenSettings) -> None:
+    """Measure the generator's throughput on this machine with a few real calls: the
+    first rows (CALIBRATION_ROWS per split) of the first LLM transform and seed, written
+    to a temporary folder and removed. The rows stay in the generation cache (a later run
+    reuses them) and the measurement in the throughput record (gen/estimate.py).
+
+    Raises:
+        InputError: Bad input.
+        RuntimeFault: The generator failed.
+    """
+    given = _source(source)
+    first = next(v for v in _prepare(given, settings).variants if isinstance(v, Variant))
+    limit = min(settings.limit or CALIBRATION_ROWS, CALIBRATION_ROWS)
+    small = replace(
+        settings, transforms=(first.transform.name,), seeds=(first.seed,), limit=limit,
+        shard=None, overwrite=True, quiet=True, max_failure_rate=1.0,
+    )  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="shiftbench-calibration-") as folder:
+        _generate(given, replace(small, output=Path(folder) / "run"), None, CALIBRATION)
 
 
 def generate(
@@ -365,8 +426,15 @@ def generate(
         RuntimeFault: The generator failed for good; finished rows are cached.
     """
 
-    settings = settings or GenSettings()
-    given = _source(source)
+    return _generate(_source(source), settings or GenSettings(), engines, GEN_RUN)
+
+
+def _generate(
+    given: Source,
+    settings: GenSettings,
+    engines: MutableMapping[str, Backend] | None,
+    kind: str,
+) -> GenResult:
     ready = _prepare(given, settings)
     resolved = with_parts(given, ready.parts)  # a part may add text fields (references)
     key = json.dumps(
@@ -380,7 +448,7 @@ def generate(
     )  # fmt: skip
     # One writer per run folder, from its checks to its last write (runfolder.writing).
     with writing(ready.target):
-        return _generate_held(resolved, settings, ready, engine, engines, key)
+        return _generate_held(resolved, settings, ready, engine, engines, key, kind)
 
 
 def _generate_held(
@@ -390,7 +458,9 @@ def _generate_held(
     engine: Any,
     engines: MutableMapping[str, Backend] | None,
     key: str,
+    kind: str,
 ) -> GenResult:
+    background = load_average()  # before this run's own work adds to it
     # The source, the output folder and the languages are checked before a model loads.
     checked = check_gen(
         source, ready.variants, ready.target, limit=settings.limit, shard=settings.shard,
@@ -401,16 +471,28 @@ def _generate_held(
     # be written, a read-only HOME, is no matter to them).
     cache = GenerationCache(ready.cache_dir if _needs_generator(ready.variants) else None)
     try:
+        loading = now()
         if engine is None and _needs_generator(ready.variants):  # rule-based controls need none
             engine = get_backend(settings.backend, settings.model, **ready.backend_settings)
             log.info("loading the %s generator %s", settings.backend, settings.model or "(default)")
             engine.load()
             if engines is not None:
                 engines[key] = engine
+        load_seconds = now() - loading
+        # What the run measures is kept for dry runs (gen/estimate.py), with the cache.
+        metered = Metered(engine) if engine is not None and ready.cache_dir else None
+        planned = None
+        if metered is not None:
+            planned = plan_gen(
+                source, ready.variants, engine, ready.target, cache=cache,
+                limit=settings.limit, shard=settings.shard, overwrite=settings.overwrite,
+                rewrite=ready.parts, described=engine.describe(), checked=checked,
+            )  # fmt: skip
+        began = now()
         written = run_gen(
             source,
             ready.variants,
-            engine,
+            metered or engine,
             ready.target,
             cache=cache,
             limit=settings.limit,
@@ -421,6 +503,16 @@ def _generate_held(
             protocol=ready.record,
             checked=checked,
         )
+        if metered is not None and planned is not None and metered.calls:
+            record_throughput(
+                measured(
+                    metered, backend=settings.backend, model=settings.model, kind=kind,
+                    load_average=background, planned_calls=planned.to_make,
+                    planned_tokens=planned.tokens, seconds=now() - began,
+                    load_seconds=load_seconds,
+                ),
+                ready.cache_dir,
+            )  # fmt: skip
     finally:
         cache.close()
     failed, total = failure_share(written)

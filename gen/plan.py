@@ -6,7 +6,9 @@ of those the cache answers already, and how many another config of the same run 
 (greedy decoding shares calls across seeds; a text's second step is shared when its first
 step is). A step whose earlier step's cached output is empty is never made, and counts as
 cached. A call's identity follows the cache key (gen/rewrite.py call_key), so these
-figures are the calls gen makes when every first attempt succeeds.
+figures are the calls gen makes when every first attempt succeeds. Each call to make
+also gets the output tokens expected of it (gen/estimate.py), and plan_generation adds the
+time they take, going by a throughput measured on this machine.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from shiftbench.core.data.runfolder import config_name
 from shiftbench.core.data.sources import Source
 from shiftbench.core.text.languages import Language
 from shiftbench.gen.controls import RuleVariant
-from shiftbench.gen.generate import field_groups, prepare_gen, texts_to_rewrite
+from shiftbench.gen.estimate import Estimate, call_tokens
+from shiftbench.gen.generate import Prepared, field_groups, prepare_gen, texts_to_rewrite
 from shiftbench.gen.rewrite import BUDGET_GROWTH, LENGTH, Variant, call_key, texts_to_send
 from shiftbench.llm.backends import Backend, Generation
 from shiftbench.llm.cache import GenerationCache, row_key
@@ -35,6 +38,7 @@ class ConfigPlan:
     calls: int  # first-attempt calls, at most (one per text and step)
     cached: int | None  # answered by the cache; None when the model is not known unloaded
     shared: int  # made by an earlier config of the run (not cached)
+    tokens: int = 0  # output tokens expected of the calls to make (gen/estimate.py)
 
     @property
     def to_make(self) -> int:
@@ -48,10 +52,15 @@ class GenPlan:
     output: Path
     configs: tuple[ConfigPlan, ...]
     model_known: bool  # False: cache hits and existing configs were not checked
+    estimate: Estimate | None = None  # the calls' tokens and time (plan_generation)
 
     @property
     def calls(self) -> int:
         return sum(c.calls for c in self.configs)
+
+    @property
+    def tokens(self) -> int:
+        return sum(c.tokens for c in self.configs)
 
     @property
     def to_make(self) -> int:
@@ -69,17 +78,22 @@ def plan_gen(
     shard: tuple[int, int] | None = None,
     overwrite: bool = False,
     rewrite: tuple[str, ...] = DEFAULT,
+    described: dict[str, Any] | None = None,
+    checked: Prepared | None = None,
 ) -> GenPlan:
     """The plan of run_gen with the same arguments; bad input raises the same InputError.
 
     No weights are loaded: a backend that holds them in this process describes its model
     unloaded (`describe_unloaded`); a server backend is checked as gen checks it (load).
+    A caller that holds the description (`described`, a loaded backend's) and check_gen's
+    result (`checked`) passes them, and the backend is not asked again.
     """
-    described = _described(backend)
+    if described is None:
+        described = _described(backend)
     known = described is not None
     ready = prepare_gen(
         source, variants, described or {"model": None}, output, limit=limit, shard=shard,
-        overwrite=overwrite or not known, rewrite=rewrite,
+        overwrite=overwrite or not known, rewrite=rewrite, checked=checked,
     )  # fmt: skip
     model = described["model"] if described else None
     seen: set[str] = set()
@@ -100,11 +114,15 @@ def plan_gen(
                     dataset_id=f"{source.name}/{subset}",
                 )
             ]  # fmt: skip
-            cached = sum(hit for _, hit in units)
-            shared = sum(1 for ident, hit in units if not hit and ident in seen)
-            seen.update(ident for ident, _ in units)
+            cached = sum(hit for _, hit, _ in units)
+            made = [(ident, tokens) for ident, hit, tokens in units if not hit]
+            shared = sum(1 for ident, _ in made if ident in seen)
+            tokens = sum(n for ident, n in dict(made).items() if ident not in seen)
+            seen.update(ident for ident, _, _ in units)
             sent = sum(len(texts_to_send(g.texts, g.variant)) for g in groups)
-            configs.append(ConfigPlan(name, sent, len(units), cached if known else None, shared))
+            configs.append(
+                ConfigPlan(name, sent, len(units), cached if known else None, shared, tokens)
+            )
     return GenPlan(output, tuple(configs), known)
 
 
@@ -128,27 +146,30 @@ def plan_texts(
     known: bool,
     source_language: Language | None,
     dataset_id: str,
-) -> list[tuple[str, bool]]:
-    """(identity, cached) of every first-attempt call rewrite_texts would need for the
-    texts: the cache key where the call's input is known (the text, or a cached output of
-    the step before), else the identity of the chain of calls that leads to it."""
-    units: list[tuple[str, bool]] = []
+) -> list[tuple[str, bool, int]]:
+    """(identity, cached, expected output tokens) of every first-attempt call
+    rewrite_texts would need for the texts: the cache key where the call's input is known
+    (the text, or a cached output of the step before), else the identity of the chain of
+    calls that leads to it."""
+    units: list[tuple[str, bool, int]] = []
     for text in texts_to_send(texts, variant):
         plan = variant.step_languages(text, source_language, dataset_id)
         given: str | None = text  # the step's input, while the cache knows it
         ident = ""
+        tokens = 0
         for step, lang in enumerate(plan):
+            tokens = call_tokens(variant, step, given, tokens)
             if given is None:
                 code = lang.code if lang else None
                 ident = row_key(after=ident, step=step, prompt=variant.prompts[step].sha256,
                                 language=code)  # fmt: skip
-                units.append((ident, False))
+                units.append((ident, False, tokens))
                 continue
             ident = call_key(given, variant, model, step, lang, 1)
             made = _cached(given, variant, model, step, lang, cache) if known else None
-            units.append((ident, made is not None))
+            units.append((ident, made is not None, tokens))
             if made is not None and not made.text.strip():  # the chain ends here
-                units += [(f"{ident}:{later}", True) for later in range(step + 1, len(plan))]
+                units += [(f"{ident}:{later}", True, 0) for later in range(step + 1, len(plan))]
                 break
             given = made.text if made is not None else None
     return units
@@ -174,8 +195,14 @@ def _cached(
     return made
 
 
-def format_plan(plan: GenPlan) -> str:
-    """The plan as gen --dry-run prints it."""
+CALIBRATE_HINT = (
+    "add --calibrate to measure one with a few real calls (kept in the cache), or run gen: "
+    "every run records what it measured"
+)
+
+
+def format_plan(plan: GenPlan, calibrate_hint: str = CALIBRATE_HINT) -> str:
+    """The plan as gen --dry-run prints it, its estimate last."""
     if not plan.configs:
         return f"nothing to do: every config asked for is already complete in {plan.output}"
     width = max([len("config"), *(len(c.name) for c in plan.configs)])
@@ -203,4 +230,6 @@ def format_plan(plan: GenPlan) -> str:
             "cached: unknown, since the model's precision is known only once it is loaded "
             "(name it with --engine-arg dtype=...); existing configs were not checked."
         )
+    if plan.estimate is not None:
+        lines += plan.estimate.lines(calibrate_hint)
     return "\n".join(lines)

@@ -44,6 +44,7 @@ from shiftbench.core.text.transforms import TARGETED_PROMPT
 from shiftbench.errors import InputError, RuntimeFault, ShiftbenchError
 from shiftbench.evaluate.api import EvalSettings
 from shiftbench.gen.api import GenSettings, TooManyFailures, generate, plan_generation
+from shiftbench.gen.estimate import combine
 from shiftbench.human_eval.api import BatchSettings, export_batches, make_batches
 from shiftbench.human_eval.export import EXPORT_DIR
 from shiftbench.runner.spec import STAGES, Spec, folder_name
@@ -565,10 +566,12 @@ def plan(spec: Spec, until: str | None) -> str:
     ]
     totals = [0, 0, 0, 0, 0, 0]
     known = True
+    estimates = []
     for unit in units(spec):
         source, settings = gen_call(spec, unit, quiet=True)
         planned = plan_generation(load_source(**source), settings)
         known = known and planned.model_known
+        estimates += [planned.estimate] if planned.estimate else []
         cached = sum(c.cached or 0 for c in planned.configs)
         figures = (
             len(planned.configs), sum(c.texts for c in planned.configs), planned.calls,
@@ -594,6 +597,12 @@ def plan(spec: Spec, until: str | None) -> str:
         lines.append(
             "cached: unknown (?), since the model's precision is known only once it is "
             "loaded; finished configs were not checked."
+        )
+    estimate = combine(estimates)
+    if estimate is not None:
+        lines += estimate.lines(
+            "'shiftbench gen SOURCE --dry-run --calibrate' with this generator measures one, "
+            "and every gen run records what it measured"
         )
     repo = v["release"]["repo"]
     if repo and "publish" in chosen:

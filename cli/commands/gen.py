@@ -255,7 +255,16 @@ from shiftbench.gen.api import GenSettings
     is_flag=True,
     help="Check everything and print the plan: per config the unique texts, the calls of "
     "their first attempt, how many the cache answers and how many another config shares "
-    "(greedy seeds); load no model and write nothing.",
+    "(greedy seeds), then the tokens to generate and their time, from the throughput the "
+    "latest gen run of this backend and model measured on this machine; load no model and "
+    "write nothing.",
+)
+@click.option(
+    "--calibrate",
+    is_flag=True,
+    help="With --dry-run, when this backend and model have no measured throughput on this "
+    "machine yet: measure one first with a few real calls (the model is loaded; the rows "
+    "and the measurement are kept in the cache).",
 )
 @quiet_option
 def gen(
@@ -295,6 +304,7 @@ def gen(
     rewrite: str | None,
     overwrite: bool,
     dry_run: bool,
+    calibrate: bool,
     quiet: bool,
 ) -> None:
     """Write transformed variants of SOURCE into a run folder.
@@ -311,6 +321,8 @@ def gen(
 
     if engine_args and backend != "vllm":
         raise InputError("--engine-arg applies to the vllm backend only")
+    if calibrate and not dry_run:
+        raise InputError("--calibrate goes with --dry-run (every gen run measures itself)")
     settings = GenSettings(
         transforms=transforms or None,
         seeds=tuple(parse_seeds(seeds)) if seeds else None,
@@ -354,7 +366,7 @@ def gen(
     if output is None:  # the command's default; the Python API's is under the cache
         settings = replace(settings, output=Path("runs") / resolved.name)
     if dry_run:
-        click.echo(format_plan(plan_generation(resolved, settings)))
+        click.echo(format_plan(plan_generation(resolved, settings, calibrate=calibrate)))
         return
     try:
         result = generate(resolved, settings)

@@ -25,8 +25,8 @@ from shiftbench.runner.spec import STAGES
 @click.option(
     "--dry-run",
     is_flag=True,
-    help="Print the plan (rows, texts, generator calls, estimated tokens, finished "
-    "stages) and run nothing.",
+    help="Print the plan (rows, texts, generator calls, estimated tokens and time, "
+    "finished stages) and run nothing.",
 )
 @quiet_option
 def run(spec_file: Path, until: str | None, dry_run: bool, quiet: bool) -> None:

@@ -39,11 +39,16 @@ PER_TEXT = "per-text"  # one language per (text, seed)
 
 @dataclass(frozen=True)
 class Budget:
-    """Output tokens for an input: base + max(per_word x words, chars / chars_per_token)."""
+    """Output tokens for an input: base + max(per_word x words, chars / chars_per_token).
+
+    `length` is the output's expected length as a multiple of the input's, in tokens: what
+    a dry run's token estimate assumes of a call that ends by itself (gen/estimate.py).
+    """
 
     base: int
     per_word: int
     chars_per_token: int
+    length: float = 1.0
 
     def tokens(self, text: str, cap: int) -> int:
         grown = max(self.per_word * len(text.split()), len(text) // self.chars_per_token)
@@ -57,9 +62,10 @@ class Budget:
 
 
 SAME_LENGTH = Budget(48, 4, 2)
-TRANSLATED = Budget(64, 6, 1)  # some scripts and languages need many tokens per word
-LONGER = Budget(160, 8, 1)
-SHORTER = Budget(32, 3, 3)
+# some scripts and languages need many tokens per word
+TRANSLATED = Budget(64, 6, 1, length=1.25)
+LONGER = Budget(160, 8, 1, length=3.0)
+SHORTER = Budget(32, 3, 3, length=0.5)
 
 
 # How a call's token budget is set: grown with its input up to the cap (shiftbench's), or

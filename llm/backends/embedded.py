@@ -221,13 +221,16 @@ class EmbeddedBackend:
                 stopping_criteria=stopping,
             )
         results = []
-        for row, budget in zip(out[:, prompt_len:].tolist(), budgets, strict=True):
+        prompt_tokens = enc["attention_mask"].sum(dim=1).tolist()  # padding left out
+        rows = zip(out[:, prompt_len:].tolist(), budgets, prompt_tokens, strict=True)
+        for row, budget, prompt_count in rows:
             row = row[:budget]
             stop = next((k for k, tok in enumerate(row) if tok in eos_ids), None)
             tokens = row if stop is None else row[:stop]
             with _TOKENIZING:
                 text = tokenizer.decode(tokens, skip_special_tokens=True).strip()
-            results.append(Generation(text, "length" if stop is None else "stop"))
+            reason = "length" if stop is None else "stop"
+            results.append(Generation(text, reason, int(prompt_count), len(tokens)))
         return results
 
 
