@@ -158,7 +158,7 @@ class Bar:
         share = round(100 * self.n / self.total)
         parts = [f"{self.label}: {self.n}/{self.total} {self.unit}s ({share}%)"]
         if final:
-            parts.append(f"in {max(1, round(elapsed))} s")
+            parts[0] += f" in {max(1, round(elapsed))} s"
         elif self.n:
             left = elapsed / self.n * (self.total - self.n)
             rate = self.n / elapsed
