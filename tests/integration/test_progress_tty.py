@@ -59,7 +59,7 @@ def sample_run(invoke, scripted, tmp_path) -> Path:
     return run
 
 
-def test_gen_counts_texts_on_a_terminal_and_shows_retries_apart(tmp_path):
+def test_gen_counts_texts_on_a_terminal_shows_retries_apart_and_nothing_with_q(tmp_path):
     shown = scripted_gen(tmp_path / "run")
     shown.wait_while_running("paraphrase-s1337:")
     code, stdout, stderr = shown.finish()
@@ -69,13 +69,10 @@ def test_gen_counts_texts_on_a_terminal_and_shows_retries_apart(tmp_path):
     assert counted(stderr, "0/6", "text") and counted(stderr, "6/6", "text")
     assert "retries: 2" in stderr
     assert "7/6" not in stderr and "/7 [" not in stderr and "/8 [" not in stderr
-
-
-def test_q_shows_no_bar_on_a_terminal(tmp_path):
-    code, stdout, stderr = scripted_gen(tmp_path / "run", "-q").finish()
-    assert code == 0, stderr
-    assert stdout == f"wrote original, paraphrase-s1337 to {tmp_path / 'run'}\n"
-    assert stderr == ""
+    # -q: the same work (now cached) and output, nothing on the terminal
+    code, quiet_stdout, stderr = scripted_gen(tmp_path / "quiet", "-q").finish()
+    assert (code, stderr) == (0, "")
+    assert quiet_stdout == stdout.replace(str(tmp_path / "run"), str(tmp_path / "quiet"))
 
 
 def test_evaluate_shows_the_model_load_and_a_count_of_configs(sample_run, tmp_path):
