@@ -37,6 +37,7 @@ from shiftbench.core.hub import (
     with_retries,
 )
 from shiftbench.core.messages import counted, report
+from shiftbench.core.progress import bar
 from shiftbench.core.records import RunMeta
 from shiftbench.errors import InputError, RuntimeFault
 
@@ -124,7 +125,9 @@ def publish(
         # only a first try on a repository made just now may skip reading its main
         fresh = iter([created])
         oid = with_retries(
-            "commit", lambda: _commit(api, release, repo, tag, next(fresh, False)), quiet=quiet
+            "commit",
+            lambda: _commit(api, release, repo, tag, next(fresh, False), quiet),
+            quiet=quiet,
         )
         step = "tagging"
         with_retries("tag", lambda: _tag(api, repo, tag, oid), quiet=quiet)
@@ -238,13 +241,17 @@ def _create(api: Any, repo: str, private: bool) -> bool:
     return True
 
 
-def _commit(api: Any, release: Release, repo: str, tag: str, fresh: bool = False) -> str:
+def _commit(
+    api: Any, release: Release, repo: str, tag: str, fresh: bool = False, quiet: bool = True
+) -> str:
     """One commit that makes main hold exactly the release; its id.
 
     Every attempt reads main afresh (a retried commit may have landed already) and names
     that head as the parent, so a concurrent commit fails this one instead of mixing in.
     A `fresh` repository, made by this publish a moment ago, holds only the Hub's own
-    `.gitattributes`: the first attempt on it reads nothing.
+    `.gitattributes`: the first attempt on it reads nothing. Files the Hub stores apart
+    (LFS: the data files) are uploaded one by one before the commit, counted on stderr
+    unless `quiet`; the commit then carries the rest.
     """
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete
 
@@ -257,6 +264,10 @@ def _commit(api: Any, release: Release, repo: str, tag: str, fresh: bool = False
         CommitOperationAdd(path_in_repo=path, path_or_fileobj=item)
         for path, item in sorted(release.files.items())
     ]
+    with bar(len(operations), f"publish {repo}", unit="file", quiet=quiet) as progress:
+        for addition in operations:
+            api.preupload_lfs_files(repo, [addition], repo_type="dataset")
+            progress.update()
     operations += [
         CommitOperationDelete(path_in_repo=path)
         for path in sorted(held)

@@ -10,8 +10,8 @@ Three kinds of message, by level:
 
 Library code never prints and takes no printing callbacks. The command line installs the
 one handler that decides where each record goes (`shiftbench.cli`); a Python caller sees
-the REPORT lines by giving the "shiftbench" logger a handler at that level. Progress bars
-are tqdm's, on stderr.
+the REPORT lines by giving the "shiftbench" logger a handler at that level. Progress goes
+through core/progress.py, on stderr.
 """
 
 from __future__ import annotations

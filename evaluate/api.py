@@ -429,6 +429,7 @@ class Evaluation:
                 resample_seed=s.resample_seed,
                 interval=s.interval,
                 evalrank_reading=(s.evalrank_positives, s.evalrank_centre),
+                quiet=s.quiet,
             )
             for record in records:
                 record["protocol"] = self.scoring["name"]
@@ -584,6 +585,7 @@ def probe_encoders(
             the configs a probe needs; raised before any model loads.
     """
     from shiftbench.core.models.encoders import Encoder
+    from shiftbench.core.progress import bar
     from shiftbench.evaluate.probes import (
         MEASURES,
         RANDOM_PAIRS,
@@ -624,10 +626,18 @@ def probe_encoders(
     _named_once(encoders)
     label = "+".join(d.label for d in datasets)
     folder = s.output or default_output(f"{label}-probes", results_root)
-    values = [
-        (enc, {m: {d.label: score(enc, d.anchors, m) for d in datasets} for m in MEASURES})
-        for enc in encoders
-    ]
+    values: list[tuple[Any, dict[str, dict[str, Any]]]] = []
+    # a count per model, dataset and measure (the first measure embeds, the others reuse)
+    total = len(encoders) * len(datasets) * len(MEASURES)
+    with bar(total, f"probe {label}", unit="probe", quiet=s.quiet) as progress:
+        for enc in encoders:
+            by_measure: dict[str, dict[str, Any]] = {}
+            for m in MEASURES:
+                by_measure[m] = {}
+                for d in datasets:
+                    by_measure[m][d.label] = score(enc, d.anchors, m)
+                    progress.update()
+            values.append((enc, by_measure))
     figures = [(enc, summarise_measures(by_measure, probe.epsilons)) for enc, by_measure in values]
     if human is not None:
         for enc, by_measure_figures in figures:

@@ -15,6 +15,7 @@ from shiftbench.core.data.runfolder import (
     usable,
 )
 from shiftbench.core.models.encoders import Encoder
+from shiftbench.core.progress import bar
 from shiftbench.core.records import ScoreRecord
 from shiftbench.evaluate.clustering import seeded_by_evaluation
 from shiftbench.evaluate.resample import (
@@ -75,99 +76,111 @@ def score_collection(
     resample_seed: int = SEED,
     interval: str = "percentile",
     evalrank_reading: tuple[str, bool] = ("quantile", False),
+    quiet: bool = True,
 ) -> list[ScoreRecord]:
     """One record per (config, split): mteb's metrics, and for variants the paired delta
     with its paired-bootstrap 95% interval (`resamples` draws, 0 for none; `interval`:
     resample.interval's method; `evalrank_reading`: _evalrank's `reading`); with
-    `faithful`, each transformation also on its certified rows alone."""
+    `faithful`, each transformation also on its certified rows alone. Unless `quiet`, a
+    count of the configs scored shows on stderr (core/progress.py)."""
     require_supported(collection)
     originals = {c.meta["subset"]: c for c in collection.configs if c.meta["kind"] == "original"}
     context_splits = collection.source.get("context_splits", [])
     records = []
-    for config in collection.configs:
-        if config.meta["kind"] == "control":
-            continue  # probes, not robustness variants: `shiftbench probe` scores them
-        base = originals.get(config.meta["subset"])
-        transform = config.meta.get("transform")
-        context = {s: base.splits[s] for s in context_splits if base and s in base.splits}
-        # a variant's own rewritten corpus or train split replaces the original's; its
-        # paired original keeps the original's on the same rows
-        own = own_context(config, context_splits, transform) if base is not config else {}
-        base_context = context
-        paired_context, context = narrowed(context, own), {**context, **own}
-        for split, rows in config.splits.items():
-            if split in context_splits and split not in collection.source.get("splits", []):
-                continue  # kept as it is for the evaluation of the others (Classification's train)
-            started = time.perf_counter()
-            prior = _prior(collection, originals, config.meta["subset"], split)
-            seed = seeds = None
-            if seeded_by_evaluation(collection.source):  # HTEB's k-means seeds
-                if config.meta["kind"] == "original":
-                    seeds = evaluation_seeds(collection, config.meta["subset"])
-                else:
-                    seed = config.meta.get("seed")
-            record, replicate = _score_rows(
-                collection, encoder, config, split, rows, context, prior, seed, seeds
-            )
-            replicates = sides = None
-            base_rows = base.splits.get(split, []) if base is not None else rows
-            if config.meta["kind"] != "original" and base is not None:
-                by_id = {r["row_id"]: r for r in base_rows}
-                same = [by_id[r["row_id"]] for r in rows if usable(r.get("status", OK), transform)]
-                paired, paired_replicate = _metrics(
-                    collection, encoder, same, paired_context, split, prior, seed
+    scored = sum(c.meta["kind"] != "control" for c in collection.configs)
+    # closed however the work ends, so an error starts a line of its own
+    with bar(scored, encoder.name, unit="config", quiet=quiet) as progress:
+        for config in collection.configs:
+            if config.meta["kind"] == "control":
+                continue  # probes, not robustness variants: `shiftbench probe` scores them
+            base = originals.get(config.meta["subset"])
+            transform = config.meta.get("transform")
+            context = {s: base.splits[s] for s in context_splits if base and s in base.splits}
+            # a variant's own rewritten corpus or train split replaces the original's; its
+            # paired original keeps the original's on the same rows
+            own = own_context(config, context_splits, transform) if base is not config else {}
+            base_context = context
+            paired_context, context = narrowed(context, own), {**context, **own}
+            for split, rows in config.splits.items():
+                if split in context_splits and split not in collection.source.get("splits", []):
+                    # kept as it is for the evaluation of the others (Classification's train)
+                    continue
+                started = time.perf_counter()
+                prior = _prior(collection, originals, config.meta["subset"], split)
+                seed = seeds = None
+                if seeded_by_evaluation(collection.source):  # HTEB's k-means seeds
+                    if config.meta["kind"] == "original":
+                        seeds = evaluation_seeds(collection, config.meta["subset"])
+                    else:
+                        seed = config.meta.get("seed")
+                record, replicate = _score_rows(
+                    collection, encoder, config, split, rows, context, prior, seed, seeds
                 )
-                main = collection.source["main_score"]
-                record["original_same_rows"] = paired[main]
-                record["delta"] = record["main_score"] - paired[main]
-                # the draws depend on the original split and the seed alone, so every
-                # variant and model of the split gets the same ones
-                draws = Draws(len(base_rows), resamples, resample_seed, interval)
-                position = {r["row_id"]: i for i, r in enumerate(base_rows)}
-                if resamples and replicate is not None and paired_replicate is not None:
-                    replicates = draws.delta(
-                        [position[r["row_id"]] for r in same], replicate, paired_replicate
+                replicates = sides = None
+                base_rows = base.splits.get(split, []) if base is not None else rows
+                if config.meta["kind"] != "original" and base is not None:
+                    by_id = {r["row_id"]: r for r in base_rows}
+                    same = [
+                        by_id[r["row_id"]] for r in rows if usable(r.get("status", OK), transform)
+                    ]
+                    paired, paired_replicate = _metrics(
+                        collection, encoder, same, paired_context, split, prior, seed
                     )
-                record["self_retrieval"] = _self_retrieval(
-                    collection, encoder, rows, by_id, split, transform
+                    main = collection.source["main_score"]
+                    record["original_same_rows"] = paired[main]
+                    record["delta"] = record["main_score"] - paired[main]
+                    # the draws depend on the original split and the seed alone, so every
+                    # variant and model of the split gets the same ones
+                    draws = Draws(len(base_rows), resamples, resample_seed, interval)
+                    position = {r["row_id"]: i for i, r in enumerate(base_rows)}
+                    if resamples and replicate is not None and paired_replicate is not None:
+                        replicates = draws.delta(
+                            [position[r["row_id"]] for r in same], replicate, paired_replicate
+                        )
+                    record["self_retrieval"] = _self_retrieval(
+                        collection, encoder, rows, by_id, split, transform
+                    )
+                    if f"corpus/{split}" in own:  # query-side and corpus-side, as in sides.py
+                        kept = [r for r in rows if usable(r.get("status", OK), transform)]
+                        sides = [(["queries"], kept, paired_context), (["corpus"], same, context)]
+                        positions = [position[r["row_id"]] for r in same]
+                        delta_of = partial(_side_delta, draws, positions, paired_replicate)
+                    if faithful is not None and config.meta["kind"] == "transform":
+                        keep = faithful.rows.get(config.name, set())
+                        chosen = [
+                            r for r in rows
+                            if usable(r.get("status", OK), transform)
+                            and (split, r["row_id"]) in keep
+                        ]  # fmt: skip
+                        # a rewritten corpus or train split: its certified rows alone, and the
+                        # paired original's context on the same rows
+                        trusted = certified_context(own, keep)
+                        contexts = ({**base_context, **trusted}, narrowed(base_context, trusted))
+                        record["faithful"] = _faithful_figures(
+                            collection, encoder, chosen, by_id, contexts, split, prior,
+                            faithful.criterion, draws, position, seed,
+                        )  # fmt: skip
+                        if own:
+                            record["faithful"]["context_rows"] = {
+                                name: len(rows) for name, rows in trusted.items()
+                            }
+                record.update(record_fields(replicates, interval, record["rows"]))
+                if "restored" in config.meta:  # HTEB's originals in failed texts' places
+                    record["restored"] = config.meta["restored"].get(split)
+                record["evalrank"] = _evalrank(
+                    collection, encoder, rows, base_rows, split, transform, evalrank_reading
                 )
-                if f"corpus/{split}" in own:  # query-side and corpus-side, as in sides.py
-                    kept = [r for r in rows if usable(r.get("status", OK), transform)]
-                    sides = [(["queries"], kept, paired_context), (["corpus"], same, context)]
-                    positions = [position[r["row_id"]] for r in same]
-                    delta_of = partial(_side_delta, draws, positions, paired_replicate)
-                if faithful is not None and config.meta["kind"] == "transform":
-                    keep = faithful.rows.get(config.name, set())
-                    chosen = [
-                        r for r in rows
-                        if usable(r.get("status", OK), transform) and (split, r["row_id"]) in keep
-                    ]  # fmt: skip
-                    # a rewritten corpus or train split: its certified rows alone, and the
-                    # paired original's context on the same rows
-                    trusted = certified_context(own, keep)
-                    contexts = ({**base_context, **trusted}, narrowed(base_context, trusted))
-                    record["faithful"] = _faithful_figures(
-                        collection, encoder, chosen, by_id, contexts, split, prior,
-                        faithful.criterion, draws, position, seed,
-                    )  # fmt: skip
-                    if own:
-                        record["faithful"]["context_rows"] = {
-                            name: len(rows) for name, rows in trusted.items()
-                        }
-            record.update(record_fields(replicates, interval, record["rows"]))
-            if "restored" in config.meta:  # HTEB's originals in failed texts' places
-                record["restored"] = config.meta["restored"].get(split)
-            record["evalrank"] = _evalrank(
-                collection, encoder, rows, base_rows, split, transform, evalrank_reading
-            )
-            record["evaluation_time"] = round(time.perf_counter() - started, 3)
-            if collection.rewrite != DEFAULT:
-                record["rewritten"] = rewritten_parts(own) if base is not config else []
-            records.append(record)
-            if sides:
-                score = partial(_metrics, collection, encoder, split=split, prior=prior, seed=seed)
-                main = collection.source["main_score"]
-                records += side_records(record, sides, score, delta_of, main, interval)
+                record["evaluation_time"] = round(time.perf_counter() - started, 3)
+                if collection.rewrite != DEFAULT:
+                    record["rewritten"] = rewritten_parts(own) if base is not config else []
+                records.append(record)
+                if sides:
+                    score = partial(
+                        _metrics, collection, encoder, split=split, prior=prior, seed=seed
+                    )
+                    main = collection.source["main_score"]
+                    records += side_records(record, sides, score, delta_of, main, interval)
+            progress.update()
     return cast("list[ScoreRecord]", records)  # built key by key above; typed as they leave
 
 

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from shiftbench.core.data.parts import check_rewrite, parse_rewrite, with_parts
 from shiftbench.core.data.runfolder import config_name, writing
 from shiftbench.core.messages import option, report
+from shiftbench.core.progress import quieted
 from shiftbench.core.protocols import apply_protocol, get_protocol
 from shiftbench.core.settings import check, ranged
 from shiftbench.core.text.languages import parse_pool
@@ -475,7 +476,8 @@ def _generate_held(
         if engine is None and _needs_generator(ready.variants):  # rule-based controls need none
             engine = get_backend(settings.backend, settings.model, **ready.backend_settings)
             log.info("loading the %s generator %s", settings.backend, settings.model or "(default)")
-            engine.load()
+            with quieted(settings.quiet):  # the model's load and conversion name themselves
+                engine.load()
             if engines is not None:
                 engines[key] = engine
         load_seconds = now() - loading

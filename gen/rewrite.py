@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shiftbench.core.data.runfolder import IDENTICAL, IDENTITY_KEPT, OK, TRUNCATED, usable
+from shiftbench.core.progress import Bar, bar
 from shiftbench.core.text.checks import Case, first_failure, gen_checks, identical, negation_cues
 from shiftbench.core.text.languages import DEFAULT_POOL, LANGUAGES, Language, draw
 from shiftbench.core.text.transforms import (
@@ -21,7 +22,7 @@ from shiftbench.core.text.transforms import (
 )
 from shiftbench.llm.backends import Backend, Generation, Request, Sampling
 from shiftbench.llm.cache import GenerationCache, row_key
-from shiftbench.llm.calls import CACHED, NOT_CACHED, call_backend, progress_bar
+from shiftbench.llm.calls import CACHED, NOT_CACHED, call_backend
 
 EMPTY_OUTPUT = "empty"
 EMPTY_INPUT = "empty-input"
@@ -174,8 +175,12 @@ def rewrite_texts(
     plans = {t: variant.step_languages(t, source_language, dataset_id) for t in pending}
     attempts = variant.max_attempts if variant.sampling.sampled else 1
     calls = variant.transform.calls
-    # closed however the work ends, so an error starts a line of its own
-    with progress_bar(len(pending) * calls, variant.base_name, quiet) as progress:
+    # The count is of the first attempt's calls (texts, for a one-call transform), fixed
+    # here; a call made again (a larger budget, another attempt) counts as a retry, so the
+    # ETA never runs out while work goes on. Closed however the work ends, so an error
+    # starts a line of its own.
+    unit = "text" if calls == 1 else "call"
+    with bar(len(pending) * calls, variant.base_name, unit=unit, quiet=quiet) as progress:
         for attempt in range(1, attempts + 1):
             current = {t: t for t in pending}
             cut: set[str] = set()
@@ -189,7 +194,8 @@ def rewrite_texts(
                         current[text] = made[text].text
                     else:
                         del current[text]
-                        progress.update(calls - step - 1)
+                        if attempt == 1:  # its later calls will not be made
+                            progress.update(calls - step - 1)
             for text in pending:
                 codes = tuple(lang.code if lang else "" for lang in plans[text])
                 output = current.get(text, "")
@@ -199,7 +205,6 @@ def rewrite_texts(
             pending = [t for t in pending if not usable(results[t].status, name)]
             if not pending:
                 break
-            progress.total += len(pending) * calls if attempt < attempts else 0
     return results
 
 
@@ -283,7 +288,7 @@ def _run_step(
     attempt: int,
     backend: Backend,
     cache: GenerationCache,
-    progress: Any,
+    progress: Bar,
 ) -> dict[str, Generation]:
     """Each text's output of call `step`, its input being `current[text]`.
 
@@ -297,8 +302,10 @@ def _run_step(
         key = call_key(given, variant, model, step, plans[text][step], attempt)
         calls[text] = Call(key, int(key[:15], 16), variant.step_budget(step, given))
     outputs: dict[str, Generation] = {}
+    # the first attempt's first calls move the count; every call after them is a retry
+    count = progress.update if attempt == 1 else progress.retried
     while calls:
-        made = _generate_missing(calls, current, variant, step, plans, backend, cache, progress)
+        made = _generate_missing(calls, current, variant, step, plans, backend, cache, count)
         again = {}
         for text, call in calls.items():
             outputs[text] = made[call.key]
@@ -307,8 +314,8 @@ def _run_step(
                 lang = plans[text][step]
                 key = call_key(current[text], variant, model, step, lang, attempt, tokens)
                 again[text] = Call(key, call.seed, tokens)
-        progress.total += len(again)
         calls = again
+        count = progress.retried
     return outputs
 
 
@@ -320,9 +327,10 @@ def _generate_missing(
     plans: dict[str, tuple[Language | None, ...]],
     backend: Backend,
     cache: GenerationCache,
-    progress: Any,
+    count: Callable[[int], None],
 ) -> dict[str, Generation]:
-    """Outputs for every call: cached ones, then the rest generated chunk by chunk.
+    """Outputs for every call: cached ones, then the rest generated chunk by chunk; `count`
+    hears how many texts each result finishes.
 
     Each result is committed to the cache the moment it arrives, so a crash loses only
     the requests in flight. Texts that share a key are sent once, and a key another job
@@ -331,19 +339,19 @@ def _generate_missing(
     keys = list(dict.fromkeys(c.key for c in calls.values()))
     outputs = cache.get_many(keys)
     texts_per_key = Counter(c.key for c in calls.values())
-    progress.update(sum(n for k, n in texts_per_key.items() if k in outputs))
+    count(sum(n for k, n in texts_per_key.items() if k in outputs))
     text_of = {c.key: t for t, c in calls.items()}
     missing = [k for k in keys if k not in outputs]
     while missing:
         mine, theirs = cache.claim(missing)
         try:
             _send([(k, text_of[k]) for k in mine], calls, inputs, variant, step, plans,
-                  backend, cache, outputs, lambda k: progress.update(texts_per_key[k]))  # fmt: skip
+                  backend, cache, outputs, lambda k: count(texts_per_key[k]))  # fmt: skip
         finally:
             cache.release([k for k in mine if k not in outputs])
         waited = cache.wait_for(theirs)
         outputs.update(waited)
-        progress.update(sum(texts_per_key[k] for k in waited))
+        count(sum(texts_per_key[k] for k in waited))
         missing = [k for k in theirs if k not in waited]  # given up by their job: ours now
     return outputs
 

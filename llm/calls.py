@@ -1,10 +1,8 @@
-"""Calling a backend: retries of the requests still missing, and the progress bar."""
+"""Calling a backend: retries of the requests still missing."""
 
 from __future__ import annotations
 
-import sys
 import time
-from typing import Any
 
 from shiftbench.errors import CacheLocked, InputError, RuntimeFault
 from shiftbench.llm.backends import Backend, Generation, OnDone, Request, Sampling
@@ -57,12 +55,3 @@ def call_backend(
                     f"{kept} ({type(exc).__name__}: {exc})"
                 ) from exc
             time.sleep(0.5 * 2 ** (attempt - 1))
-
-
-def progress_bar(total: int, label: str, quiet: bool, unit: str = "call") -> Any:
-    """A progress bar on stderr with rate and ETA; `quiet` hides it."""
-    from tqdm.auto import tqdm
-
-    return tqdm(
-        total=total, desc=label, unit=unit, disable=quiet, file=sys.stderr, dynamic_ncols=True
-    )

@@ -12,10 +12,10 @@ import json
 import math
 from typing import Any
 
+from shiftbench.core.progress import bar as progress_bar
 from shiftbench.errors import InputError
 from shiftbench.llm.backends import Backend, Generation
 from shiftbench.llm.cache import GenerationCache, row_key
-from shiftbench.llm.calls import progress_bar
 
 TOP_LOGPROBS = 20  # how many alternatives a server is asked for
 SUPPORTED = "embedded, openai, ollama or vllm"
@@ -72,7 +72,7 @@ def ask(
     found = {k: json.loads(g.text) for k, g in cache.get_many(list(set(keys))).items()}
     todo = list({k: p for k, p in zip(keys, prompts, strict=True) if k not in found}.items())
     # closed however the work ends, so an error starts a line of its own
-    with progress_bar(len(todo), label, quiet or not todo, "pair") as bar:
+    with progress_bar(len(todo), label, unit="pair", quiet=quiet) as bar:
         for start in range(0, len(todo), backend.chunk_size):
             chunk = todo[start : start + backend.chunk_size]
             scorer: Any = backend  # require_logprobs checked it has answer_logprobs

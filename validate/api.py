@@ -253,6 +253,7 @@ def validate_runs(
             there or not valid; raised before any run is checked.
         TooManyErrors: Some config is above `max_error_rate` (after every report is written).
     """
+    from shiftbench.core.progress import quieted
     from shiftbench.core.text.checks import use_markers
     from shiftbench.core.text.langid import get_identifier
     from shiftbench.validate.report import Measure, over_limit, plan, validate_run
@@ -277,8 +278,9 @@ def validate_runs(
     if s.drift_encoder is not None:
         from shiftbench.validate.drift import Drift
 
-        measures.append(Drift(s.drift_encoder, batch_size=s.batch_size))
-    measures += make_judges(s)
+        measures.append(Drift(s.drift_encoder, batch_size=s.batch_size, progress=not s.quiet))
+    with quieted(s.quiet):  # a judge's model load names itself
+        measures += make_judges(s)
     cache = judge_cache(s)
     configs: list[ConfigValidation] = []
     reports: dict[Path, ValidationReport] = {}

@@ -19,8 +19,18 @@ class Drift:
     """Per-pair drift under one encoder (any sentence-transformers model or local path,
     `NAME=MODEL` to call it NAME), keyed `drift:<the encoder's shown name>`."""
 
-    def __init__(self, spec: str, *, batch_size: int = 32, device: str | None = None) -> None:
-        self.encoder = Encoder(spec, batch_size=batch_size, device=device, option="--drift-encoder")
+    def __init__(
+        self,
+        spec: str,
+        *,
+        batch_size: int = 32,
+        device: str | None = None,
+        progress: bool = False,
+    ) -> None:
+        self.encoder = Encoder(
+            spec, batch_size=batch_size, device=device, progress=progress,
+            option="--drift-encoder",
+        )  # fmt: skip
         self.key = f"drift:{self.encoder.name}"
 
     def describe(self) -> dict[str, Any]:

@@ -27,10 +27,11 @@ from functools import cache
 from importlib import resources
 from typing import Any, NamedTuple
 
+from shiftbench.core.progress import bar as progress_bar
 from shiftbench.errors import InputError
 from shiftbench.llm.backends import Backend, Generation, Request, Sampling, get_backend
 from shiftbench.llm.cache import GenerationCache, row_key
-from shiftbench.llm.calls import call_backend, progress_bar
+from shiftbench.llm.calls import call_backend
 from shiftbench.llm.logprobs import ask, require_logprobs
 
 JUDGE_TOKENS = 16  # a rating needs a few tokens; a longer reply is cut here
@@ -249,7 +250,7 @@ class Judge:
         answers = cache.get_many(list(dict.fromkeys(keys)))
         todo = list({k: p for k, p in zip(keys, prompts, strict=True) if k not in answers}.items())
         # closed however the work ends, so an error starts a line of its own
-        with progress_bar(len(todo), label or self.key, quiet or not todo, "pair") as progress:
+        with progress_bar(len(todo), label or self.key, unit="pair", quiet=quiet) as progress:
             for start in range(0, len(todo), self.backend.chunk_size):
                 chunk = todo[start : start + self.backend.chunk_size]
                 requests = [Request(p, 0, self.sampling.max_new_tokens) for _, p in chunk]

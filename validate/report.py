@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import statistics
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol, cast
 
@@ -40,6 +41,7 @@ from shiftbench.core.data.runfolder import (
     read_meta,
     read_validation,
 )
+from shiftbench.core.progress import bar
 from shiftbench.core.records import ConfigValidationRecord, RunMeta, ValidationReport
 from shiftbench.core.tables import markdown_table
 from shiftbench.core.text.checks import CHECKS, Case, failures
@@ -156,15 +158,20 @@ def validate_run(
         "configs": {},
     }
     per_row: dict[str, list[dict[str, Any]]] = {}
-    for name in chosen:
-        summary, rows = _validate_config(folder, meta, name, identifier, examples)
-        if measures:
-            _measure_config(
-                summary, rows, fields, measures, cache or GenerationCache(None),
-                quiet=quiet, label=f"{folder.name}/{name}",
-            )  # fmt: skip
-        report["configs"][name] = summary
-        per_row[name] = [row["_result"] for row in rows]
+    # one step per config for the automatic checks, and one per config and measure; a
+    # judge's own count of pairs shows beside it
+    steps = len(chosen) * (1 + len(measures))
+    with bar(steps, f"validate {folder.name}", unit="check", quiet=quiet) as progress:
+        for name in chosen:
+            summary, rows = _validate_config(folder, meta, name, identifier, examples)
+            progress.update()
+            if measures:
+                _measure_config(
+                    summary, rows, fields, measures, cache or GenerationCache(None),
+                    quiet=quiet, label=f"{folder.name}/{name}", done=progress.update,
+                )  # fmt: skip
+            report["configs"][name] = summary
+            per_row[name] = [row["_result"] for row in rows]
     _keep_earlier(folder, meta, report, per_row)
     document = cast(ValidationReport, report)
     _write(folder, document, per_row)
@@ -244,9 +251,11 @@ def _measure_config(
     *,
     quiet: bool,
     label: str,
+    done: Callable[[], None] = lambda: None,
 ) -> None:
     """Score every (row, text field) with each measure; the summary and each row's
-    `_result` (its line in validation/<config>.jsonl) gain the results."""
+    `_result` (its line in validation/<config>.jsonl) gain the results. `done` is called
+    as each measure finishes."""
     transform = summary["transform"]
     items = [
         Item(
@@ -262,6 +271,7 @@ def _measure_config(
         values = measure.score(items, cache, quiet=quiet, label=f"{label} {measure.key}")
         scored = [v for v, _, _ in values if v is not None]
         problems = Counter(p or "no value" for v, _, p in values if v is None)
+        done()
         results[measure.key] = {
             **measure.describe(),
             "scored": len(scored),

