@@ -18,6 +18,7 @@ Library code calls these and nothing else for progress (core/messages.py).
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Iterator
@@ -45,10 +46,11 @@ def quieted(quiet: bool) -> Iterator[None]:
 
 
 def on_terminal() -> bool:
-    """Whether stderr is a terminal (a bar may redraw itself there)."""
+    """Whether stderr is a terminal a bar can be drawn on: one that says how wide it is (a
+    pseudo-terminal nobody sized reports 0 columns, and tqdm then draws nothing at all)."""
     try:
-        return sys.stderr.isatty()
-    except (AttributeError, ValueError):  # a closed or stand-in stream
+        return sys.stderr.isatty() and os.get_terminal_size(sys.stderr.fileno()).columns > 0
+    except (AttributeError, ValueError, OSError):  # a closed or stand-in stream
         return False
 
 
@@ -127,8 +129,12 @@ class Bar:
         if n <= 0:
             return
         self.retries += n
-        if self._tqdm is not None and not self.quiet:
+        if self.quiet:
+            return
+        if self._tqdm is not None:
             self._tqdm.set_postfix_str(f"retries: {self.retries}")
+        else:  # retries after the last first attempt would otherwise go unseen
+            self._plain(final=False)
 
     def close(self) -> None:
         if self.quiet:
@@ -153,12 +159,14 @@ class Bar:
             if elapsed < PLAIN_AFTER:
                 return
             due = self._shown_at is None or now - self._shown_at >= PLAIN_EVERY
-            if not due and self.n - self._shown_n < PLAIN_STEP * self.total:
+            if not due and abs(self.n - self._shown_n) < PLAIN_STEP * self.total:
                 return
         share = round(100 * self.n / self.total)
         parts = [f"{self.label}: {self.n}/{self.total} {self.unit}s ({share}%)"]
         if final:
             parts[0] += f" in {max(1, round(elapsed))} s"
+        elif self.n >= self.total:
+            parts.append("making again what failed")
         elif self.n:
             left = elapsed / self.n * (self.total - self.n)
             rate = self.n / elapsed

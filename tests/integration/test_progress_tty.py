@@ -167,3 +167,23 @@ def test_gen_retries_leave_its_total_as_it_was(invoke, scripted, tmp_path, monke
     assert done.exit_code == 0, done.output
     ((total, counted),) = made
     assert (total, counted.total, counted.n, counted.retries) == (8, 8, 8, 4)
+
+
+def test_a_terminal_that_gives_no_width_gets_plain_lines():
+    """A pseudo-terminal nobody sized (0 columns) would make tqdm draw nothing at all:
+    progress falls back to plain lines there, and retries after the last first attempt
+    still show."""
+    script = (
+        "from shiftbench.core import progress\n"
+        "progress.PLAIN_AFTER = 0.0\n"
+        "with progress.bar(4, 'work', unit='row') as b:\n"
+        "    b.update(4)\n"
+        "    progress.PLAIN_EVERY = 0.0\n"
+        "    b.retried(2)\n"
+    )
+    code, _, stderr = OnTerminal([], script=script, sized=False).finish()
+    assert code == 0, stderr
+    lines = stderr.replace("\r\n", "\n").splitlines()
+    assert lines[0].startswith("work: 4/4 rows (100%), "), stderr
+    assert lines[1] == "work: 4/4 rows (100%), making again what failed, retries: 2"
+    assert lines[-1].startswith("work: 4/4 rows (100%) in ")

@@ -28,14 +28,17 @@ class OnTerminal:
     pseudo-terminal."""
 
     def __init__(self, args: Sequence[object], *, script: str | None = None,
-                 cwd: Path | None = None) -> None:  # fmt: skip
+                 cwd: Path | None = None, sized: bool = True) -> None:  # fmt: skip
         command = [sys.executable, "-m", "shiftbench"]
         if script is not None:
             command = [sys.executable, "-c", script]
         master, slave = os.openpty()
         # a window's size, as a terminal has one (a new pty's is 0 x 0: bars draw nothing)
-        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
-        env = dict(os.environ, COLUMNS="120", LINES="40")
+        # (`sized=False`: left so, as some terminal emulators and wrappers leave it)
+        env = dict(os.environ)
+        if sized:
+            fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+            env.update(COLUMNS="120", LINES="40")
         self.process = subprocess.Popen(
             [*command, *map(str, args)], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             stderr=slave, env=env, cwd=cwd,
