@@ -57,6 +57,7 @@ from shiftbench.gen.generate import check_gen, failure_share, run_gen
 from shiftbench.gen.plan import plan_gen
 from shiftbench.gen.rewrite import Variant
 from shiftbench.llm.backends import Sampling, backend_target, get_backend
+from shiftbench.llm.backends.weights import conversion_seconds
 from shiftbench.llm.cache import GenerationCache, default_cache_dir
 
 if TYPE_CHECKING:
@@ -321,7 +322,7 @@ def _needs_generator(variants: list[Any]) -> bool:
     return not all(isinstance(v, RuleVariant) for v in variants)
 
 
-CALIBRATION_ROWS = 4  # rows per split a calibration rewrites (a batch of 8 texts for STS)
+CALIBRATION_ROWS = 8  # rows per split a calibration rewrites (two batches of 8 texts for STS)
 
 
 def plan_generation(
@@ -373,9 +374,11 @@ def plan_generation(
 
 def calibrate_generation(source: Source | str | Path, settings: GenSettings) -> None:
     """Measure the generator's throughput on this machine with a few real calls: the
-    first rows (CALIBRATION_ROWS per split) of the first LLM transform and seed, written
-    to a temporary folder and removed. The rows stay in the generation cache (a later run
-    reuses them) and the measurement in the throughput record (gen/estimate.py).
+    first rows (CALIBRATION_ROWS per split) of the first LLM transform and seed, each text
+    tried once (a few texts' retries, with their growing budgets, would swamp so small a
+    measure), written to a temporary folder and removed. The rows stay in the generation
+    cache (a later run reuses them) and the measurement in the throughput record
+    (gen/estimate.py).
 
     Raises:
         InputError: Bad input.
@@ -386,7 +389,7 @@ def calibrate_generation(source: Source | str | Path, settings: GenSettings) -> 
     limit = min(settings.limit or CALIBRATION_ROWS, CALIBRATION_ROWS)
     small = replace(
         settings, transforms=(first.transform.name,), seeds=(first.seed,), limit=limit,
-        shard=None, overwrite=True, quiet=True, max_failure_rate=1.0,
+        shard=None, overwrite=True, quiet=True, max_failure_rate=1.0, max_attempts=1,
     )  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="shiftbench-calibration-") as folder:
         _generate(given, replace(small, output=Path(folder) / "run"), None, CALIBRATION)
@@ -472,7 +475,7 @@ def _generate_held(
     # be written, a read-only HOME, is no matter to them).
     cache = GenerationCache(ready.cache_dir if _needs_generator(ready.variants) else None)
     try:
-        loading = now()
+        loading, converting = now(), conversion_seconds()
         if engine is None and _needs_generator(ready.variants):  # rule-based controls need none
             engine = get_backend(settings.backend, settings.model, **ready.backend_settings)
             log.info("loading the %s generator %s", settings.backend, settings.model or "(default)")
@@ -480,7 +483,8 @@ def _generate_held(
                 engine.load()
             if engines is not None:
                 engines[key] = engine
-        load_seconds = now() - loading
+        # a first use's one-time conversion is no part of what a later load takes
+        load_seconds = now() - loading - (conversion_seconds() - converting)
         # What the run measures is kept for dry runs (gen/estimate.py), with the cache.
         metered = Metered(engine) if engine is not None and ready.cache_dir else None
         planned = None

@@ -14,6 +14,7 @@ import hashlib
 import os
 import shutil
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -130,6 +131,7 @@ def dequantised_checkpoint(location: ModelLocation, folder: Path) -> Path:
             f"converting {location.gguf_file} once to float32 in {shown_path(folder)} "
             f"({seconds(size / CONVERT_RATE)}, {size / 1e6:.0f} MB) ..."
         )
+        began = time.monotonic()
         try:
             tokenizer, model = load_gguf(location)
             _plain_copy(model).save_pretrained(staging)
@@ -140,7 +142,18 @@ def dequantised_checkpoint(location: ModelLocation, folder: Path) -> Path:
             staging.rename(target)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
+            global _converting
+            _converting += time.monotonic() - began
     return target
+
+
+_converting = 0.0  # seconds this process has spent on one-time conversions
+
+
+def conversion_seconds() -> float:
+    """Seconds this process has spent converting GGUF files (a one-time cost: a measured
+    model load leaves it out, since the next load reads the copy)."""
+    return _converting
 
 
 # Bytes per second, measured on two idle cores (SmolLM2-135M: 538 MB of float32 weights

@@ -61,10 +61,11 @@ def test_the_dry_run_scales_a_recorded_throughput(scripted, invoke, tmp_path, st
     by_calls = len(texts) * 200.0 / 50
     assert len(texts) == 8 and tokens == 93
     assert (by_tokens, by_calls) == (18.6, 32.0)  # plus 12 s of the rest, 3 s of load
+    assert round(math.sqrt(by_tokens * by_calls)) == 24  # the figure: between the two
     assert result.stdout.splitlines()[-3:] == [
         "estimate: 8 calls, about 93 tokens to generate (first attempts: each input's length "
         "times its transform's, within the call's budget)",
-        "time: about 34 s (34 s to 47 s scaled by tokens or by calls): 19 s generating, 12 s "
+        "time: about 39 s (34 s to 47 s scaled by tokens or by calls): 24 s generating, 12 s "
         "reading, checking and writing, 3 s loading the model",
         "measured: a gen run of scripted default on this machine at 2026-01-02 03:04:05 UTC, "
         "load average 4.2 on 2 cores: 50 planned calls (about 1,000 tokens) took 200 s of "
@@ -123,13 +124,13 @@ def test_a_corrupt_record_file_is_ignored_with_a_warning(scripted, invoke, tmp_p
 
 def test_calibrate_measures_with_a_few_real_calls(scripted, invoke, tmp_path, steady_load):
     out = tmp_path / "run"
-    result = invoke(*ARGS[:3], "8", *ARGS[4:], "-o", out, "--dry-run", "--calibrate")
+    result = invoke(*ARGS[:3], "12", *ARGS[4:], "-o", out, "--dry-run", "--calibrate")
     assert result.exit_code == 0, result.output
-    # the calibration rewrote the first 4 rows' 8 texts, kept in the cache: the plan counts
+    # the calibration rewrote the first 8 rows' 16 texts, kept in the cache: the plan counts
     # them as cached, and only the rest are estimated
-    assert len(scripted.prompts) == 8
+    assert len(scripted.prompts) == 16
     lines = result.stdout.splitlines()
-    assert lines[1].split() == ["paraphrase-s1337", "16", "16", "8", "0", "8"]
+    assert lines[1].split() == ["paraphrase-s1337", "24", "24", "16", "0", "8"]
     assert lines[-3].startswith("estimate: 8 calls, about ")
     assert lines[-2].startswith("time: about ")
     assert lines[-1].startswith("measured: a calibration of scripted default on this machine")
