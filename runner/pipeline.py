@@ -188,7 +188,7 @@ def fingerprint(spec: Spec, unit: Unit, stage: str) -> str:
     if stage == "evaluate":
         e = v["evaluate"]
         models = [_model_files(m) for m in e["models"]]
-        read = ()  # what --faithful reads besides the data
+        read: tuple[bytes, ...] = ()  # what --faithful reads besides the data
         if e["faithful"] is not None:
             read = (_file(unit.run / "validation.json"), _file(unit.human / "human_eval.json"),
                     _file(unit.human / RATINGS_FILE))  # fmt: skip
