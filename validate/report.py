@@ -439,6 +439,18 @@ WORST_DRIFT = 5  # rows of largest drift the worst-rows list shows, per drift me
 SHOWN_CHARS = 80  # an original or output in the worst-rows list is cut to this length
 
 
+def _texts_held(row: Any, key: str) -> bool:
+    """Whether a rows file's line holds its texts and the measure `key` as objects (a
+    file from an older version, or edited by hand, may not)."""
+    return (
+        isinstance(row, dict)
+        and isinstance(row.get("original"), dict)
+        and isinstance(row.get("output") or {}, dict)
+        and isinstance(row.get("measures"), dict)
+        and isinstance(row["measures"].get(key), dict)
+    )
+
+
 def worst_rows(
     folder: Path, report: ValidationReport, per_row: dict[str, list[dict[str, Any]]]
 ) -> list[list[str]]:
@@ -464,10 +476,12 @@ def worst_rows(
         found = []  # (-drift, config's place, row's place, config, row, field)
         for place, (name, rows) in enumerate(rows_of.items()):
             for i, row in enumerate(rows):
+                if not _texts_held(row, key):  # an older or foreign file's row: left out
+                    continue
                 values = {
                     f: v
-                    for f, v in ((row.get("measures") or {}).get(key) or {}).items()
-                    if isinstance(v, int | float) and f in (row.get("original") or {})
+                    for f, v in row["measures"][key].items()
+                    if isinstance(v, int | float) and f in row["original"]
                 }
                 if values:
                     field = max(values, key=lambda f: values[f])  # first field of the largest

@@ -138,3 +138,22 @@ def test_the_card_calls_controls_rule_based(invoke, tmp_path):
     card = (run / "README.md").read_text(encoding="utf-8")
     assert "\nRule-based controls of the STS dataset a local STS dataset folder named " in card
     assert "LLM-rewritten" not in card and "LLM-transformed" not in card
+
+
+def test_the_worst_rows_skip_a_kept_rows_file_without_its_texts(scripted, invoke, tmp_path):
+    """A config kept from an earlier validation is read from its rows file, which may come
+    from an older version or another person's hands: a line without its texts as objects
+    is left out of the list, never a crash."""
+    run = tmp_path / "run"
+    _gen(invoke, run, "--limit", "2", "-t", "paraphrase", "-s", "1", "-s", "2", "-b", "scripted")
+    drift = ("--drift-encoder", f"mini={ENCODER}", "-q")
+    assert invoke("validate", run, *drift).exit_code == 0
+    kept = run / "validation" / "paraphrase-s2.jsonl"
+    rows = read_rows(kept)
+    rows[0]["original"] = ["not", "an", "object"]
+    rows[1]["measures"] = "none"
+    kept.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    result = invoke("validate", run, "--config", "paraphrase-s1", *drift)
+    assert result.exit_code == 0, result.output
+    table = (run / "validation.md").read_text(encoding="utf-8").split("## Worst rows")[1]
+    assert "| paraphrase-s1 | test 0 |" in table and "| paraphrase-s2 |" not in table
