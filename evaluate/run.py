@@ -89,7 +89,8 @@ def score_collection(
     records = []
     scored = sum(c.meta["kind"] != "control" for c in collection.configs)
     # closed however the work ends, so an error starts a line of its own
-    with bar(scored, encoder.name, unit="config", quiet=quiet) as progress:
+    label = getattr(encoder, "name", "evaluate")  # a caller's stand-in may have none
+    with bar(scored, label, unit="config", quiet=quiet) as progress:
         for config in collection.configs:
             if config.meta["kind"] == "control":
                 continue  # probes, not robustness variants: `shiftbench probe` scores them

@@ -50,7 +50,7 @@ def scripted_gen(out: Path, *more: str) -> OnTerminal:
 
 
 @pytest.fixture
-def sample_run(invoke, scripted, tmp_path) -> Path:
+def progress_run(invoke, scripted, tmp_path) -> Path:
     """The sample's first 4 rows paraphrased by the scripted backend, with a control."""
     run = tmp_path / "run"
     done = invoke("gen", "sample", "--limit", "4", "-t", "paraphrase,word-jumble-1",
@@ -75,9 +75,9 @@ def test_gen_counts_texts_on_a_terminal_shows_retries_apart_and_nothing_with_q(t
     assert quiet_stdout == stdout.replace(str(tmp_path / "run"), str(tmp_path / "quiet"))
 
 
-def test_evaluate_shows_the_model_load_and_a_count_of_configs(sample_run, tmp_path):
+def test_evaluate_shows_the_model_load_and_a_count_of_configs(progress_run, tmp_path):
     out = tmp_path / "results"
-    shown = OnTerminal(["evaluate", sample_run, "-m", ENCODER, "--no-plots", "-o", out])
+    shown = OnTerminal(["evaluate", progress_run, "-m", ENCODER, "--no-plots", "-o", out])
     shown.wait_while_running(f"{ENCODER}:")
     code, _, stderr = shown.finish()
     assert code == 0, stderr
@@ -85,34 +85,34 @@ def test_evaluate_shows_the_model_load_and_a_count_of_configs(sample_run, tmp_pa
     assert counted(stderr, "2/2", "config")  # the original and the paraphrase
 
 
-def test_validate_with_a_drift_encoder_counts_its_checks(sample_run):
-    shown = OnTerminal(["validate", sample_run, "--langid", "langdetect",
+def test_validate_with_a_drift_encoder_counts_its_checks(progress_run):
+    shown = OnTerminal(["validate", progress_run, "--langid", "langdetect",
                         "--drift-encoder", ENCODER])  # fmt: skip
-    shown.wait_while_running(f"validate {sample_run.name}:")
+    shown.wait_while_running(f"validate {progress_run.name}:")
     code, _, stderr = shown.finish()
     assert code == 0, stderr
     assert stderr.startswith(f"loading {ENCODER} (about ")
     assert counted(stderr, "2/2", "check")  # the checks, then the drift
 
 
-def test_probe_counts_its_probes(sample_run, tmp_path):
-    shown = OnTerminal(["probe", sample_run, "-m", ENCODER, "--paraphrases", "paraphrase-s1337",
+def test_probe_counts_its_probes(progress_run, tmp_path):
+    shown = OnTerminal(["probe", progress_run, "-m", ENCODER, "--paraphrases", "paraphrase-s1337",
                         "--no-plots", "-o", tmp_path / "p"])  # fmt: skip
-    shown.wait_while_running(f"probe {sample_run.name}:")
+    shown.wait_while_running(f"probe {progress_run.name}:")
     code, _, stderr = shown.finish()
     assert code == 0, stderr
     assert stderr.startswith(f"loading {ENCODER} (about ")
     assert counted(stderr, "2/2", "probe")  # cosine and NED on one dataset
 
 
-def test_publish_counts_the_files_it_uploads(sample_run, tmp_path, monkeypatch):
+def test_publish_counts_the_files_it_uploads(progress_run, tmp_path, monkeypatch):
     with LocalHub(TOKEN) as hub:
         for name, value in {"HF_ENDPOINT": hub.url, "HF_TOKEN": TOKEN,
                             "HF_HOME": str(tmp_path / "hf-home"),
                             "SHIFTBENCH_HUB_RETRY_WAIT": "0.01"}.items():  # fmt: skip
             monkeypatch.setenv(name, value)
         monkeypatch.delenv("HF_HUB_OFFLINE")
-        shown = OnTerminal(["publish", sample_run, "--repo", "org/sample-variants",
+        shown = OnTerminal(["publish", progress_run, "--repo", "org/sample-variants",
                             "--version", "1.0.0"])  # fmt: skip
         shown.wait_while_running("publish org/sample-variants:")
         code, stdout, stderr = shown.finish()
