@@ -483,7 +483,9 @@ class Encoder:
             if self.trust_remote_code:
                 kwargs["trust_remote_code"] = True
             folder = Path(self.path)  # a packaged or local model: its size says how long
-            step(loading_line(self.name, folder, imports), quiet=not self.progress)
+            # a path that is not there is bad input, one line of error and nothing before it
+            missing = not folder.is_dir() and (folder.is_absolute() or self.path.startswith("."))
+            step(loading_line(self.name, folder, imports), quiet=not self.progress or missing)
             try:
                 _LOADED[key] = SentenceTransformer(self.path, device=self.device, **kwargs)
             except TypeError as exc:  # a model keyword argument the model does not take
