@@ -61,9 +61,10 @@ def summary(meta: RunMeta, markdown: bool = False) -> str:
     """What the release is, in one paragraph (the card's first, Croissant's description)."""
     source = meta["source"]
     where = source_place(source, markdown)
+    if source_dataset(source):  # a Hub dataset is named by its place; a folder names itself
+        where = f"the {source['task_type']} dataset {where}"
     return (
-        f"{made_by(meta, 'LLM-rewritten variants')} of the {source['task_type']} dataset "
-        f"{where}, for measuring "
+        f"{made_by(meta, 'LLM-rewritten variants')} of {where}, for measuring "
         "how much of a text-embedding model's score survives when the benchmark's texts are "
         "reworded, resized or translated. Made with shiftbench "
         f"{meta.get('shiftbench_version', __version__)}."

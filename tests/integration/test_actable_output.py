@@ -136,7 +136,7 @@ def test_the_card_calls_controls_rule_based(invoke, tmp_path):
     assert "| `word-jumble-1-s1337` | word-jumble-1 | control | 1337 | 2 | ok 2 |" in readme
     assert invoke("card", run).exit_code == 0
     card = (run / "README.md").read_text(encoding="utf-8")
-    assert "\nRule-based controls of the STS dataset a local STS dataset folder named " in card
+    assert "\nRule-based controls of a local STS dataset folder named " in card
     assert "LLM-rewritten" not in card and "LLM-transformed" not in card
 
 
