@@ -6,8 +6,8 @@ summary half), in tokens of about four characters, within the call's first budge
 time is a throughput measured here: every gen run that makes calls records what it
 measured (calls, tokens, wall seconds, the load average when it began) in
 `<cache>/throughput.json`, one record per backend, model and machine, the latest run
-replacing the one before; a dry run scales that record by its own estimated tokens (and
-shows the same scaled by calls). The record holds the calls gen planned and those it made,
+replacing the one before; a dry run scales that record by its own estimated tokens and by
+its calls, and prints the geometric mean of the two. The record holds the calls gen planned and those it made,
 so retries and larger budgets are in the time as often as that run needed them. A record
 file that cannot be read is ignored with a warning, and the next gen run writes a new one.
 """
@@ -307,21 +307,37 @@ class Estimate:
     load_now: float
     note: str | None = None
 
-    @property
-    def seconds(self) -> float | None:
-        """The record's seconds scaled by the estimated tokens (None: no record)."""
+    def _scaled(self, mine: int, planned: int) -> float | None:
+        """The record's generating seconds scaled by `mine` / `planned` (None: no record)."""
         r = self.record
-        if r is None or not r.planned_tokens:
-            return None
-        return self.tokens * r.seconds / r.planned_tokens
+        return None if r is None or not planned else mine * r.seconds / planned
+
+    @property
+    def seconds_by_tokens(self) -> float | None:
+        """The record's generating seconds scaled by the estimated tokens."""
+        return self._scaled(self.tokens, self.record.planned_tokens if self.record else 0)
 
     @property
     def seconds_by_calls(self) -> float | None:
-        """The record's seconds scaled by the calls (None: no record)."""
-        r = self.record
-        if r is None or not r.planned_calls:
+        """The record's generating seconds scaled by the calls."""
+        return self._scaled(self.calls, self.record.planned_calls if self.record else 0)
+
+    @property
+    def generating_seconds(self) -> float | None:
+        """The estimate's seconds of generating: the geometric mean of the two scalings.
+        Neither alone holds: a batched backend's time follows its batches (calls) as much
+        as the tokens in them; the mean came within 1.2x of the measured time on the
+        sample and on BIOSSES (docs/guides/gen.md)."""
+        by_tokens, by_calls = self.seconds_by_tokens, self.seconds_by_calls
+        return None if by_tokens is None or by_calls is None else math.sqrt(by_tokens * by_calls)
+
+    @property
+    def seconds(self) -> float | None:
+        """The estimate printed: generating, plus the record's other work and model load."""
+        r, generating = self.record, self.generating_seconds
+        if r is None or generating is None:
             return None
-        return self.calls * r.seconds / r.planned_calls
+        return generating + r.overhead_seconds + r.load_seconds
 
     def lines(self, calibrate_hint: str) -> list[str]:
         """The lines a dry run prints; `calibrate_hint` says how to get a measurement."""
@@ -332,8 +348,9 @@ class Estimate:
         )
         if not self.calls:
             return [f"{head}; nothing to time"]
-        by_tokens, by_calls, r = self.seconds, self.seconds_by_calls, self.record
-        if r is None or by_tokens is None or by_calls is None:
+        r, generating, total = self.record, self.generating_seconds, self.seconds
+        by_tokens, by_calls = self.seconds_by_tokens, self.seconds_by_calls
+        if r is None or generating is None or total is None:
             model = f"{self.backend} {self.model or 'default'}"
             why = (
                 f"a calibration of {model} failed ({self.note})"
@@ -341,15 +358,12 @@ class Estimate:
                 else f"no gen run of {model} has been measured on this machine"
             )
             return [head, f"time: not known yet: {why}; {calibrate_hint}"]
+        assert by_tokens is not None and by_calls is not None  # as `generating` is known
         extra = r.overhead_seconds + r.load_seconds
         low, high = sorted((by_tokens + extra, by_calls + extra))
         spread = f" ({duration(low)} to {duration(high)} scaled by tokens or by calls)" * (
             high > low * (1 + SAME)
         )
-        # Neither scaling alone holds: a batched backend's time follows its batches (calls)
-        # as much as the tokens in them; their geometric mean came within 1.3x of the
-        # measured time on the sample and on BIOSSES (docs/guides/gen.md).
-        generating = math.sqrt(by_tokens * by_calls)
         # A calibration tries each text once: the time of a few texts' retries swamps the
         # rest, and how many texts a run retries is the run's own (a record of a gen run
         # holds its retries, in the share that run needed).
@@ -359,7 +373,7 @@ class Estimate:
             after = "; texts that fail their checks are tried again on top of this"
         return [
             head,
-            f"time: about {duration(generating + extra)}{spread}: {duration(generating)} "
+            f"time: about {duration(total)}{spread}: {duration(generating)} "
             f"generating, {duration(r.overhead_seconds)} reading, checking and writing, "
             f"{duration(r.load_seconds)} loading the model",
             f"measured: a {r.kind} of {r.backend} {r.model} on this machine at "
