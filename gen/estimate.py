@@ -7,9 +7,10 @@ time is a throughput measured here: every gen run that makes calls records what 
 measured (calls, tokens, wall seconds, the load average when it began) in
 `<cache>/throughput.json`, one record per backend, model and machine, the latest run
 replacing the one before; a dry run scales that record by its own estimated tokens and by
-its calls, and prints the geometric mean of the two. The record holds the calls gen planned and those it made,
-so retries and larger budgets are in the time as often as that run needed them. A record
-file that cannot be read is ignored with a warning, and the next gen run writes a new one.
+its calls, and prints the geometric mean of the two. The record holds the calls gen
+planned and those it made, so retries and larger budgets are in the time as often as that
+run needed them. A record file that cannot be read is ignored with a warning, and the next
+gen run writes a new one.
 """
 
 from __future__ import annotations
