@@ -453,36 +453,6 @@ class Evaluation:
         main = str(self.collection.source["main_score"])
         return EvalResult(folder, main, scores, summaries, self.controls, summary)
 
-    def score_and_tell(self, models: Sequence[str | Any], say: Callable[[str], None]) -> EvalResult:
-        """`score`, saying what `shiftbench evaluate` prints, a line at a time through
-        `say`: the controls left to probe, each model's table as it is scored, the axis
-        table and the results folder."""
-        from shiftbench.core.messages import counted
-        from shiftbench.core.tables import plain_table
-        from shiftbench.evaluate.report import axis_rows
-        from shiftbench.evaluate.run import format_table
-
-        controls = self.controls
-        if controls:
-            more = ", ..." if len(controls) > 3 else ""
-            say(
-                f"{counted(len(controls), 'control config')} ({', '.join(controls[:3])}{more}) "
-                f"{'is' if len(controls) == 1 else 'are'} left to 'shiftbench probe'"
-            )
-        main_score = self.collection.source["main_score"]
-
-        def show(model: str, records: list[ScoreRecord]) -> None:
-            table = format_table(model, main_score, records, self.scoring["name"])
-            for line in [*table.splitlines(), ""]:
-                say(line)
-
-        result = self.score(models, on_model=show)
-        if any(m["transforms"] for m in result.summary["models"].values()):
-            for line in [*plain_table(*axis_rows(result.summary)).splitlines(), ""]:
-                say(line)
-        say(f"results: {result.folder}")
-        return result
-
 
 def given_models(models: Sequence[str | Any]) -> list[str | Any]:
     """The models in order, each once: names read as `[NAME=]MODEL` (encoder_names: a bad

@@ -430,12 +430,35 @@ def run_evaluate(spec: Spec, unit: Unit, ctx: Context) -> None:
     """Score the spec's models as `shiftbench evaluate RUN -o RESULTS` does, and report its
     tables. The results folder is made anew: its inputs changed (the stage would be
     skipped otherwise), and it is to hold the spec's models on this data, nothing older."""
+    from shiftbench.core.messages import counted
+    from shiftbench.core.tables import plain_table
     from shiftbench.evaluate.api import Evaluation
+    from shiftbench.evaluate.report import axis_rows
+    from shiftbench.evaluate.run import format_table
 
     if unit.results.exists():
         shutil.rmtree(unit.results)
     evaluation = Evaluation(unit.run, evaluate_settings(spec, unit, ctx.quiet))
-    evaluation.score_and_tell(spec.values["evaluate"]["models"], lambda line: report(log, line))
+    controls = evaluation.controls
+    if controls:
+        more = ", ..." if len(controls) > 3 else ""
+        report(
+            log,
+            f"{counted(len(controls), 'control config')} ({', '.join(controls[:3])}"
+            f"{more}) {'is' if len(controls) == 1 else 'are'} left to 'shiftbench probe'",
+        )
+    main_score = evaluation.collection.source["main_score"]
+
+    def show(model: str, records: list[Any]) -> None:
+        table = format_table(model, main_score, records, evaluation.scoring["name"])
+        for line in [*table.splitlines(), ""]:
+            report(log, line)
+
+    result = evaluation.score(spec.values["evaluate"]["models"], on_model=show)
+    if any(m["transforms"] for m in result.summary["models"].values()):
+        for line in [*plain_table(*axis_rows(result.summary)).splitlines(), ""]:
+            report(log, line)
+    report(log, f"results: {result.folder}")
 
 
 def run_card(spec: Spec, unit: Unit, ctx: Context) -> None:

@@ -18,6 +18,8 @@ from shiftbench.cli.commands.options import (
     quiet_option,
     source_options,
 )
+from shiftbench.core.messages import counted
+from shiftbench.core.records import ScoreRecord
 from shiftbench.evaluate.api import EVALRANK_POSITIVES, INTERVALS
 
 
@@ -159,8 +161,11 @@ def evaluate(
     results of the same target and protocol keeps them: the models scored now are added
     (a model it holds at the same revision is replaced), and the report shows them all.
     """
+    from shiftbench.core.tables import plain_table
     from shiftbench.evaluate.api import EvalSettings, Evaluation
+    from shiftbench.evaluate.report import axis_rows
     from shiftbench.evaluate.results import COMMAND_RESULTS
+    from shiftbench.evaluate.run import format_table
 
     settings = EvalSettings(
         task_type=task_type,
@@ -184,7 +189,25 @@ def evaluate(
         plots=plots,
         quiet=quiet,
     )
-    Evaluation(target, settings, results_root=COMMAND_RESULTS).score_and_tell(models, click.echo)
+    evaluation = Evaluation(target, settings, results_root=COMMAND_RESULTS)
+    controls = evaluation.controls
+    if controls:
+        more = ", ..." if len(controls) > 3 else ""
+        click.echo(
+            f"{counted(len(controls), 'control config')} ({', '.join(controls[:3])}{more}) "
+            f"{'is' if len(controls) == 1 else 'are'} left to 'shiftbench probe'"
+        )
+    main_score = evaluation.collection.source["main_score"]
+
+    def show(model: str, records: list[ScoreRecord]) -> None:
+        click.echo(format_table(model, main_score, records, evaluation.scoring["name"]))
+        click.echo("")
+
+    result = evaluation.score(models, on_model=show)
+    if any(m["transforms"] for m in result.summary["models"].values()):
+        click.echo(plain_table(*axis_rows(result.summary)))
+        click.echo("")
+    click.echo(f"results: {result.folder}")
 
 
 @click.command(context_settings=CONTEXT)
