@@ -31,7 +31,7 @@ from typing import Any
 from shiftbench.cards.facts import TASK_CATEGORIES
 from shiftbench.core.data import resultsfolder
 from shiftbench.core.data.resultsfolder import RESULTS_FILE
-from shiftbench.core.evidence import MARK, notes, weak
+from shiftbench.core.evidence import MARK, notes, weak, width_places
 from shiftbench.core.models.names import split_named
 from shiftbench.core.records import RunMeta
 from shiftbench.errors import InputError
@@ -49,6 +49,8 @@ class ModelScores:
     scores: tuple[tuple[str, str, str, float, float | None], ...]
     # per score, why its delta's interval is weak evidence (core/evidence.py), if it is
     weak: tuple[tuple[str, ...], ...] = ()
+    # per score, the decimals its delta is printed with (its interval's width decides)
+    places: tuple[int, ...] = ()
 
 
 def _looks_local(model_id: str) -> bool:
@@ -86,7 +88,7 @@ def read_results(items: tuple[str, ...], meta: RunMeta) -> list[ModelScores]:
                     f"--results {item}: its model was loaded from a local path; name it as "
                     "it is known on the Hub: --results ORG/MODEL=DIR"
                 )
-            scores, flags = [], []
+            scores, flags, places = [], [], []
             for record in entry.get("results", []):
                 config = record["config"]
                 if config not in meta["configs"]:
@@ -99,6 +101,7 @@ def read_results(items: tuple[str, ...], meta: RunMeta) -> list[ModelScores]:
                     None if (delta := record.get("delta")) is None else float(delta),
                 ))  # fmt: skip
                 flags.append(_weak(record))
+                places.append(_places(record))
             out.append(
                 ModelScores(
                     name=name or model_id.removeprefix("mteb:"),
@@ -107,6 +110,7 @@ def read_results(items: tuple[str, ...], meta: RunMeta) -> list[ModelScores]:
                     task_type=str(doc.get("task_type")),
                     scores=tuple(scores),
                     weak=tuple(flags),
+                    places=tuple(places),
                 )
             )
     names = [m.name for m in out]
@@ -116,11 +120,18 @@ def read_results(items: tuple[str, ...], meta: RunMeta) -> list[ModelScores]:
     return out
 
 
+CARD_PLACES = 4  # the most decimals a delta gets in the card
+
+
+def _places(record: Mapping[str, Any]) -> int:
+    return width_places(record.get("ci95"), CARD_PLACES)
+
+
 def _weak(record: Mapping[str, Any]) -> tuple[str, ...]:
-    """Why a record's delta interval is weak evidence, at the card's four decimals."""
+    """Why a record's delta interval is weak evidence, at the decimals the card prints."""
     if record.get("delta") is None or not record.get("ci95"):
         return ()
-    low, high = (f"{float(end):+.4f}" for end in record["ci95"])
+    low, high = (f"{float(end):+.{_places(record)}f}" for end in record["ci95"])
     return tuple(weak(record, low, high))
 
 
@@ -199,9 +210,12 @@ def prose(models: list[ModelScores]) -> list[str]:
     reasons: set[str] = set()
     for model in models:
         flags = model.weak or ((),) * len(model.scores)
-        for (config, split, _, score, delta), flag in zip(model.scores, flags, strict=True):
+        places = model.places or (CARD_PLACES,) * len(model.scores)
+        for (config, split, _, score, delta), flag, shown in zip(
+            model.scores, flags, places, strict=True
+        ):
             mark = MARK if flag else ""
-            cell = f"{score:.4f}" + ("" if delta is None else f" ({delta:+.4f}{mark})")
+            cell = f"{score:.4f}" + ("" if delta is None else f" ({delta:+.{shown}f}{mark})")
             table.setdefault((config, split), {})[model.name] = cell
             reasons.update(flag)
     several = len({split for _, split in table}) > 1

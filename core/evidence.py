@@ -4,8 +4,9 @@ interval, and under the table the notes saying what it means."""
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 # An interval is flagged ("thin") when it rests on fewer items than this: a percentile
@@ -38,6 +39,20 @@ def thin(items: int | None, usable: int | None, resamples: int | None) -> str | 
     if usable is not None and resamples and usable < MIN_USABLE_SHARE * resamples:
         return FEW_DRAWS
     return None
+
+
+def width_places(ci: Sequence[float] | None, most: int, factor: float = 1.0) -> int:
+    """The decimals to print a delta and its interval `ci` with: enough to show the
+    interval's width (times `factor`) to two significant digits, at least one and at most
+    `most`; `most` without an interval, or for one of no width (which then shows as such).
+    Digits finer than the interval's own width are noise, and a reader takes them for
+    precision."""
+    if not ci:
+        return most
+    width = abs(float(ci[1]) - float(ci[0])) * factor
+    if not (width > 0 and math.isfinite(width)):
+        return most
+    return max(1, min(most, 1 - math.floor(math.log10(width))))
 
 
 def zero_width(low: str, high: str) -> bool:

@@ -177,7 +177,7 @@ def _main_table(models: dict[str, Any], order: list[str], axes: list[str], shown
         ]
         for f in [*(m["axes"].get(axis) for axis in axes), total]:
             delta = f and f["delta"]
-            cells.append(_cell(delta, shown.num(delta, True), f, shown))
+            cells.append(_cell(delta, shown.change(f), f, shown))
         css = ' class="tied"' if tied else ""
         rows.append(f'<tr{css} data-model="{_e(name)}">' + "".join(cells) + "</tr>")
     return (
@@ -218,11 +218,12 @@ def _charts(models: dict[str, Any], order: list[str], axes: list[str], shown: Fi
             tip = _e(f"{name}: {shown.delta(f)}")
             items.append(f'<circle cx="{x(f["delta"])}" cy="{y}" r="4" fill="#0969da">'
                          f"<title>{tip}</title></circle>")  # fmt: skip
-        items.append(f'<text x="{x(low)}" y="{height - 4}">{shown.num(low, True)}</text>')
-        if shown.num(high, True) != shown.num(low, True):  # one label where the range is a point
-            items.append(
-                f'<text x="{x(high) - 50}" y="{height - 4}">{shown.num(high, True)}</text>'
-            )
+        # the ends of the scale, with the decimals its range needs (as an interval's)
+        ends = shown.delta_places({"ci95": (low, high)})
+        first, last = shown.num(low, True, ends), shown.num(high, True, ends)
+        items.append(f'<text x="{x(low)}" y="{height - 4}">{first}</text>')
+        if last != first:  # one label where the range is a point
+            items.append(f'<text x="{x(high) - 50}" y="{height - 4}">{last}</text>')
         out.append(f"<h3>{_e(axis)}</h3>")
         out.append(
             f'<svg class="chart" data-axis="{_e(axis)}" width="{width}" height="{height}" '
@@ -256,7 +257,7 @@ def _drilldown(
                     _cell(r.get("seed"), str(r.get("seed", ""))),
                     _cell(r.get("original_same_rows"), shown.num(r.get("original_same_rows"))),
                     _cell(r["main_score"], shown.num(r["main_score"])),
-                    _cell(r.get("delta"), shown.num(r.get("delta"), True), r, shown),
+                    _cell(r.get("delta"), shown.change(r), r, shown),
                     _cell(r["rows"], str(r["rows"])),
                 ]
                 rows.append("<tr>" + "".join(cells) + "</tr>")

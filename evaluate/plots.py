@@ -133,6 +133,7 @@ def heatmap(summary: ReportSummary, path: Path) -> None:
     transforms = list(dict.fromkeys(t for s in summary["models"].values() for t in s["transforms"]))
     figures = [[summary["models"][m]["transforms"].get(t) for t in transforms] for m in models]
     grid = [[f["delta"] if f else float("nan") for f in row] for row in figures]
+    shown = summary_figures(summary)
     finite = [abs(v) for row in grid for v in row if v == v]
     bound = max(finite, default=0.01) or 0.01
     fig, ax = plt.subplots(
@@ -146,10 +147,11 @@ def heatmap(summary: ReportSummary, path: Path) -> None:
         for j, value in enumerate(row):
             if value == value:
                 ink = "white" if abs(value) > 0.6 * bound else "black"
-                mark = MARK if _weak(summary, figures[i][j]) else ""
-                weak = weak or bool(mark)
-                ci = figures[i][j].get("ci95")
-                text = f"{value:+.3f}{mark}" + (f"\n[{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "")
+                figure = figures[i][j]
+                weak = weak or _weak(summary, figure)
+                # as the tables print it: decimals to the interval's width, `*` when weak
+                interval = shown.interval(figure)
+                text = shown.change(figure) + (f"\n{interval}" if interval else "")
                 ax.text(j, i, text, ha="center", va="center", fontsize=7, color=ink)
     fig.colorbar(image, ax=ax, label="delta (variant - original, same rows)")
     ax.set_title("Paired delta [95% interval]")

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from shiftbench.core.evidence import MARK, flagged_notes, weak
+from shiftbench.core.evidence import MARK, flagged_notes, weak, width_places
 from shiftbench.core.records import ReportSummary, ResultsDocument
 from shiftbench.core.tables import markdown_table, plain_table
 from shiftbench.evaluate.report.units import AXES, TRANSFORMATIONS_FIRST
@@ -16,37 +16,55 @@ from shiftbench.evaluate.sides import config_label
 @dataclass(frozen=True)
 class Figures:
     """How the report prints a main-score figure (a score, a delta and its interval):
-    times `factor`, with `places` decimals."""
+    times `factor`, with `places` decimals. With `follow_width`, a delta that has an
+    interval, and the interval, get only the decimals that show the interval's width to
+    two significant digits (`-0.22 [-0.49, +0.06]`, not `-0.21672 [-0.49449, +0.06216]`):
+    digits below the interval's own uncertainty are noise. `places` stays the most."""
 
     factor: float = 1.0
     places: int = 4
+    follow_width: bool = True
 
-    def num(self, value: float | None, signed: bool = False) -> str:
+    def num(self, value: float | None, signed: bool = False, places: int | None = None) -> str:
         if value is None:
             return ""
-        return f"{value * self.factor:{'+' if signed else ''}.{self.places}f}"
+        shown = self.places if places is None else places
+        return f"{value * self.factor:{'+' if signed else ''}.{shown}f}"
+
+    def delta_places(self, figure: Mapping[str, Any] | None) -> int:
+        """The decimals of a figure's delta and interval (core.evidence.width_places)."""
+        if not self.follow_width or not figure:
+            return self.places
+        return width_places(figure.get("ci95"), self.places, self.factor)
+
+    def change(self, figure: Mapping[str, Any] | None) -> str:
+        """A figure's delta alone, at its interval's decimals."""
+        if not figure or figure.get("delta") is None:
+            return ""
+        return self.num(figure["delta"], True, self.delta_places(figure))
 
     def delta(self, figure: Mapping[str, Any] | None) -> str:
-        """`-0.0123 [-0.0200, -0.0050]`: a delta with its 95% interval when it has one,
+        """`-0.012 [-0.020, -0.005]`: a delta with its 95% interval when it has one,
         and `*` after a thin or zero-width one (core/evidence.py)."""
         if not figure or figure.get("delta") is None:
             return ""
-        text = self.num(figure["delta"], True)
+        text = self.change(figure)
         return text + (f" {self.interval(figure)}" if figure.get("ci95") else "")
 
     def interval(self, figure: Mapping[str, Any]) -> str:
-        """`[-0.0200, -0.0050]` with `*` after it when it is weak evidence (thin, or of
+        """`[-0.020, -0.005]` with `*` after it when it is weak evidence (thin, or of
         no width at these decimals); empty when the figure has no interval."""
         if not figure.get("ci95"):
             return ""
-        low, high = (self.num(end, True) for end in figure["ci95"])
+        places = self.delta_places(figure)
+        low, high = (self.num(end, True, places) for end in figure["ci95"])
         return f"[{low}, {high}]" + (MARK if weak(figure, low, high) else "")
 
 
 SCORES = Figures()
 # HTEB's release prints every score times 100 with two decimals (`reported_score`); results
 # scored under --protocol hteb are printed so, scores, deltas and intervals alike.
-HTEB_POINTS = Figures(100.0, 2)
+HTEB_POINTS = Figures(100.0, 2, follow_width=False)
 HTEB_NOTE = "Scores, deltas and intervals are x100 with two decimals, as HTEB prints them."
 
 
@@ -66,6 +84,13 @@ def _num(value: float | None, signed: bool = False) -> str:
 
 def _delta(figure: Mapping[str, Any] | None) -> str:
     return SCORES.delta(figure)
+
+
+def _shift(test: Mapping[str, Any]) -> list[str]:
+    """A Hodges-Lehmann shift and its interval, at the decimals of the interval's width."""
+    places = width_places((test["ci_low"], test["ci_high"]), SCORES.places)
+    low, high = (SCORES.num(test[k], True, places) for k in ("ci_low", "ci_high"))
+    return [SCORES.num(test["hodges_lehmann"], True, places), f"[{low}, {high}]"]
 
 
 def _rank(figure: dict[str, Any] | None) -> str:
@@ -233,8 +258,7 @@ def _prompt_table(summary: ReportSummary) -> Table:
 
 def _tests_table(summary: ReportSummary) -> Table:
     rows = [
-        [t["model"], t["transform"], str(t["n"]), _num(t["hodges_lehmann"], True),
-         f"[{t['ci_low']:+.4f}, {t['ci_high']:+.4f}]", f"{t['ci_level']:.3f}",
+        [t["model"], t["transform"], str(t["n"]), *_shift(t), f"{t['ci_level']:.3f}",
          f"{t['wilcoxon_statistic']:g}", f"{t['p']:.4g}", t["p_method"], f"{t['p_holm']:.4g}"]
         for t in summary["tests"]
         if t["n"] >= 2
@@ -254,8 +278,8 @@ def _tests_table(summary: ReportSummary) -> Table:
 
 def _baseline_table(summary: ReportSummary) -> Table:
     rows = [
-        [t["transform"], t["way"], t["model"], str(t["n"]), _num(t["hodges_lehmann"], True),
-         f"[{t['ci_low']:+.4f}, {t['ci_high']:+.4f}]", f"{t['p']:.4g}", t["p_method"],
+        [t["transform"], t["way"], t["model"], str(t["n"]), *_shift(t), f"{t['p']:.4g}",
+         t["p_method"],
          f"{t['p_holm']:.4g}"]
         for t in summary.get("baseline_tests", [])
     ]  # fmt: skip

@@ -23,7 +23,7 @@ from support.human_eval import rated_batch
 
 from shiftbench.cards.croissant import RAI_FIELDS
 from shiftbench.cards.publish import human_size
-from shiftbench.core.evidence import THIN_NOTE
+from shiftbench.core.evidence import THIN_NOTE, width_places
 
 FAKE_TOKEN = "hf_shiftbenchFAKEtokenNeverToBeShown0042"
 
@@ -752,8 +752,9 @@ def test_parquet_release_is_typed_described_and_scored(stsb_copy, invoke, hub, t
     paraphrase = next(r for r in ours["results"] if r["config"] == "paraphrase-s1")
     # 20 rows: a thin interval, marked as evaluate's tables mark it, with their note
     assert paraphrase["rows"] == 20
+    places = width_places(paraphrase["ci95"], 4)  # the interval's width to two digits
     assert (
-        f"| `paraphrase-s1` | {paraphrase['main_score']:.4f} ({paraphrase['delta']:+.4f}*) |"
+        f"| `paraphrase-s1` | {paraphrase['main_score']:.4f} ({paraphrase['delta']:+.{places}f}*) |"
         in table
     )
     assert f"\n\n{THIN_NOTE}\n" in table

@@ -101,9 +101,9 @@ def test_report_html_holds_the_whole_report_offline(invoke, tmp_path):
         prefix = "data:image/png;base64,"
         assert src.startswith(prefix)
         assert base64.b64decode(src[len(prefix) :]) == (out / link).read_bytes()
-    assert ("row", ["all-MiniLM-L6-v2", "0.8184", "0.7688", "-0.0495 [-0.0857, -0.0106]",
-                    "0.6981", "-0.1202 [-0.1814, -0.0594]", "0.7334",
-                    "-0.0849 [-0.1198, -0.0529]", "1-2"]) in html_blocks  # fmt: skip
+    assert ("row", ["all-MiniLM-L6-v2", "0.8184", "0.7688", "-0.050 [-0.086, -0.011]",
+                    "0.6981", "-0.12 [-0.18, -0.06]", "0.7334",
+                    "-0.085 [-0.120, -0.053]", "1-2"]) in html_blocks  # fmt: skip
 
     # equal inputs give equal bytes; without --html the page of older results goes
     again = invoke("report", *results, "-o", tmp_path / "again", "--html")

@@ -19,6 +19,7 @@ from support.evaluate import (
 )
 from support.files import read_rows, write_folder
 
+from shiftbench.core.evidence import width_places
 from shiftbench.core.models.encoders import Encoder
 from shiftbench.evaluate.sts import sts_metrics
 
@@ -241,15 +242,16 @@ def test_run_folder_scores_variants_on_their_ok_rows(one_failed_run, invoke, tmp
         "hi]",
     ]
     low, high = variant["ci95"]
+    places = width_places((low, high), 5)  # the interval's width to two digits
     assert lines[4].split() == [
         "paraphrase-s1337",
         "test",
         "41",
         f"{variant['main_score']:.5f}",
         f"{variant['original_same_rows']:.5f}",
-        f"{variant['delta']:+.5f}",
-        f"[{low:+.5f},",
-        f"{high:+.5f}]",
+        f"{variant['delta']:+.{places}f}",
+        f"[{low:+.{places}f},",
+        f"{high:+.{places}f}]",
     ]
     assert lines[-1] == f"results: {out}"
 
@@ -304,9 +306,10 @@ def test_two_models_axis_table_report_and_plots(
         def draws(name, records=records):  # the seeds' replicates, averaged draw by draw
             return np.mean([r["delta_replicates"] for r in records if r["transform"] == name], 0)
 
-        def ci(replicates):
+        def shown(delta, replicates):  # at the decimals of the interval's width
             low, high = np.quantile(replicates, [0.025, 0.975])
-            return [f"[{low:+.4f},", f"{high:+.4f}]"]
+            places = width_places((low, high), 4)
+            return [f"{delta:+.{places}f}", f"[{low:+.{places}f},", f"{high:+.{places}f}]"]
 
         original = next(r["main_score"] for r in records if r["kind"] == "original")
         lexical = (transform("paraphrase", "main_score"), transform("paraphrase", "delta"))
@@ -316,9 +319,9 @@ def test_two_models_axis_table_report_and_plots(
         tokens = line.split()
         assert tokens[:-1] == [
             entry["model"]["id"], f"{original:.4f}",
-            f"{lexical[0]:.4f}", f"{lexical[1]:+.4f}", *ci(draws("paraphrase")),
-            f"{length[0]:.4f}", f"{length[1]:+.4f}", *ci(draws("summarisation")),
-            f"{total[0]:.4f}", f"{total[1]:+.4f}", *ci(both),
+            f"{lexical[0]:.4f}", *shown(lexical[1], draws("paraphrase")),
+            f"{length[0]:.4f}", *shown(length[1], draws("summarisation")),
+            f"{total[0]:.4f}", *shown(total[1], both),
         ]  # fmt: skip
         assert tokens[-1] in ("1", "2", "1-2")
         seeds = sorted(r["seed"] for r in records if r["transform"] == "paraphrase")
@@ -865,7 +868,10 @@ def test_sts_delta_interval_is_a_paired_bootstrap_without_the_failed_rows(
     low, high = variant["ci95"]
     assert low <= variant["delta"] <= high
     line = next(x for x in result.stdout.splitlines() if x.startswith("paraphrase-s1337"))
-    assert line.split()[-3:] == [f"{variant['delta']:+.5f}", f"[{low:+.5f},", f"{high:+.5f}]"]
+    places = width_places((low, high), 5)
+    assert line.split()[-3:] == [
+        f"{variant['delta']:+.{places}f}", f"[{low:+.{places}f},", f"{high:+.{places}f}]"
+    ]  # fmt: skip
 
 
 def test_bootstrap_draws_are_shared_by_every_variant_and_model(invoke, tmp_path, static_encoder):

@@ -70,7 +70,8 @@ def test_results_scored_as_hteb_scores_show_as_hteb_prints_them():
     text = page(summary, documents)  # type: ignore[arg-type]
     row = re.search(r'<tr data-model="org/steady">.*?</tr>', text).group(0)  # type: ignore[union-attr]
     assert '<td data-sort="0.8">0.8000</td>' in row
-    assert '-0.0500<span class="ci">[-0.0800, -0.0200]</span>' in row
+    # decimals to the interval's width (0.06: two places)
+    assert '-0.050<span class="ci">[-0.080, -0.020]</span>' in row
     summary["aggregation"] = "transformations-first"
     for doc in documents:
         doc["protocol"] = {"name": "hteb"}

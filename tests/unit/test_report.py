@@ -469,7 +469,7 @@ def test_delta_intervals_average_paired_replicates_and_rank_models():
     assert summary["models"]["c"]["total"]["rank"] == [3, 3]
     text = text_report(summary)
     low, high = summary["models"]["c"]["total"]["ci95"]
-    assert f"[{low:+.4f}, {high:+.4f}]" in text
+    assert f"[{low:+.3f}, {high:+.3f}]" in text  # a width of 0.01 to 0.1: three places
 
 
 # HTEB's Tables 14 and 15 (English and multilingual): per model the original score and the
@@ -768,5 +768,29 @@ def test_hteb_points_are_scores_times_100_with_two_decimals():
     assert HTEB_POINTS.num(0.78901) == "78.90"
     assert HTEB_POINTS.delta(figure) == "-0.67 [-1.20, +0.05]"
     assert SCORES.num(0.78901) == "0.7890"
-    assert SCORES.delta(figure) == "-0.0067 [-0.0120, +0.0005]"
+    # two significant digits of the width (0.0125): three places, never more than four
+    assert SCORES.delta(figure) == "-0.007 [-0.012, +0.000]"
     assert HTEB_POINTS.delta({"delta": None}) == "" and SCORES.num(None) == ""
+
+
+def test_decimals_follow_the_intervals_width():
+    """Hand-worked: a delta and its interval print with the decimals that show the
+    interval's width to two significant digits, at least one, at most the table's places;
+    an interval of no width keeps them all and is marked; HTEB's points stay two places."""
+    from shiftbench.core.evidence import width_places
+    from shiftbench.evaluate.report.tables import HTEB_POINTS, SCORES
+
+    def figure(delta: float, low: float, high: float) -> dict[str, object]:
+        return {"delta": delta, "ci95": [low, high], "rows": 100, "resamples": 0}
+
+    # README's BIOSSES row: width 0.56 -> two places, not five
+    assert SCORES.delta(figure(-0.21672, -0.49449, 0.06216)) == "-0.22 [-0.49, +0.06]"
+    assert SCORES.delta(figure(0.0321, 0.0211, 0.0434)) == "+0.032 [+0.021, +0.043]"
+    assert SCORES.delta(figure(0.3, -0.4, 1.1)) == "+0.3 [-0.4, +1.1]"  # at least one
+    assert SCORES.delta(figure(0.01, 0.009999, 0.010001)) == "+0.0100 [+0.0100, +0.0100]*"
+    assert SCORES.delta(figure(0.0, 0.0, 0.0)) == "+0.0000 [+0.0000, +0.0000]*"
+    assert SCORES.delta({"delta": -0.21672}) == "-0.2167"  # no interval: the table's places
+    assert HTEB_POINTS.delta(figure(-0.21672, -0.49449, 0.06216)) == "-21.67 [-49.45, +6.22]"
+    assert [width_places((0, w), 5) for w in (0.56, 0.099, 0.1, 0.0123, 3e-4, 1e-9)] == [
+        2, 3, 2, 3, 5, 5,
+    ]  # fmt: skip
