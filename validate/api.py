@@ -92,6 +92,24 @@ class ValidateSettings(JudgeSettings):
 
 
 @dataclass(frozen=True)
+class MeasureChecksSettings:
+    """How `shiftbench measure-checks` samples the real data (validate/measure.py).
+
+    Attributes:
+        cap: Texts (or near-paraphrase pairs) per dataset and language for the false alarms.
+        plant_cap: Texts per dataset and language each kind of failure is planted into.
+        write: Also write validate/measured.json and the validate guide's table.
+    """
+
+    cap: int = ranged(200, low=1)
+    plant_cap: int = ranged(100, low=1)
+    write: bool = False
+
+    def __post_init__(self) -> None:
+        check(self)
+
+
+@dataclass(frozen=True)
 class MeasureSummary:
     """One measure (drift, a judge, a ParaPLUIE scorer) over one config's rows."""
 
