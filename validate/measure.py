@@ -99,14 +99,14 @@ DATASETS: tuple[Dataset, ...] = (
             ("sentences",),
         )
         for folder, code in _MASAKHA
-    ),  # fmt: skip
+    ),
     Dataset(
         "STSBenchmark",
         "en",
         "STSBenchmark/data/test.jsonl",
         ("sentence1", "sentence2"),
         ("score", 5),
-    ),  # fmt: skip
+    ),
     *(
         Dataset(
             "STSBenchmarkMultilingualSTS",
@@ -117,13 +117,13 @@ DATASETS: tuple[Dataset, ...] = (
             aligned="",
         )
         for code in _STS_LANGS
-    ),  # fmt: skip
+    ),
     *(
         Dataset(
             "XQuADRetrieval", code, f"XQuADRetrieval/{code}/queries.jsonl", ("text",), aligned="id"
         )
         for code in ("en", "de", "es")
-    ),  # fmt: skip
+    ),
 )
 
 # --- the planted failures -------------------------------------------------------------------
@@ -134,7 +134,8 @@ KNOWN_PREFIXES = {
     "en": ("Paraphrase: {text}", "Rewritten text: {text}", "Here is the rewritten sentence: {text}",
            "Sure, here it is: {text}", "Certainly! {text}", "Output: {text}",
            "Translation: {text}", "Summary: {text}"),
-    "de": ("Übersetzung: {text}", "Zusammenfassung: {text}", "Natürlich, hier ist der Text: {text}"),
+    "de": ("Übersetzung: {text}", "Zusammenfassung: {text}",
+           "Natürlich, hier ist der Text: {text}"),
     "es": ("Traducción: {text}", "Claro, aquí tienes: {text}", "Paráfrasis: {text}"),
     "fr": ("Traduction : {text}", "Bien sûr, voici : {text}", "Paraphrase : {text}"),
 }  # fmt: skip
@@ -277,7 +278,7 @@ PLANTS: tuple[Plant, ...] = (
         "last 3 words looped 40 times",
         None,
         lambda t, lang, i: " ".join([t, *[" ".join(t.split()[-3:])] * 40]),
-    ),  # fmt: skip
+    ),
     Plant("runaway", "text repeated 3 times", None, lambda t, lang, i: " ".join([t] * 3)),
     *(
         Plant(
@@ -288,18 +289,18 @@ PLANTS: tuple[Plant, ...] = (
             finish_reason="length",
         )
         for share in CUTS
-    ),  # fmt: skip
+    ),
     *(
         Plant("truncated", f"cut to {share:.0%} of its words, no finish reason", None, _cut(share))
         for share in CUTS
-    ),  # fmt: skip
+    ),
     Plant(
         "summary-too-long",
         "summary longer than its input",
         None,
         _cycle({"en": SUMMARY_PADS}),
         transform="summarisation",
-    ),  # fmt: skip
+    ),
 )
 
 
@@ -558,8 +559,17 @@ def measured() -> dict[str, Any]:
 
 
 def dumps(document: dict[str, Any]) -> str:
-    """The measurement as measured.json holds it."""
-    return json.dumps(document, indent=1, ensure_ascii=False) + "\n"
+    """The measurement as measured.json holds it: one row a line, so a change shows as the
+    rows it changed."""
+
+    def one(value: Any) -> str:
+        return json.dumps(value, ensure_ascii=False)
+
+    parts = [f' "{k}": {one(document[k])}' for k in ("format", "settings")]
+    for key in ("false_alarms", "misses"):
+        rows = ",\n".join(f"  {one(r)}" for r in document[key])
+        parts.append(f' "{key}": [\n{rows}\n ]')
+    return "{\n" + ",\n".join(parts) + "\n}\n"
 
 
 def _mark(rate: float, goal: float) -> str:
@@ -642,7 +652,7 @@ def render_table(document: dict[str, Any]) -> str:
             miss_rows,
             align="lllrrrr",
             tight_rule=True,
-        ),  # fmt: skip
+        ),
     ]
     return "\n".join(lines) + "\n"
 
