@@ -689,43 +689,45 @@ def write_measurement(document: dict[str, Any], guide: Path | None = None) -> li
 # --- what a report says of a config ---------------------------------------------------------
 
 
-def unreliable(languages: Iterable[str], dataset: str | None = None) -> list[str]:
-    """Per check measured unreliable for these languages (or this dataset), why, in a few
-    words: a false-alarm or miss rate beyond the goal on a row of that language or
-    dataset, or no measurement possible for it. Empty when nothing is packaged."""
+def unreliable(languages: Iterable[str], dataset: str | None = None) -> list[str] | None:
+    """The checks measured unreliable for these languages (or this dataset), each with
+    its worst figures: a false-alarm or miss rate beyond the goal on a row of that
+    language or dataset, or a language the measurement could not judge. None when no
+    measurement is packaged."""
     document = measured()
     if not document:
-        return []
+        return None
     wanted = set(languages)
     goal = document["settings"]["goal"]
-    reasons: dict[str, list[str]] = {}
-    seen_languages = {r["language"] for r in document["false_alarms"]}
-    for r in document["false_alarms"]:
-        if r["language"] not in wanted and r["dataset"] != dataset:
-            continue
-        where = f"{r['dataset']} {r['language']}"
-        if not r["measured"]:
-            reasons.setdefault(r["check"], []).append(f"not measurable for {r['language']}")
-        elif r["rate"] > goal["false_alarms"]:
-            reasons.setdefault(r["check"], []).append(
-                f"false alarms {_percent(r['rate'])} on {where}"
-            )
-    worst: dict[str, tuple[float, str]] = {}
-    for m in document["misses"]:
-        if m["language"] not in wanted and m["dataset"] != dataset:
-            continue
-        if not m["measured"]:
-            reasons.setdefault(m["check"], []).append(f"not measurable for {m['language']}")
-        elif m["rate"] > goal["misses"] and m["rate"] > worst.get(m["check"], (0.0, ""))[0]:
-            worst[m["check"]] = (m["rate"], f"misses {_percent(m['rate'])} of {m['kind']}")
-    for check, (_, why) in worst.items():
-        reasons.setdefault(check, []).append(why)
-    out = [
-        f"{check} ({'; '.join(dict.fromkeys(reasons[check]))})"
-        for check in CHECKS
-        if check in reasons
-    ]
-    unseen = sorted(wanted - seen_languages)
+    worst: dict[tuple[str, str], tuple[float, str]] = {}  # (check, what) -> (rate, where)
+    unjudged: dict[str, list[str]] = {}
+    for what, rows, limit in (("false alarms", document["false_alarms"], "false_alarms"),
+                              ("misses", document["misses"], "misses")):  # fmt: skip
+        for r in rows:
+            if r["language"] not in wanted and r["dataset"] != dataset:
+                continue
+            if not r["measured"]:
+                unjudged.setdefault(r["check"], []).append(r["language"])
+                continue
+            where = f"{r['dataset']} {r['language']}"
+            if what == "misses":
+                where = f"{r['kind']}, {where}"
+            key = (r["check"], what)
+            if r["rate"] > goal[limit] and r["rate"] > worst.get(key, (0.0, ""))[0]:
+                worst[key] = (r["rate"], where)
+    out = []
+    for check in CHECKS:
+        reasons = [
+            f"{what} {_percent(worst[(check, what)][0])} on {worst[(check, what)][1]}"
+            for what in ("false alarms", "misses")
+            if (check, what) in worst
+        ]
+        if check in unjudged:
+            reasons.append(f"not measurable for {', '.join(sorted(set(unjudged[check])))}")
+        if reasons:
+            out.append(f"{check} ({'; '.join(reasons)})")
+    seen = {r["language"] for r in document["false_alarms"]}
+    unseen = sorted(wanted - seen)
     if unseen:
         out.append(f"none measured on {', '.join(unseen)} text")
     return out
