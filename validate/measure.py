@@ -603,13 +603,13 @@ def render_table(document: dict[str, Any]) -> str:
     misses: dict[tuple[str, str, bool | None], list[int]] = {}
     unmeasurable: dict[tuple[str, str, bool | None], list[str]] = {}
     for m in document["misses"]:
-        key = (m["check"], m["kind"], m["held_out"])
+        group: tuple[str, str, bool | None] = (m["check"], m["kind"], m["held_out"])
         if not m["measured"]:
-            unmeasurable.setdefault(key, []).append(m["language"])
+            unmeasurable.setdefault(group, []).append(m["language"])
             continue
         if m["check"] == "wrong-language":
-            key = (m["check"], f"{m['kind']}, {m['dataset']}, expected {m['language']}", None)
-        total = misses.setdefault(key, [0, 0, 0])
+            group = (m["check"], f"{m['kind']}, {m['dataset']}, expected {m['language']}", None)
+        total = misses.setdefault(group, [0, 0, 0])
         total[0] += m["planted"]
         total[1] += m["missed"]
         total[2] += m["missed_by_all"]

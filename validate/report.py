@@ -42,7 +42,12 @@ from shiftbench.core.data.runfolder import (
     read_validation,
 )
 from shiftbench.core.progress import bar
-from shiftbench.core.records import ConfigValidationRecord, RunMeta, ValidationReport
+from shiftbench.core.records import (
+    ConfigRecord,
+    ConfigValidationRecord,
+    RunMeta,
+    ValidationReport,
+)
 from shiftbench.core.stats import wilson_interval
 from shiftbench.core.tables import markdown_table
 from shiftbench.core.text.checks import CHECKS, Case, failures
@@ -444,7 +449,7 @@ def _write(
 def config_languages(meta: RunMeta, name: str) -> list[str]:
     """The languages a config's outputs should be in: its translation targets, else its
     text fields' own languages."""
-    config = meta["configs"].get(name) or {}
+    config: ConfigRecord | dict[str, Any] = meta["configs"].get(name) or {}
     targets = config.get("target_languages") or []
     if targets:
         return sorted(set(targets))
