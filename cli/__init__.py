@@ -205,8 +205,9 @@ def cli(ctx: click.Context, verbose: int, quiet: bool) -> None:
 
     gen writes seeded, LLM-transformed variants of an MTEB dataset into a run folder (and
     rule-based controls whose effect on meaning is known); validate checks every variant
-    (and scores it with encoders and LLM judges on request); judge-calibrate and compare
-    help pick a judge and a generator; human-eval gathers and summarises human ratings;
+    (and scores it with encoders and LLM judges on request), measure-checks measures how
+    far its checks can be trusted; judge-calibrate and compare help pick a judge and a
+    generator; human-eval gathers and summarises human ratings;
     card writes a run folder's dataset card, publish releases it to the Hugging Face Hub
     as a frozen version and verify checks a published version; evaluate scores sentence
     encoders on the original and every variant, report combines several datasets'
@@ -237,11 +238,16 @@ from shiftbench.cli.commands.human_eval import (  # noqa: E402
     human_eval_report,
 )
 from shiftbench.cli.commands.run import init, run  # noqa: E402
-from shiftbench.cli.commands.validate import compare, judge_calibrate, validate  # noqa: E402
+from shiftbench.cli.commands.validate import (  # noqa: E402
+    compare,
+    judge_calibrate,
+    measure_checks,
+    validate,
+)
 
 for _command in (
-    gen, validate, human_eval, compare, judge_calibrate, card, publish, verify, merge,
-    evaluate, probe, report, leaderboard, run, init, hteb, list_names,
+    gen, validate, human_eval, compare, judge_calibrate, measure_checks, card, publish,
+    verify, merge, evaluate, probe, report, leaderboard, run, init, hteb, list_names,
 ):  # fmt: skip
     _with_verbosity(_command)
     cli.add_command(_command)
@@ -303,6 +309,7 @@ __all__ = [
     "judge_calibrate",
     "list_names",
     "main",
+    "measure_checks",
     "merge",
     "probe",
     "publish",

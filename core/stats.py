@@ -13,6 +13,22 @@ BOOTSTRAP_SAMPLES = 2000
 SEED = 0
 
 
+def wilson_interval(successes: int, trials: int, level: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval of a proportion (successes of trials): unlike the normal
+    approximation, it stays inside [0, 1] and is not zero-wide at 0 or all successes.
+    (0, 1) when there are no trials."""
+    from statistics import NormalDist
+
+    if trials <= 0:
+        return 0.0, 1.0
+    z = NormalDist().inv_cdf(0.5 + level / 2.0)
+    p = successes / trials
+    scale = 1.0 + z * z / trials
+    centre = (p + z * z / (2 * trials)) / scale
+    half = z * ((p * (1 - p) / trials + z * z / (4 * trials * trials)) ** 0.5) / scale
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
 def bootstrap_mean_ci(
     values: Sequence[float], *, samples: int = BOOTSTRAP_SAMPLES, level: float = 0.95,
     seed: int = SEED,

@@ -92,6 +92,24 @@ class ValidateSettings(JudgeSettings):
 
 
 @dataclass(frozen=True)
+class MeasureChecksSettings:
+    """How `shiftbench measure-checks` samples the real data (validate/measure.py).
+
+    Attributes:
+        cap: Texts (or near-paraphrase pairs) per dataset and language for the false alarms.
+        plant_cap: Texts per dataset and language each kind of failure is planted into.
+        write: Also write validate/measured.json and the validate guide's table.
+    """
+
+    cap: int = ranged(200, low=1)
+    plant_cap: int = ranged(100, low=1)
+    write: bool = False
+
+    def __post_init__(self) -> None:
+        check(self)
+
+
+@dataclass(frozen=True)
 class MeasureSummary:
     """One measure (drift, a judge, a ParaPLUIE scorer) over one config's rows."""
 
@@ -151,14 +169,29 @@ class TooManyErrors(RuntimeFault):
         self.result = result
 
 
-TABLE_HEADER = f"{'run':<24} {'config':<28} {'rows':>6} {'errors':>7} {'edit dist':>9}"
+TABLE_HEADER = (
+    f"{'run':<24} {'config':<28} {'rows':>6} {'errors':>7} {'95% interval':>16} {'edit dist':>9}"
+)
+
+
+def error_interval(c: ConfigValidation) -> tuple[float, float]:
+    """The 95% Wilson interval of a config's error rate (its failed rows of its rows)."""
+    from shiftbench.core.stats import wilson_interval
+
+    failed = c.record.get("failed_rows", round(c.error_rate * c.rows))
+    return wilson_interval(failed, c.rows)
+
+
+def interval_text(low: float, high: float) -> str:
+    """An interval of rates as the table and validation.md print it: `[8.1%, 32.4%]`."""
+    return f"[{low:.1%}, {high:.1%}]"
 
 
 def table_lines(c: ConfigValidation) -> list[str]:
     """The lines `shiftbench validate` prints for a config, under TABLE_HEADER."""
     lines = [
         f"{c.run.name:<24} {c.config:<28} {c.rows:>6} {c.error_rate:>7.1%} "
-        f"{c.mean_edit_distance:>9.3f}"
+        f"{interval_text(*error_interval(c)):>16} {c.mean_edit_distance:>9.3f}"
     ]
     for key, m in c.measures.items():
         mean = "-" if m.mean is None else f"{m.mean:.3f}"

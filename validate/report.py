@@ -42,7 +42,13 @@ from shiftbench.core.data.runfolder import (
     read_validation,
 )
 from shiftbench.core.progress import bar
-from shiftbench.core.records import ConfigValidationRecord, RunMeta, ValidationReport
+from shiftbench.core.records import (
+    ConfigRecord,
+    ConfigValidationRecord,
+    RunMeta,
+    ValidationReport,
+)
+from shiftbench.core.stats import wilson_interval
 from shiftbench.core.tables import markdown_table
 from shiftbench.core.text.checks import CHECKS, Case, failures
 from shiftbench.core.text.langid import (
@@ -57,6 +63,7 @@ from shiftbench.core.text.transforms import instruction
 from shiftbench.errors import InputError
 from shiftbench.llm.cache import GenerationCache
 from shiftbench.validate.judge import Item
+from shiftbench.validate.measure import GOAL_FALSE_ALARMS, GOAL_MISSES, unreliable
 
 REPORT_JSON = VALIDATION_REPORT
 REPORT_MD = "validation.md"
@@ -174,7 +181,7 @@ def validate_run(
             per_row[name] = [row["_result"] for row in rows]
     _keep_earlier(folder, meta, report, per_row)
     document = cast(ValidationReport, report)
-    _write(folder, document, per_row)
+    _write(folder, document, per_row, meta)
     return document
 
 
@@ -417,7 +424,10 @@ def rows_folder(folder: Path) -> Path:
 
 
 def _write(
-    folder: Path, report: ValidationReport, per_row: dict[str, list[dict[str, Any]]]
+    folder: Path,
+    report: ValidationReport,
+    per_row: dict[str, list[dict[str, Any]]],
+    meta: RunMeta,
 ) -> None:
     rows_dir = rows_folder(folder)
     rows_dir.mkdir(exist_ok=True)
@@ -431,8 +441,48 @@ def _write(
             stale.unlink()
     atomic_write_text(folder / REPORT_JSON, json.dumps(report, indent=2, ensure_ascii=False) + "\n")
     atomic_write_text(
-        folder / REPORT_MD, render_markdown(report, worst_rows(folder, report, per_row))
+        folder / REPORT_MD,
+        render_markdown(report, worst_rows(folder, report, per_row), decisions(report, meta)),
     )
+
+
+def config_languages(meta: RunMeta, name: str) -> list[str]:
+    """The languages a config's outputs should be in: its translation targets, else its
+    text fields' own languages."""
+    config: ConfigRecord | dict[str, Any] = meta["configs"].get(name) or {}
+    targets = config.get("target_languages") or []
+    if targets:
+        return sorted(set(targets))
+    own = {c for c in (config.get("source_languages") or {}).values() if c}
+    if not own and config.get("source_language"):
+        own = {str(config["source_language"])}
+    return sorted(own)
+
+
+def decisions(report: ValidationReport, meta: RunMeta) -> list[str]:
+    """validation.md's lead, one line per config: the error rate with its 95% Wilson
+    interval, and the checks measured unreliable for the config's languages or source
+    (validate/measured.json, made by `shiftbench measure-checks`)."""
+    source = meta["source"]["name"]
+    lines = []
+    for name, c in report["configs"].items():
+        languages = config_languages(meta, name)
+        low, high = wilson_interval(c["failed_rows"], c["rows"])
+        said = f" ({', '.join(languages)})" if languages else ""
+        line = (
+            f"- **{name}**{said}: {_percent(c['total_error_rate'])} of {c['rows']} rows "
+            f"failed a check, 95% interval [{_percent(low)}, {_percent(high)}]. "
+        )
+        found = unreliable(languages, source)
+        where = " or ".join([", ".join(languages), source] if languages else [source])
+        if found is None:
+            line += "No measurement of the checks is packaged."
+        elif found:
+            line += f"Checks measured unreliable for {where}: {'; '.join(found)}."
+        else:
+            line += f"No check was measured unreliable for {where}."
+        lines.append(line)
+    return lines
 
 
 WORST_DRIFT = 5  # rows of largest drift the worst-rows list shows, per drift measure
@@ -514,14 +564,33 @@ def worst_rows(
     return out
 
 
-def render_markdown(report: ValidationReport, worst: list[list[str]] | None = None) -> str:
-    """The report for people: one table of rates per config, the measures, the worst rows
-    (`worst`, from worst_rows), then example failures."""
+def render_markdown(
+    report: ValidationReport,
+    worst: list[list[str]] | None = None,
+    lead: list[str] | None = None,
+) -> str:
+    """The report for people: what to decide on per config (`lead`, from decisions), one
+    table of rates per config, the measures, the worst rows (`worst`, from worst_rows),
+    then example failures."""
     checks = report["checks"]
     lid = report["language_id"]
-    lines = [
-        "# Validation report",
-        "",
+    lines = ["# Validation report", ""]
+    if lead:
+        goal = f"false alarms above {GOAL_FALSE_ALARMS:.1%} or misses above {GOAL_MISSES:.0%}"
+        lines += [
+            "## Decision",
+            "",
+            "Per config, the share of rows that failed any check with its 95% (Wilson) "
+            "interval, and the checks measured unreliable for its languages or source "
+            f"({goal} on real data, or no measurement possible; `shiftbench "
+            "measure-checks`, see the validate guide)"
+            + ("; the rows to read first are under [Worst rows](#worst-rows)." if worst
+               else "."),
+            "",
+            *lead,
+            "",
+        ]  # fmt: skip
+    lines += [
         f"shiftbench {report['shiftbench_version']}; language ID: {lid['name']} (texts with "
         f"fewer than {lid['min_letters']} letters are undetermined, a Han, kana or Hangul "
         f"character counting as {lid.get('dense_weight', 1)}; the language an output "

@@ -1,5 +1,5 @@
-"""validate, compare and judge-calibrate: check run folders, compare generators, pick a
-judge."""
+"""validate, compare, judge-calibrate and measure-checks: check run folders, compare
+generators, pick a judge, measure how reliable the checks are."""
 
 from __future__ import annotations
 
@@ -18,7 +18,9 @@ from shiftbench.cli.commands.options import (
     source_options,
 )
 from shiftbench.errors import InputError
-from shiftbench.validate.api import CalibrateSettings, ValidateSettings
+from shiftbench.validate.api import CalibrateSettings, MeasureChecksSettings, ValidateSettings
+
+MEASURE = MeasureChecksSettings()
 
 
 @click.command(context_settings=CONTEXT)
@@ -246,3 +248,48 @@ def parse_range(text: str) -> tuple[float, float]:
     if not high > low:
         raise InputError(f"--gold-range {text!r}: HIGH must be above LOW")
     return low, high
+
+
+# A command of its own rather than `validate --measure`: validate's RUNS are required and
+# every other option of it (configs, judges, drift, the gate) means nothing here.
+@click.command("measure-checks", context_settings=CONTEXT)
+@click.argument("data_dir", type=click.Path(path_type=Path))
+@click.option(
+    "--cap",
+    type=option_type(MeasureChecksSettings, "cap"),
+    default=MEASURE.cap,
+    show_default=True,
+    help="Texts (or near-paraphrase pairs) per dataset and language checked for false alarms.",
+)
+@click.option(
+    "--plant-cap",
+    type=option_type(MeasureChecksSettings, "plant_cap"),
+    default=MEASURE.plant_cap,
+    show_default=True,
+    help="Texts per dataset and language each kind of failure is planted into.",
+)
+@click.option(
+    "--write",
+    is_flag=True,
+    help="Also write the packaged validate/measured.json (which validation.md reads) and "
+    "the table in docs/guides/validate.md.",
+)
+def measure_checks(data_dir: Path, cap: int, plant_cap: int, write: bool) -> None:
+    """Measure every automatic check's false alarms and misses on DATA_DIR, the folder of
+    real datasets (STSBenchmark/, BIOSSES/, MRPC/, ...).
+
+    False alarms: human-written texts (and near-paraphrase pairs) checked as if they were
+    rewrites. Misses: failures planted into real texts (real translations, cut texts,
+    prefixes, reasoning, placeholders, JSON, repetition), some in phrasings no marker
+    list holds. Prints the table the validate guide shows; samples are seeded, so the
+    same data give the same table.
+    """
+    from shiftbench.validate.measure import measure_checks as measure
+    from shiftbench.validate.measure import render_table, write_measurement
+
+    settings = MeasureChecksSettings(cap=cap, plant_cap=plant_cap, write=write)
+    document = measure(data_dir, cap=settings.cap, plant_cap=settings.plant_cap)
+    click.echo(render_table(document), nl=False)
+    if settings.write:
+        for path in write_measurement(document):
+            click.echo(f"wrote {path}")

@@ -1,0 +1,733 @@
+"""How reliable each automatic check is, measured on real data: false alarms and misses.
+
+False alarms: every check runs on human-written texts as if they were rewrites, so every
+alarm is false. Where a dataset has near-paraphrase pairs (STS gold at least
+PARAPHRASE_SHARE of its scale's top, MRPC's positives), the checks that compare output with
+input (the leaks, runaway, truncated) take (sentence1 -> sentence2) as (input -> output),
+a realistic rewrite; the checks that read the output alone (empty, ellipsis, JSON
+fragment, wrong language) take every distinct text. In a dataset of single texts, the
+leak checks judge each text against an input with no marker (an upper bound: how often
+the domain's texts hold one), and runaway and truncated are not measured (a text against
+itself cannot fail them). `identical` has no false alarm to measure (an unchanged text is
+what it flags), nor `summary-too-long` (the data hold no human summaries).
+
+Misses: failures of each kind planted into real texts (real translations for the wrong
+language, cut texts, echoed prompts and answer prefixes, reasoning, empty and placeholder
+outputs, JSON wrappers, repetition); every pass is a miss. The phrasings are written
+here, and those marked held-out share nothing with markers.json, so their miss rate
+measures what the marker lists do not foresee.
+
+Deterministic: every sample is drawn with a seed of its own name, then sorted. Bounded:
+at most `cap` texts (or pairs) per dataset and language for the false alarms and
+`plant_cap` per dataset and language for the planted failures (MeasureChecksSettings in
+validate/api.py holds their defaults). The packaged
+validate/measured.json holds the result the guide's table is made from.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from shiftbench.core.data.runfolder import read_jsonl
+from shiftbench.core.text.checks import CHECKS, Case
+from shiftbench.core.text.langid import DEFAULT_IDENTIFIER, LanguageID, checkable, get_identifier
+from shiftbench.core.text.languages import get_language
+from shiftbench.errors import InputError
+
+FORMAT = 1
+GOAL_FALSE_ALARMS = 0.005
+GOAL_MISSES = 0.02
+SEED = 0
+PARAPHRASE_SHARE = 0.8  # STS pairs with gold >= this share of the top: 4 of 5, 3.2 of 4
+MEASURED_JSON = "measured.json"
+COMMAND = "shiftbench measure-checks DATA_DIR --write"
+START = "<!-- check-reliability:start -->"
+END = "<!-- check-reliability:end -->"
+GUIDE = Path("docs") / "guides" / "validate.md"
+
+# checks that read the output alone, and those that compare it with its input
+OUTPUT_ONLY = ("empty", "ellipsis", "json-fragment", "wrong-language")
+AGAINST_INPUT = ("reasoning-leak", "prefix-leak", "runaway", "truncated")
+LEAKS = ("reasoning-leak", "prefix-leak")
+NOT_MEASURED = {
+    "identical": "an unchanged text is what it flags",
+    "summary-too-long": "no human-written summaries in the data",
+}
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """One dataset and language of the data folder, as the measurement reads it.
+
+    Attributes:
+        name: The dataset's folder.
+        language: ISO 639-1 code of its texts.
+        path: The JSON Lines file, relative to the data folder.
+        fields: The text fields.
+        pairs: How a near-paraphrase pair is told: ("score", top of the scale) or
+            ("labels", 1); None: single texts.
+        aligned: The field that lines rows up across languages ("id", or "" for the row's
+            place); None: not aligned.
+    """
+
+    name: str
+    language: str
+    path: str
+    fields: tuple[str, ...]
+    pairs: tuple[str, float] | None = None
+    aligned: str | None = None
+
+
+_STS_LANGS = ("en", "de", "es", "fr", "it", "nl")
+_MASAKHA = (("eng", "en"), ("fra", "fr"), ("hau", "ha"), ("swa", "sw"), ("amh", "am"))
+DATASETS: tuple[Dataset, ...] = (
+    Dataset("BIOSSES", "en", "BIOSSES/data/test.jsonl", ("sentence1", "sentence2"), ("score", 4)),
+    Dataset("Banking77Classification", "en", "Banking77Classification/data/test.jsonl", ("text",)),
+    Dataset("MRPC", "en", "MRPC/data/test.jsonl", ("sentence1", "sentence2"), ("labels", 1)),
+    *(
+        Dataset(
+            "MasakhaNEWSClusteringS2S",
+            code,
+            f"MasakhaNEWSClusteringS2S/{folder}/test.jsonl",
+            ("sentences",),
+        )
+        for folder, code in _MASAKHA
+    ),
+    Dataset(
+        "STSBenchmark",
+        "en",
+        "STSBenchmark/data/test.jsonl",
+        ("sentence1", "sentence2"),
+        ("score", 5),
+    ),
+    *(
+        Dataset(
+            "STSBenchmarkMultilingualSTS",
+            code,
+            f"STSBenchmarkMultilingualSTS/{code}/test.jsonl",
+            ("sentence1", "sentence2"),
+            ("score", 5),
+            aligned="",
+        )
+        for code in _STS_LANGS
+    ),
+    *(
+        Dataset(
+            "XQuADRetrieval", code, f"XQuADRetrieval/{code}/queries.jsonl", ("text",), aligned="id"
+        )
+        for code in ("en", "de", "es")
+    ),
+)
+
+# --- the planted failures -------------------------------------------------------------------
+# Each phrasing is ours. "{text}" stands for the real text; a phrasing is picked per text
+# in turn, from the text's language's list (English where it has none).
+
+KNOWN_PREFIXES = {
+    "en": ("Paraphrase: {text}", "Rewritten text: {text}", "Here is the rewritten sentence: {text}",
+           "Sure, here it is: {text}", "Certainly! {text}", "Output: {text}",
+           "Translation: {text}", "Summary: {text}"),
+    "de": ("Übersetzung: {text}", "Zusammenfassung: {text}",
+           "Natürlich, hier ist der Text: {text}"),
+    "es": ("Traducción: {text}", "Claro, aquí tienes: {text}", "Paráfrasis: {text}"),
+    "fr": ("Traduction : {text}", "Bien sûr, voici : {text}", "Paraphrase : {text}"),
+}  # fmt: skip
+HELD_OUT_PREFIXES = {
+    "en": ("Rewritten: {text}", "Here's a paraphrased version: {text}",
+           "Paraphrased version: {text}", "Okay, here is the paraphrase: {text}",
+           "The paraphrase is: {text}", "Revised sentence: {text}", "Here you go: {text}",
+           "Of course! Here it is: {text}", "New version: {text}", "Reworded: {text}"),
+    "de": ("Umformulierung: {text}", "Hier ist die umformulierte Version: {text}",
+           "Gerne! Hier ist der Text: {text}"),
+    "es": ("Texto reescrito: {text}", "Aquí tienes la paráfrasis: {text}", "Por supuesto: {text}"),
+    "fr": ("Reformulation : {text}", "Voici une reformulation : {text}",
+           "Texte réécrit : {text}"),
+}  # fmt: skip
+KNOWN_REASONING = {
+    "en": ("<think>The user wants a paraphrase. I will reword it.</think>\n{text}",
+           "Let me think about how to say this differently. {text}",
+           "Step 1: find the key idea. Step 2: reword it.\n{text}",
+           "Reasoning: the sentence is simple, so I keep its meaning.\n{text}",
+           "Let's think step by step. The meaning must stay. {text}"),
+    "de": ("Lass mich nachdenken. Die Aussage bleibt gleich. {text}",
+           "Schritt 1: Hauptaussage finden. Schritt 2: umformulieren.\n{text}"),
+    "es": ("Déjame pensar. El sentido debe quedar igual. {text}",
+           "Paso 1: encontrar la idea. Paso 2: reformularla.\n{text}"),
+    "fr": ("Laissez-moi réfléchir. Le sens doit rester le même. {text}",
+           "Étape 1 : trouver l'idée. Étape 2 : la reformuler.\n{text}"),
+}  # fmt: skip
+HELD_OUT_REASONING = {
+    "en": ("<thinking>I need to keep the meaning.</thinking>\n{text}",
+           "Okay, so the user wants me to rewrite this sentence. {text}",
+           "First, I identify the main idea. Then I reword it. {text}",
+           "1. Identify the subject\n2. Reword the verb\n3. Final answer: {text}",
+           "Hmm, I should keep the numbers unchanged. {text}",
+           "Thought: keep it short.\n{text}",
+           "Let's break this down: the subject stays, the verb changes. {text}",
+           "I think the best paraphrase is: {text}"),
+    "de": ("Zuerst erkenne ich die Hauptaussage. Dann formuliere ich sie um. {text}",
+           "Okay, ich soll den Satz umformulieren. {text}"),
+    "es": ("Primero identifico la idea principal. Luego la reformulo. {text}",
+           "Vale, tengo que reescribir la frase. {text}"),
+    "fr": ("D'abord, je repère l'idée principale. Ensuite, je la reformule. {text}",
+           "Bon, je dois réécrire la phrase. {text}"),
+}  # fmt: skip
+KNOWN_EMPTY = ("", " ", "\n\n")
+HELD_OUT_EMPTY = ('""', "''", "\u00a0\n")
+KNOWN_ELLIPSIS = ("...", "…", "..")
+HELD_OUT_ELLIPSIS = ("[...]", ". . .", "....")
+PLACEHOLDERS = ("[paraphrase]", "N/A", "<paraphrase>", "[Your rewritten text here]", "TODO",
+                "None", "null", "(no output)")  # fmt: skip
+
+
+def _json(key: str) -> Callable[[str], str]:
+    return lambda text: json.dumps({key: text}, ensure_ascii=False)
+
+
+KNOWN_JSON: tuple[Callable[[str], str], ...] = (
+    _json("paraphrase"),
+    _json("output"),
+    lambda text: json.dumps([text], ensure_ascii=False),
+)
+HELD_OUT_JSON: tuple[Callable[[str], str], ...] = (
+    lambda text: "```json\n" + json.dumps({"paraphrase": text}, ensure_ascii=False) + "\n```",
+    lambda text: "json\n" + json.dumps({"text": text}, ensure_ascii=False),
+    lambda text: '"paraphrase": ' + json.dumps(text, ensure_ascii=False),
+)
+KNOWN_IDENTICAL: tuple[Callable[[str], str], ...] = (
+    lambda text: text,
+    lambda text: text.upper(),
+    lambda text: f"\n{text}  \n",
+)
+HELD_OUT_IDENTICAL: tuple[Callable[[str], str], ...] = (
+    lambda text: f'"{text}"',
+    lambda text: text[:-1] if text.rstrip()[-1:] in ".?!" else text + ".",
+)
+CUTS = (0.1, 0.5, 0.9)  # share of the words a cut text keeps (at least one)
+SUMMARY_PADS = ("In short: {text}", "{text} In other words, this is the main point.")
+
+
+@dataclass(frozen=True)
+class Plant:
+    """One kind of planted failure: the check meant to catch it, and the outputs."""
+
+    check: str
+    kind: str
+    held_out: bool | None  # None: no marker list involved
+    make: Callable[[str, str, int], str]  # (text, language, index) -> output
+    finish_reason: str | None = None
+    transform: str = "paraphrase"
+
+
+def _cycle(table: dict[str, tuple[str, ...]]) -> Callable[[str, str, int], str]:
+    def make(text: str, language: str, i: int) -> str:
+        phrasings = table.get(language, table["en"])
+        return phrasings[i % len(phrasings)].replace("{text}", text)
+
+    return make
+
+
+def _pick(outputs: Sequence[str]) -> Callable[[str, str, int], str]:
+    return lambda text, language, i: outputs[i % len(outputs)]
+
+
+def _wrap(wraps: Sequence[Callable[[str], str]]) -> Callable[[str, str, int], str]:
+    return lambda text, language, i: wraps[i % len(wraps)](text)
+
+
+def _cut(share: float) -> Callable[[str, str, int], str]:
+    def make(text: str, language: str, i: int) -> str:
+        words = text.split()
+        return " ".join(words[: max(1, int(len(words) * share))])
+
+    return make
+
+
+def _echo(text: str, language: str, i: int) -> str:
+    """The paraphrase prompt echoed before the answer, in the words gen sends."""
+    prompt = resources.files("shiftbench").joinpath("prompts/paraphrase.txt").read_text("utf-8")
+    name = get_language(language).name if language else "the language of the original"
+    return prompt.replace("{language}", name).replace("{text}", text).strip() + "\n\n" + text
+
+
+PLANTS: tuple[Plant, ...] = (
+    Plant("empty", "empty or whitespace", False, _pick(KNOWN_EMPTY)),
+    Plant("empty", "quoted empty, no-break space", True, _pick(HELD_OUT_EMPTY)),
+    Plant("identical", "copy (case, spaces)", False, _wrap(KNOWN_IDENTICAL)),
+    Plant("identical", "copy in quotes, end mark changed", True, _wrap(HELD_OUT_IDENTICAL)),
+    Plant("ellipsis", "ellipsis", False, _pick(KNOWN_ELLIPSIS)),
+    Plant("ellipsis", "bracketed or spaced dots", True, _pick(HELD_OUT_ELLIPSIS)),
+    Plant("ellipsis", "placeholder ([paraphrase], N/A, ...)", True, _pick(PLACEHOLDERS)),
+    Plant("json-fragment", "JSON-wrapped output", False, _wrap(KNOWN_JSON)),
+    Plant("json-fragment", "fenced or bare JSON", True, _wrap(HELD_OUT_JSON)),
+    Plant("reasoning-leak", "reasoning before the answer", False, _cycle(KNOWN_REASONING)),
+    Plant("reasoning-leak", "reasoning before the answer", True, _cycle(HELD_OUT_REASONING)),
+    Plant("prefix-leak", "answer prefix", False, _cycle(KNOWN_PREFIXES)),
+    Plant("prefix-leak", "answer prefix", True, _cycle(HELD_OUT_PREFIXES)),
+    Plant("prefix-leak", "echoed prompt", None, _echo),
+    Plant("runaway", "text repeated 10 times", None, lambda t, lang, i: " ".join([t] * 10)),
+    Plant(
+        "runaway",
+        "last 3 words looped 40 times",
+        None,
+        lambda t, lang, i: " ".join([t, *[" ".join(t.split()[-3:])] * 40]),
+    ),
+    Plant("runaway", "text repeated 3 times", None, lambda t, lang, i: " ".join([t] * 3)),
+    *(
+        Plant(
+            "truncated",
+            f"cut to {share:.0%} of its words, finish_reason length",
+            None,
+            _cut(share),
+            finish_reason="length",
+        )
+        for share in CUTS
+    ),
+    *(
+        Plant("truncated", f"cut to {share:.0%} of its words, no finish reason", None, _cut(share))
+        for share in CUTS
+    ),
+    Plant(
+        "summary-too-long",
+        "summary longer than its input",
+        None,
+        _cycle({"en": SUMMARY_PADS}),
+        transform="summarisation",
+    ),
+)
+
+
+def held_out_phrasings() -> list[str]:
+    """Every held-out phrasing with a marker list behind its check (reasoning, prefixes),
+    "{text}" removed: none may hold a packaged marker."""
+    tables = (*HELD_OUT_PREFIXES.values(), *HELD_OUT_REASONING.values())
+    return [p.replace("{text}", "").strip() for phrasings in tables for p in phrasings]
+
+
+# --- reading and sampling the data ----------------------------------------------------------
+
+
+def _rows(data_dir: Path, dataset: Dataset) -> list[dict[str, Any]]:
+    path = data_dir / dataset.path
+    if not path.is_file():
+        raise InputError(
+            f"{data_dir} has no {dataset.path}: the measurement needs every dataset of "
+            f"the shared data folder ({', '.join(sorted({d.name for d in DATASETS}))})"
+        )
+    return read_jsonl(path, required=dataset.fields, strings=dataset.fields)
+
+
+def _sample(items: Iterable[Any], cap: int, name: str, seed: int) -> list[Any]:
+    """At most `cap` of the distinct items, drawn with a seed of `name`'s own, sorted."""
+    pool = sorted(set(items))
+    if len(pool) > cap:
+        pool = sorted(random.Random(f"{seed}:{name}").sample(pool, cap))
+    return pool
+
+
+def _pairs(rows: list[dict[str, Any]], dataset: Dataset) -> list[tuple[str, str]]:
+    assert dataset.pairs is not None
+    key, top = dataset.pairs
+    first, second = dataset.fields[:2]
+    if key == "score":
+        good = [r for r in rows if float(r.get("score", 0)) >= PARAPHRASE_SHARE * top]
+    else:
+        good = [r for r in rows if r.get(key) == top]
+    return [(r[first], r[second]) for r in good]
+
+
+def _texts(rows: list[dict[str, Any]], dataset: Dataset) -> list[str]:
+    return [r[f] for r in rows for f in dataset.fields if r[f].strip()]
+
+
+def _aligned(rows: list[dict[str, Any]], dataset: Dataset) -> dict[str, str]:
+    """Unit key -> text, keys shared by the same text's versions in other languages."""
+    out = {}
+    for i, row in enumerate(rows):
+        key = str(row.get(dataset.aligned)) if dataset.aligned else f"{i:06d}"
+        for f in dataset.fields:
+            out[f"{key}/{f}"] = row[f]
+    return out
+
+
+# --- the measurement ------------------------------------------------------------------------
+
+
+def _rate(part: int, whole: int) -> float:
+    return round(part / whole, 4) if whole else 0.0
+
+
+def measure_checks(
+    data_dir: Path,
+    *,
+    cap: int,
+    plant_cap: int,
+    seed: int = SEED,
+    identifier: LanguageID | None = None,
+) -> dict[str, Any]:
+    """Every check's false alarms and misses on the real datasets of `data_dir`.
+
+    Args:
+        data_dir: The shared data folder (STSBenchmark/, BIOSSES/, ...).
+        cap: Texts (or pairs) per dataset and language for the false alarms.
+        plant_cap: Texts per dataset and language that each failure is planted into.
+        seed: Seed of every sample.
+        identifier: Language ID; None: the one validate uses by default.
+
+    Returns:
+        The document validate/measured.json holds: the settings, then one row per check,
+        dataset and language (false alarms) and per check, kind and language (misses).
+
+    Raises:
+        InputError: A dataset file missing or not the JSON Lines expected.
+    """
+    if not data_dir.is_dir():
+        raise InputError(f"{data_dir}: no such folder (the shared data folder is needed)")
+    lid = identifier or get_identifier(DEFAULT_IDENTIFIER)
+    rows = {d: _rows(data_dir, d) for d in DATASETS}
+    false_alarms: list[dict[str, Any]] = []
+    misses: list[dict[str, Any]] = []
+    for d in DATASETS:
+        false_alarms += _false_alarms(d, rows[d], cap, seed, lid)
+    for d in DATASETS:
+        misses += _planted(d, rows[d], plant_cap, seed)
+    misses += _translations(rows, plant_cap, seed, lid)
+    order = {c: i for i, c in enumerate(CHECKS)}
+    misses.sort(key=lambda m: (order[m["check"]], m["kind"], m["held_out"] is True,
+                               m["dataset"], m["language"]))  # fmt: skip
+    return {
+        "format": FORMAT,
+        "settings": {
+            "command": COMMAND,
+            "cap": cap,
+            "plant_cap": plant_cap,
+            "seed": seed,
+            "language_id": lid.name,
+            "paraphrase_share": PARAPHRASE_SHARE,
+            "goal": {"false_alarms": GOAL_FALSE_ALARMS, "misses": GOAL_MISSES},
+            "datasets": sorted({f"{d.name}/{d.language}" for d in DATASETS}),
+            "not_measured": NOT_MEASURED,
+        },
+        "false_alarms": false_alarms,
+        "misses": misses,
+    }
+
+
+def _detect(lid: LanguageID, texts: list[str], language: str) -> list[str | None]:
+    return list(lid.detect(texts, [language] * len(texts))) if texts else []
+
+
+def _false_alarms(
+    d: Dataset, rows: list[dict[str, Any]], cap: int, seed: int, lid: LanguageID
+) -> list[dict[str, Any]]:
+    name = f"{d.name}/{d.language}"
+    texts = _sample(_texts(rows, d), cap, f"texts:{name}", seed)
+    pairs = _sample(_pairs(rows, d), cap, f"pairs:{name}", seed) if d.pairs else []
+    out = []
+
+    def row(check: str, data: str, cases: list[Case]) -> dict[str, Any]:
+        alarms = sum(CHECKS[check](c) for c in cases)
+        return {"check": check, "dataset": d.name, "language": d.language, "data": data,
+                "measured": True, "texts": len(cases), "alarms": alarms,
+                "rate": _rate(alarms, len(cases))}  # fmt: skip
+
+    for check in CHECKS:
+        if check in NOT_MEASURED:
+            continue
+        if check == "wrong-language" and not checkable(lid, d.language):
+            out.append({"check": check, "dataset": d.name, "language": d.language,
+                        "data": "texts", "measured": False,
+                        "why": f"{lid.name} does not know {d.language}"})  # fmt: skip
+            continue
+        if check in OUTPUT_ONLY:
+            found = _detect(lid, texts, d.language) if check == "wrong-language" else []
+            cases = [
+                Case(t, t, "paraphrase", d.language, found[i] if found else None)
+                for i, t in enumerate(texts)
+            ]
+            out.append(row(check, "texts", cases))
+        elif pairs:
+            cases = [Case(a, b, "paraphrase", d.language) for a, b in pairs]
+            out.append(row(check, "pairs", cases))
+        elif check in LEAKS:
+            out.append(row(check, "texts, no input", [Case("", t, "paraphrase", d.language)
+                                                      for t in texts]))  # fmt: skip
+    return out
+
+
+def _planted(d: Dataset, rows: list[dict[str, Any]], plant_cap: int, seed: int) -> list[dict]:
+    name = f"{d.name}/{d.language}"
+    texts = _sample(_texts(rows, d), plant_cap, f"plants:{name}", seed)
+    others = [c for c in CHECKS if c != "wrong-language"]
+    out = []
+    for plant in PLANTS:
+        missed = missed_all = 0
+        for i, text in enumerate(texts):
+            case = Case(text, plant.make(text, d.language, i), plant.transform, d.language,
+                        None, plant.finish_reason)  # fmt: skip
+            if not CHECKS[plant.check](case):
+                missed += 1
+                missed_all += not any(CHECKS[c](case) for c in others)
+        out.append(_miss_row(plant.check, plant.kind, plant.held_out, d, len(texts), missed,
+                             missed_all))  # fmt: skip
+    return out
+
+
+def _miss_row(
+    check: str, kind: str, held_out: bool | None, d: Dataset, planted: int, missed: int,
+    missed_all: int,
+) -> dict[str, Any]:  # fmt: skip
+    return {"check": check, "kind": kind, "held_out": held_out, "dataset": d.name,
+            "language": d.language, "measured": True, "planted": planted, "missed": missed,
+            "rate": _rate(missed, planted), "missed_by_all": missed_all}  # fmt: skip
+
+
+def _translations(
+    rows: dict[Dataset, list[dict[str, Any]]], cap: int, seed: int, lid: LanguageID
+) -> list[dict[str, Any]]:
+    """wrong-language's misses: a text's real translation (aligned datasets), or a text of
+    another language of the same dataset (MasakhaNEWS), as the output where the text's
+    own language is expected. Pairs whose two texts are the same are left out."""
+    others = [c for c in CHECKS if c != "wrong-language"]
+    by_name: dict[str, list[Dataset]] = {}
+    for d in DATASETS:
+        by_name.setdefault(d.name, []).append(d)
+    out = []
+    for name, group in by_name.items():
+        if len(group) < 2:
+            continue
+        aligned = group[0].aligned is not None
+        kind = "real translation" if aligned else "text of another language"
+        units = {d: _aligned(rows[d], d) for d in group} if aligned else {}
+        for d in group:
+            if not checkable(lid, d.language):
+                out.append({"check": "wrong-language", "kind": kind, "held_out": None,
+                            "dataset": d.name, "language": d.language, "measured": False,
+                            "why": f"{lid.name} does not know {d.language}"})  # fmt: skip
+                continue
+            rest = [o for o in group if o is not d]
+            pairs: list[tuple[str, str]] = []
+            if aligned:
+                keys = _sample(units[d], cap, f"translations:{name}/{d.language}", seed)
+                for i, key in enumerate(keys):
+                    other = rest[i % len(rest)]
+                    pairs.append((units[d][key], units[other].get(key, "")))
+            else:
+                texts = _sample(_texts(rows[d], d), cap, f"translations:{name}/{d.language}", seed)
+                pool = {o: _sample(_texts(rows[o], o), cap, f"texts:{name}/{o.language}", seed)
+                        for o in rest}  # fmt: skip
+                for i, text in enumerate(texts):
+                    other = rest[i % len(rest)]
+                    pairs.append((text, pool[other][i % len(pool[other])]))
+            pairs = [
+                (a, b) for a, b in pairs if b.strip() and a.strip().lower() != b.strip().lower()
+            ]
+            found = _detect(lid, [b for _, b in pairs], d.language)
+            missed = missed_all = 0
+            for (a, b), code in zip(pairs, found, strict=True):
+                case = Case(a, b, "paraphrase", d.language, code)
+                if not CHECKS["wrong-language"](case):
+                    missed += 1
+                    missed_all += not any(CHECKS[c](case) for c in others)
+            out.append(_miss_row("wrong-language", kind, None, d, len(pairs), missed, missed_all))
+    return out
+
+
+# --- the packaged result and its table ------------------------------------------------------
+
+
+def packaged_path() -> Path:
+    """Where the packaged measurement lives (validate/measured.json beside this module)."""
+    return Path(__file__).resolve().parent / MEASURED_JSON
+
+
+@cache
+def measured() -> dict[str, Any]:
+    """The packaged measurement (validate/measured.json); empty when it is not there."""
+    path = packaged_path()
+    if not path.is_file():
+        return {}
+    document: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return document
+
+
+def dumps(document: dict[str, Any]) -> str:
+    """The measurement as measured.json holds it: one row a line, so a change shows as the
+    rows it changed."""
+
+    def one(value: Any) -> str:
+        return json.dumps(value, ensure_ascii=False)
+
+    parts = [f' "{k}": {one(document[k])}' for k in ("format", "settings")]
+    for key in ("false_alarms", "misses"):
+        rows = ",\n".join(f"  {one(r)}" for r in document[key])
+        parts.append(f' "{key}": [\n{rows}\n ]')
+    return "{\n" + ",\n".join(parts) + "\n}\n"
+
+
+def _mark(rate: float, goal: float) -> str:
+    return " ✗" if rate > goal else ""
+
+
+def _percent(rate: float) -> str:
+    return f"{rate:.1%}"
+
+
+def render_table(document: dict[str, Any]) -> str:
+    """The guide's section body: how the figures were made, the false alarms per dataset
+    and language (one column per check), and the misses per check and planted failure."""
+    from shiftbench.core.tables import markdown_table
+
+    s = document["settings"]
+    goal_fa, goal_miss = s["goal"]["false_alarms"], s["goal"]["misses"]
+    checks = list(CHECKS)
+    cells: dict[tuple[str, str], dict[str, str]] = {}
+    for r in document["false_alarms"]:
+        key = (r["dataset"], r["language"])
+        if r["measured"]:
+            data = "" if r["data"] == "texts" else (" pairs" if r["data"] == "pairs" else " †")
+            text = f"{_percent(r['rate'])} ({r['alarms']}/{r['texts']}{data})"
+            cells.setdefault(key, {})[r["check"]] = text + _mark(r["rate"], goal_fa)
+        else:
+            cells.setdefault(key, {})[r["check"]] = "n/a"
+    table = [
+        [name, lang, *(cells[(name, lang)].get(c, "—") for c in checks)] for name, lang in cells
+    ]
+    misses: dict[tuple[str, str, bool | None], list[int]] = {}
+    unmeasurable: dict[tuple[str, str, bool | None], list[str]] = {}
+    for m in document["misses"]:
+        group: tuple[str, str, bool | None] = (m["check"], m["kind"], m["held_out"])
+        if not m["measured"]:
+            unmeasurable.setdefault(group, []).append(m["language"])
+            continue
+        if m["check"] == "wrong-language":
+            group = (m["check"], f"{m['kind']}, {m['dataset']}, expected {m['language']}", None)
+        total = misses.setdefault(group, [0, 0, 0])
+        total[0] += m["planted"]
+        total[1] += m["missed"]
+        total[2] += m["missed_by_all"]
+    miss_rows = []
+    for (check, kind, held), (planted, missed, missed_all) in misses.items():
+        rate = missed / planted if planted else 0.0
+        phrasing = {True: "held-out", False: "listed", None: "—"}[held]
+        miss_rows.append([check, kind, phrasing, str(planted), str(missed),
+                          _percent(rate) + _mark(rate, goal_miss), str(missed_all)])  # fmt: skip
+    for (check, kind, _), languages in unmeasurable.items():
+        miss_rows.append([check, f"{kind}, expected {', '.join(languages)}", "—", "0", "0",
+                          "n/a", "0"])  # fmt: skip
+    lines = [
+        f"Made by `{s['command']}` (language ID: {s['language_id']}; at most {s['cap']} "
+        f"texts or pairs per dataset and language for false alarms, failures planted into "
+        f"{s['plant_cap']} texts per dataset and language; samples seeded with {s['seed']}). "
+        f"Goal: false alarms at most {goal_fa:.1%}, misses at most {goal_miss:.0%}; "
+        "✗ marks a figure beyond it.",
+        "",
+        "**False alarms**: human-written texts checked as if they were rewrites, so every "
+        'alarm is false: rate (alarms/texts). "pairs": near-paraphrase pairs (STS gold at '
+        f"least {s['paraphrase_share']:.0%} of the scale, MRPC positives) as input -> "
+        "output; † texts judged against an input with no marker (an upper bound); — not "
+        "measured (identical: "
+        + s["not_measured"]["identical"]
+        + "; summary-too-long: "
+        + s["not_measured"]["summary-too-long"]
+        + "; runaway and truncated on single "
+        "texts: a text cannot fail them against itself); n/a: language ID does not know "
+        "the language.",
+        "",
+        markdown_table(["dataset", "language", *checks], table, tight_rule=True),
+        "",
+        "**Misses**: failures planted into real texts, so every pass is a miss. Held-out "
+        'phrasings share nothing with markers.json; "missed by all" counts the plants no '
+        "other check caught either (language ID run on translations only).",
+        "",
+        markdown_table(
+            ["check", "planted failure", "phrasing", "planted", "missed", "rate", "missed by all"],
+            miss_rows,
+            align="lllrrrr",
+            tight_rule=True,
+        ),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def with_table(page: str, document: dict[str, Any]) -> str:
+    """`page` (the guide) with its generated part between START and END replaced."""
+    if START not in page or END not in page:
+        raise InputError(f"the guide has no {START} ... {END} part to fill")
+    head, rest = page.split(START, 1)
+    _, tail = rest.split(END, 1)
+    return f"{head}{START}\n{render_table(document)}{END}{tail}"
+
+
+def guide_path() -> Path:
+    """The validate guide of the source tree this module is part of."""
+    return Path(__file__).resolve().parents[1] / GUIDE
+
+
+def write_measurement(document: dict[str, Any], guide: Path | None = None) -> list[Path]:
+    """Write the packaged measured.json and the guide's table (the guide of this source
+    tree unless `guide` names another); the paths written."""
+    from shiftbench.core.data.runfolder import atomic_write_text
+
+    guide = guide or guide_path()
+    if not guide.is_file():
+        raise InputError(f"{guide}: no such guide to write the table into")
+    page = with_table(guide.read_text(encoding="utf-8"), document)
+    atomic_write_text(packaged_path(), dumps(document))
+    atomic_write_text(guide, page)
+    measured.cache_clear()
+    return [packaged_path(), guide]
+
+
+# --- what a report says of a config ---------------------------------------------------------
+
+
+def unreliable(languages: Iterable[str], dataset: str | None = None) -> list[str] | None:
+    """The checks measured unreliable for these languages (or this dataset), each with
+    its worst figures: a false-alarm or miss rate beyond the goal on a row of that
+    language or dataset, or a language the measurement could not judge. None when no
+    measurement is packaged."""
+    document = measured()
+    if not document:
+        return None
+    wanted = set(languages)
+    goal = document["settings"]["goal"]
+    worst: dict[tuple[str, str], tuple[float, str]] = {}  # (check, what) -> (rate, where)
+    unjudged: dict[str, list[str]] = {}
+    for what, rows, limit in (("false alarms", document["false_alarms"], "false_alarms"),
+                              ("misses", document["misses"], "misses")):  # fmt: skip
+        for r in rows:
+            if r["language"] not in wanted and r["dataset"] != dataset:
+                continue
+            if not r["measured"]:
+                unjudged.setdefault(r["check"], []).append(r["language"])
+                continue
+            where = f"{r['dataset']} {r['language']}"
+            if what == "misses":
+                where = f"{r['kind']}, {where}"
+            key = (r["check"], what)
+            if r["rate"] > goal[limit] and r["rate"] > worst.get(key, (0.0, ""))[0]:
+                worst[key] = (r["rate"], where)
+    out = []
+    for check in CHECKS:
+        reasons = [
+            f"{what} {_percent(worst[(check, what)][0])} on {worst[(check, what)][1]}"
+            for what in ("false alarms", "misses")
+            if (check, what) in worst
+        ]
+        if check in unjudged:
+            reasons.append(f"not measurable for {', '.join(sorted(set(unjudged[check])))}")
+        if reasons:
+            out.append(f"{check} ({'; '.join(reasons)})")
+    seen = {r["language"] for r in document["false_alarms"]}
+    unseen = sorted(wanted - seen)
+    if unseen:
+        out.append(f"none measured on {', '.join(unseen)} text")
+    return out
