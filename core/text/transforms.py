@@ -182,7 +182,12 @@ TRANSFORMS: dict[str, Transform] = {
 
 
 def _rule_control(
-    name: str, rule: str, count: int, meaning: str, criterion: int, description: str,
+    name: str,
+    rule: str,
+    count: int,
+    meaning: str,
+    criterion: int,
+    description: str,
     version: int = 1,
 ) -> Transform:
     return Transform(name, None, description, (), meaning=meaning, control=True, rule=rule,
