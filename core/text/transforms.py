@@ -182,18 +182,27 @@ TRANSFORMS: dict[str, Transform] = {
 
 
 def _rule_control(
-    name: str, rule: str, count: int, meaning: str, criterion: int, description: str
+    name: str,
+    rule: str,
+    count: int,
+    meaning: str,
+    criterion: int,
+    description: str,
+    version: int = 1,
 ) -> Transform:
     return Transform(name, None, description, (), meaning=meaning, control=True, rule=rule,
-                     count=count, criterion=criterion)  # fmt: skip
+                     count=count, criterion=criterion, version=version)  # fmt: skip
 
 
 CONTROLS: dict[str, Transform] = {
     t.name: t
     for t in [
         *(
+            # version 2: synonyms only from a sense with at least 40% of the word's tagged
+            # uses (gen/controls.py MIN_SENSE_SHARE)
             _rule_control(f"synonym-swap-{n}", "synonym", n, PRESERVED, 2,
-                          f"{n} content word{'s' * (n > 1)} replaced by WordNet synonyms")
+                          f"{n} content word{'s' * (n > 1)} replaced by WordNet synonyms "
+                          "(of a sense with at least 40% of the word's uses)", version=2)
             for n in (1, 2, 3)
         ),
         _rule_control("antonym-swap", "antonym", 1, CHANGED, 3,

@@ -68,9 +68,11 @@ def test_controls_are_byte_identical_across_runs(
             assert lexicon["wordnet"]["version"] == "3.0"
             assert len(lexicon["wordnet"]["sha256"]) == 64
             assert lexicon["parts_of_speech"] == ["verb", "adjective"]
-    # most rows offer a verb or adjective with a synonym in both sentences
+    # most MRPC rows offer a verb or adjective with a synonym in both sentences; fewer of
+    # STSBenchmark's short captions do once a synonym must come from a sense with 40% of
+    # the word's uses ("playing", "riding": 1043 rows ok before that filter, 488 after)
     counts = meta["configs"]["synonym-swap-1-s1"]["status_counts"]["test"]
-    assert counts["ok"] > 0.7 * rows
+    assert counts["ok"] > {"MRPC": 0.7, "STSBenchmark": 0.3}[dataset] * rows
 
 
 def test_another_seed_gives_other_outputs(shared_data, wordnet_dir, tmp_path, mrpc_controls):
