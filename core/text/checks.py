@@ -260,9 +260,9 @@ _ABOUT_OUTPUT = re.compile(
     re.IGNORECASE,
 )
 _OPENER = re.compile(
-    r"^\s*(?:sure|certainly|of course|absolutely|gladly|okay|ok|alright|here(?:'s| is| are)|"
-    r"gerne|klar|natürlich|selbstverständlich|hier ist|claro|por supuesto|vale|aquí tienes|"
-    r"aquí está|bien sûr|voici|d'accord|certes)\b[\s,!.:]",
+    r"^\s*(?:(?:sure|certainly|of course|absolutely|gladly|okay|ok|alright|gerne|klar|"
+    r"natürlich|selbstverständlich|claro|por supuesto|vale|bien sûr|d'accord|certes)\s?[,!.:]"
+    r"|(?:here(?:'s| is| are)|hier ist|aquí tienes|aquí está|voici)\b)",
     re.IGNORECASE,
 )
 
