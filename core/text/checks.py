@@ -159,8 +159,9 @@ def identical(case: Case) -> bool:
 
 
 # An output that is only a placeholder: a short bracketed token ("[paraphrase]",
-# "<output>", "(no output)") or a word that says there is no content.
-_BRACKETED = re.compile(r"^[\[<({\u3010][^\[\]<>(){}\n]{0,40}[\]>)}\u3011]$")
+# "<output>", "(no output)"; not a JSON object, which is json-fragment's) or a word that
+# says there is no content.
+_BRACKETED = re.compile(r"^[\[<({\u3010][^\[\]<>(){}\n:\"]{0,40}[\]>)}\u3011]$")
 _NO_CONTENT = frozenset(
     (
         *("n/a", "na", "n.a.", "none", "null", "nil", "nan", "undefined", "todo", "tbd"),

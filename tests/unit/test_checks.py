@@ -115,6 +115,7 @@ PASSES = [
     ("empty", Case("A cat sleeps.", '"Naps."', "paraphrase")),
     ("identical", Case("A cat sleeps.", '"A cat slept!"', "paraphrase")),
     ("ellipsis", Case("A cat sleeps.", "[A cat] sleeps.", "paraphrase")),
+    ("ellipsis", Case("A cat.", '{"text": "A cat naps."}', "paraphrase")),
     ("ellipsis", Case("A cat sleeps.", "None of the cats sleep.", "paraphrase")),
     ("json-fragment", Case("A cat sleeps.", '"Naps", said the cat: "always".', "paraphrase")),
     ("reasoning-leak", Case("I lost my card.", "I need a new card.", "paraphrase")),
