@@ -239,11 +239,16 @@ def reasoning_leak(case: Case) -> bool:
     for pattern in (_PROCESS_LABEL, _HESITATION):
         if pattern.match(case.output) and not pattern.match(case.source):
             return True
+    # both the self-reference and the task word new: an input in the first person ("How
+    # do I ...") rewritten with a task word is not reasoning
+    own = {m.strip(' \t\n.,;:!?()"') for m in _SELF.findall(source)}
     for sentence in _SENTENCES.split(lowered):
-        if sentence and sentence not in source and _SELF.search(sentence):
-            task = _TASK.search(sentence)
-            if task and task.group(0) not in source:
-                return True
+        if not sentence or sentence in source:
+            continue
+        selves = {m.strip(' \t\n.,;:!?()"') for m in _SELF.findall(sentence)} - own
+        task = _TASK.search(sentence)
+        if selves and task and task.group(0) not in source:
+            return True
     return False
 
 
@@ -268,15 +273,15 @@ _OPENER = re.compile(
 )
 
 
-def _label(text: str) -> str | None:
+def _label(text: str, about_output: bool = True) -> str | None:
+    """The short label before a colon that opens `text` (one naming the output only, when
+    `about_output`), or None."""
     found = _LABEL.match(text.strip())
-    if (
-        found
-        and len(found.group(1).split()) <= LABEL_WORDS
-        and _ABOUT_OUTPUT.search(found.group(1))
-    ):
-        return found.group(1)
-    return None
+    if not found or len(found.group(1).split()) > LABEL_WORDS:
+        return None
+    if about_output and not _ABOUT_OUTPUT.search(found.group(1)):
+        return None
+    return found.group(1)
 
 
 @cache
@@ -301,7 +306,8 @@ def prefix_leak(case: Case) -> bool:
     source = case.source.strip().lower()
     if any(lowered.startswith(m) and not source.startswith(m) for m in _markers("prefix")):
         return True
-    if _label(case.output) is not None and _label(case.source) is None:
+    # an input that opens with a label of its own (a headline's topic) may keep it
+    if _label(case.output) is not None and _label(case.source, False) is None:
         return True
     if _OPENER.match(case.output) and not _OPENER.match(case.source):
         return True

@@ -124,6 +124,8 @@ PASSES = [
     ("reasoning-leak", Case("Um wie viel Uhr?", "Um welche Uhrzeit?", "paraphrase", "de")),
     ("prefix-leak", Case("Brexit talks resume.", "Brexit: talks start again.", "paraphrase")),
     ("prefix-leak", Case("A cat sleeps.", "Sure enough, a cat naps.", "paraphrase")),
+    ("prefix-leak", Case("Peau : un mythe", "Texte sur la peau : un mythe", "paraphrase", "fr")),
+    ("reasoning-leak", Case("How do I change my PIN?", "How can I rewrite my PIN?", "paraphrase")),
     ("runaway", Case("A cat sleeps.", "A cat naps. A cat naps.", "paraphrase")),
     ("runaway", Case("Go, go, go!", "Go, go, go, go!", "paraphrase")),
     ("truncated", Case("The cat sleeps on the mat.", "A cat naps on a rug", "paraphrase")),
