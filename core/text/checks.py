@@ -118,33 +118,200 @@ def _markers(kind: str) -> tuple[str, ...]:
     return markers(_EXTRA_MARKERS[0]).get(kind, ())
 
 
+# Quote marks and invisible characters an output may hold around nothing at all.
+_QUOTES = "\"'`\u00ab\u00bb\u2018\u2019\u201a\u201b\u201c\u201d\u201e\u201f\u2039\u203a\u300c\u300d"
+_INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff"
+_BRACKETS = "[](){}<>\u3010\u3011"
+_WORD = re.compile(r"\w+")
+
+
+def _bare(text: str) -> str:
+    """`text` without whitespace, invisible characters and the quote marks around it."""
+    for char in _INVISIBLE:
+        text = text.replace(char, "")
+    previous = None
+    while previous != text:
+        previous = text
+        text = text.strip().strip(_QUOTES)
+    return text
+
+
+def _words(text: str) -> list[str]:
+    """Case-folded words, punctuation and spacing ignored; each character of an unspaced
+    script a word of its own."""
+    return _WORD.findall(_UNSPACED.sub(r" \g<0> ", text.casefold()))
+
+
 def empty(case: Case) -> bool:
-    return not case.output.strip()
+    """Nothing but whitespace, invisible characters and quote marks."""
+    return not _bare(case.output)
 
 
 def identical(case: Case) -> bool:
-    out = case.output.strip()
-    return bool(out) and out.lower() == case.source.strip().lower()
+    """The input's words again: case, quote marks, spacing and punctuation ignored."""
+    out = _bare(case.output)
+    if not out:
+        return False
+    words = _words(out)
+    if not words:  # punctuation only: compare the text itself
+        return out.casefold() == _bare(case.source).casefold()
+    return words == _words(case.source)
+
+
+# An output that is only a placeholder: a short bracketed token ("[paraphrase]",
+# "<output>", "(no output)"; not a JSON object, which is json-fragment's) or a word that
+# says there is no content.
+_BRACKETED = re.compile(r"^[\[<({\u3010][^\[\]<>(){}\n:\"]{0,40}[\]>)}\u3011]$")
+_NO_CONTENT = frozenset(
+    (
+        *("n/a", "na", "n.a.", "none", "null", "nil", "nan", "undefined", "todo", "tbd"),
+        *("tba", "tbc", "empty", "blank", "placeholder", "nothing", "-", "--", "?"),
+        *("\u2014", "\u2013", "no output", "no text", "no answer", "no response"),
+    )
+)
 
 
 def ellipsis(case: Case) -> bool:
-    return case.output.strip() in ("...", "..", "…")
+    """Only dots (spaced or bracketed), or only a placeholder."""
+    out = _bare(case.output)
+    dots = re.sub(r"[\s\[\](){}<>]", "", out)
+    if dots and set(dots) <= {".", "\u2026"}:
+        return True
+    if _BRACKETED.match(out) and len(out.split()) <= 6:
+        return True
+    return out.casefold().rstrip(".!") in _NO_CONTENT
+
+
+# A Markdown code fence around the output, or a bare language label on its first line.
+_FENCE = re.compile(r"^```[\w-]*\s*\n?(.*?)\n?```$", re.DOTALL)
+_LABEL_LINE = re.compile(r"^(?:json|jsonl|javascript|js)\s*\n", re.IGNORECASE)
+# a JSON member without its braces: "key": value
+_MEMBER = re.compile(r'^"[^"\n]{1,40}"\s*:\s*["\[{\d-]|^"[^"\n]{1,40}"\s*:\s*(?:true|false|null)\b')
 
 
 def json_fragment(case: Case) -> bool:
-    return case.output.lstrip().startswith(("{", "["))
+    """A JSON object, array or member, bare or in a code fence."""
+    out = case.output.strip()
+    fenced = _FENCE.match(out)
+    if fenced:
+        out = fenced.group(1).strip()
+    out = _LABEL_LINE.sub("", out).lstrip()
+    return out.startswith(("{", "[")) or bool(_MEMBER.match(out))
+
+
+# Reasoning talk a rewrite of a text does not hold unless its input does: a tag around
+# it, numbered steps, a label naming it, an opening "Hmm", or a sentence where the writer
+# (or "the user") talks about the task.
+_TAG = re.compile(r"</?[a-z][\w-]{0,20}>", re.IGNORECASE)
+_STEPS = re.compile(r"(?:^|\n)\s*1[.)]\s[^\n]*\n\s*2[.)]\s")
+_PROCESS_LABEL = re.compile(
+    r"^\s*(?:thoughts?|thinking|reasoning|analysis|plan|approach|gedanken?|überlegung|"
+    r"analyse|pensamiento|razonamiento|análisis|réflexion|pensée|raisonnement)\s?:",
+    re.IGNORECASE,
+)
+_HESITATION = re.compile(
+    r"^\s*(?:(?:hmm+|hm+|umm*|uh+)[,.!\u2026]|(?:okay|ok|alright|right),\s+so\b)", re.I
+)
+_SELF = re.compile(
+    r"(?:^|\W)(?:i|i'm|i'll|i've|i'd|me|my|we|let's|let me|the user|ich|mich|mir|wir|"
+    r"der nutzer|der benutzer|yo|tengo que|debo|voy a|necesito|el usuario|je|j'|nous|moi|"
+    r"l'utilisateur|primero|luego|zuerst|d'abord|ensuite)(?=\W|$)"
+)
+_TASK = re.compile(
+    r"paraphras|rewrit|reword|rephras|reformul|umformulier|reescrib|réécri|translat|übersetz|"
+    r"tradu|summar|zusammenfass|resum(?:ir|o|en)\b|résum|sentence|satz|frase|phrase|meaning|bedeutung|"
+    r"main idea|hauptaussage|idea principal|idée principale|break (?:this|it) down"
+)
+_SENTENCES = re.compile(r"(?<=[.!?:])\s+|\n+")
 
 
 def reasoning_leak(case: Case) -> bool:
+    """A reasoning marker, or reasoning talk (see above) that the input does not hold."""
     lowered = case.output.lower()
     source = case.source.lower()
-    return any(m in lowered and m not in source for m in _markers("reasoning"))
+    if any(m in lowered and m not in source for m in _markers("reasoning")):
+        return True
+    tags = {t.lower() for t in _TAG.findall(case.output)} - {
+        t.lower() for t in _TAG.findall(case.source)
+    }
+    if tags or (_STEPS.search(case.output) and not _STEPS.search(case.source)):
+        return True
+    for pattern in (_PROCESS_LABEL, _HESITATION):
+        if pattern.match(case.output) and not pattern.match(case.source):
+            return True
+    # both the self-reference and the task word new: an input in the first person ("How
+    # do I ...") rewritten with a task word is not reasoning
+    own = {m.strip(' \t\n.,;:!?()"') for m in _SELF.findall(source)}
+    for sentence in _SENTENCES.split(lowered):
+        if not sentence or sentence in source:
+            continue
+        selves = {m.strip(' \t\n.,;:!?()"') for m in _SELF.findall(sentence)} - own
+        task = _TASK.search(sentence)
+        if selves and task and task.group(0) not in source:
+            return True
+    return False
+
+
+# A short label before a colon that opens the output and names what follows ("Rewritten:",
+# "Revised sentence:", "Here you go:", "Reformulation :"), or an assistant's opener, where
+# the input opens with neither. A label naming a topic ("Brexit: ...") is a headline's.
+_LABEL = re.compile(r"^([^\n:]{1,60}?\w[!.)]?)[ \u00a0]?:\s+\S")
+LABEL_WORDS = 6
+_ABOUT_OUTPUT = re.compile(
+    r"paraphras|paráfras|rewrit|reword|rephras|revis|reformul|umformul|reescri|réécri|"
+    r"\bversion|versión|translat|übersetz|traduc|summar|zusammenfass|resumen|résumé|"
+    r"\btext|sentence|\bsatz|\bfrase|\bphrase|output|result|answer|antwort|respuesta|"
+    r"réponse|\bhere\b|\bhier ist|aquí tienes|aquí está|\bvoici|\bvoilà|\bsure\b|"
+    r"of course|certainly|gerne|natürlich|por supuesto|claro|bien sûr",
+    re.IGNORECASE,
+)
+_OPENER = re.compile(
+    r"^\s*(?:(?:sure|certainly|of course|absolutely|gladly|okay|ok|alright|gerne|klar|"
+    r"natürlich|selbstverständlich|claro|por supuesto|vale|bien sûr|d'accord|certes)\s?[,!.:]"
+    r"|(?:here(?:'s| is| are)|hier ist|aquí tienes|aquí está|voici)\b)",
+    re.IGNORECASE,
+)
+
+
+def _label(text: str, about_output: bool = True) -> str | None:
+    """The short label before a colon that opens `text` (one naming the output only, when
+    `about_output`), or None."""
+    found = _LABEL.match(text.strip())
+    if not found or len(found.group(1).split()) > LABEL_WORDS:
+        return None
+    if about_output and not _ABOUT_OUTPUT.search(found.group(1)):
+        return None
+    return found.group(1)
+
+
+@cache
+def _prompt_fragments() -> tuple[str, ...]:
+    """The fixed parts (four words or more) of gen's packaged prompts, lower-cased: an
+    output holding one echoes the instruction."""
+    fragments: set[str] = set()
+    for path in resources.files("shiftbench").joinpath("prompts").iterdir():
+        if not path.name.endswith(".txt"):
+            continue
+        for sentence in re.split(r"(?<=[.:;])\s+", path.read_text("utf-8").lower()):
+            for part in re.split(r"\{\w+\}", sentence):
+                if len(part.split()) >= 4:
+                    fragments.add(part.strip())
+    return tuple(sorted(fragments))
 
 
 def prefix_leak(case: Case) -> bool:
+    """A prefix marker, a short label or an assistant's opener (see above), or a piece of
+    gen's own prompt, that the input does not open with (hold, for the prompt)."""
     lowered = case.output.strip().lower()
     source = case.source.strip().lower()
-    return any(lowered.startswith(m) and not source.startswith(m) for m in _markers("prefix"))
+    if any(lowered.startswith(m) and not source.startswith(m) for m in _markers("prefix")):
+        return True
+    # an input that opens with a label of its own (a headline's topic) may keep it
+    if _label(case.output) is not None and _label(case.source, False) is None:
+        return True
+    if _OPENER.match(case.output) and not _OPENER.match(case.source):
+        return True
+    return any(f in lowered and f not in source for f in _prompt_fragments())
 
 
 def wrong_language(case: Case) -> bool:
@@ -154,13 +321,48 @@ def wrong_language(case: Case) -> bool:
     return case.detected != case.language
 
 
+REPEAT_WORDS = 8  # a run of this many words (fewer for a shorter input) said again
+
+
+def _tokens(text: str) -> list[str]:
+    """Lower-cased words, each character of an unspaced script a word of its own."""
+    return _UNSPACED.sub(r" \g<0> ", text.lower()).split()
+
+
+def _most_repeated(words: list[str], n: int) -> int:
+    counts: dict[tuple[str, ...], int] = {}
+    for i in range(len(words) - n + 1):
+        gram = tuple(words[i : i + n])
+        counts[gram] = counts.get(gram, 0) + 1
+    return max(counts.values(), default=0)
+
+
 def runaway(case: Case) -> bool:
+    """Over RUNAWAY_FACTOR times the input's words, or a run of words said again that the
+    input does not repeat: REPEAT_WORDS words twice, or a shorter input's length three
+    times (not for expansion and summarised expansion)."""
     if case.transform in LONGER_BY_DESIGN:
         return False
-    return word_count(case.output) > RUNAWAY_FACTOR * max(1, word_count(case.source))
+    if word_count(case.output) > RUNAWAY_FACTOR * max(1, word_count(case.source)):
+        return True
+    source = _tokens(case.source)
+    n = min(REPEAT_WORDS, max(2, len(source)))
+    times = 2 if n == REPEAT_WORDS else 3
+    return _most_repeated(_tokens(case.output), n) >= times > _most_repeated(source, n)
+
+
+# The end of a sentence: a full stop, question or exclamation mark (any script), maybe
+# followed by closing quotes or brackets.
+_SENTENCE_END = re.compile(r"[.!?\u2026\u3002\uff01\uff1f\u061f\u0964][\"'\u2019\u201d\u00bb)\]]*$")
+
+
+_END_PUNCT = ".,;:!?" + _QUOTES + "()[]"
 
 
 def truncated(case: Case) -> bool:
+    """Cut at the token budget, or under TRUNCATED_SHARE of the input's words (summaries of
+    inputs over SHORT_INPUT_WORDS words exempt), or shorter than an input that ends a
+    sentence while it stops mid-sentence itself, on a word the input goes on after."""
     if case.finish_reason == "length":
         return True
     if not case.output.strip():
@@ -168,7 +370,17 @@ def truncated(case: Case) -> bool:
     source_words = word_count(case.source)
     if case.transform in SUMMARIES and source_words > SHORT_INPUT_WORDS:
         return False
-    return word_count(case.output) < TRUNCATED_SHARE * source_words
+    output_words = word_count(case.output)
+    if output_words < TRUNCATED_SHARE * source_words:
+        return True
+    if output_words >= source_words or _SENTENCE_END.search(case.output.strip()):
+        return False
+    if not _SENTENCE_END.search(case.source.strip()):
+        return False  # a headline or a title: a shorter one is no sign of a cut
+    # it stops on a word after which the input goes on
+    source = [w.strip(_END_PUNCT) for w in _tokens(case.source)]
+    last = _tokens(case.output)[-1].strip(_END_PUNCT)
+    return last in source[:-1] and last != source[-1]
 
 
 def summary_too_long(case: Case) -> bool:

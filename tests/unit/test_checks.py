@@ -50,6 +50,40 @@ FAILS = [
         "summary-too-long",
         Case("Die Katze schläft.", "Die kleine Katze schläft tief.", "summarisation", "de"),
     ),
+    # each failure class by a general rule, phrasings no marker list holds
+    ("empty", Case("A cat sleeps.", '""', "paraphrase")),
+    ("empty", Case("A cat sleeps.", "\u00ab \u200b\u00bb", "paraphrase")),
+    ("identical", Case("A cat sleeps.", "\u201cA cat sleeps!\u201d", "paraphrase")),
+    ("identical", Case("Is it late?", "is it late", "paraphrase")),
+    ("ellipsis", Case("A cat sleeps.", "[ . . . ]", "paraphrase")),
+    ("ellipsis", Case("A cat sleeps.", "<rewritten sentence>", "paraphrase")),
+    ("ellipsis", Case("A cat sleeps.", "TBD.", "paraphrase")),
+    ("json-fragment", Case("A cat.", '```\n{"text": "A feline."}\n```', "paraphrase")),
+    ("json-fragment", Case("A cat.", '"result": "A feline."', "paraphrase")),
+    ("reasoning-leak", Case("A cat.", "<reflect>keep it</reflect> A feline.", "paraphrase")),
+    ("reasoning-leak", Case("A cat.", "1. Read it\n2. Say it anew\nA feline.", "paraphrase")),
+    ("reasoning-leak", Case("A cat.", "Analysis: short. A feline.", "paraphrase")),
+    ("reasoning-leak", Case("A cat.", "Hmm. A feline.", "paraphrase")),
+    ("reasoning-leak", Case("A cat.", "We must rephrase it. A feline.", "paraphrase")),
+    ("reasoning-leak", Case("Le chat.", "Je dois traduire. The cat.", "translation", "en")),
+    ("prefix-leak", Case("A cat sleeps.", "Final version: A cat naps.", "paraphrase")),
+    ("prefix-leak", Case("A cat sleeps.", "Voilà le texte : Un chat dort.", "translation")),
+    ("prefix-leak", Case("A cat sleeps.", "Absolutely! A cat naps.", "paraphrase")),
+    (
+        "prefix-leak",
+        Case("A cat.", "Output only the reworded text.\n\nA feline.", "paraphrase"),  # echoed
+    ),
+    ("runaway", Case("A cat sleeps.", "A cat naps. A cat naps. A cat naps.", "paraphrase")),
+    (
+        "runaway",
+        Case(
+            "one two three four five six seven eight nine ten", "a b c d e f g h " * 2, "paraphrase"
+        ),
+    ),
+    (
+        "truncated",
+        Case("The cat sleeps on the mat by the door.", "A cat sleeps on the mat by", "paraphrase"),
+    ),
 ]
 
 PASSES = [
@@ -77,6 +111,25 @@ PASSES = [
     ("truncated", Case("小さな猫が眠る", "小さな猫が寝る", "paraphrase", "ja")),
     ("summary-too-long", Case("A cat sleeps soundly.", "A cat sleeps.", "summarisation")),
     ("summary-too-long", Case("A cat.", "A small grey cat.", "paraphrase")),
+    # near misses of the general rules
+    ("empty", Case("A cat sleeps.", '"Naps."', "paraphrase")),
+    ("identical", Case("A cat sleeps.", '"A cat slept!"', "paraphrase")),
+    ("ellipsis", Case("A cat sleeps.", "[A cat] sleeps.", "paraphrase")),
+    ("ellipsis", Case("A cat.", '{"text": "A cat naps."}', "paraphrase")),
+    ("ellipsis", Case("A cat sleeps.", "None of the cats sleep.", "paraphrase")),
+    ("json-fragment", Case("A cat sleeps.", '"Naps", said the cat: "always".', "paraphrase")),
+    ("reasoning-leak", Case("I lost my card.", "I need a new card.", "paraphrase")),
+    ("reasoning-leak", Case("We rewrote the plan.", "We rewrote our plan.", "paraphrase")),
+    ("reasoning-leak", Case("<b>A cat</b>", "<b>A feline</b>", "paraphrase")),
+    ("reasoning-leak", Case("Um wie viel Uhr?", "Um welche Uhrzeit?", "paraphrase", "de")),
+    ("prefix-leak", Case("Brexit talks resume.", "Brexit: talks start again.", "paraphrase")),
+    ("prefix-leak", Case("A cat sleeps.", "Sure enough, a cat naps.", "paraphrase")),
+    ("prefix-leak", Case("Peau : un mythe", "Texte sur la peau : un mythe", "paraphrase", "fr")),
+    ("reasoning-leak", Case("How do I change my PIN?", "How can I rewrite my PIN?", "paraphrase")),
+    ("runaway", Case("A cat sleeps.", "A cat naps. A cat naps.", "paraphrase")),
+    ("runaway", Case("Go, go, go!", "Go, go, go, go!", "paraphrase")),
+    ("truncated", Case("The cat sleeps on the mat.", "A cat naps on a rug", "paraphrase")),
+    ("truncated", Case("Cat sleeps on the mat by the door", "Cat sleeps on the mat", "paraphrase")),
 ]
 
 
