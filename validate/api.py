@@ -371,10 +371,9 @@ def meaning_check(settings: ValidateSettings) -> Any:
             )  # fmt: skip
     except Exception as exc:  # any failure to load: the form checks still run
         why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        log.warning(
-            "meaning check skipped: encoder %s could not be loaded (%s)",
-            settings.meaning_encoder, why,
-        )  # fmt: skip
+        if settings.meaning_encoder not in why:
+            why = f"encoder {settings.meaning_encoder}: {why}"
+        log.warning("meaning check skipped (the form checks still run): %s", why)
         return None
 
 

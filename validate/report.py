@@ -318,6 +318,8 @@ def _meaning_config(
     the warning `meaning-changed` (never a failed check: the error rate stays the form
     checks')."""
     axis = summary.get("axis")
+    if not check.applies(axis, None):  # a transform that changes length or language
+        return
     where = [
         (i, field)
         for i, row in enumerate(rows)

@@ -115,7 +115,12 @@ def test_its_own_gate_and_its_off_switch(planted_run, invoke):
     assert result.stderr == (
         "Error: 1 config(s) exceed --max-meaning-changed-rate 25.0%: run/paraphrase-s1 (50.0%)\n"
     )
-    assert invoke("validate", planted_run, "-q", "--max-error-rate", "0.1").exit_code == 0
+    assert invoke("validate", planted_run, "-q", "--max-meaning-changed-rate", "0.5").exit_code == 0
+    gated = invoke("validate", planted_run, "-q", "--max-error-rate", "0.6")
+    assert gated.exit_code == 1  # the form checks' gate: the meaning check is not in it
+    assert gated.stderr == (
+        "Error: 1 config(s) exceed --max-error-rate 60.0%: run/translation-s1 (100.0%)\n"
+    )
     result = invoke("validate", planted_run, "-q", "--meaning-encoder", "none")
     assert result.exit_code == 0 and "meaning-changed" not in result.stdout
     report = json.loads((planted_run / "validation.json").read_text(encoding="utf-8"))
@@ -127,9 +132,11 @@ def test_an_encoder_that_cannot_load_is_a_note_not_a_crash(planted_run, invoke, 
     result = invoke("validate", planted_run, "-q", "--meaning-encoder", missing)
     assert result.exit_code == 0
     assert result.stderr == (
-        f"meaning check skipped: encoder {missing} could not be loaded "
-        f"(encoder {missing}: no such model)\n"
+        f"meaning check skipped (the form checks still run): cannot load encoder '{missing}': "
+        f"not a local folder, and the Hugging Face Hub did not provide it (Path {missing} not "
+        "found)\n"
     )
+    assert result.stdout.splitlines()[1].split()[:4] == ["run", "paraphrase-s1", "4", "0.0%"]
 
 
 # the guide's BIOSSES rows: 41 pairs of gold >= 3 (5 flagged, 12.2%), 20 of gold <= 1
