@@ -30,20 +30,20 @@ PARAPHRASES = [
 
 
 @pytest.fixture(scope="module")
-def check() -> MeaningCheck:
+def meaning_check() -> MeaningCheck:
     return MeaningCheck(DEFAULT_ENCODER, DEFAULT_THRESHOLD)
 
 
-def test_planted_changes_are_caught_and_paraphrases_pass(check):
-    assert [v.changed for v in check.judge(PLANTED)] == [True] * len(PLANTED)
-    assert [v.changed for v in check.judge(PARAPHRASES)] == [False] * len(PARAPHRASES)
+def test_planted_changes_are_caught_and_paraphrases_pass(meaning_check):
+    assert [v.changed for v in meaning_check.judge(PLANTED)] == [True] * len(PLANTED)
+    assert [v.changed for v in meaning_check.judge(PARAPHRASES)] == [False] * len(PARAPHRASES)
 
 
-def test_the_issues_two_rewrites_are_documented_misses(check):
+def test_the_issues_two_rewrites_are_documented_misses(meaning_check):
     # Small drift and no negation: the calibrated check sees neither "recently been shown"
     # become "Yesterday ... revealed" nor a hallucinated compound (validate guide, misses);
     # the evidence that would catch them raised too many false alarms to be used.
-    misses = check.judge(
+    misses = meaning_check.judge(
         [(CRAF, "Yesterday, it was revealed that Craf is the crucial ingredient for Kras "
                 "G12D-induced NSCLC."),
          (CRAF, "Craf is essential for Kras G12D-induced NSCLC, as 5-hexteramidine showed.")]
@@ -51,13 +51,13 @@ def test_the_issues_two_rewrites_are_documented_misses(check):
     assert [(v.changed, v.drift) for v in misses] == [(False, 0.0316), (False, 0.0787)]
 
 
-def test_held_out_biosses_figures_equal_the_guides(check, shared_data):
+def test_held_out_biosses_figures_equal_the_guides(meaning_check, shared_data):
     """BIOSSES was not used to choose the threshold; the guide's row for it is this."""
     rows = read_rows(shared_data / "BIOSSES" / "data" / "test.jsonl")
     same = [(r["sentence1"], r["sentence2"]) for r in rows if r["score"] >= 3]
     changed = [(r["sentence1"], r["sentence2"]) for r in rows if r["score"] <= 1]
-    false_alarms = sum(v.changed for v in check.judge(same))
-    caught = sum(v.changed for v in check.judge(changed))
+    false_alarms = sum(v.changed for v in meaning_check.judge(same))
+    caught = sum(v.changed for v in meaning_check.judge(changed))
     assert (len(same), false_alarms, len(changed), caught) == BIOSSES_FIGURES
 
 
