@@ -684,10 +684,9 @@ def _meaning_lines(report: ValidationReport) -> list[str]:
         "",
         "A row that fails no check above passes the form checks; that says nothing of its "
         f"meaning. The meaning check marks a row {MEANING_CHANGED} when a field's drift "
-        f"under {encoder} is above {first['threshold']} or the output holds a token of "
-        "letters and digits its original does not: a warning, not counted in the total "
-        "above. It checks paraphrase, back-translation and style change (English fields "
-        "under the default encoder).",
+        f"under {encoder} is above {first['threshold']} or the output says or unsays a "
+        "negation: a warning, not counted in the total above. It checks paraphrase, "
+        "back-translation and style change (English fields under the default encoder).",
         "",
     ]
     rows = [

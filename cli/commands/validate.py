@@ -131,7 +131,7 @@ def validate(
     outputs, reasoning and prefix leaks, the wrong language, runaway length, truncation and
     summaries longer than their input: form checks, whose failures make the error rate.
     A meaning check (embedding drift under a small packaged encoder, with a calibrated
-    threshold, and new tokens of letters and digits) marks paraphrase, back-translation
+    threshold, and a negation said or unsaid) marks paraphrase, back-translation
     and style-change rows that may say something else as meaning-changed, a warning
     reported apart. With --drift-encoder, --judge and --paraplue,
     every (original, output) pair is also scored by an encoder, by LLM judges and by a
