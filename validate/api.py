@@ -361,10 +361,11 @@ def meaning_check(settings: ValidateSettings) -> Any:
     encoder cannot be loaded (a one-line warning says so, and validate goes on)."""
     if settings.meaning_encoder is None:
         return None
+    from shiftbench.core.progress import quieted
     from shiftbench.validate.meaning import MeaningCheck
 
     try:
-        with quieted_load(settings.quiet):
+        with quieted(settings.quiet):  # the encoder's load names itself
             return MeaningCheck(
                 settings.meaning_encoder, settings.meaning_threshold,
                 batch_size=settings.batch_size,
@@ -375,12 +376,6 @@ def meaning_check(settings: ValidateSettings) -> Any:
             why = f"encoder {settings.meaning_encoder}: {why}"
         log.warning("meaning check skipped (the form checks still run): %s", why)
         return None
-
-
-def quieted_load(quiet: bool) -> Any:
-    from shiftbench.core.progress import quieted
-
-    return quieted(quiet)
 
 
 @dataclass(frozen=True)
