@@ -112,7 +112,7 @@ VALIDATE_FIELDS = (
     Field("drift_encoder", STR, "validate"),
     Field("meaning_encoder", STR, "validate",
           help="Encoder of the default meaning check (rows marked meaning-changed, a "
-          "warning apart from the error rate); null: no meaning check."),
+          "warning apart from the error rate); none: no meaning check."),
     Field("meaning_threshold", FLOAT, "validate"),
     Field("max_meaning_changed_rate", FLOAT, "validate",
           help="A second gate: the run stops after validation when a config's "
