@@ -175,6 +175,8 @@ class ConfigValidationRecord(TypedDict, total=False):
     unchecked_languages: dict[str, int]
     examples: Required[dict[str, list[ExampleRecord]]]
     measures: dict[str, MeasureRecord]
+    # the default meaning check (validate/meaning.py): a warning apart from the checks
+    meaning: dict[str, Any]
 
 
 class LanguageIdRecord(TypedDict, total=False):

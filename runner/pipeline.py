@@ -321,7 +321,9 @@ def run_validate(spec: Spec, unit: Unit, ctx: Context) -> None:
     settings = ValidateSettings(
         langid=c["langid"], markers_file=Path(c["markers"]) if c["markers"] else None,
         max_error_rate=c["max_error_rate"], examples=c["examples"],
-        drift_encoder=c["drift_encoder"], judges=tuple(c["judges"]),
+        drift_encoder=c["drift_encoder"], meaning_encoder=meaning_encoder(c["meaning_encoder"]),
+        meaning_threshold=c["meaning_threshold"],
+        max_meaning_changed_rate=c["max_meaning_changed_rate"], judges=tuple(c["judges"]),
         paraplue=tuple(c["paraplue"]), judge_modes=tuple(c["judge_modes"]),
         judge_scoring=c["judge_scoring"], judge_tokens=c["judge_tokens"],
         base_url=c["base_url"], concurrency=c["concurrency"], batch_size=c["batch_size"],
@@ -329,6 +331,11 @@ def run_validate(spec: Spec, unit: Unit, ctx: Context) -> None:
     )  # fmt: skip
 
     validate_runs((unit.run,), settings, on_config=table_printer())
+
+
+def meaning_encoder(value: str) -> str | None:
+    """The spec's `meaning_encoder`, None for "none" (as `validate --meaning-encoder none`)."""
+    return None if value.lower() == "none" else value
 
 
 def run_human_eval(spec: Spec, unit: Unit, ctx: Context) -> None:

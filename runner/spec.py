@@ -110,6 +110,13 @@ VALIDATE_FIELDS = (
     Field("markers", STR, "validate", "markers_file", path=True),
     Field("examples", INT, "validate"),
     Field("drift_encoder", STR, "validate"),
+    Field("meaning_encoder", STR, "validate",
+          help="Encoder of the default meaning check (rows marked meaning-changed, a "
+          "warning apart from the error rate); none: no meaning check."),
+    Field("meaning_threshold", FLOAT, "validate"),
+    Field("max_meaning_changed_rate", FLOAT, "validate",
+          help="A second gate: the run stops after validation when a config's "
+          "meaning-changed rate exceeds this share. null: no gate."),
     Field("judges", STR_LIST, "validate",
           help="LLM judges (BACKEND[:MODEL][@URL]) to rate every (original, output) pair, "
           "e.g. [embedded, 'ollama:qwen2.5:7b']."),

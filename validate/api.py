@@ -24,6 +24,7 @@ from shiftbench.core.messages import report
 from shiftbench.core.records import CalibrationRecord, ConfigValidationRecord, ValidationReport
 from shiftbench.core.settings import check, chosen, ranged
 from shiftbench.errors import InputError, RuntimeFault
+from shiftbench.validate.meaning import DEFAULT_ENCODER, DEFAULT_THRESHOLD, MEANING_CHANGED
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +80,12 @@ class ValidateSettings(JudgeSettings):
         examples: Example failures kept per check and config.
         drift_encoder: sentence-transformers model for embedding drift (`NAME=MODEL`
             to report it as drift:NAME); None: no drift.
+        meaning_encoder: Encoder of the default meaning check (validate/meaning.py);
+            None: no meaning check.
+        meaning_threshold: Drift above which a field is `meaning-changed` (calibrated for
+            the default encoder).
+        max_meaning_changed_rate: Raise TooManyErrors (after writing) when a config's
+            meaning-changed rate exceeds this share; None: never.
         quiet: No progress bars.
     """
 
@@ -88,6 +95,9 @@ class ValidateSettings(JudgeSettings):
     max_error_rate: float | None = ranged(None, float, low=0, high=1)
     examples: int = ranged(3, low=0)
     drift_encoder: str | None = None
+    meaning_encoder: str | None = DEFAULT_ENCODER
+    meaning_threshold: float = ranged(DEFAULT_THRESHOLD, float, low=0, high=2)
+    max_meaning_changed_rate: float | None = ranged(None, float, low=0, high=1)
     quiet: bool = False
 
 
@@ -131,6 +141,8 @@ class ConfigValidation:
         error_rates: Per check, the share of rows that failed it.
         mean_edit_distance: Mean normalised edit distance from the original.
         measures: Per measure key, its mean, SD and counts.
+        meaning_changed_rate: Share of the rows the meaning check judged that it found
+            `meaning-changed` (a warning, not in `error_rate`); None: none judged.
         record: Everything validation.json holds for this config.
     """
 
@@ -141,6 +153,7 @@ class ConfigValidation:
     error_rates: dict[str, float]
     mean_edit_distance: float
     measures: dict[str, MeasureSummary]
+    meaning_changed_rate: float | None
     record: ConfigValidationRecord = field(repr=False, compare=False)
 
 
@@ -197,6 +210,13 @@ def table_lines(c: ConfigValidation) -> list[str]:
         mean = "-" if m.mean is None else f"{m.mean:.3f}"
         sd = "" if m.sd is None else f" ± {m.sd:.3f}"
         lines.append(f"{'':<24}   {key}: {mean}{sd} ({m.scored} scored, {m.unscored} not)")
+    meaning = c.record.get("meaning") if c.record else None
+    if meaning and meaning.get("checked_rows"):
+        lines.append(
+            f"{'':<24}   {MEANING_CHANGED}: {meaning['changed_rate']:.1%} "
+            f"({meaning['changed_rows']} of {meaning['checked_rows']} rows checked; a warning, "
+            "not in errors)"
+        )
     return lines
 
 
@@ -261,6 +281,7 @@ def _config(run: Path, name: str, c: ConfigValidationRecord) -> ConfigValidation
             key: MeasureSummary(m["mean"], m["sd"], m["scored"], m["unscored"])
             for key, m in c.get("measures", {}).items()
         },
+        meaning_changed_rate=(c.get("meaning") or {}).get("changed_rate"),
         record=c,
     )
 
@@ -289,7 +310,13 @@ def validate_runs(
     from shiftbench.core.progress import quieted
     from shiftbench.core.text.checks import use_markers
     from shiftbench.core.text.langid import get_identifier
-    from shiftbench.validate.report import Measure, over_limit, plan, validate_run
+    from shiftbench.validate.report import (
+        Measure,
+        over_limit,
+        over_meaning_limit,
+        plan,
+        validate_run,
+    )
 
     s = settings or ValidateSettings()
     folders = [Path(r) for r in runs]
@@ -314,16 +341,18 @@ def validate_runs(
         measures.append(Drift(s.drift_encoder, batch_size=s.batch_size, progress=not s.quiet))
     with quieted(s.quiet):  # a judge's model load names itself
         measures += make_judges(s)
+    meaning = meaning_check(s)
     cache = judge_cache(s)
     configs: list[ConfigValidation] = []
     reports: dict[Path, ValidationReport] = {}
     gate: list[str] = []
+    meaning_gate: list[str] = []
     try:
         for run in folders:
             log.info("validate %s with %d measure(s)", run, len(measures))
             report = validate_run(
                 run, identifier, configs=s.configs, examples=s.examples,
-                measures=tuple(measures), cache=cache, quiet=s.quiet,
+                measures=tuple(measures), cache=cache, quiet=s.quiet, meaning=meaning,
             )  # fmt: skip
             reports[run] = report
             for name, c in report["configs"].items():
@@ -334,17 +363,52 @@ def validate_runs(
                 gate += [
                     f"{run.name}/{n} ({r:.1%})" for n, r in over_limit(report, s.max_error_rate)
                 ]
+            if s.max_meaning_changed_rate is not None:
+                meaning_gate += [
+                    f"{run.name}/{n} ({r:.1%})"
+                    for n, r in over_meaning_limit(report, s.max_meaning_changed_rate)
+                ]
     finally:
         cache.close()
-    result = ValidateResult(tuple(configs), reports, tuple(gate))
+    result = ValidateResult(tuple(configs), reports, tuple(gate + meaning_gate))
+    said = []
     if gate:
         assert s.max_error_rate is not None
-        raise TooManyErrors(
+        said.append(
             f"{len(gate)} config(s) exceed --max-error-rate {s.max_error_rate:.1%}: "
-            f"{', '.join(gate)}",
-            result,
+            f"{', '.join(gate)}"
         )
+    if meaning_gate:
+        assert s.max_meaning_changed_rate is not None
+        said.append(
+            f"{len(meaning_gate)} config(s) exceed --max-meaning-changed-rate "
+            f"{s.max_meaning_changed_rate:.1%}: {', '.join(meaning_gate)}"
+        )
+    if said:
+        raise TooManyErrors("; ".join(said), result)
     return result
+
+
+def meaning_check(settings: ValidateSettings) -> Any:
+    """The meaning check of `settings`, its encoder loaded; None when it is off or its
+    encoder cannot be loaded (a one-line warning says so, and validate goes on)."""
+    if settings.meaning_encoder is None:
+        return None
+    from shiftbench.core.progress import quieted
+    from shiftbench.validate.meaning import MeaningCheck
+
+    try:
+        with quieted(settings.quiet):  # the encoder's load names itself
+            return MeaningCheck(
+                settings.meaning_encoder, settings.meaning_threshold,
+                batch_size=settings.batch_size,
+            )  # fmt: skip
+    except Exception as exc:  # any failure to load: the form checks still run
+        why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        if settings.meaning_encoder not in why:
+            why = f"encoder {settings.meaning_encoder}: {why}"
+        log.warning("meaning check skipped (the form checks still run): %s", why)
+        return None
 
 
 @dataclass(frozen=True)

@@ -63,6 +63,7 @@ from shiftbench.core.text.transforms import instruction
 from shiftbench.errors import InputError
 from shiftbench.llm.cache import GenerationCache
 from shiftbench.validate.judge import Item
+from shiftbench.validate.meaning import MEANING_CHANGED, MeaningCheck
 from shiftbench.validate.measure import GOAL_FALSE_ALARMS, GOAL_MISSES, unreliable
 
 REPORT_JSON = VALIDATION_REPORT
@@ -128,6 +129,16 @@ _CONTROLS_ELSEWHERE = (
 )
 
 
+def over_meaning_limit(report: ValidationReport, limit: float) -> list[tuple[str, float]]:
+    """Configs whose meaning-changed rate exceeds `limit` (configs not checked for meaning
+    never do)."""
+    return [
+        (name, m["changed_rate"])
+        for name, c in report["configs"].items()
+        if (m := c.get("meaning")) and m.get("checked_rows") and m["changed_rate"] > limit
+    ]
+
+
 def over_limit(report: ValidationReport, limit: float) -> list[tuple[str, float]]:
     """Configs whose total error rate exceeds `limit`."""
     return [
@@ -146,9 +157,11 @@ def validate_run(
     measures: tuple[Measure, ...] = (),
     cache: GenerationCache | None = None,
     quiet: bool = True,
+    meaning: MeaningCheck | None = None,
 ) -> ValidationReport:
-    """Check every transformed config of the run folder, score it with each measure, and
-    write the reports into it (validation.json's document is returned)."""
+    """Check every transformed config of the run folder, judge its meaning (`meaning`: the
+    default meaning check, None for none), score it with each measure, and write the
+    reports into it (validation.json's document is returned)."""
     meta, chosen = plan(folder, configs)
     fields = meta["source"]["text_fields"]
     report: dict[str, Any] = {
@@ -171,6 +184,8 @@ def validate_run(
     with bar(steps, f"validate {folder.name}", unit="check", quiet=quiet) as progress:
         for name in chosen:
             summary, rows = _validate_config(folder, meta, name, identifier, examples)
+            if meaning is not None:
+                _meaning_config(summary, rows, fields, meaning, examples)
             progress.update()
             if measures:
                 _measure_config(
@@ -296,6 +311,59 @@ def _measure_config(
                 if reply is not None:
                     result.setdefault("replies", {}).setdefault(measure.key, {})[field] = reply
     summary["measures"] = dict(sorted(results.items()))
+
+
+def _meaning_config(
+    summary: dict[str, Any],
+    rows: list[dict[str, Any]],
+    fields: list[str],
+    check: MeaningCheck,
+    examples: int,
+) -> None:
+    """Judge the meaning of every field the check applies to; the summary gains
+    `meaning` and each row's `_result` its drift per field and, when a field changed,
+    the warning `meaning-changed` (never a failed check: the error rate stays the form
+    checks')."""
+    axis = summary.get("axis")
+    if not check.applies(axis, None):  # a transform that changes length or language
+        return
+    where = [
+        (i, field)
+        for i, row in enumerate(rows)
+        for field in fields
+        if check.applies(axis, row.get(f"language_{field}") or None)
+        and str(row.get(field) or "").strip()
+    ]
+    pairs = [(str(rows[i].get(f"original_{f}") or ""), str(rows[i].get(f) or "")) for i, f in where]
+    found = check.judge(pairs)
+    checked: set[int] = set()
+    changed: set[int] = set()
+    shown: list[dict[str, Any]] = []
+    for (i, field), verdict, (original, output) in zip(where, found, pairs, strict=True):
+        result = rows[i]["_result"]
+        result.setdefault("meaning_drift", {})[field] = verdict.drift
+        checked.add(i)
+        if verdict.evidence:
+            result.setdefault("meaning_evidence", {})[field] = list(verdict.evidence)
+        if verdict.changed:
+            changed.add(i)
+            if len(shown) < examples and not any(e["row_id"] == rows[i].get("row_id")
+                                                 for e in shown):  # fmt: skip
+                shown.append(
+                    {"split": rows[i]["_split"], "row_id": rows[i].get("row_id"),
+                     "field": field, "original": original, "output": output,
+                     "drift": verdict.drift, "evidence": list(verdict.evidence)}
+                )  # fmt: skip
+    for i in changed:
+        rows[i]["_result"]["warnings"] = [MEANING_CHANGED]
+    summary["meaning"] = {
+        **check.describe(),
+        "checked_rows": len(checked),
+        "changed_rows": len(changed),
+        "changed_rate": round(len(changed) / len(checked), 4) if checked else 0.0,
+        "not_checked_rows": len(rows) - len(checked),
+        "examples": shown,
+    }
 
 
 def _validate_config(
@@ -614,6 +682,7 @@ def render_markdown(
         for name, c in report["configs"].items()
     ]  # fmt: skip
     lines.append(markdown_table([*header, "edit distance"], rows, tight_rule=True))
+    lines += _meaning_lines(report)
     measured = [
         (n, k, m) for n, c in report["configs"].items() for k, m in c.get("measures", {}).items()
     ]
@@ -669,6 +738,45 @@ def render_markdown(
                     f"{_quote(e['output'])}"
                 )
     return "\n".join(lines) + "\n"
+
+
+def _meaning_lines(report: ValidationReport) -> list[str]:
+    """The meaning section: per config checked, its meaning-changed rate, then examples."""
+    judged = {n: c["meaning"] for n, c in report["configs"].items() if c.get("meaning")}
+    if not judged:
+        return []
+    first = next(iter(judged.values()))
+    encoder = (first.get("encoder") or {}).get("name", "?")
+    lines = [
+        "",
+        "## Meaning",
+        "",
+        "A row that fails no check above passes the form checks; that says nothing of its "
+        f"meaning. The meaning check marks a row {MEANING_CHANGED} when a field's drift "
+        f"under {encoder} is above {first['threshold']} or the output says or unsays a "
+        "negation: a warning, not counted in the total above. It checks paraphrase, "
+        "back-translation and style change (English fields under the default encoder).",
+        "",
+    ]
+    rows = [
+        [name, str(m["checked_rows"]), _percent(m["changed_rate"]) if m["checked_rows"] else "-",
+         str(m["not_checked_rows"])]
+        for name, m in judged.items()
+    ]  # fmt: skip
+    header = ["config", "rows checked", MEANING_CHANGED, "not checked"]
+    lines.append(markdown_table(header, rows, align="lrrr", tight_rule=True))
+    if any(m.get("examples") for m in judged.values()):
+        lines.append("")
+    for name, m in judged.items():
+        for e in m.get("examples", []):
+            why = f"drift {e['drift']}" if e.get("drift") is not None else "no drift"
+            if e.get("evidence"):
+                why += f", {', '.join(e['evidence'])}"
+            lines.append(
+                f"- **{MEANING_CHANGED}** ({name}, {e['split']} row {e['row_id']}, "
+                f"{e['field']}; {why}): {_quote(e['original'])} → {_quote(e['output'])}"
+            )
+    return lines
 
 
 def _unchecked(summary: ConfigValidationRecord) -> str:

