@@ -691,9 +691,11 @@ def write_measurement(document: dict[str, Any], guide: Path | None = None) -> li
 
 def unreliable(languages: Iterable[str], dataset: str | None = None) -> list[str] | None:
     """The checks measured unreliable for these languages (or this dataset), each with
-    its worst figures: a false-alarm or miss rate beyond the goal on a row of that
-    language or dataset, or a language the measurement could not judge. None when no
-    measurement is packaged."""
+    its worst figures: a false-alarm rate beyond the goal on a dataset of that language
+    (or that dataset), a miss rate beyond the goal on a kind of planted failure over all
+    the texts of that language (a plant's miss rarely depends on the dataset it went
+    into), or a language the measurement could not judge. None when no measurement is
+    packaged."""
     document = measured()
     if not document:
         return None
@@ -701,24 +703,33 @@ def unreliable(languages: Iterable[str], dataset: str | None = None) -> list[str
     goal = document["settings"]["goal"]
     worst: dict[tuple[str, str], tuple[float, str]] = {}  # (check, what) -> (rate, where)
     unjudged: dict[str, list[str]] = {}
-    for what, rows, limit in (("false alarms", document["false_alarms"], "false_alarms"),
-                              ("misses", document["misses"], "misses")):  # fmt: skip
+    # (check, kind, held-out phrasing) -> [planted, missed]
+    planted: dict[tuple[str, str, bool], list[int]] = {}
+    for what, rows in (("false alarms", document["false_alarms"]), ("misses", document["misses"])):
         for r in rows:
             if r["language"] not in wanted and r["dataset"] != dataset:
                 continue
             if not r["measured"]:
                 unjudged.setdefault(r["check"], []).append(r["language"])
-                continue
-            where = f"{r['dataset']} {r['language']}"
-            if what == "misses":
-                where = f"{r['kind']}, {where}"
-            key = (r["check"], what)
-            if r["rate"] > goal[limit] and r["rate"] > worst.get(key, (0.0, ""))[0]:
-                worst[key] = (r["rate"], where)
+            elif what == "misses":
+                counts = planted.setdefault((r["check"], r["kind"], r["held_out"]), [0, 0])
+                counts[0] += r["planted"]
+                counts[1] += r["missed"]
+            elif (
+                r["rate"] > goal["false_alarms"]
+                and r["rate"] > worst.get((r["check"], what), (0.0, ""))[0]
+            ):
+                where = f"on {r['dataset']} {r['language']}"
+                worst[(r["check"], what)] = (r["rate"], where)
+    for (check, kind, held_out), (n, missed) in planted.items():
+        rate = missed / n if n else 0.0
+        if rate > goal["misses"] and rate > worst.get((check, "misses"), (0.0, ""))[0]:
+            phrasing = ", phrasings not in its lists" if held_out else ""
+            worst[(check, "misses")] = (rate, f"of {n} planted: {kind}{phrasing}")
     out = []
     for check in CHECKS:
         reasons = [
-            f"{what} {_percent(worst[(check, what)][0])} on {worst[(check, what)][1]}"
+            f"{what} {_percent(worst[(check, what)][0])} {worst[(check, what)][1]}"
             for what in ("false alarms", "misses")
             if (check, what) in worst
         ]

@@ -63,6 +63,8 @@ def test_the_table_gives_the_error_rate_with_its_interval(validated):
         "edit dist",
         "run                      paraphrase-s1                     4   25.0%    [4.6%, 69.9%] "
         "    0.217",
+        "                           meaning-changed: 25.0% (1 of 4 rows checked; a warning, not "
+        "in errors)",
     ]
 
 
@@ -82,8 +84,8 @@ def test_validation_md_leads_with_the_decision(validated):
         "",
         "- **paraphrase-s1** (en): 25.0% of 4 rows failed a check, 95% interval [4.6%, 69.9%]. "
         "Checks measured unreliable for en or sample: wrong-language (false alarms 3.3% on "
-        "BIOSSES en); truncated (misses 100.0% on cut to 50% of its words, no finish reason, "
-        "STSBenchmark en).",
+        "BIOSSES en); truncated (misses 100.0% of 100 planted: cut to 50% of its words, no "
+        "finish reason).",
         "",
     ]
     assert "## Worst rows" in lines
