@@ -36,6 +36,7 @@ name its language.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 from functools import cache
 from typing import Any, Protocol
@@ -128,6 +129,78 @@ def _expected(texts: list[str], expected: Iterable[str | None] | None) -> list[s
     return wanted
 
 
+# A text mostly in a script its expected language is not written in is in another language,
+# whatever an identifier says: lingua knows no language written in Ethiopic, for one, and
+# answers "und" for Amharic. Letters are told apart by their Unicode names' first word.
+_SCRIPT_NAMES = {
+    "Latn": ("LATIN",), "Cyrl": ("CYRILLIC",), "Grek": ("GREEK",), "Arab": ("ARABIC",),
+    "Hebr": ("HEBREW",), "Ethi": ("ETHIOPIC",), "Deva": ("DEVANAGARI",),
+    "Beng": ("BENGALI",), "Guru": ("GURMUKHI",), "Gujr": ("GUJARATI",), "Orya": ("ORIYA",),
+    "Taml": ("TAMIL",), "Telu": ("TELUGU",), "Knda": ("KANNADA",), "Mlym": ("MALAYALAM",),
+    "Sinh": ("SINHALA",), "Thai": ("THAI",), "Laoo": ("LAO",), "Mymr": ("MYANMAR",),
+    "Khmr": ("KHMER",), "Tibt": ("TIBETAN",), "Geor": ("GEORGIAN",), "Armn": ("ARMENIAN",),
+    "Hans": ("CJK",), "Hant": ("CJK",), "Jpan": ("CJK", "HIRAGANA", "KATAKANA"),
+    "Kore": ("HANGUL", "CJK"),
+}  # fmt: skip
+# languages commonly written in a second script besides the one langcodes gives first
+_ALSO_WRITTEN = {"sr": "Latn", "bs": "Cyrl", "uz": "Latn", "az": "Latn", "kk": "Latn",
+                 "tk": "Latn", "ku": "Latn", "pa": "Arab", "ms": "Arab", "sd": "Deva"}  # fmt: skip
+SCRIPT_SHARE = 0.5  # below this share of its letters in the expected scripts, a text is not
+
+
+@cache
+def _expected_scripts(language: str) -> frozenset[str]:
+    """The Unicode name prefixes of the scripts `language` is written in (empty: unknown)."""
+    import langcodes
+
+    try:
+        script = langcodes.Language.get(language).maximize().script
+    except (ValueError, LookupError):
+        return frozenset()
+    names = set(_SCRIPT_NAMES.get(script or "", ()))
+    names.update(_SCRIPT_NAMES.get(_ALSO_WRITTEN.get(language, ""), ()))
+    return frozenset(names)
+
+
+@cache
+def _script_of(ch: str) -> str | None:
+    """The script of an alphabetic character, as `_SCRIPT_NAMES` names it, or None."""
+    if not ch.isalpha():
+        return None
+    name = unicodedata.name(ch, "").split(" ", 1)[0]
+    return next((code for code, names in _SCRIPT_NAMES.items() if name in names), None)
+
+
+def foreign_script(text: str, language: str) -> str | None:
+    """ "und-<Script>" when most of `text`'s letters are in one script `language` is not
+    written in (an undetermined language, in that script), else None."""
+    accepted = _expected_scripts(language)
+    if not accepted or too_short(text):
+        return None
+    counts: dict[str, int] = {}
+    inside = total = 0
+    for ch in text:
+        code = _script_of(ch)
+        if code is None:
+            continue
+        total += 1
+        if set(_SCRIPT_NAMES[code]) & accepted:
+            inside += 1
+        else:
+            counts[code] = counts.get(code, 0) + 1
+    if not total or inside >= SCRIPT_SHARE * total or not counts:
+        return None
+    return f"{UNDETERMINED}-{max(counts, key=lambda c: counts[c])}"
+
+
+def _check_scripts(texts: list[str], wanted: list[str | None], codes: list[str]) -> None:
+    """Replace an answer that is the expected language, or "und", by "und-<Script>" when
+    the text is mostly in a script the expected language is not written in."""
+    for i, (text, language) in enumerate(zip(texts, wanted, strict=True)):
+        if language is not None and codes[i] in (language, UNDETERMINED):
+            codes[i] = foreign_script(text, language) or codes[i]
+
+
 class Langdetect:
     """langdetect, seeded so that its sampling gives one answer per text."""
 
@@ -163,13 +236,15 @@ class Langdetect:
         self, texts: Iterable[str], expected: Iterable[str | None] | None = None
     ) -> list[str]:
         texts = [t[:SAMPLE_CHARS] for t in texts]
+        wanted = _expected(texts, expected)
         codes = []
-        for text, wanted in zip(texts, _expected(texts, expected), strict=True):
+        for text, language in zip(texts, wanted, strict=True):
             if too_short(text):
                 codes.append(UNDETERMINED)
                 continue
             ranked = self.ranked(text)
-            codes.append(choose(ranked, wanted) if ranked else UNDETERMINED)
+            codes.append(choose(ranked, language) if ranked else UNDETERMINED)
+        _check_scripts(texts, wanted, codes)
         return codes
 
 
@@ -226,6 +301,7 @@ class Lingua:
         for i, values in zip(unsure, full, strict=True):
             codes[i] = choose(_pairs(values), wanted[i])
         self._second_look(texts, wanted, codes)
+        _check_scripts(texts, wanted, codes)
         return codes
 
     def _second_look(self, texts: list[str], wanted: list[str | None], codes: list[str]) -> None:
