@@ -2,7 +2,8 @@
 
 Each side runs as its own process (what a user pays: interpreter start, imports, model
 load, the work). The runs are paired, and the side that goes first alternates (A,B then
-B,A ...), so that neither side always meets a cold disk cache or a busier moment. What is
+B,A ...), so that neither side always meets a cold disk cache or a busier moment; one
+uncounted warm-up run of each side comes first (bytecode compiled, files read once). What is
 printed is the ratio A/B of each pair, as min / median / max, with the load average before
 and after and the date: on a shared machine absolute seconds mean little, and one best-of
 figure per side can hide anything.
@@ -111,6 +112,7 @@ def paired(
     env_b: dict[str, str] | None = None,
     runner: Callable[[Sequence[str], Path, dict[str, str] | None], Run] = run_process,
     scratch: Path | None = None,
+    warmup: int = 1,
 ) -> Report:
     """Run `a` and `b` `pairs` times each, alternating which goes first, and pair the runs.
 
@@ -123,10 +125,20 @@ def paired(
         env_a, env_b: environment variables added for each side.
         runner: runs one command (tests pass a stand-in).
         scratch: where the per-run folders go (a temporary folder by default).
+        warmup: runs of each side (A, then B) before the pairs, not counted: the first run
+            after a change pays for compiling bytecode and filling the disk cache.
     """
     report = Report(label, load_before=os.getloadavg(), date=_now())
     sides = {"A": (a, env_a), "B": (b, env_b)}
     with tempfile.TemporaryDirectory(dir=scratch) as root:
+        for i in range(warmup):
+            for side in ("A", "B"):
+                argv, env = sides[side]
+                out = Path(root) / f"warmup{i}{side}"
+                out.mkdir()
+                runner(argv, out, env)
+                shutil.rmtree(out, ignore_errors=True)
+        report.load_before = os.getloadavg()  # the load the pairs start under
         for i, first_second in enumerate(order(pairs)):
             runs: dict[str, Run] = {}
             for side in first_second:

@@ -36,14 +36,15 @@ def scripted(paired, seconds):
 
 
 def test_order_alternates_and_ratios_pair_a_with_b(paired):
-    run, calls = scripted(paired, {"a": [2.0, 3.0, 1.0, 4.0], "b": [1.0, 2.0, 2.0, 4.0]})
+    times = {"a": [9.0, 2.0, 3.0, 1.0, 4.0], "b": [9.0, 1.0, 2.0, 2.0, 4.0]}  # warm-up first
+    run, calls = scripted(paired, times)
     report = paired.paired(
         "demo", ["a"], ["b"], 4, lambda x, y: None, env_a={"WHO": "a"}, runner=run
     )
-    assert [side for side, _, _ in calls] == ["a", "b", "b", "a", "a", "b", "b", "a"]
+    assert [side for side, _, _ in calls] == ["a", "b", "a", "b", "b", "a", "a", "b", "b", "a"]
     assert all(fresh for _, _, fresh in calls)  # every run gets an empty folder of its own
-    assert [env for side, env, _ in calls if side == "a"] == [{"WHO": "a"}] * 4
-    assert [env for side, env, _ in calls if side == "b"] == [{}] * 4
+    assert [env for side, env, _ in calls if side == "a"] == [{"WHO": "a"}] * 5
+    assert [env for side, env, _ in calls if side == "b"] == [{}] * 5
     assert report.ratios == [2.0, 1.5, 0.5, 1.0]
     assert paired.summary(report.ratios) == (0.5, 1.25, 2.0)
     lines = report.lines(goal=0.9)
@@ -65,7 +66,7 @@ def test_sides_that_differ_stop_the_bench(paired):
         return None if mine == theirs else f"{mine} != {theirs}"
 
     with pytest.raises(RuntimeError, match="demo, pair 1: the two sides differ: a != b"):
-        paired.paired("demo", ["a"], ["b"], 1, same, runner=run)
+        paired.paired("demo", ["a"], ["b"], 1, same, runner=run, warmup=0)
 
 
 def test_a_whole_process_gets_its_folder(paired, tmp_path):
