@@ -5,8 +5,8 @@ imports, model load, the evaluation): shiftbench's CLI on a local dataset folder
 packaged all-MiniLM-L6-v2, against `bench/mteb_side.py`, which runs `mteb.evaluate` on the
 same model and the same folder's data through mteb's registered task. The runs are paired
 with the first side alternating, after one uncounted warm-up run of each (bench/paired.py),
-and each pair's main scores must be equal (to the five decimals shiftbench prints). Goal: shiftbench at most 0.90x of mteb
-(median of the paired ratios), as docs/benchmarks.md states.
+and each pair's main scores must be equal (to the five decimals shiftbench prints). Goal:
+shiftbench at most 0.90x of mteb (median of the paired ratios), as docs/benchmarks.md states.
 
     python bench/bench_evaluate.py /path/to/shared/data [--kind sts ...] [--pairs 4]
 
