@@ -62,7 +62,9 @@ def same_main_score(ours: Run, theirs: Run) -> str | None:
     return None
 
 
-def compare(kind: str, data: Path, pairs: int, shiftbench_path: str | None) -> None:
+def compare(
+    kind: str, data: Path, pairs: int, shiftbench_path: str | None, warmup: int = 1
+) -> None:
     name, args = KINDS[kind]
     folder = data / name
     ours = [
@@ -78,7 +80,7 @@ def compare(kind: str, data: Path, pairs: int, shiftbench_path: str | None) -> N
         env = {"PYTHONPATH": os.pathsep.join([shiftbench_path, os.environ.get("PYTHONPATH", "")])}
     report = paired(
         f"{name}: A = shiftbench evaluate, B = mteb.evaluate", ours, theirs, pairs,
-        same_main_score, env_a=env,
+        same_main_score, env_a=env, warmup=warmup,
     )  # fmt: skip
     for line in report.lines(goal=GOAL):
         print(line, flush=True)
@@ -90,11 +92,12 @@ def main() -> None:
     parser.add_argument("--kind", action="append", choices=sorted(KINDS), help="repeatable")
     parser.add_argument("--pairs", type=int, default=4)
     parser.add_argument("--shiftbench-path", help="put this first on shiftbench's PYTHONPATH")
+    parser.add_argument("--warmup", type=int, default=1, help="uncounted runs of each side")
     parser.add_argument("--variants", type=int, default=0)
     args = parser.parse_args()
     print(f"{' '.join(sys.argv)}", flush=True)
     for kind in args.kind or list(KINDS):
-        compare(kind, args.data, args.pairs, args.shiftbench_path)
+        compare(kind, args.data, args.pairs, args.shiftbench_path, args.warmup)
     if args.variants:
         from shiftbench.core.data.sources import resolve_source
         from shiftbench.core.models.encoders import Encoder
