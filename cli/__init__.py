@@ -65,7 +65,6 @@ class ShiftbenchGroup(click.Group):
         )
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
-        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         kwargs["standalone_mode"] = False
         self.running = None
         try:

@@ -4,6 +4,7 @@ terminal table, and the reader of an earlier results folder."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
@@ -114,11 +115,29 @@ def model_meta(model: dict[str, Any]) -> dict[str, Any]:
     """mteb's metadata of an evaluated model, as mteb's ResultCache keeps it beside the
     results (`model_meta.json`): the registry's entry when mteb knows the model by its
     name, else an entry naming only the model; the name and revision are the ones the
-    results were made with."""
+    results were made with.
+
+    The entry is kept in the cache folder per installed mteb version and model name:
+    `import mteb` alone took about a seventh of a whole STSBenchmark evaluate (issue 50),
+    and the entry only changes with mteb.
+    """
+    name = str(model["id"]).removeprefix("mteb:")
+    kept = _kept_meta(name)
+    out = _cached_json(kept) if kept is not None else None
+    if out is None:
+        out = _mteb_meta(name)
+        if kept is not None:
+            # a cache that cannot be written only costs the next run the import
+            with contextlib.suppress(OSError):
+                write_json(kept, out)
+    out.update(name=name, revision=model.get("revision"))
+    return out
+
+
+def _mteb_meta(name: str) -> dict[str, Any]:
     import mteb
     from mteb.models import ModelMeta
 
-    name = str(model["id"]).removeprefix("mteb:")
     try:
         meta = mteb.get_model_meta(name)
     except KeyError:
@@ -129,8 +148,30 @@ def model_meta(model: dict[str, Any]) -> dict[str, Any]:
         # sorted, equal runs write equal bytes
         if isinstance(getattr(meta, key, None), (set, frozenset)) and isinstance(value, list):
             out[key] = sorted(value, key=str)
-    out.update(name=name, revision=model.get("revision"))
     return out
+
+
+def _kept_meta(name: str) -> Path | None:
+    """Where mteb's entry for `name` is kept for the installed mteb (None: no mteb found)."""
+    import hashlib
+    from importlib.metadata import PackageNotFoundError, version
+
+    from shiftbench.llm.cache import default_cache_dir
+
+    try:
+        mteb_version = version("mteb")
+    except PackageNotFoundError:
+        return None
+    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:24]
+    return default_cache_dir() / "mteb-model-meta" / mteb_version / f"{digest}.json"
+
+
+def _cached_json(path: Path) -> dict[str, Any] | None:
+    try:
+        found = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # absent, unreadable or torn: ask mteb again
+        return None
+    return found if isinstance(found, dict) else None
 
 
 def mteb_layout(document: ResultsDocument) -> dict[Path, dict[str, Any]]:
