@@ -150,7 +150,8 @@ SCRIPT_SHARE = 0.5  # below this share of its letters in the expected scripts, a
 
 @cache
 def _expected_scripts(language: str) -> frozenset[str]:
-    """The Unicode name prefixes of the scripts `language` is written in (empty: unknown)."""
+    """The scripts (`_SCRIPT_NAMES` codes) whose letters count as written in `language`
+    (empty: unknown)."""
     import langcodes
 
     try:
@@ -159,7 +160,7 @@ def _expected_scripts(language: str) -> frozenset[str]:
         return frozenset()
     names = set(_SCRIPT_NAMES.get(script or "", ()))
     names.update(_SCRIPT_NAMES.get(_ALSO_WRITTEN.get(language, ""), ()))
-    return frozenset(names)
+    return frozenset(code for code, own in _SCRIPT_NAMES.items() if names & set(own))
 
 
 @cache
@@ -184,7 +185,7 @@ def foreign_script(text: str, language: str) -> str | None:
         if code is None:
             continue
         total += 1
-        if set(_SCRIPT_NAMES[code]) & accepted:
+        if code in accepted:
             inside += 1
         else:
             counts[code] = counts.get(code, 0) + 1
