@@ -18,6 +18,7 @@ from shiftbench.core.packaged import package_pin
 from shiftbench.core.progress import loading_line, step
 from shiftbench.errors import InputError, RuntimeFault
 from shiftbench.llm.backends.base import Generation, OnDone, Request, Sampling, token_budget
+from shiftbench.llm.backends.threads import CoreShare
 from shiftbench.llm.backends.weights import (
     DEFAULT_MODEL,
     ModelLocation,
@@ -33,6 +34,7 @@ _LOADED: dict[ModelLocation, tuple[Any, Any]] = {}
 # A fast tokenizer changes its own padding settings on calls that ask for other ones, and
 # raises if another thread uses it meanwhile; generate() runs in every job's thread.
 _TOKENIZING = threading.Lock()
+_TORCH_THREADS: int | None = None  # torch's thread count before the first batch changed it
 
 
 def _load(location: ModelLocation, cache_dir: Path | None = None) -> tuple[Any, Any]:
@@ -103,6 +105,7 @@ class EmbeddedBackend:
         self.cache_dir = cache_dir  # its models/ folder holds the dequantised GGUF copy
         self._queue = _SharedBatches(batch_size)
         self._described: dict[str, Any] | None = None
+        self._share = CoreShare()  # counts from here: the first batch's choice needs no wait
 
     def describe(self) -> dict[str, Any]:
         if self._described is None:
@@ -136,6 +139,20 @@ class EmbeddedBackend:
 
     def load(self) -> None:
         _load(self.location, self.cache_dir)
+
+    def _free_cores(self) -> None:
+        """Before a batch: torch's thread count set to the cores other processes leave free
+        (llm/backends/threads.py); a thread count the user fixed is left alone."""
+        import torch
+
+        global _TORCH_THREADS
+        if self._share.fixed is not None:
+            return
+        if _TORCH_THREADS is None:  # torch's own choice (physical cores) is the most
+            _TORCH_THREADS = torch.get_num_threads()
+        threads = min(self._share.threads(), _TORCH_THREADS)
+        if torch.get_num_threads() != threads:
+            torch.set_num_threads(threads)
 
     def generate(
         self, requests: list[Request], sampling: Sampling, on_done: OnDone | None = None
@@ -180,6 +197,7 @@ class EmbeddedBackend:
             ids[answer] = sorted(tokens)
         results: list[dict[str, float | None]] = []
         for prompt in prompts:
+            self._free_cores()
             enc = tokenizer(self._chat(tokenizer, prompt), return_tensors="pt",
                             add_special_tokens=False)  # fmt: skip
             with torch.inference_mode():
@@ -204,6 +222,7 @@ class EmbeddedBackend:
         from transformers import GenerationConfig, LogitsProcessorList, StoppingCriteriaList
 
         tokenizer, model = _load(self.location, self.cache_dir)
+        self._free_cores()
         with _TOKENIZING:
             enc = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
         budgets = [token_budget(r, sampling) for r in requests]
