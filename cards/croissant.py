@@ -24,9 +24,10 @@ import logging
 import multiprocessing
 import os
 import sys
+import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 
 from shiftbench.cards.facts import source_place
@@ -324,30 +325,111 @@ def validate(doc: dict[str, Any]) -> None:
         raise InputError(f"the Croissant metadata does not validate: {first_issue(exc)}") from None
 
 
+def _forks() -> bool:
+    """Whether a child may be forked here: POSIX, but not macOS, whose system libraries do
+    not survive a fork."""
+    return sys.platform != "darwin" and "fork" in multiprocessing.get_all_start_methods()
+
+
+class EarlyReader:
+    """A child forked before the document exists: it imports mlcroissant while the caller
+    converts and loads, then reads the document `validating` hands it."""
+
+    def __init__(self, documents: Any, verdicts: Any) -> None:
+        self.documents, self.verdicts = documents, verdicts
+
+    def hand(self, doc: dict[str, Any]) -> None:
+        """Send `doc` to the child from a thread: the pipe holds less than a document, and
+        the child reads only once its imports are done, which the caller need not wait for."""
+        threading.Thread(target=self._send, args=(doc,), daemon=True).start()
+
+    def _send(self, doc: dict[str, Any]) -> None:
+        # the child gone, or the pipe closed meanwhile: no verdict comes, and the caller
+        # validates itself
+        with suppress(OSError, ValueError):
+            self.documents.send(doc)
+
+
 @contextmanager
-def validating(doc: dict[str, Any] | None) -> Iterator[Callable[[], None]]:
-    """`validate(doc)` started beside the body of the `with`; yields the function that
-    waits for it and raises what `validate` raises (a no-op when `doc` is None).
-
-    mlcroissant spends about 10 ms per record set in pure Python, as long as loading every
-    config takes. Where the platform forks (POSIX, but not macOS, whose system libraries
-    do not survive a fork) a child process reads the document while the caller loads and
-    renders. Anything but a verdict from the child (it died, or sent nothing within
-    ASIDE_DEADLINE_S) makes the wait validate here instead, so the outcome is always
-    mlcroissant's. Leaving the `with` ends the child, waited for or not.
-    """
-    if doc is None:
-        yield lambda: None
-        return
-    import mlcroissant  # noqa: F401  (imported once, here, not in every child)
-
-    if sys.platform == "darwin" or "fork" not in multiprocessing.get_all_start_methods():
-        yield lambda: validate(doc)
+def early_reader(wanted: bool = True) -> Iterator[EarlyReader | None]:
+    """An EarlyReader started now, or None where none is wanted or can be had (then
+    `validating` imports mlcroissant and forks at its own start). Leaving the `with` ends
+    the child."""
+    if not wanted or not _forks():
+        yield None
         return
     # a fork after tokenizers ran in parallel makes the library warn and turn itself off in
     # the child; publish is the one fork, so only here is its parallelism declined (set
     # process-wide, evaluate's encoding was 1.11-1.15x slower: issue 50)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    context = multiprocessing.get_context("fork")
+    documents_out, documents_in = context.Pipe(duplex=False)
+    verdicts_in, verdicts_out = context.Pipe(duplex=False)
+    parents = (documents_in, verdicts_in)  # the child closes its copies of these
+    child = context.Process(
+        target=_read_when_handed, args=(documents_out, verdicts_out, parents), daemon=True
+    )
+    try:
+        child.start()
+    except OSError:  # no process to be had (a limit, memory): the check runs later, here
+        for end in (documents_out, documents_in, verdicts_in, verdicts_out):
+            end.close()
+        yield None
+        return
+    documents_out.close()
+    verdicts_out.close()
+    try:
+        yield EarlyReader(documents_in, verdicts_in)
+    finally:
+        documents_in.close()
+        verdicts_in.close()
+        child.kill()
+        child.join()
+
+
+def _read_when_handed(documents: Any, sender: Any, parents: tuple[Any, ...]) -> None:
+    """The early child: mlcroissant imported, then the document read and judged as
+    `_validate_in_child` judges it; no document (the caller failed first) ends it."""
+    gc.disable()  # a short life: collecting the parent's heap would only cost time
+    for end in parents:  # so that the parent's end closing is an end of input here
+        end.close()
+    try:
+        import mlcroissant  # noqa: F401
+
+        doc = documents.recv()
+    except Exception:  # EOFError, or an import that fails: the parent validates itself
+        return
+    _validate_in_child(doc, sender)
+
+
+@contextmanager
+def validating(
+    doc: dict[str, Any] | None, early: EarlyReader | None = None
+) -> Iterator[Callable[[], None]]:
+    """`validate(doc)` started beside the body of the `with`; yields the function that
+    waits for it and raises what `validate` raises (a no-op when `doc` is None).
+
+    mlcroissant spends about 10 ms per record set in pure Python, as long as loading every
+    config takes. Where the platform forks (POSIX, but not macOS) a child process reads the
+    document while the caller loads and renders: the `early` reader, handed the document
+    now, or else a child forked here. Anything but a verdict from the child (it died, or
+    sent nothing within ASIDE_DEADLINE_S) makes the wait validate here instead, so the
+    outcome is always mlcroissant's. Leaving the `with` ends a child forked here, waited
+    for or not (an early one ends with its own `with`).
+    """
+    if doc is None:
+        yield lambda: None
+        return
+    if early is not None:
+        early.hand(doc)
+        yield _waiting(doc, early.verdicts)
+        return
+    import mlcroissant  # noqa: F401  (imported once, here, not in every child)
+
+    if not _forks():
+        yield lambda: validate(doc)
+        return
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # as in early_reader
     context = multiprocessing.get_context("fork")
     receiver, sender = context.Pipe(duplex=False)
     child = context.Process(target=_validate_in_child, args=(doc, sender), daemon=True)
@@ -359,23 +441,29 @@ def validating(doc: dict[str, Any] | None) -> Iterator[Callable[[], None]]:
         yield lambda: validate(doc)
         return
     sender.close()
+    try:
+        yield _waiting(doc, receiver)
+    finally:
+        receiver.close()
+        child.kill()
+        child.join()
+
+
+def _waiting(doc: dict[str, Any], receiver: Any) -> Callable[[], None]:
+    """The wait for a child's verdict on `doc` through `receiver`: an error raised as
+    InputError, no verdict at all validated here."""
 
     def wait() -> None:
         try:
             verdict = receiver.recv() if receiver.poll(ASIDE_DEADLINE_S) else None
-        except EOFError:  # the child died without a verdict
+        except (EOFError, OSError):  # the child died without a verdict
             verdict = None
         if verdict is None:
             validate(doc)
         elif verdict:
             raise InputError(verdict)
 
-    try:
-        yield wait
-    finally:
-        receiver.close()
-        child.kill()
-        child.join()
+    return wait
 
 
 def _validate_in_child(doc: dict[str, Any], sender: Any) -> None:

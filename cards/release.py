@@ -491,41 +491,45 @@ def build(
         raise InputError(
             "--rai and --date-published describe croissant.json, which only a Parquet release has"
         )
-    meta = checked if checked is not None else check_folder(folder)
-    human = facts.human_reports(human_dirs)
-    models = evaluated.read_results(results, meta)
-    extra: dict[str, Path | bytes] = {}
-    for entry in human:
-        summary = json.dumps(facts.human_summary(entry), indent=2, ensure_ascii=False) + "\n"
-        extra[f"human_eval/{entry['name']}.json"] = summary.encode("utf-8")
-    extra.update(evaluated.eval_results_files(models, repo, tag))
-    files = {**release_files(folder, meta, data_format), **extra}
-    files.pop(MANIFEST, None)  # a downloaded release's; a new one is made below
-    files.pop(croissant.CROISSANT_FILE, None)
-    release = Release(folder, tag)
-    release.files.update(files)
-    # Each config loaded once, for the features and sizes the card records; then the card
-    # read back by datasets, as load_dataset reads it.
-    doc = None
-    if data_format == "parquet":
-        doc = _croissant(release, meta, repo=repo, human=human, license_id=license_id,
-                         rai=rai_fields, validation=facts.validation_report(folder))  # fmt: skip
-        if date_published:
-            doc["datePublished"] = date_published
-        release.files[croissant.CROISSANT_FILE] = croissant.dumps(doc).encode("utf-8")
-    with croissant.validating(doc) as validated:  # mlcroissant reads it meanwhile
-        infos = infos_by_loading(files, meta, data_format)
-        text = cards.render(
-            folder, meta, infos=infos, repo=repo, tag=tag, human=human, license_id=license_id,
-            data_format=data_format, models=models,
-        )  # fmt: skip
-        check_card(text, meta, infos, data_format)
-        validated()
-    release.files["README.md"] = text.encode("utf-8")
-    if tag is not None:
-        inputs = inputs or release_inputs(
-            folder, repo, tag, human_dirs, license_id, data_format=data_format,
-            results=results, rai=rai, date_published=date_published,
-        )  # fmt: skip
-        release.files[MANIFEST] = manifest(release, meta, data_format, inputs)
-    return release, meta, text
+    # mlcroissant's reader is started now, so that its imports overlap the conversion and
+    # the loading instead of preceding the reading of croissant.json
+    with croissant.early_reader(data_format == "parquet") as early:
+        meta = checked if checked is not None else check_folder(folder)
+        human = facts.human_reports(human_dirs)
+        models = evaluated.read_results(results, meta)
+        extra: dict[str, Path | bytes] = {}
+        for entry in human:
+            summary = json.dumps(facts.human_summary(entry), indent=2, ensure_ascii=False) + "\n"
+            extra[f"human_eval/{entry['name']}.json"] = summary.encode("utf-8")
+        extra.update(evaluated.eval_results_files(models, repo, tag))
+        files = {**release_files(folder, meta, data_format), **extra}
+        files.pop(MANIFEST, None)  # a downloaded release's; a new one is made below
+        files.pop(croissant.CROISSANT_FILE, None)
+        release = Release(folder, tag)
+        release.files.update(files)
+        # Each config loaded once, for the features and sizes the card records; then the card
+        # read back by datasets, as load_dataset reads it.
+        doc = None
+        if data_format == "parquet":
+            validation = facts.validation_report(folder)
+            doc = _croissant(release, meta, repo=repo, human=human, license_id=license_id,
+                             rai=rai_fields, validation=validation)  # fmt: skip
+            if date_published:
+                doc["datePublished"] = date_published
+            release.files[croissant.CROISSANT_FILE] = croissant.dumps(doc).encode("utf-8")
+        with croissant.validating(doc, early) as validated:  # mlcroissant reads it meanwhile
+            infos = infos_by_loading(files, meta, data_format)
+            text = cards.render(
+                folder, meta, infos=infos, repo=repo, tag=tag, human=human, license_id=license_id,
+                data_format=data_format, models=models,
+            )  # fmt: skip
+            check_card(text, meta, infos, data_format)
+            validated()
+        release.files["README.md"] = text.encode("utf-8")
+        if tag is not None:
+            inputs = inputs or release_inputs(
+                folder, repo, tag, human_dirs, license_id, data_format=data_format,
+                results=results, rai=rai, date_published=date_published,
+            )  # fmt: skip
+            release.files[MANIFEST] = manifest(release, meta, data_format, inputs)
+        return release, meta, text
