@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from shiftbench.core.messages import option
 from shiftbench.core.packaged import package_pin
 from shiftbench.core.progress import loading_line, step
 from shiftbench.errors import InputError, RuntimeFault
@@ -103,13 +104,13 @@ def choose_engine(engine: str, location: ModelLocation) -> str:
     if engine == LLAMA_CPP and not llamacpp.installed():
         raise InputError(
             f"the llama.cpp engine needs llama-cpp-python, which is not installed: "
-            f"{llamacpp.INSTALL}; or choose the transformers engine"
+            f"{llamacpp.INSTALL}; or use {option('engine')} transformers"
         )
     if engine == LLAMA_CPP and not gguf:
         raise InputError(
             f"the llama.cpp engine runs GGUF files only, and model {location.spec!r} is not "
-            f"one: give a .gguf file (or a folder holding one), or choose the transformers "
-            f"engine"
+            f"one: give a .gguf file (or a folder holding one), or use {option('engine')} "
+            f"transformers"
         )
     return engine
 

@@ -32,6 +32,8 @@ _LOADING = threading.Lock()
 
 def installed() -> bool:
     """Whether llama-cpp-python can be imported (looked up, not imported)."""
+    if "llama_cpp" in sys.modules:  # None there: blocked, as a test or a user may block it
+        return sys.modules["llama_cpp"] is not None
     return importlib.util.find_spec("llama_cpp") is not None
 
 
