@@ -327,7 +327,8 @@ def run_validate(spec: Spec, unit: Unit, ctx: Context) -> None:
         paraplue=tuple(c["paraplue"]), judge_modes=tuple(c["judge_modes"]),
         judge_scoring=c["judge_scoring"], judge_tokens=c["judge_tokens"],
         base_url=c["base_url"], concurrency=c["concurrency"], batch_size=c["batch_size"],
-        engine=c["engine"], cache_dir=Path(v["cache_dir"]) if v["cache_dir"] else None, quiet=ctx.quiet,
+        engine=c["engine"], cache_dir=Path(v["cache_dir"]) if v["cache_dir"] else None,
+        quiet=ctx.quiet,
     )  # fmt: skip
 
     validate_runs((unit.run,), settings, on_config=table_printer())

@@ -7,10 +7,11 @@ transformers on the default model), else transformers. Their outputs differ; wit
 engine a seeded output is the same every time, and describe() names the engine, so the
 cache and the run folder never take one engine's outputs for the other's.
 
-In the transformers engine, sampling is seeded per request, not per batch: each prompt gets its own torch.Generator,
-and a token is drawn by adding Gumbel noise from that generator to the log-probabilities and
-taking the arg-max (the Gumbel-max trick draws exactly from the softmax). So a prompt's
-output depends on its own seed, not on which other prompts share its batch.
+In the transformers engine, sampling is seeded per request, not per batch: each prompt gets
+its own torch.Generator, and a token is drawn by adding Gumbel noise from that generator to
+the log-probabilities and taking the arg-max (the Gumbel-max trick draws exactly from the
+softmax). So a prompt's output depends on its own seed, not on which other prompts share its
+batch.
 """
 
 from __future__ import annotations

@@ -94,14 +94,12 @@ class LlamaModel:
 
         # The GGUF's own template, rendered as transformers renders it (llama-cpp-python's
         # own chat completion may pick a built-in format that differs from it instead).
-        self.formatter = (
-            Jinja2ChatFormatter(
-                template, token_text("tokenizer.ggml.eos_token_id"),
-                token_text("tokenizer.ggml.bos_token_id"),
-            )  # fmt: skip
-            if template
-            else None
-        )
+        self.formatter = None
+        if template:
+            eos = token_text("tokenizer.ggml.eos_token_id")
+            self.formatter = Jinja2ChatFormatter(
+                template, eos, token_text("tokenizer.ggml.bos_token_id")
+            )
 
     def _set_threads(self, n: int) -> None:
         """Run on `n` threads from the next request on (prompt and generation alike)."""
