@@ -184,8 +184,9 @@ class EmbeddedBackend:
             # no output of one engine is taken for the other's (the transformers engine's
             # entry has none, as before there were two)
             info["engine"] = f"llama.cpp {version}"
-            backend = {"name": self.name, "engine": LLAMA_CPP, "llama_cpp": version}
-            return {"model": info, "backend": backend}
+            # the engine's library and version, as the transformers engine's entry names
+            # transformers and torch (and that entry stays as it was)
+            return {"model": info, "backend": {"name": self.name, "llama_cpp": version}}
         import torch
         import transformers
 
@@ -193,7 +194,6 @@ class EmbeddedBackend:
             "model": info,
             "backend": {
                 "name": self.name,
-                "engine": TRANSFORMERS,
                 "transformers": transformers.__version__,
                 "torch": torch.__version__,
             },
