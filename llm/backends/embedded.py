@@ -213,10 +213,11 @@ class EmbeddedBackend:
         return llamacpp.load(self.location, self.threads, model_name(self.location))
 
     def _set_threads(self, n: int) -> None:
-        """Compute on `n` threads from the next batch on (the llama.cpp engine's context)."""
-        self.threads = n
+        """Compute on `n` threads from the next request on (the llama.cpp engine's context,
+        which every backend of this model in the process shares)."""
         if self.engine == LLAMA_CPP:
             self._llama()._set_threads(n)
+        self.threads = n
 
     def generate(
         self, requests: list[Request], sampling: Sampling, on_done: OnDone | None = None

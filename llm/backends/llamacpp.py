@@ -26,7 +26,7 @@ from shiftbench.llm.backends.weights import ModelLocation
 
 INSTALL = "pip install llama-cpp-python (it builds llama.cpp from source: about 11 minutes, once)"
 
-_LOADED: dict[tuple[ModelLocation, int], LlamaModel] = {}
+_LOADED: dict[ModelLocation, LlamaModel] = {}
 _LOADING = threading.Lock()
 
 
@@ -44,12 +44,12 @@ def version() -> str:
 
 
 def load(location: ModelLocation, threads: int, name: str) -> LlamaModel:
-    """The model at `location`, loaded once per process and thread count."""
-    key = (location, threads)
+    """The model at `location`, loaded once per process (on `threads` threads, which
+    `LlamaModel._set_threads` changes later)."""
     with _LOADING:
-        if key not in _LOADED:
-            _LOADED[key] = LlamaModel(location, threads, name)
-        return _LOADED[key]
+        if location not in _LOADED:
+            _LOADED[location] = LlamaModel(location, threads, name)
+        return _LOADED[location]
 
 
 def _seed32(seed: int) -> int:
@@ -60,7 +60,7 @@ def _seed32(seed: int) -> int:
 
 class LlamaModel:
     """One llama.cpp model and its context, which serves one request at a time (every
-    backend of this model and thread count in the process shares it)."""
+    backend of this model in the process shares it)."""
 
     def __init__(self, location: ModelLocation, threads: int, name: str) -> None:
         imports = "llama_cpp" not in sys.modules  # its import is part of the wait
