@@ -151,7 +151,6 @@ def test_engine_choices_and_refusals(invoke, tmp_path, monkeypatch, models_folde
     bad = invoke("gen", "sample", "--engine", "llamacpp", "-o", out)
     assert (bad.exit_code, bad.stderr) == (
         2,
-        "Usage: shiftbench gen [OPTIONS] SOURCE\nTry 'shiftbench gen -h' for help.\n\n"
         "Error: Invalid value for '--engine': 'llamacpp' is not one of 'auto', "
         "'transformers', 'llama.cpp'.\n",
     )
@@ -189,7 +188,8 @@ def test_a_run_folder_never_takes_one_engines_rows_for_the_others(invoke, tmp_pa
     import llama_cpp
 
     out, cache = tmp_path / "run", tmp_path / "cache"
-    args = ["gen", "sample", "--limit", "2", "--max-new-tokens", "16", "--cache-dir", cache]
+    args = ["gen", "sample", "--limit", "1", "--max-new-tokens", "16", "--max-attempts", "1",
+            "--max-failure-rate", "1", "--cache-dir", cache]  # fmt: skip
     made = invoke(*args, "-q", "-o", out)
     assert made.exit_code == 0, made.output
     meta = json.loads((out / "shiftbench.json").read_text(encoding="utf-8"))
