@@ -35,6 +35,7 @@ def prompts() -> list[str]:
 @pytest.fixture(scope="module")
 def llama():
     backend = get_backend("embedded")  # "auto": the packaged model is a GGUF file
+    assert backend.engine == "llama.cpp"
     backend.load()
     return backend
 
