@@ -34,10 +34,11 @@ def main() -> None:
         for i, t in enumerate(texts)
     ]
     sizes = [int(s) for s in args.batch_sizes.split(",")]
-    get_backend("embedded", None).load()  # loading is not what is measured
+    # the transformers engine: batch size is its setting (llama.cpp runs one at a time)
+    get_backend("embedded", None, engine="transformers").load()  # loading is not measured
     times, outputs = {}, {}
     for size in sizes:
-        backend = get_backend("embedded", None, batch_size=size)
+        backend = get_backend("embedded", None, batch_size=size, engine="transformers")
         start = time.perf_counter()
         outputs[size] = backend.generate(requests, sampling)
         times[size] = time.perf_counter() - start

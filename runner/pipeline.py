@@ -274,7 +274,7 @@ def gen_call(spec: Spec, unit: Unit, quiet: bool) -> tuple[SourceArguments, GenS
         max_attempts=g["max_attempts"], base_url=g["base_url"], timeout=g["timeout"],
         num_ctx=g["num_ctx"],
         concurrency=g["concurrency"], engine_args=dict(g["engine_args"]),
-        batch_size=g["batch_size"], max_failure_rate=g["max_failure_rate"],
+        batch_size=g["batch_size"], engine=g["engine"], max_failure_rate=g["max_failure_rate"],
         cache_dir=Path(v["cache_dir"]) if v["cache_dir"] else None, limit=s["limit"],
         quiet=quiet,
     )  # fmt: skip
@@ -327,7 +327,8 @@ def run_validate(spec: Spec, unit: Unit, ctx: Context) -> None:
         paraplue=tuple(c["paraplue"]), judge_modes=tuple(c["judge_modes"]),
         judge_scoring=c["judge_scoring"], judge_tokens=c["judge_tokens"],
         base_url=c["base_url"], concurrency=c["concurrency"], batch_size=c["batch_size"],
-        cache_dir=Path(v["cache_dir"]) if v["cache_dir"] else None, quiet=ctx.quiet,
+        engine=c["engine"], cache_dir=Path(v["cache_dir"]) if v["cache_dir"] else None,
+        quiet=ctx.quiet,
     )  # fmt: skip
 
     validate_runs((unit.run,), settings, on_config=table_printer())

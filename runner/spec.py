@@ -97,6 +97,7 @@ GENERATOR_FIELDS = (
     Field("num_ctx", INT, "gen"),
     Field("concurrency", INT, "gen"),
     Field("batch_size", INT, "gen"),
+    Field("engine", STR, "gen"),
     Field("engine_args", MAPPING, "gen",
           help="vllm.LLM arguments (vllm backend only), e.g. {tensor_parallel_size: 2}."),
     Field("max_failure_rate", FLOAT, "gen"),
@@ -130,6 +131,7 @@ VALIDATE_FIELDS = (
     Field("base_url", STR, "validate"),
     Field("concurrency", INT, "validate"),
     Field("batch_size", INT, "validate"),
+    Field("engine", STR, "validate"),
 )  # fmt: skip
 
 HUMAN_EVAL_FIELDS = (

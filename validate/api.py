@@ -24,6 +24,7 @@ from shiftbench.core.messages import report
 from shiftbench.core.records import CalibrationRecord, ConfigValidationRecord, ValidationReport
 from shiftbench.core.settings import check, chosen, ranged
 from shiftbench.errors import InputError, RuntimeFault
+from shiftbench.llm.backends.base import EMBEDDED_ENGINES
 from shiftbench.validate.meaning import DEFAULT_ENCODER, DEFAULT_THRESHOLD, MEANING_CHANGED
 
 log = logging.getLogger(__name__)
@@ -46,6 +47,8 @@ class JudgeSettings:
         base_url: Judge server address when a spec names none.
         concurrency: Judge requests in flight at once (server backends).
         batch_size: Prompts per forward pass (embedded judge), texts per encoder batch.
+        engine: The embedded judges' engine: "auto", "transformers" or "llama.cpp" (as
+            gen's).
         cache_dir: Where judge answers are cached; None: $SHIFTBENCH_CACHE_DIR or
             ~/.cache/shiftbench.
         no_cache: Keep judge answers in memory only.
@@ -59,6 +62,7 @@ class JudgeSettings:
     base_url: str | None = None
     concurrency: int = ranged(4, low=1)
     batch_size: int = ranged(8, low=1)
+    engine: str = chosen("auto", *EMBEDDED_ENGINES)
     cache_dir: Path | None = None
     no_cache: bool = False
 
@@ -245,7 +249,7 @@ def make_judges(settings: JudgeSettings) -> list[Any]:
         if spec not in backends:
             backends[spec] = build_backend(
                 spec, base_url=settings.base_url, concurrency=settings.concurrency,
-                batch_size=settings.batch_size,
+                batch_size=settings.batch_size, engine=settings.engine,
             )  # fmt: skip
         return backends[spec]
 

@@ -174,7 +174,17 @@ from shiftbench.gen.api import GenSettings
     type=option_type(GenSettings, "batch_size"),
     default=GEN.batch_size,
     show_default=True,
-    help="Prompts per forward pass (embedded backend); outputs do not depend on it.",
+    help="Prompts per forward pass (embedded backend, transformers engine); outputs do not "
+    "depend on it.",
+)
+@click.option(
+    "--engine",
+    type=option_type(GenSettings, "engine"),
+    default=GEN.engine,
+    show_default=True,
+    help="Engine of the embedded backend: auto (llama.cpp for a GGUF model when "
+    "llama-cpp-python is installed, else transformers), transformers or llama.cpp. Their "
+    "outputs differ; each is the same for the same seed.",
 )
 @click.option(
     "--limit",
@@ -292,6 +302,7 @@ def gen(
     engine_args: tuple[str, ...],
     concurrency: int,
     batch_size: int,
+    engine: str,
     limit: int | None,
     prompt_file: tuple[str, ...],
     protocol: str,
@@ -344,6 +355,7 @@ def gen(
         engine_args=parse_engine_args(engine_args),
         concurrency=concurrency,
         batch_size=batch_size,
+        engine=engine,
         limit=limit,
         output=output,
         cache_dir=cache_dir,

@@ -171,6 +171,15 @@ def judge_options(func: Callable[..., Any]) -> Callable[..., Any]:
                 help="Prompts per forward pass (embedded judge) and texts per encoder batch.",
             ),
             click.option(
+                "--engine",
+                type=option_type(JudgeSettings, "engine"),
+                default=VAL.engine,
+                show_default=True,
+                help="Engine of embedded judges and scorers: auto (llama.cpp for a GGUF "
+                "model when llama-cpp-python is installed, else transformers), transformers "
+                "or llama.cpp.",
+            ),
+            click.option(
                 "--cache-dir",
                 type=OutputFolder(),
                 default=None,

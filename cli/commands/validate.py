@@ -122,6 +122,7 @@ def validate(
     base_url: str | None,
     concurrency: int,
     batch_size: int,
+    engine: str,
     cache_dir: Path | None,
     no_cache: bool,
     judge_modes: tuple[str, ...],
@@ -149,7 +150,8 @@ def validate(
         meaning_threshold=meaning_threshold, max_meaning_changed_rate=max_meaning_changed_rate,
         judges=judges, paraplue=paraplue, judge_modes=judge_modes, judge_scoring=judge_scoring,
         judge_tokens=judge_tokens, base_url=base_url, concurrency=concurrency,
-        batch_size=batch_size, cache_dir=cache_dir, no_cache=no_cache, quiet=quiet,
+        batch_size=batch_size, engine=engine, cache_dir=cache_dir, no_cache=no_cache,
+        quiet=quiet,
     )  # fmt: skip
 
     validate_runs(runs, settings, on_config=table_printer())
@@ -232,6 +234,7 @@ def judge_calibrate(
     base_url: str | None,
     concurrency: int,
     batch_size: int,
+    engine: str,
     cache_dir: Path | None,
     no_cache: bool,
     limit: int | None,
@@ -252,8 +255,8 @@ def judge_calibrate(
 
     settings = CalibrateSettings(
         judges=judges, paraplue=paraplue, judge_scoring=judge_scoring, judge_tokens=judge_tokens,
-        base_url=base_url, concurrency=concurrency, batch_size=batch_size, cache_dir=cache_dir,
-        no_cache=no_cache, limit=limit,
+        base_url=base_url, concurrency=concurrency, batch_size=batch_size, engine=engine,
+        cache_dir=cache_dir, no_cache=no_cache, limit=limit,
         gold_range=parse_range(gold_range) if gold_range else None, quiet=quiet,
     )  # fmt: skip
     if not judges and not paraplue:

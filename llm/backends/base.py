@@ -100,6 +100,10 @@ BROKEN = "\ufffd"  # the replacement character a cut UTF-8 sequence decodes to
 LONE = re.compile("[\ud800-\udfff]")  # surrogates: a pair is joined, a lone one replaced
 
 
+# The embedded backend's engines: "auto" picks llama.cpp for a GGUF file when
+# llama-cpp-python is installed, else transformers (llm/backends/embedded.py).
+EMBEDDED_ENGINES = ("auto", "transformers", "llama.cpp")
+
 DEFAULT_MAX_NEW_TOKENS = 512  # for a request that names no budget of its own
 
 

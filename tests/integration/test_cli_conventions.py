@@ -98,8 +98,8 @@ def test_list_protocols_backends_and_presets(invoke):
     backends = invoke("list", "backends")
     assert backends.exit_code == 0
     assert backends.stdout.splitlines()[:2] == [
-        "embedded  default  The embedded backend: a transformers causal LM run in this process "
-        "(no server; CPU works).",
+        "embedded  default  The embedded backend: a causal LM run in this process (no server; "
+        "CPU works).",
         "ollama             Ollama, through the official `ollama` Python client.",
     ]
     listed = json.loads(invoke("list", "backends", "--json").stdout)

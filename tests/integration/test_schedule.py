@@ -216,12 +216,13 @@ def test_dry_run_prints_the_plan_and_the_run_makes_it(stream, invoke, tmp_path):
 
 
 def test_dry_run_checks_its_input_and_loads_no_model(invoke, tmp_path, monkeypatch):
-    from shiftbench.llm.backends import embedded
+    from shiftbench.llm.backends import embedded, llamacpp
 
-    def no_loading(location):
+    def no_loading(*_):
         raise AssertionError("the dry run loaded the model")
 
     monkeypatch.setattr(embedded, "_load", no_loading)
+    monkeypatch.setattr(llamacpp, "load", no_loading)  # the llama.cpp engine's load
     out = tmp_path / "run"
     result = invoke("gen", "sample", "--limit", "2", "-s", "1,2", "--dry-run", "-o", out)
     assert result.exit_code == 0, result.output

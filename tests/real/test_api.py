@@ -45,8 +45,11 @@ def test_the_readme_example_prints_the_commands_scores(tmp_path, invoke, monkeyp
     env = {**os.environ, "SHIFTBENCH_CACHE_DIR": str(cache), "HF_HUB_OFFLINE": "1"}
     api = tmp_path / "api"
     api.mkdir()
+    # The README's environment has no llama-cpp-python, so its engine "auto" is
+    # transformers; this one has it, so the example runs with llama_cpp blocked.
+    example = "import sys\nsys.modules['llama_cpp'] = None\n" + readme_example()
     done = subprocess.run(
-        [sys.executable, "-c", readme_example()],
+        [sys.executable, "-c", example],
         cwd=api, env=env, capture_output=True, text=True, timeout=1800,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -58,7 +61,8 @@ def test_the_readme_example_prints_the_commands_scores(tmp_path, invoke, monkeyp
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("SHIFTBENCH_CACHE_DIR", str(cache))
-    gen = invoke("gen", "sample", "--limit", "12", "--max-new-tokens", "64", "-o", "cli/run", "-q")
+    gen = invoke("gen", "sample", "--limit", "12", "--max-new-tokens", "64", "--engine",
+                 "transformers", "-o", "cli/run", "-q")  # fmt: skip
     assert gen.exit_code == 0, gen.output
     made = sorted(p.relative_to(tmp_path / "cli/run") for p in (tmp_path / "cli/run").rglob("*"))
     assert made == sorted(

@@ -40,6 +40,8 @@ def sample_run(tmp_path_factory) -> Path:
             "2",
             "--max-new-tokens",
             CAP,
+            "--engine",
+            "transformers",
             "-o",
             str(out),
             "-q",
@@ -111,7 +113,7 @@ def test_equal_seeds_give_byte_identical_output_across_batch_sizes(sample_run, i
     the same bytes, line for line."""
     out = tmp_path / "again"
     args = ["gen", "sample", "--limit", "2", "-s", "1", "--batch-size", "1", "--max-new-tokens",
-            CAP, "--no-cache", "-q"]  # fmt: skip
+            CAP, "--engine", "transformers", "--no-cache", "-q"]  # fmt: skip
     result = invoke(*args, "-o", out)
     assert result.exit_code == 0, result.output
     first = (sample_run / "paraphrase-s1" / "test.jsonl").read_bytes()
@@ -128,7 +130,8 @@ def test_outputs_are_rewrites_not_copies(sample_run):
 
 def test_rerun_skips_finished_configs_and_other_settings_need_overwrite(sample_run, invoke):
     before = (sample_run / "shiftbench.json").read_bytes()
-    args = ["gen", "sample", "--limit", LIMIT, "-s", "1", "--max-new-tokens", CAP]
+    args = ["gen", "sample", "--limit", LIMIT, "-s", "1", "--max-new-tokens", CAP, "--engine",
+            "transformers"]  # fmt: skip
     result = invoke(*args, "-q", "-o", sample_run)
     assert (result.exit_code, result.stdout) == (
         0,

@@ -14,7 +14,7 @@ def test_judge_through_the_real_embedded_model():
     from shiftbench.llm.backends.embedded import EmbeddedBackend
     from shiftbench.validate.paraplue import Paraplue
 
-    backend = EmbeddedBackend()
+    backend = EmbeddedBackend(engine="transformers")
     items = [
         Item("A man is playing a guitar.", "A man plays the guitar."),
         Item("A man is playing a guitar.", "The stock market fell sharply today."),
@@ -43,7 +43,7 @@ def test_paraplue_is_the_papers_likelihood_ratio_from_whole_sequence_losses():
     from shiftbench.validate.judge import prompt_template
     from shiftbench.validate.paraplue import Paraplue
 
-    backend = EmbeddedBackend()
+    backend = EmbeddedBackend(engine="transformers")
     items = [
         Item("A man is playing a guitar.", "A man plays the guitar."),
         Item("A man is playing a guitar.", "The stock market fell sharply today."),

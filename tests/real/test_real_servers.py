@@ -85,7 +85,7 @@ def test_all_transforms_on_llama_cpp_server(llama_server, shared_data, invoke, t
 @pytest.mark.heavy
 def test_all_transforms_on_embedded_model(shared_data, invoke, tmp_path):
     args = ["gen", "STSBenchmark", "--data-dir", shared_data / "STSBenchmark", "--limit", "1", "-q"]
-    args += CAPPED
+    args += [*CAPPED, "--engine", "transformers"]  # its batches (llama.cpp runs one at a time)
     first = invoke(*args, "-t", "all", "--seeds", "1,2", "--batch-size", "16", "-o", tmp_path / "a")
     assert first.exit_code == 0, first.output
     check_run(tmp_path / "a")
