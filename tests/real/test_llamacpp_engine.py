@@ -204,3 +204,34 @@ def test_a_run_folder_never_takes_one_engines_rows_for_the_others(invoke, tmp_pa
         f"(model.engine 'llama.cpp {llama_cpp.__version__}' -> none); pass --overwrite to "
         "replace it\n",
     )
+
+
+def test_the_thread_count_never_changes_what_a_seed_produces(llama, monkeypatch):
+    """On a shared machine the engines change their thread count between batches
+    (llm/backends/threads.py): a seeded output must not depend on it, on either engine.
+    (The counts are set here by hand, with the backends' own choice switched off.)"""
+    monkeypatch.setattr(llama._share, "fixed", 2)
+    requests = [Request(p, 2000 + i, 16) for i, p in enumerate(prompts()[:3])]
+    before = llama._llama().threads
+    try:
+        llama._set_threads(1)
+        one = llama.generate(requests, SAMPLED)
+        llama._set_threads(2)
+        two = llama.generate(requests, SAMPLED)
+    finally:
+        llama._set_threads(before)
+    assert one == two
+
+    import torch
+
+    transformers = get_backend("embedded", engine="transformers", batch_size=3)
+    monkeypatch.setattr(transformers._share, "fixed", 2)
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        one = transformers.generate(requests, SAMPLED)
+        torch.set_num_threads(2)
+        two = transformers.generate(requests, SAMPLED)
+    finally:
+        torch.set_num_threads(threads)
+    assert [g.text for g in one] == [g.text for g in two]
