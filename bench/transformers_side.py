@@ -39,6 +39,9 @@ def main() -> None:
 
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer, StoppingCriteriaList
+    from transformers.utils import logging
+
+    logging.disable_progress_bar()  # as the backend does
 
     tokenizer = AutoTokenizer.from_pretrained(args.checkpoint)
     model = AutoModelForCausalLM.from_pretrained(args.checkpoint, dtype=torch.float32)
