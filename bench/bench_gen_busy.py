@@ -12,6 +12,7 @@ median), 3.0 beside two. Outputs must be byte-identical between the busy and the
 (the thread count never changes what a seed produces).
 
     python bench/bench_gen_busy.py [--rows 16] [--load 1] [--pairs 3] [--max-new-tokens 64]
+        [--engine transformers|llama.cpp]
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=3)
     parser.add_argument("--warmup", type=int, default=1)
     parser.add_argument("--max-new-tokens", type=int, default=64)
+    parser.add_argument(
+        "--engine", default="transformers", help="the embedded engine (default: the quickstart's)"
+    )
     args = parser.parse_args()
 
     from shiftbench.llm.backends.weights import models_dir
@@ -43,7 +47,7 @@ def main() -> None:
     gen = [
         sys.executable, "-m", "shiftbench", "gen", "sample", "-t", "paraphrase",
         "--limit", str(args.rows), "--max-new-tokens", str(args.max_new_tokens),
-        "-o", f"{OUT}/run", "-q",
+        "--engine", args.engine, "-o", f"{OUT}/run", "-q",
     ]  # fmt: skip
     # every run generates afresh (its own cache folder) from the one dequantised model copy
     models = {"SHIFTBENCH_MODELS_DIR": str(models_dir(None))}
@@ -68,7 +72,7 @@ def main() -> None:
         (f"threads fixed at {cores} (OMP_NUM_THREADS={cores})", {"OMP_NUM_THREADS": cores}),
     ):
         report = paired(
-            f"gen of {args.rows} sample rows, {label}: A = beside {args.load} busy "
+            f"gen of {args.rows} sample rows ({args.engine}), {label}: A = beside {args.load} busy "
             "process(es), B = alone",
             gen,
             gen,
