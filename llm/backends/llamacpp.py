@@ -2,9 +2,11 @@
 llama-cpp-python, one request at a time.
 
 It keeps the transformers engine's contract (embedded.py): a request's output depends only
-on its own prompt, seed, sampling and budget. llama-cpp-python reuses the part of a prompt
-its context already holds, which would make an output depend on the request before it; so
-the context is emptied before every request and the whole prompt is evaluated afresh. The
+on its own prompt, seed, sampling and budget. llama-cpp-python would reuse whatever part of
+a prompt its context already holds, evaluated in whatever batches the request before it
+used, and the bits of a cache entry depend on its batch; so every prompt is evaluated in
+fixed chunks from its start (CHUNK tokens each), and only whole chunks it shares with the
+prompt before are kept (`LlamaModel._fresh`): the same bits as an empty context gives. The
 sampler chain is built per request from its own seed: temperature, then top_k, then top_p,
 then a seeded draw (the transformers engine's order); greedy when not sampled.
 """
@@ -25,6 +27,10 @@ from shiftbench.llm.backends.base import Generation, Request, Sampling, token_bu
 from shiftbench.llm.backends.weights import ModelLocation
 
 INSTALL = "pip install llama-cpp-python (it builds llama.cpp from source: about 11 minutes, once)"
+
+# Tokens per prompt batch: small enough that prompts sharing their instructions share most
+# of them as whole chunks, large enough that a batch still computes efficiently.
+CHUNK = 16
 
 _LOADED: dict[ModelLocation, LlamaModel] = {}
 _LOADING = threading.Lock()
@@ -74,7 +80,7 @@ class LlamaModel:
             # n_ctx 0: the context the model was trained for, as transformers allows
             self.llm = llama_cpp.Llama(
                 model_path=str(path), n_ctx=0, n_threads=threads, n_threads_batch=threads,
-                verbose=False,
+                n_batch=CHUNK, n_ubatch=CHUNK, verbose=False,
             )  # fmt: skip
         except (ValueError, RuntimeError) as exc:
             raise InputError(f"llama.cpp cannot load model file {path}: {exc}") from None
@@ -82,6 +88,7 @@ class LlamaModel:
         atexit.register(self.llm.close)
         self.threads = threads
         self._busy = threading.Lock()
+        self._prompt: list[int] = []  # the last prompt evaluated, all of it in the cache
         self.vocab = llama_cpp.llama_model_get_vocab(self.llm.model)
         meta = self.llm.metadata
         template = meta.get("tokenizer.chat_template")
@@ -120,14 +127,29 @@ class LlamaModel:
         return list(self.llm.tokenize(text, add_bos=self.formatter is None, special=True))
 
     def _fresh(self, tokens: list[int], budget: int = 0) -> None:
-        """Evaluate `tokens` in an empty context (never after what an earlier request left)."""
+        """Evaluate `tokens` as if in an empty context, reusing what the last prompt left.
+
+        A prompt is always evaluated CHUNK tokens at a time from its start, so the cache's
+        entries for its first k*CHUNK tokens are the same bits whichever prompt computed
+        them: the whole chunks it shares with the last prompt are kept, the rest is
+        evaluated, and a request's output still depends on its own prompt alone. (The
+        prompts of one transform share their instructions: most of each prompt.)
+        """
         if len(tokens) + budget > self.llm.n_ctx():
             raise InputError(
                 f"a prompt of {len(tokens)} tokens and a budget of {budget} do not fit the "
                 f"model's context of {self.llm.n_ctx()} tokens"
             )
-        self.llm.reset()
-        self.llm.eval(tokens)
+        common = 0
+        for mine, last in zip(tokens, self._prompt, strict=False):
+            if mine != last:
+                break
+            common += 1
+        keep = min(common, len(tokens) - 1) // CHUNK * CHUNK  # at least one token evaluated
+        self._prompt = []  # until this evaluation is whole
+        self.llm.n_tokens = keep  # eval drops every cache entry from here on
+        self.llm.eval(tokens[keep:])
+        self._prompt = list(tokens)
 
     def generate(self, request: Request, sampling: Sampling) -> Generation:
         with self._busy:

@@ -235,3 +235,17 @@ def test_the_thread_count_never_changes_what_a_seed_produces(llama, monkeypatch)
     finally:
         torch.set_num_threads(threads)
     assert [g.text for g in one] == [g.text for g in two]
+
+
+def test_a_prompt_shared_with_the_last_gives_what_an_empty_context_gives(llama):
+    """Whole chunks a prompt shares with the one before are kept in the cache rather than
+    evaluated again (llamacpp.LlamaModel._fresh); the outputs must be the bits an empty
+    context gives, request by request."""
+    requests = [Request(p, 3000 + i, 16) for i, p in enumerate(prompts())]
+    model = llama._llama()
+    kept = llama.generate(requests, SAMPLED)  # each after the last: their instructions shared
+    alone = []
+    for request in requests:
+        model._prompt = []  # nothing kept: the prompt evaluated from its start
+        alone.extend(llama.generate([request], SAMPLED))
+    assert kept == alone
