@@ -12,6 +12,13 @@ from shiftbench.llm.backends import threads
 from shiftbench.llm.backends.threads import CoreShare, Sample
 
 
+@pytest.fixture(autouse=True)
+def no_thread_count_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The suite's workers get OMP_NUM_THREADS (conftest); these cases are of a user who
+    set none, but the one that sets it."""
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+
+
 class Machine:
     """A scripted machine: each `run(seconds, others, own)` adds that much busy time."""
 
