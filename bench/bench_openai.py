@@ -23,9 +23,6 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
-import os
-import socket
-import subprocess
 import sys
 import tempfile
 import threading
@@ -39,58 +36,23 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from paired import OUT, Run, paired, run_process
 
 HERE = Path(__file__).resolve().parent
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_until(ready: Any, seconds: float, what: str) -> None:
-    """Poll `ready()` until true; fail after `seconds` naming `what`."""
-    deadline = time.monotonic() + seconds
-    while not ready():
-        if time.monotonic() > deadline:
-            raise SystemExit(f"gave up waiting {seconds:.0f}s for {what}")
-        time.sleep(0.2)
-
-
 @contextmanager
 def llama_server() -> Iterator[tuple[str, str]]:
-    """llama-cpp-python's server on the packaged SmolLM2 GGUF, with every usable core."""
-    import httpx
+    """llama-cpp-python's server on the packaged SmolLM2 GGUF (the tests' starter: every
+    usable core, or $OMP_NUM_THREADS)."""
+    from support.llama_server import llama_cpp_server
 
     from shiftbench.llm.backends.weights import DEFAULT_MODEL, locate_model
 
     where = locate_model(DEFAULT_MODEL)
-    port = free_port()
-    threads = str(len(os.sched_getaffinity(0)))
-    process = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", f"{where.path}/{where.gguf_file}",
-         "--model_alias", "smollm2", "--host", "127.0.0.1", "--port", str(port),
-         "--n_threads", threads, "--n_threads_batch", threads],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}/v1"
-
-    def serving() -> bool:
-        if process.poll() is not None:
-            raise SystemExit(f"the llama.cpp server exited ({process.returncode})")
-        try:
-            return httpx.get(f"{url}/models", timeout=2).status_code == 200
-        except httpx.TransportError:
-            return False
-
-    try:
-        wait_until(serving, 300, "the llama.cpp server to serve /v1/models")
+    with llama_cpp_server(f"{where.path}/{where.gguf_file}", "smollm2") as url:
         yield url, "smollm2"
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
 
 class Recorder:

@@ -16,7 +16,6 @@ batch.
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 from collections.abc import Callable
@@ -36,7 +35,7 @@ from shiftbench.llm.backends.base import (
     Sampling,
     token_budget,
 )
-from shiftbench.llm.backends.threads import CoreShare
+from shiftbench.llm.backends.threads import CoreShare, threads_from_env, usable_cores
 from shiftbench.llm.backends.weights import (
     DEFAULT_MODEL,
     ModelLocation,
@@ -119,13 +118,9 @@ def choose_engine(engine: str, location: ModelLocation) -> str:
 
 
 def thread_count() -> int:
-    """The threads an engine computes on: torch's default for the transformers engine
-    ($OMP_NUM_THREADS when set, else the CPUs this process may run on), and the same
-    count for llama.cpp."""
-    given = os.environ.get("OMP_NUM_THREADS", "")
-    if given.isdigit() and int(given) > 0:
-        return int(given)
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    """The threads an engine computes on at most: $OMP_NUM_THREADS when set, else the CPUs
+    this process may use (llm/backends/threads.py), for both engines."""
+    return threads_from_env() or usable_cores()
 
 
 def model_name(location: ModelLocation) -> str:

@@ -106,7 +106,7 @@ class CoreShare:
     ) -> None:
         self.cores = cores if cores is not None else usable_cores()
         if fixed is None:
-            fixed = _threads_from_env()
+            fixed = threads_from_env()
         self.fixed = fixed
         self._read = read
         self._wait = wait
@@ -144,7 +144,7 @@ class CoreShare:
     _decided = False
 
 
-def _threads_from_env() -> int | None:
+def threads_from_env() -> int | None:
     """The thread count the user fixed with OMP_NUM_THREADS, if a positive integer."""
     value = os.environ.get("OMP_NUM_THREADS", "").strip()
     return int(value) if value.isdigit() and int(value) > 0 else None
