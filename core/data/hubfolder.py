@@ -66,15 +66,23 @@ def folder_digest(folder: Path) -> str:
     return "sha256:" + digest.hexdigest()[:16]
 
 
-def load_local(folder: Path, config: str) -> dict[str, Any]:
-    import datasets
-
-    datasets.disable_progress_bars()
-
+def load_local(folder: Path, config: str, plain: bool = True) -> dict[str, Any]:
+    """One config of a Hub-layout folder as {split: rows}: `Rows` for plain JSON Lines
+    (read without `datasets`, shiftbench.core.data.rows) unless `plain` is False, else
+    datasets' own `Dataset`s."""
     configs = read_card_configs(folder)
     if config not in configs:
         raise InputError(f"unknown config {config!r} in {folder}; available: {', '.join(configs)}")
     _refuse_empty(folder, config, configs[config])
+    if plain:
+        from shiftbench.core.data.rows import read_plain
+
+        read = read_plain(folder, card_metadata(folder), config)
+        if read is not None:
+            return dict(read)
+    import datasets
+
+    datasets.disable_progress_bars()
     # A throw-away cache: datasets' shared cache can hand back another folder's rows for a
     # local folder of the same name, and a local copy gains nothing from being cached.
     from shiftbench.core.data.runfolder import scratch as scratch_folder

@@ -404,7 +404,7 @@ def _load_mteb(source: Source, subset: str) -> dict[str, Any]:
     task = get_task(source.mteb_task)
     if source.data_dir is not None:
         config = subset if task.metadata.is_multilingual else single_config(source.data_dir)
-        data = load_local(source.data_dir, config)
+        data = load_local(source.data_dir, config, plain=False)  # mteb takes datasets'
         import datasets
 
         loaded = datasets.DatasetDict(data)

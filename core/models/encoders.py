@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from shiftbench.core.messages import option as argument
+from shiftbench.core.models.meanpooled import MeanPooledModel, Recipe, plain_recipe
 from shiftbench.core.models.mteb_models import PREFIX as MTEB_PREFIX
 from shiftbench.core.models.mteb_models import MtebModel, task_key
 from shiftbench.core.models.names import as_path, own_name, split_named
@@ -470,7 +471,16 @@ class Encoder:
             json.dumps(self.model_kwargs, sort_keys=True, default=str),
         )
         if key not in _LOADED:
-            imports = "sentence_transformers" not in sys.modules  # their import is waited for
+            plain = self._plain()
+            imports = ("torch" if plain else "sentence_transformers") not in sys.modules
+            if plain is not None:  # no sentence-transformers import: seconds less
+                folder = Path(self.path)
+                step(loading_line(self.name, folder, imports), quiet=not self.progress)
+                from transformers.utils import logging as hf_logging
+
+                hf_logging.disable_progress_bar()
+                _LOADED[key] = MeanPooledModel(folder, plain)
+                return _LOADED[key]
             from sentence_transformers import SentenceTransformer
             from transformers.utils import logging as hf_logging
 
@@ -500,6 +510,26 @@ class Encoder:
                     f"the Hugging Face Hub did not provide it ({first})"
                 ) from None
         return _LOADED[key]
+
+    def _plain(self) -> Recipe | None:
+        """The recipe of a local folder that runs without sentence-transformers, with
+        equal vectors (core/models/meanpooled.py), when nothing asked of the model needs
+        sentence-transformers: float32 on the CPU, no model or encode arguments, no
+        remote code, no prompts."""
+        if (
+            self.precision != "float32"
+            or self.trust_remote_code
+            or self.model_kwargs
+            or self.encode_kwargs
+            or self.given_prompts
+            or self.device not in (None, "cpu")
+            or not Path(self.path).is_dir()
+        ):
+            return None
+        recipe = plain_recipe(Path(self.path))
+        if recipe is None or (self.device is None and _accelerated()):
+            return None  # sentence-transformers would pick the accelerator
+        return recipe
 
     def _endpoint(self) -> Any:
         name, url = parse_endpoint(self._given)
@@ -596,3 +626,12 @@ class Encoder:
     @property
     def encoded(self) -> int:
         return len(self._cache)
+
+
+def _accelerated() -> bool:
+    """Whether torch sees a GPU (CUDA or Apple's MPS), where sentence-transformers would
+    run a model given no device."""
+    import torch
+
+    mps = getattr(torch.backends, "mps", None)
+    return bool(torch.cuda.is_available() or (mps is not None and mps.is_available()))
