@@ -10,7 +10,8 @@ paired ratios (A = lingua, B = langdetect; bench/paired.py), a measurement with 
                  every text): what validate's language ID costs a user; each pair must have
                  answered every text on both sides
   in process     detecting every text, the identifiers loaded beforehand (isolates the
-                 detection from the load); the accuracy table is this part's first pair
+                 detection from the load); the accuracy table, printed after both, is this
+                 part's first pair
 
 Both alternate which side goes first after one uncounted warm-up of each, and print every
 pair's A/B time ratio and min / median / max with the load average and the date, then
@@ -111,6 +112,7 @@ def main() -> None:
         lambda: detect("lingua"), lambda: detect("langdetect"), args.pairs, same_count,
         warmup=args.warmup,
     )  # fmt: skip
+    show(inside, n)
     first_a, first_b = inside.pairs[0]
     results = {"langdetect": first_b.result, "lingua": first_a.result}
 
@@ -128,7 +130,6 @@ def main() -> None:
         print(f"{lang:<5} {len(batch):>6}  " + "  ".join(cells))
     cells = [f"{r / n:>{len(name)}.1%} {u / n:>6.1%}" for name, (r, u) in totals.items()]
     print(f"{'all':<5} {n:>6}  " + "  ".join(cells))
-    show(inside, n)
     scratch.cleanup()
 
     if args.expected:
