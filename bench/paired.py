@@ -11,6 +11,10 @@ figure per side can hide anything.
 Both sides must produce the same result: the caller gives a function that compares what
 the two runs of a pair wrote (their stdout and their output folders) and returns a reason
 when they differ.
+
+`paired_calls` does the same for two calls in this process, where timing in-process
+isolates a cause (the same work with and without one step, its inputs computed before):
+the calls alternate and pair alike, and the caller compares what they returned.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 OUT = "{out}"  # in an argv, stands for a fresh empty folder of that run
 
@@ -37,6 +42,7 @@ class Run:
     seconds: float
     stdout: str
     out: Path
+    result: Any = None  # what an in-process call returned (paired_calls)
 
 
 @dataclass
@@ -153,6 +159,51 @@ def paired(
             report.pairs.append((runs["A"], runs["B"]))
             for run in runs.values():  # keep the disk as it was for the next pair
                 shutil.rmtree(run.out, ignore_errors=True)
+    report.load_after = os.getloadavg()
+    return report
+
+
+def paired_calls(
+    label: str,
+    a: Callable[[], Any],
+    b: Callable[[], Any],
+    pairs: int,
+    same: Callable[[Any, Any], str | None],
+    *,
+    warmup: int = 1,
+    clock: Callable[[], float] = time.perf_counter,
+) -> Report:
+    """Call `a` and `b` in this process `pairs` times each, alternating which goes first.
+
+    The in-process twin of `paired`: one uncounted warm-up call of each (A, then B), then
+    pairs A,B / B,A ...; `same` compares the two calls' returned values (None when they
+    agree, else why not, raised as an error). Each Run's `result` holds what its call
+    returned; `out` is unused.
+
+    Args:
+        label: names the comparison in the report.
+        a, b: the two calls, each doing the whole work being timed.
+        pairs: how many (A, B) pairs to run.
+        same: compares a pair's two returned values.
+        warmup: calls of each side before the pairs, not counted.
+        clock: the timer (tests pass a stand-in).
+    """
+    report = Report(label, load_before=os.getloadavg(), date=_now())
+    sides = {"A": a, "B": b}
+    for _ in range(warmup):
+        a()
+        b()
+    report.load_before = os.getloadavg()
+    for i, first_second in enumerate(order(pairs)):
+        runs: dict[str, Run] = {}
+        for side in first_second:
+            start = clock()
+            result = sides[side]()
+            runs[side] = Run(side, clock() - start, "", Path(), result)
+        why = same(runs["A"].result, runs["B"].result)
+        if why is not None:
+            raise RuntimeError(f"{label}, pair {i + 1}: the two sides differ: {why}")
+        report.pairs.append((runs["A"], runs["B"]))
     report.load_after = os.getloadavg()
     return report
 
