@@ -321,6 +321,9 @@ def in_process(args: argparse.Namespace, engine_args: dict[str, Any], spec: dict
         one_by_one, stream, equal = stream_gain(
             backend, texts, args.stream_transforms.split(","), sampling, folder
         )
+    # The engine's processes end here: left to the interpreter's exit, multiprocessing
+    # waited for them before vLLM's own shutdown ran, and the bench never ended.
+    backend._llm.llm_engine.engine_core.shutdown()
     print("in process, one engine loaded in this process (not whole process):")
     print(f"  gen's generate(), empty cache   {first:7.2f}s")
     share = rerun / first
