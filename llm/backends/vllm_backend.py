@@ -105,14 +105,11 @@ class VLLMBackend:
             return
         vllm = _import_vllm()
         checkpoint = self._checkpoint()
-        kwargs: dict[str, Any] = {"max_model_len": self.max_model_len, "seed": 0}
-        if _on_cpu():
-            kwargs.update(CPU_DEFAULTS)
-        else:
+        kwargs = self.engine_kwargs()
+        if not _on_cpu():
             # docs/concepts/determinism.md: outputs must not depend on the batch.
             # VLLM_BATCH_INVARIANT=0 trades that for speed.
             os.environ.setdefault("VLLM_BATCH_INVARIANT", "1")
-        kwargs.update(self.engine_args)
         memo = (checkpoint, json.dumps(kwargs, sort_keys=True, default=str))
         if memo not in _ENGINES:
             try:
@@ -124,6 +121,15 @@ class VLLMBackend:
                     f"vllm cannot load model {self.location.spec!r}: {first_line(exc)}"
                 ) from None
         self._llm = _ENGINES[memo]
+
+    def engine_kwargs(self) -> dict[str, Any]:
+        """The keyword arguments `vllm.LLM` gets besides the model and tokenizer: the
+        context, seed 0, the CPU defaults on a CPU-only host, then the engine arguments."""
+        kwargs: dict[str, Any] = {"max_model_len": self.max_model_len, "seed": 0}
+        if _on_cpu():
+            kwargs.update(CPU_DEFAULTS)
+        kwargs.update(self.engine_args)
+        return kwargs
 
     def describe(self) -> dict[str, Any]:
         if self._described is None:
@@ -189,15 +195,7 @@ class VLLMBackend:
                     f"a prompt of {len(ids)} tokens does not fit the context of "
                     f"{self.max_model_len} tokens; raise --num-ctx"
                 )
-        params = [
-            SamplingParams(
-                n=1,
-                **_sent(sampling),
-                seed=r.seed,
-                max_tokens=token_budget(r, sampling),
-            )
-            for r in requests
-        ]
+        params = [SamplingParams(**sampling_kwargs(r, sampling)) for r in requests]
         started = time.monotonic()
         results: list[Generation | None] = [None] * len(requests)
 
@@ -283,6 +281,17 @@ def _prompt_ids(tokenizer: Any, prompt: str) -> list[int]:
         text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
         return list(tokenizer(text, add_special_tokens=False)["input_ids"])
     return list(tokenizer(prompt)["input_ids"])
+
+
+def sampling_kwargs(request: Request, sampling: Sampling) -> dict[str, Any]:
+    """The keyword arguments of one request's `SamplingParams`: one output, the sampling
+    settings sent, the request's seed and its token budget."""
+    return {
+        "n": 1,
+        **_sent(sampling),
+        "seed": request.seed,
+        "max_tokens": token_budget(request, sampling),
+    }
 
 
 def _on_cpu() -> bool:
