@@ -29,15 +29,20 @@ PLAIN_KEYS = frozenset({"config_name", "data_files", "default"})
 
 
 class Rows:
-    """A split's rows in order, with `column_names`, `len`, iteration, `ds[i]` (a row),
-    `ds[column]` (its values), `to_list()` and `select(indices)`, as datasets' Dataset
-    has them. Rows handed out are copies: a caller that changes one changes nothing here."""
+    """A split's rows in order, with `column_names`, `len` (and `num_rows`), iteration,
+    `ds[i]` (a row), `ds[column]` (its values), `to_list()` and `select(indices)`, as
+    datasets' Dataset has them. Rows handed out are copies: a caller that changes one
+    changes nothing here."""
 
     def __init__(self, columns: list[str], rows: list[dict[str, Any]]) -> None:
         self.column_names = list(columns)
         self._rows = rows
 
     def __len__(self) -> int:
+        return len(self._rows)
+
+    @property
+    def num_rows(self) -> int:
         return len(self._rows)
 
     def __iter__(self) -> Iterator[dict[str, Any]]:

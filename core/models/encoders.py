@@ -41,7 +41,7 @@ PACKAGED_ENCODERS: dict[str, tuple[str, str]] = {
 # a local model folder holds one of these (a sentence-transformers or a transformers save)
 MODEL_FILES = ("modules.json", "config.json", "config_sentence_transformers.json")
 
-_LOADED: dict[tuple[str, str | None, str, bool, str], Any] = {}
+_LOADED: dict[tuple[str, str | None, str, bool, str, bool], Any] = {}
 
 
 def encoder_names(given: Sequence[str], option: str = "--model") -> dict[str, str]:
@@ -463,15 +463,16 @@ class Encoder:
         self.store = self._store(cache_dir if known else None)
 
     def _load(self) -> Any:
+        plain = self._plain()
         key = (
             self.path,
             self.device,
             self.precision,
             self.trust_remote_code,
             json.dumps(self.model_kwargs, sort_keys=True, default=str),
+            plain is not None,  # an encode argument needs sentence-transformers' object
         )
         if key not in _LOADED:
-            plain = self._plain()
             imports = ("torch" if plain else "sentence_transformers") not in sys.modules
             if plain is not None:  # no sentence-transformers import: seconds less
                 folder = Path(self.path)
@@ -515,13 +516,12 @@ class Encoder:
         """The recipe of a local folder that runs without sentence-transformers, with
         equal vectors (core/models/meanpooled.py), when nothing asked of the model needs
         sentence-transformers: float32 on the CPU, no model or encode arguments, no
-        remote code, no prompts."""
+        remote code."""
         if (
             self.precision != "float32"
             or self.trust_remote_code
             or self.model_kwargs
             or self.encode_kwargs
-            or self.given_prompts
             or self.device not in (None, "cpu")
             or not Path(self.path).is_dir()
         ):

@@ -1,7 +1,8 @@
 """Mean-pooled sentence encoders run with transformers alone.
 
 A sentence-transformers folder of the plainest kind (a transformers encoder, mean pooling
-over the attention mask, L2 normalisation, no prompts, the cosine) needs nothing of
+over the attention mask with any prompt's tokens included, L2 normalisation, no prompts of
+its own, the cosine) needs nothing of
 sentence-transformers to be run, and importing it costs seconds (it pulls in scikit-learn,
 SciPy, datasets and pandas) in a process that only encodes. `plain_recipe` reads a folder
 and says whether it is of that kind; `MeanPooledModel` runs it step for step as
@@ -75,6 +76,8 @@ def plain_recipe(folder: Path) -> Recipe | None:
     modes = {k for k, v in pooling.items() if k.startswith("pooling_mode_") and v is not False}
     if modes != {"pooling_mode_mean_tokens"} or pooling["pooling_mode_mean_tokens"] is not True:
         return None
+    if pooling.get("include_prompt", True) is not True:
+        return None  # a prompt's tokens left out of the mean
     settings = _json(folder / "sentence_bert_config.json")
     if not isinstance(settings, dict) or not set(settings) <= {"max_seq_length", "do_lower_case"}:
         return None
@@ -145,17 +148,17 @@ class MeanPooledModel:
         convert_to_numpy: bool = True,
         show_progress_bar: bool = False,
     ) -> np.ndarray:
-        """The unit vectors of `sentences`, in order (`prompt` must be None or empty: a
-        folder with prompts is not of this kind)."""
-        if prompt:
-            raise ValueError("a mean-pooled plain model takes no prompt")
+        """The unit vectors of `sentences`, in order; a `prompt` goes before each text and
+        is pooled with it (the pooling's include_prompt, the only kind accepted here)."""
         torch = self._torch
         texts = list(sentences)
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        # longest first, ties as numpy's default sort leaves them: the batches
-        # sentence-transformers makes, so that each text meets the same padding
+        # longest first (before any prompt), ties as numpy's default sort leaves them: the
+        # batches sentence-transformers makes, so that each text meets the same padding
         order = np.argsort([-len(t) for t in texts])
+        if prompt:
+            texts = [prompt + t for t in texts]
         vectors: list[Any] = [None] * len(texts)
         starts = range(0, len(texts), batch_size)
         if show_progress_bar:

@@ -142,6 +142,14 @@ def test_plain_vectors_equal_sentence_transformers_bit_for_bit(shared_data, mode
     assert np.array_equal(got, expected)
 
 
+def test_a_prompt_is_encoded_as_sentence_transformers_encodes_it(shared_data, models):
+    heavy, light = models
+    texts = texts_of(shared_data, per_file=3)
+    prompt = "Represent the sentence: "
+    expected = heavy.encode(texts, prompt=prompt, convert_to_numpy=True)
+    assert np.array_equal(light.encode(texts, prompt=prompt), expected)
+
+
 def test_plain_similarities_equal_sentence_transformers(models):
     heavy, light = models
     vectors = heavy.encode(["one text", "another one", "a third", "x"], convert_to_numpy=True)
@@ -174,10 +182,20 @@ def plain_copy(tmp_path, change):
         ("config_sentence_transformers.json", lambda d: d.update(prompts={"query": "q: "})),
         ("config_sentence_transformers.json", lambda d: d.update(similarity_fn_name="dot")),
         ("sentence_bert_config.json", lambda d: d.update(do_lower_case=True)),
+        ("1_Pooling/config.json", lambda d: d.update(include_prompt=False)),
         ("config.json", lambda d: d.update(model_type="xlm-roberta")),
         ("modules.json", lambda d: d.pop()),
     ],
-    ids=["cls", "no-mean", "prompts", "dot", "lowercase", "architecture", "no-normalize"],
+    ids=[
+        "cls",
+        "no-mean",
+        "prompts",
+        "dot",
+        "lowercase",
+        "prompt-left-out",
+        "architecture",
+        "no-normalize",
+    ],
 )
 def test_any_other_folder_goes_to_sentence_transformers(tmp_path, change):
     assert plain_recipe(plain_copy(tmp_path, ("modules.json", lambda d: None))) is not None

@@ -29,12 +29,15 @@ def test_scores_equal_mteb_to_1e6(summeval_dir, invoke, tmp_path):
     figures (its v2 evaluator run on the same data with the same encoder)."""
     import mteb
 
-    from shiftbench.core.models.encoders import Encoder
+    from shiftbench.core.models.encoders import resolve_encoder
 
     task = mteb.get_task("SummEvalSummarization.v2")
     task.dataset = datasets.load_dataset(str(summeval_dir))
     task.data_loaded = True
-    run = mteb.evaluate(Encoder(ENCODER).model, task, cache=None, overwrite_strategy="always")
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(resolve_encoder(ENCODER)[0], device="cpu")
+    run = mteb.evaluate(model, task, cache=None, overwrite_strategy="always")
     theirs = run.task_results[0].scores["test"][0]
     for number, source in enumerate(
         (
