@@ -1,5 +1,6 @@
 """bench/paired.py: the sides alternate which goes first, runs are paired A with B, and the
-ratios are A/B of each pair; a pair whose sides disagree stops the bench."""
+ratios are A/B of each pair; a pair whose sides disagree stops the bench. The same for its
+in-process pairing of calls, after an uncounted warm-up of each."""
 
 from __future__ import annotations
 
@@ -73,3 +74,50 @@ def test_a_whole_process_gets_its_folder(paired, tmp_path):
     code = "import sys, pathlib; pathlib.Path(sys.argv[1], 'x').write_text('1'); print('ok')"
     run = paired.run_process([sys.executable, "-c", code, "{out}"], tmp_path)
     assert (tmp_path / "x").read_text() == "1" and run.stdout == "ok\n" and run.seconds > 0
+
+
+class Clock:
+    """A stand-in timer: each call takes the time its side was given, in turn."""
+
+    def __init__(self, seconds):
+        self.now = 0.0
+        self.left = {side: list(times) for side, times in seconds.items()}
+        self.calls = []
+
+    def side(self, name, value):
+        def call():
+            self.calls.append(name)
+            self.now += self.left[name].pop(0)
+            return value
+
+        return call
+
+    def __call__(self):
+        return self.now
+
+
+def test_calls_alternate_after_a_warm_up_and_pair_a_with_b(paired):
+    clock = Clock({"a": [9.0, 2.0, 3.0, 1.0], "b": [9.0, 1.0, 2.0, 2.0]})  # warm-up first
+    report = paired.paired_calls(
+        "demo", clock.side("a", 7), clock.side("b", 7), 3, lambda x, y: None, clock=clock
+    )
+    assert clock.calls == ["a", "b", "a", "b", "b", "a", "a", "b"]
+    assert report.ratios == [2.0, 1.5, 0.5]
+    assert [a.result for a, _ in report.pairs] == [7, 7, 7]
+    lines = report.lines(goal=2.0)
+    assert lines[2] == "  pair 2 (B first)  A   3.00s  B   2.00s  A/B 1.500"
+    assert lines[4] == (
+        "  A/B min / median / max  0.500 / 1.500 / 2.000  (3 pairs)  goal <= 2.00: met (median)"
+    )
+
+
+def test_calls_that_return_different_values_stop_the_bench(paired):
+    clock = Clock({"a": [1.0], "b": [1.0]})
+
+    def same(x, y):
+        return None if x == y else f"{x} != {y}"
+
+    with pytest.raises(RuntimeError, match="demo, pair 1: the two sides differ: 1 != 2"):
+        paired.paired_calls(
+            "demo", clock.side("a", 1), clock.side("b", 2), 1, same, warmup=0, clock=clock
+        )
