@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
-from importlib.metadata import version
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 
@@ -18,6 +19,17 @@ def packaged_file(package: str, relative: str) -> Path | None:
         return None
     path = Path(next(iter(found.submodule_search_locations))) / relative
     return path if path.exists() else None
+
+
+def installed_version(dist: str, module: str) -> str:
+    """The version of an installed library as its module's `__version__` gives it, read
+    from the distribution's metadata, so that naming a library (in a plan, a dry run) does
+    not import it (llama_cpp takes 0.2 s, torch a second); the module is imported only when
+    no metadata names it."""
+    try:
+        return version(dist)
+    except PackageNotFoundError:
+        return str(importlib.import_module(module).__version__)
 
 
 def package_pin(package: str) -> str:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from shiftbench.core.messages import option
-from shiftbench.core.packaged import package_pin
+from shiftbench.core.packaged import installed_version, package_pin
 from shiftbench.core.progress import loading_line, step
 from shiftbench.errors import InputError, RuntimeFault
 from shiftbench.llm.backends import llamacpp
@@ -185,15 +185,12 @@ class EmbeddedBackend:
             # the engine's library and version, as the transformers engine's entry names
             # transformers and torch (and that entry stays as it was)
             return {"model": info, "backend": {"name": self.name, "llama_cpp": version}}
-        import torch
-        import transformers
-
         return {
             "model": info,
             "backend": {
                 "name": self.name,
-                "transformers": transformers.__version__,
-                "torch": torch.__version__,
+                "transformers": installed_version("transformers", "transformers"),
+                "torch": installed_version("torch", "torch"),
             },
         }
 

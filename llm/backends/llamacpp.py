@@ -21,6 +21,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from shiftbench.core.packaged import installed_version
 from shiftbench.core.progress import loading_line, step
 from shiftbench.errors import InputError
 from shiftbench.llm.backends.base import Generation, Request, Sampling, token_budget
@@ -44,9 +45,7 @@ def installed() -> bool:
 
 
 def version() -> str:
-    import llama_cpp
-
-    return str(llama_cpp.__version__)
+    return installed_version("llama_cpp_python", "llama_cpp")
 
 
 def load(location: ModelLocation, threads: int, name: str) -> LlamaModel:

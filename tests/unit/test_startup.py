@@ -46,3 +46,18 @@ def test_help_loads_no_heavy_library_and_few_modules(args):
     heavy = sorted({m.split(".")[0] for m in modules} & HEAVY)
     assert heavy == [], f"shiftbench {' '.join(args)} imports {heavy}"
     assert len(modules) <= BUDGET, f"{len(modules)} modules loaded; the budget is {BUDGET}"
+
+
+@pytest.mark.parametrize("engine", ["transformers", "llama.cpp"])
+def test_a_dry_run_names_the_engine_without_loading_it(engine, tmp_path):
+    """gen --dry-run describes the embedded backend (its library's version goes into the
+    plan's settings) from the installed packages' metadata: no engine library is imported,
+    so the plan prints in a fraction of a second instead of after torch's import."""
+    if engine == "llama.cpp":
+        pytest.importorskip("llama_cpp")
+    args = ["gen", "sample", "-t", "paraphrase", "--limit", "2", "--dry-run", "--engine", engine,
+            "-q", "-o", str(tmp_path / "run")]  # fmt: skip
+    engines = sorted(
+        {m.split(".")[0] for m in loaded(args)} & {"torch", "transformers", "llama_cpp"}
+    )
+    assert engines == []
