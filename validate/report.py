@@ -746,7 +746,7 @@ def _meaning_lines(report: ValidationReport) -> list[str]:
     if not judged:
         return []
     first = next(iter(judged.values()))
-    encoder = (first.get("encoder") or {}).get("name", "?")
+    encoder = (first.get("encoder") or {}).get("id") or "its encoder"  # describe()'s id
     lines = [
         "",
         "## Meaning",

@@ -103,6 +103,8 @@ def test_validate_marks_meaning_changed_rows_apart_from_the_errors(planted_run, 
     assert [r["failed"] for r in rows] == [[], [], [], []]
     text = (planted_run / "validation.md").read_text(encoding="utf-8")
     assert "| paraphrase-s1 | 4 | 50.0% | 0 |" in text
+    # the encoder is named as every table names a model (it read '?' once)
+    assert "when a field's drift under all-MiniLM-L6-v2 is above 0.45 " in text
     assert (
         "- **meaning-changed** (paraphrase-s1, test row 1, sentence1; drift 0.3868, negation): "
         "`The train to Lyon left twenty minutes late.` → `The train to Lyon never left.`"
