@@ -549,6 +549,13 @@ def decisions(report: ValidationReport, meta: RunMeta) -> list[str]:
             line += f"Checks measured unreliable for {where}: {'; '.join(found)}."
         else:
             line += f"No check was measured unreliable for {where}."
+        meaning = c.get("meaning") or {}
+        if meaning.get("checked_rows"):
+            line += (
+                f" The meaning check marked {_percent(meaning['changed_rate'])} of "
+                f"{meaning['checked_rows']} rows {MEANING_CHANGED} (a warning, not in the "
+                "rate above; see [Meaning](#meaning))."
+            )
         lines.append(line)
     return lines
 

@@ -85,7 +85,8 @@ def test_validation_md_leads_with_the_decision(validated):
         "- **paraphrase-s1** (en): 25.0% of 4 rows failed a check, 95% interval [4.6%, 69.9%]. "
         "Checks measured unreliable for en or sample: wrong-language (false alarms 3.3% on "
         "BIOSSES en); truncated (misses 100.0% of 100 planted: cut to 50% of its words, no "
-        "finish reason).",
+        "finish reason). The meaning check marked 25.0% of 4 rows meaning-changed (a warning, "
+        "not in the rate above; see [Meaning](#meaning)).",
         "",
     ]
     assert "## Worst rows" in lines

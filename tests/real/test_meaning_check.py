@@ -103,6 +103,11 @@ def test_validate_marks_meaning_changed_rows_apart_from_the_errors(planted_run, 
     assert [r["failed"] for r in rows] == [[], [], [], []]
     text = (planted_run / "validation.md").read_text(encoding="utf-8")
     assert "| paraphrase-s1 | 4 | 50.0% | 0 |" in text
+    # the decision line says the warning's rate too, apart from the errors
+    assert (
+        "The meaning check marked 50.0% of 4 rows meaning-changed (a warning, not in the rate "
+        "above; see [Meaning](#meaning))."
+    ) in text
     # the encoder is named as every table names a model (it read '?' once)
     assert "when a field's drift under all-MiniLM-L6-v2 is above 0.45 " in text
     assert (
