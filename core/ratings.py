@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from shiftbench.core.data.runfolder import read_json, read_jsonl, read_report
+from shiftbench.core.messages import counted
 from shiftbench.core.records import BatchDescription, HumanEvalReport, RaterScreening
 from shiftbench.errors import InputError
 
@@ -75,5 +76,7 @@ def screen(table: list[dict[str, Any]], ratings: list[dict[str, Any]]) -> dict[s
         if not entry["controls"]:
             entry["reason"] = "rated no control items"
         elif entry["misses"]:
-            entry["reason"] = f"{len(entry['misses'])} control rating(s) outside the tolerance"
+            entry["reason"] = (
+                f"{counted(len(entry['misses']), 'control rating')} outside the tolerance"
+            )
     return dict(sorted(raters.items()))

@@ -21,6 +21,7 @@ from shiftbench.core.data.runfolder import (
 )
 from shiftbench.core.data.sources import RANKING_TYPES, Source, resolve_source, source_meta
 from shiftbench.core.hub import check_files, fetch_release
+from shiftbench.core.messages import counted
 from shiftbench.core.records import SourceRecord, plain
 from shiftbench.errors import InputError
 from shiftbench.evaluate.tasks import EVALUATORS, train_split
@@ -252,6 +253,7 @@ def require_supported(collection: Collection) -> None:
                 n = sum(usable(r.get("status", OK), transform) for r in rows)
                 if n < 2:
                     raise InputError(
-                        f"{collection.label} {config.name}/{split} has {n} usable pair(s); "
+                        f"{collection.label} {config.name}/{split} has "
+                        f"{counted(n, 'usable pair')}; "
                         f"STS correlates at least two (use a larger --limit)"
                     )

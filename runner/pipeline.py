@@ -36,7 +36,7 @@ from shiftbench.core.data.resultsfolder import RESULTS_FILE
 from shiftbench.core.data.runfolder import SPEC_FILE as SPEC_COPY
 from shiftbench.core.data.runfolder import read_json
 from shiftbench.core.data.sources import load_source
-from shiftbench.core.messages import differences, report
+from shiftbench.core.messages import counted, differences, report
 from shiftbench.core.protocols import DEFAULT_PROTOCOL
 from shiftbench.core.ratings import RATINGS_FILE
 from shiftbench.core.records import SourceArguments
@@ -360,7 +360,7 @@ def run_human_eval(spec: Spec, unit: Unit, ctx: Context) -> None:
     for fmt in dict.fromkeys(h["formats"]):
         prolific = (h["completion_code"], h["submit_url"]) if fmt == "prolific" else (None, None)
         written = export_batches(unit.human, fmt, h["items_per_hit"], *prolific)
-        report(log, f"wrote {len(written)} file(s) to {unit.human / EXPORT_DIR / fmt}")
+        report(log, f"wrote {counted(len(written), 'file')} to {unit.human / EXPORT_DIR / fmt}")
 
 
 def _batch_changes(unit: Unit, h: dict[str, Any]) -> str:
@@ -438,7 +438,6 @@ def run_evaluate(spec: Spec, unit: Unit, ctx: Context) -> None:
     """Score the spec's models as `shiftbench evaluate RUN -o RESULTS` does, and report its
     tables. The results folder is made anew: its inputs changed (the stage would be
     skipped otherwise), and it is to hold the spec's models on this data, nothing older."""
-    from shiftbench.core.messages import counted
     from shiftbench.core.tables import plain_table
     from shiftbench.evaluate.api import Evaluation
     from shiftbench.evaluate.report import axis_rows
@@ -538,7 +537,10 @@ def execute(spec: Spec, until: str | None = None, *, quiet: bool = False) -> Non
                 f"{spec.values['validate']['max_error_rate']:g}): {'; '.join(gate)}; the "
                 "reports are in each run folder's validation.md"
             )
-    report(log, f"done: {', '.join(chosen)} for {len(todo)} source(s) in {spec.values['output']}")
+    report(
+        log,
+        f"done: {', '.join(chosen)} for {counted(len(todo), 'source')} in {spec.values['output']}",
+    )
 
 
 # -- the dry run ----------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from shiftbench.core.data.sources import Source
-from shiftbench.core.messages import report
+from shiftbench.core.messages import counted, report
 from shiftbench.core.records import CalibrationRecord, ConfigValidationRecord, ValidationReport
 from shiftbench.core.settings import check, chosen, ranged
 from shiftbench.errors import InputError, RuntimeFault
@@ -379,13 +379,14 @@ def validate_runs(
     if gate:
         assert s.max_error_rate is not None
         said.append(
-            f"{len(gate)} config(s) exceed --max-error-rate {s.max_error_rate:.1%}: "
-            f"{', '.join(gate)}"
+            f"{counted(len(gate), 'config')} {'exceeds' if len(gate) == 1 else 'exceed'} "
+            f"--max-error-rate {s.max_error_rate:.1%}: {', '.join(gate)}"
         )
     if meaning_gate:
         assert s.max_meaning_changed_rate is not None
         said.append(
-            f"{len(meaning_gate)} config(s) exceed --max-meaning-changed-rate "
+            f"{counted(len(meaning_gate), 'config')} "
+            f"{'exceeds' if len(meaning_gate) == 1 else 'exceed'} --max-meaning-changed-rate "
             f"{s.max_meaning_changed_rate:.1%}: {', '.join(meaning_gate)}"
         )
     if said:

@@ -12,6 +12,7 @@ from shiftbench.cli.commands.options import (
     OutputFolder,
     option_type,
 )
+from shiftbench.core.messages import counted
 from shiftbench.human_eval.api import BatchSettings, ExportSettings
 
 EXPORT = ExportSettings()  # export's option defaults are the settings' own
@@ -108,7 +109,7 @@ def human_eval_export(
     from shiftbench.human_eval.export import EXPORT_DIR
 
     written = export_batches(batch, fmt, items_per_hit, completion_code, submit_url)
-    click.echo(f"wrote {len(written)} file(s) to {batch / EXPORT_DIR / fmt}")
+    click.echo(f"wrote {counted(len(written), 'file')} to {batch / EXPORT_DIR / fmt}")
 
 
 @human_eval.command("import", context_settings=CONTEXT)

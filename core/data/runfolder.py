@@ -29,7 +29,7 @@ from shiftbench.core.data.names import RULE, check_name, inside, is_safe_name
 from shiftbench.core.data.parts import context_name
 from shiftbench.core.data.runcard import META_FILE, render_card
 from shiftbench.core.data.sources import LISTED_TYPES
-from shiftbench.core.messages import differences, option, report
+from shiftbench.core.messages import counted, differences, option, report
 from shiftbench.core.records import (
     ConfigRecord,
     RunExtras,
@@ -299,8 +299,8 @@ def read_config_split(
     expected = meta["configs"][name]["rows"][split]
     if len(rows) != expected:
         raise InputError(
-            f"{path}: holds {len(rows)} row(s), but {META_FILE} says {expected}; was the file "
-            "cut or replaced?"
+            f"{path}: holds {counted(len(rows), 'row')}, but {META_FILE} says {expected}; "
+            "was the file cut or replaced?"
         )
     return rows
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from shiftbench.core.data.listfields import refuse_listed
 from shiftbench.core.data.runfolder import usable
-from shiftbench.core.messages import option
+from shiftbench.core.messages import counted, option
 from shiftbench.core.records import SourceRecord
 from shiftbench.errors import InputError
 from shiftbench.evaluate.run import Collection, ConfigView
@@ -234,8 +234,8 @@ def _shuffled_pairs(
     negatives = [r for r in rows if r["labels"] == 0]
     if len(negatives) < 2:
         raise InputError(
-            f"{option('random_pairs')} label-0: {collection.label} {split} has {len(negatives)} "
-            "label-0 pair(s); at least 2 are needed to shuffle"
+            f"{option('random_pairs')} label-0: {collection.label} {split} has "
+            f"{counted(len(negatives), 'label-0 pair')}; at least 2 are needed to shuffle"
         )
     order = rng.permutation(len(negatives))
     return [(r[first], negatives[int(j)][second]) for r, j in zip(negatives, order, strict=True)]

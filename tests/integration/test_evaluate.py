@@ -186,7 +186,7 @@ def test_an_sts_run_of_one_pair_is_refused_before_scoring(scripted, shared_data,
     result = invoke("evaluate", run, "-m", ENCODER, "-o", out)
     assert result.exit_code == 2
     assert result.output == (
-        "Error: run original/test has 1 usable pair(s); STS correlates at least two "
+        "Error: run original/test has 1 usable pair; STS correlates at least two "
         "(use a larger --limit)\n"
     )
     assert not out.exists()

@@ -163,12 +163,12 @@ CASES = [
          EVALUATE, 2, f"{META}: configs.original.rows must be an object of split -> row count"),
     Case("an emptied data file (validate)",
          lambda run, src, tmp: (run / DATA_FILE).write_bytes(b""),
-         VALIDATE, 2, f"{DATA}: holds 0 row(s), but shiftbench.json says 6; was the file cut "
+         VALIDATE, 2, f"{DATA}: holds 0 rows, but shiftbench.json says 6; was the file cut "
                       "or replaced?"),
     Case("a data file with rows cut off the end (evaluate)",
          lambda run, src, tmp: (run / DATA_FILE).write_text(
              "".join((run / DATA_FILE).read_text().splitlines(keepends=True)[:4])),
-         EVALUATE, 2, f"{DATA}: holds 4 row(s), but shiftbench.json says 6; was the file cut "
+         EVALUATE, 2, f"{DATA}: holds 4 rows, but shiftbench.json says 6; was the file cut "
                       "or replaced?"),
     Case("a row without its text field (evaluate)",
          lambda run, src, tmp: set_row(run / DATA_FILE, 3, sentence1=DELETE),

@@ -273,7 +273,7 @@ def test_the_validation_gate_stops_the_run(invoke, scripted, shared_data, tmp_pa
     spec = stsb_spec(tmp_path, shared_data, "validate:\n  max_error_rate: 0.05\n")
     result = invoke("run", spec, "-q")
     assert result.exit_code == 1
-    exceed = ("2 config(s) exceed --max-error-rate 5.0%: run/summarisation-s1 (100.0%), "
+    exceed = ("2 configs exceed --max-error-rate 5.0%: run/summarisation-s1 (100.0%), "
               "run/summarisation-s2 (100.0%)")  # fmt: skip
     assert result.stderr == (
         f"Error: stopped at the validation gate (validate.max_error_rate 0.05): STSBenchmark: "

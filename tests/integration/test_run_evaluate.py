@@ -79,7 +79,7 @@ def test_run_until_evaluate_scores_as_gen_then_evaluate_by_hand(
     assert "[evaluate] sample: running" in result.stdout
     assert result.stdout.splitlines()[-2:] == [
         f"results: {out / 'results'}",
-        f"done: gen, validate, human-eval, evaluate for 1 source(s) in {tmp_path / 'out'}",
+        f"done: gen, validate, human-eval, evaluate for 1 source in {tmp_path / 'out'}",
     ]
     assert "## Results" not in (out / "run" / "README.md").read_text()  # gen's card, not yet
 

@@ -76,7 +76,7 @@ def test_gate_exits_1_and_still_writes_the_reports(checked_run, invoke):
     result = invoke("validate", checked_run, "--max-error-rate", "0.6", "--meaning-encoder", "none")
     assert result.exit_code == 1
     assert result.stderr == (
-        "Error: 1 config(s) exceed --max-error-rate 60.0%: run/translation-s1 (100.0%)\n"
+        "Error: 1 config exceeds --max-error-rate 60.0%: run/translation-s1 (100.0%)\n"
     )
     assert (checked_run / "validation.json").is_file()
     assert invoke("validate", checked_run, "--max-error-rate", "1").exit_code == 0

@@ -106,8 +106,8 @@ def test_form_round_trip_in_chromium(batch_run, invoke, browser, tmp_path):
     assert result.exit_code == 0, result.output
     doc = json.loads((batch / "human_eval.json").read_text(encoding="utf-8"))
     assert doc["kept_raters"] == ["r1", "r2"] and doc["excluded_raters"] == ["r3"]
-    assert doc["raters"]["r3"]["reason"] == "1 control rating(s) outside the tolerance"
-    assert "- r3: 1 control rating(s) outside the tolerance" in result.output
+    assert doc["raters"]["r3"]["reason"] == "1 control rating outside the tolerance"
+    assert "- r3: 1 control rating outside the tolerance" in result.output
     row = next(x for x in doc["rows"] if (x["criterion"], x["group"]) == ("quality", "paraphrase"))
     items = sorted({r["item_id"] for r in table if r["transform"] == "paraphrase"})
     matrix = np.array(

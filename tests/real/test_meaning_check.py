@@ -120,13 +120,13 @@ def test_its_own_gate_and_its_off_switch(planted_run, invoke):
     result = invoke("validate", planted_run, "-q", "--max-meaning-changed-rate", "0.25")
     assert result.exit_code == 1
     assert result.stderr == (
-        "Error: 1 config(s) exceed --max-meaning-changed-rate 25.0%: run/paraphrase-s1 (50.0%)\n"
+        "Error: 1 config exceeds --max-meaning-changed-rate 25.0%: run/paraphrase-s1 (50.0%)\n"
     )
     assert invoke("validate", planted_run, "-q", "--max-meaning-changed-rate", "0.5").exit_code == 0
     gated = invoke("validate", planted_run, "-q", "--max-error-rate", "0.6")
     assert gated.exit_code == 1  # the form checks' gate: the meaning check is not in it
     assert gated.stderr == (
-        "Error: 1 config(s) exceed --max-error-rate 60.0%: run/translation-s1 (100.0%)\n"
+        "Error: 1 config exceeds --max-error-rate 60.0%: run/translation-s1 (100.0%)\n"
     )
     result = invoke("validate", planted_run, "-q", "--meaning-encoder", "none")
     assert result.exit_code == 0 and "meaning-changed" not in result.stdout
