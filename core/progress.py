@@ -90,6 +90,11 @@ def loading_line(name: str, folder: Path | None, imports: bool = False) -> str:
     return f"loading {name} ({seconds((IMPORT_SECONDS if imports else 0) + size / LOAD_RATE)}) ..."
 
 
+# Counts this close in time to the first belong to its burst (a batch's texts reported
+# together): the rate is measured from the end of that burst.
+BURST = 0.5
+
+
 class Bar:
     """A count of `total` work items on stderr (see the module docstring)."""
 
@@ -104,6 +109,10 @@ class Bar:
         self._start = time.monotonic()
         self._shown_at: float | None = None  # when the last plain line was written
         self._shown_n = 0
+        # the first count and its time: the rate is measured from there, since the first
+        # items carry the work's warm-up (a model's first batch, a connection) and a rate
+        # that counts it promises hours for minutes of work
+        self._first: tuple[float, int] | None = None
         if self.quiet:
             return
         if on_terminal():
@@ -117,6 +126,12 @@ class Bar:
         """`n` more items done (never past the total)."""
         n = max(0, min(n, self.total - self.n))
         self.n += n
+        if self.n:
+            now = time.monotonic()
+            if self._first is None:
+                self._first = (now, self.n)
+            elif now - self._first[0] < BURST:  # the first batch's counts, all at once
+                self._first = (self._first[0], self.n)
         if self.quiet:
             return
         if self._tqdm is not None:
@@ -166,10 +181,11 @@ class Bar:
         if final:
             parts[0] += f" in {max(1, round(elapsed))} s"
         elif self.n >= self.total:
-            parts.append("making again what failed")
-        elif self.n:
-            left = elapsed / self.n * (self.total - self.n)
-            rate = self.n / elapsed
+            if self.retries:  # every item has had its first try; failed ones are tried again
+                parts.append("making again what failed")
+        elif self._first is not None and self.n > self._first[1] and now > self._first[0]:
+            rate = (self.n - self._first[1]) / (now - self._first[0])
+            left = (self.total - self.n) / rate
             shown = f"{rate:.0f}" if rate >= 10 else f"{rate:.1f}"
             parts.append(f"{shown} {self.unit}s/s, {seconds(left)} left")
         if self.retries:

@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 from shiftbench.core.data.parts import check_rewrite, parse_rewrite, with_parts
 from shiftbench.core.data.runfolder import config_name, writing
-from shiftbench.core.messages import option, report
-from shiftbench.core.progress import quieted
+from shiftbench.core.messages import counted, option, report
+from shiftbench.core.progress import quieted, step
 from shiftbench.core.protocols import apply_protocol, get_protocol
 from shiftbench.core.settings import check, chosen, ranged
 from shiftbench.core.text.languages import parse_pool
@@ -413,8 +413,15 @@ def calibrate_generation(source: Source | str | Path, settings: GenSettings) -> 
     limit = min(settings.limit or CALIBRATION_ROWS, CALIBRATION_ROWS)
     small = replace(
         settings, transforms=(first.transform.name,), seeds=(first.seed,), limit=limit,
-        shard=None, overwrite=True, quiet=True, max_failure_rate=1.0, max_attempts=1,
+        shard=None, overwrite=True, max_failure_rate=1.0, max_attempts=1,
     )  # fmt: skip
+    # the model's conversion and load and the calls' count show on stderr as a gen run's
+    # do: a first calibration on a new machine takes about a minute
+    step(
+        f"calibrating: {first.base_name} on the first {counted(limit, 'row')} of each split, each "
+        "text tried once, to measure this machine's throughput ...",
+        quiet=settings.quiet,
+    )
     with tempfile.TemporaryDirectory(prefix="shiftbench-calibration-") as folder:
         _generate(given, replace(small, output=Path(folder) / "run"), None, CALIBRATION)
 

@@ -614,6 +614,10 @@ def plan(spec: Spec, until: str | None) -> str:
             "'shiftbench gen SOURCE --dry-run --calibrate' with this generator measures one, "
             "and every gen run records what it measured"
         )
+        later = [stage for stage in chosen if stage != "gen"]
+        if later and estimate.seconds is not None:
+            comes = "comes" if len(later) == 1 else "come"
+            lines.append(f"that time is gen's alone; {', '.join(later)} {comes} on top")
     repo = v["release"]["repo"]
     if repo and "publish" in chosen:
         lines.append(

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
+from support.run import write_spec
 
 from shiftbench.gen.estimate import machine
 
@@ -152,3 +153,41 @@ def test_calibrate_measures_with_a_few_real_calls(scripted, invoke, tmp_path, st
     assert refused.stderr == (
         "Error: --calibrate goes with --dry-run (every gen run measures itself)\n"
     )
+
+
+def test_a_calibration_says_what_it_does_and_counts_its_calls(scripted, invoke, tmp_path):
+    """Without -q a calibration is not silent: a line names it before it starts, then its
+    texts are counted as a gen run counts them (a first calibration on a new machine takes
+    about a minute, the model's conversion and load included)."""
+    args = [a for a in ARGS if a != "-q"]
+    result = invoke(*args, "-o", tmp_path / "run", "--dry-run", "--calibrate",
+                    "--cache-dir", tmp_path / "cache")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    lines = result.stderr.splitlines()
+    assert lines[0] == (
+        "calibrating: paraphrase-s1337 on the first 4 rows of each split, each text tried "
+        "once, to measure this machine's throughput ..."
+    )
+
+
+def test_run_dry_run_says_its_time_is_gens_alone(scripted, invoke, tmp_path, steady_load):
+    """run --dry-run times gen from the throughput record; the later stages (validate's
+    checks, an encoder's load and encoding) are not in that figure, and the plan says so."""
+    assert invoke(*ARGS, "-o", tmp_path / "run").exit_code == 0  # a record to time by
+    spec = write_spec(
+        tmp_path,
+        """
+        output: out
+        sources:
+          - name: sample
+            limit: 6
+        transforms: [paraphrase]
+        generator:
+          backend: scripted
+        """,
+    )
+    result = invoke("run", spec, "--until", "validate", "--dry-run")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("time: about "))
+    assert lines[at + 2] == "that time is gen's alone; validate comes on top"

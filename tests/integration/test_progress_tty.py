@@ -184,6 +184,44 @@ def test_a_terminal_that_gives_no_width_gets_plain_lines():
     code, _, stderr = OnTerminal([], script=script, sized=False).finish()
     assert code == 0, stderr
     lines = stderr.replace("\r\n", "\n").splitlines()
-    assert lines[0].startswith("work: 4/4 rows (100%), "), stderr
+    assert lines[0] == "work: 4/4 rows (100%)", stderr  # nothing is being made again yet
     assert lines[1] == "work: 4/4 rows (100%), making again what failed, retries: 2"
     assert lines[-1].startswith("work: 4/4 rows (100%) in ")
+
+
+def test_a_count_that_reaches_its_total_says_nothing_of_retries_it_has_none(monkeypatch, capsys):
+    """evaluate, validate and probe count configs, checks and probes that are never tried
+    again: at their total the line is the count alone (it once said 'making again what
+    failed' there)."""
+    monkeypatch.setattr(progress, "on_terminal", lambda: False)
+    monkeypatch.setattr(progress, "PLAIN_AFTER", 0.0)
+    monkeypatch.setattr(progress, "PLAIN_EVERY", 0.0)
+    with bar(2, "validate biosses", unit="check") as counted:
+        counted.update(2)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == "validate biosses: 2/2 checks (100%)"
+    assert lines[1].startswith("validate biosses: 2/2 checks (100%) in ")
+
+
+def test_the_time_left_leaves_out_the_first_items_warm_up(monkeypatch, capsys):
+    """The first text took 100 s (a model's first batch), the next nine 1 s each: the
+    rate is measured after the first count, 1 text/s, so 90 texts are 'about 1 min 30 s'
+    away, not the 19 minutes an average over the warm-up would say; with one count
+    only, no time is promised at all."""
+    clock = [0.0]
+    monkeypatch.setattr(progress.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(progress, "on_terminal", lambda: False)
+    monkeypatch.setattr(progress, "PLAIN_AFTER", 0.0)
+    monkeypatch.setattr(progress, "PLAIN_EVERY", 0.0)
+    counted = bar(100, "paraphrase-s1337", unit="text")
+    clock[0] = 100.0
+    counted.update(1)
+    for _ in range(9):
+        clock[0] += 1.0
+        counted.update(1)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == "paraphrase-s1337: 1/100 texts (1%)"
+    assert lines[-1] == (
+        f"paraphrase-s1337: 10/100 texts (10%), 1.0 texts/s, {progress.seconds(90)} left"
+    )
+    counted.close()
