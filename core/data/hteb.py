@@ -24,7 +24,6 @@ import hashlib
 import json
 import random
 import re
-import string
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -124,10 +123,9 @@ FALLBACK_REASONS = (
 # Every other status names a check HTEB's generator does not make: scored as written.
 GAVE_UP = frozenset({TRUNCATED, FALLBACK})
 PLACEHOLDERS = frozenset({"[text]", "<text>", "placeholder", "n/a", "none"})
-# ASCII punctuation, and the ellipsis, dashes, guillemets and curly quotes
-_PUNCTUATION = frozenset(
-    string.punctuation + "\u2026\u2013\u2014\u00ab\u00bb\u201c\u201d\u2018\u2019"
-)
+# the marks an output made of nothing else is refused for (HTEB's generator's list: not
+# every punctuation mark; "$", "%", dashes and curly quotes are text to it)
+_PUNCTUATION = frozenset(".,;:!?-_'\"\u2026\u00b7\u2022*+()[]<>/\\|#@&^~`")
 REQUIRED_KEYS = (
     "generator_model",
     "transformation",
@@ -156,11 +154,11 @@ DEVICE = re.compile(r"CON|PRN|AUX|NUL|COM[1-9]|LPT[1-9]", re.I)
 
 def unusable(text: Any) -> bool:
     """Whether HTEB's generator would have refused this output: not a string, blank, a
-    placeholder, or punctuation and spaces only."""
+    placeholder (in any case), or marks of _PUNCTUATION and spaces only."""
     if not isinstance(text, str) or not text.strip():
         return True
     bare = text.strip()
-    if bare.lower() in PLACEHOLDERS:
+    if bare.casefold() in PLACEHOLDERS:
         return True
     return all(c in _PUNCTUATION or c.isspace() for c in bare)
 

@@ -120,3 +120,22 @@ def test_an_import_records_the_text_htebs_generator_gave_up_on(sts_tree, invoke,
         ("ok", "fallback" if i == 5 else "ok") for i in range(12)
     ]
     assert rows[5]["status"] == "fallback"
+
+
+@pytest.mark.parametrize(
+    ("output", "given_up"),
+    [
+        ("", True), ("  \n", True), ("N/A", True), (" None ", True), ("[TEXT]", True),
+        ("...", True), ("\u2026", True), ("\u00b7 \u2022", True), ("(?!)", True),
+        ("\u2014", False), ("\u201c\u201d", False), ("$%", False), ("{}", False),
+        ("n/a.", False), ("A man.", False),
+    ],
+)  # fmt: skip
+def test_the_outputs_htebs_generator_refuses_are_those_given_up(output, given_up):
+    """HTEB's generator refuses a blank output, its placeholders in any case and an output
+    of its own list of marks alone; a dash, curly quotes, "$" or "{}" are text to it."""
+    from shiftbench.core.data.hteb import gave_up
+
+    assert gave_up(output, "ok") is given_up
+    assert gave_up(output, "truncated") and gave_up(output, "fallback")
+    assert gave_up(output, "wrong-language") is given_up  # a check HTEB does not make
