@@ -7,9 +7,12 @@ schema metadata) and its metadata JSON, named and hashed as HTEB names them. The
 records are the run folder's `original` rows with the fields HTEB adds (`_hteb_split`,
 `language`: the dataset's language, or for a per-language clustering dataset each
 subset's name, its subsets' records one after another); a rewritten text HTEB's generator
-would have given up on (one still cut at its budget, or blank) is written empty, as HTEB
-writes its fallbacks; every other output as it is, since HTEB's generator makes no other
-check. Every pair written is read back
+would have given up on is written empty, as HTEB writes its fallbacks: a blank,
+placeholder or punctuation-only output, and a text whose own status (`status_<field>`;
+in a row without one, the row's) is `truncated` or `fallback`. These are exactly the
+texts `--protocol hteb` puts back (evaluate/restore.py), so HTEB's reuse mode scores the
+export as shiftbench scores the run. Every other output is written as it is, since
+HTEB's generator makes no other check. Every pair written is read back
 with HTEB's rules (core/data/hteb.py) before the tree is moved into place.
 
 A config imported from HTEB (`shiftbench hteb import`) gets its own metadata back
@@ -35,6 +38,7 @@ from shiftbench.core.data.hteb import (
     HTEB_NAMES,
     MTEB_NAMES,
     generator_directory,
+    given_up,
     latest_pair,
     pair_names,
     read_pair,
@@ -43,7 +47,6 @@ from shiftbench.core.data.hteb import (
 from shiftbench.core.data.names import check_name
 from shiftbench.core.data.runcard import META_FILE
 from shiftbench.core.data.runfolder import (
-    TRUNCATED,
     read_config_split,
     read_meta,
     stage_beside,
@@ -221,15 +224,14 @@ def _transformed(
     original: dict[str, Any], row: dict[str, Any], fields: list[str], transform: str
 ) -> dict[str, Any]:
     """The original record with its text fields as the variant has them, empty where
-    HTEB's generator would have fallen back: a blank text (an imported fallback among
-    them), and both texts of a row still cut at its budget (a row records its cut, not
-    which text it was in, as evaluate's hteb scoring reads it too)."""
+    HTEB's generator would have fallen back (core/data/hteb.py `gave_up`, as evaluate's
+    hteb scoring reads it): an unusable output (blank, a placeholder, punctuation alone;
+    an imported fallback among them) and a text whose own status is `truncated` or
+    `fallback` (a row without per-text statuses: each text of a cut row)."""
     out = dict(original)
-    cut = row.get("status") == TRUNCATED
     for field in fields:
-        text = row.get(field)
-        blank = not isinstance(text, str) or not text.strip()
-        out[field] = "" if cut or blank else text
+        (failed,) = given_up(row, field)
+        out[field] = "" if failed else row.get(field)
     return {k: out[k] for k in original}
 
 

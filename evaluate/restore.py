@@ -8,47 +8,37 @@ every other output is scored as it is, an output equal to its input included. Th
 scoring protocol follows that release, on a copy of the rows; the run folder keeps what
 gen wrote.
 
-What HTEB's generator counts as unusable, and so restores:
+What HTEB's generator gives up on, and so what is restored (core/data/hteb.py `gave_up`):
 - an output that is empty or blank, a placeholder ("[text]", "<text>", "placeholder",
   "n/a", "none", in any case) or punctuation alone;
-- an output still cut at its token budget (shiftbench's `truncated`). A row records its cut
-  for the row, not per text, so a truncated row of two one-text fields (STS, pair
-  classification) has both restored; a list field's texts each carry their own status.
+- a text whose own status is `truncated` (still cut at its token budget) or `fallback`
+  (imported from HTEB's files, where its generator gave up on it).
+
+Each text's status is its row's `status_<field>` (one per text of a list field), so a
+row of two one-text fields (STS, pair classification) with one text cut has that text
+restored and the other scored as written. A row gen wrote before it kept a status per
+text has its row `status` for every text: both texts of a cut row are restored.
 
 Every other check shiftbench's gen applies (wrong language, prefix or reasoning leak,
 runaway length, an unchanged output) is not one HTEB's generator makes, so those outputs
-are scored as written. Each record counts the rows and texts restored.
+are scored as written. `shiftbench hteb export` writes empty exactly the texts restored
+here, so HTEB's reuse mode scores an export as this protocol scores the run. Each record
+counts the rows and texts restored.
 """
 
 from __future__ import annotations
 
-import string
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from shiftbench.core.data.hteb import given_up
 from shiftbench.core.data.listfields import field_texts, regrouped
-from shiftbench.core.data.runfolder import OK, TRUNCATED
+from shiftbench.core.data.runfolder import OK
 
 if TYPE_CHECKING:
     from shiftbench.evaluate.run import Collection, ConfigView
 
 ORIGINAL_PREFIX = "original_"
-PLACEHOLDERS = frozenset({"[text]", "<text>", "placeholder", "n/a", "none"})
-# ASCII punctuation, and the ellipsis, dashes, guillemets and curly quotes
-_PUNCTUATION = frozenset(
-    string.punctuation + "\u2026\u2013\u2014\u00ab\u00bb\u201c\u201d\u2018\u2019"
-)
-
-
-def unusable(text: Any) -> bool:
-    """Whether HTEB's generator would have refused this output: not a string, blank, a
-    placeholder, or punctuation and spaces only."""
-    if not isinstance(text, str) or not text.strip():
-        return True
-    bare = text.strip()
-    if bare.lower() in PLACEHOLDERS:
-        return True
-    return all(c in _PUNCTUATION or c.isspace() for c in bare)
 
 
 def rewritten_fields(row: dict[str, Any]) -> list[str]:
@@ -58,24 +48,18 @@ def rewritten_fields(row: dict[str, Any]) -> list[str]:
 
 
 def restored_row(row: dict[str, Any]) -> tuple[dict[str, Any], int]:
-    """The row as HTEB scores it (status `ok`, unusable texts replaced by their originals)
-    and how many texts were replaced."""
+    """The row as HTEB scores it (status `ok`, each text HTEB gives up on replaced by its
+    original) and how many texts were replaced."""
     new = dict(row)
-    cut = row.get("status") == TRUNCATED
     replaced = 0
     for field in rewritten_fields(row):
         value, original = row[field], row[ORIGINAL_PREFIX + field]
         texts, originals = field_texts(value), field_texts(original)
-        statuses = row.get(f"status_{field}")
-        per_text = field_texts(statuses) if isinstance(value, list) and statuses else None
+        failed = given_up(row, field)
         out = []
-        for i, (text, before) in enumerate(zip(texts, originals, strict=True)):
-            failed = per_text[i] == TRUNCATED if per_text is not None else cut
-            if failed or unusable(text):
-                out.append(before)
-                replaced += 1
-            else:
-                out.append(text)
+        for text, before, back in zip(texts, originals, failed, strict=True):
+            out.append(before if back else text)
+            replaced += back
         new[field] = regrouped(value, out)
     new["status"] = OK
     return new, replaced

@@ -64,7 +64,7 @@ def variant_config(
     control = variant.transform.control
     for split, rows in splits.items():
         out[split] = [
-            _variant_row(row, fields, done, variant.transform.name, pivot, control) for row in rows
+            _variant_row(row, fields, done, variant.transform.name, pivot) for row in rows
         ]
         counts[split] = tally_status(out[split])
     used = [
@@ -126,18 +126,18 @@ def _variant_row(
     done: dict[str, dict[str, RowResult]],
     transform: str,
     pivot: bool,
-    control: bool = False,
 ) -> dict[str, Any]:
     """The row with its fields rewritten, its originals kept, and one status for the row.
 
     A failed field stays empty rather than falling back to the original text, and the row's
     status names the first failure; a row with none is `identical` when a field is a kept
     unchanged back-translation, else `ok`. `language_<field>` is the language the field is now
-    in; back-translation adds `pivot_<field>`. A control's row also has `status_<field>`,
-    since the probes use each field on its own, and its status names a field's failure
-    first, then `ok` if a field was made, and `not-applicable` only when none was. A
-    list-valued field has each of these as a list, one entry per text, and always its
-    `status_<field>` (see listfields.py).
+    in; back-translation adds `pivot_<field>`; `status_<field>` is the field's own status
+    (which text failed, and why: the probes use a control's fields one by one, and
+    `--protocol hteb` and `hteb export` treat each text on its own). A control's status
+    names a field's failure first, then `ok` if a field was made, and `not-applicable` only
+    when none was. A list-valued field has each of these as a list, one entry per text
+    (see listfields.py).
     """
     new = dict(row)
     statuses, attempts, reasons = [], [], []
@@ -153,8 +153,8 @@ def _variant_row(
             new[f"pivot_{field}"] = regrouped(
                 value, [r.languages[0] if r.languages else "" for r in results]
             )
-        if control or isinstance(value, list):
-            new[f"status_{field}"] = regrouped(value, [r.status for r in results])
+        # each text's own status, so a row says which of its texts failed and why
+        new[f"status_{field}"] = regrouped(value, [r.status for r in results])
         statuses += [r.status for r in results]
         attempts += [r.attempt for r in results]
         reasons += [r.finish_reason for r in results]

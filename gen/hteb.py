@@ -2,10 +2,11 @@
 
 One config per (transformation, seed) pair HTEB's loader would read (core/data/hteb.py
 picks and checks it), and `original` from the pair's own original records, which must be
-the same in every pair, as HTEB requires. Each text's status comes from what HTEB's file
-holds: a text its generator gave up on (HTEB writes it empty and counts the reason) is
-`fallback`, never the original in disguise; an output equal to its input is `identical`;
-any other is `ok`. The run folder records HTEB's generator, generation limits,
+the same in every pair, as HTEB requires. Each text's status (`status_<field>`) comes
+from what HTEB's file holds: a text its generator gave up on (HTEB writes it empty and
+counts the reason, per file, not per text) is `fallback`, never the original in disguise;
+an output equal to its input is `identical`; any other is `ok`. A row's `status` names
+its first failed text. The run folder records HTEB's generator, generation limits,
 statistics and data filtering per config (`hteb`), and the hteb protocol, so `evaluate`
 scores it as HTEB does (a fallback text scored on its original, as HTEB's reuse mode
 does).
@@ -34,6 +35,7 @@ from shiftbench.core.data.hteb import (
     translated_languages,
 )
 from shiftbench.core.data.runfolder import (
+    FALLBACK,
     IDENTICAL,
     OK,
     ConfigData,
@@ -50,7 +52,6 @@ from shiftbench.core.records import ConfigRecord, RunExtras, SourceRecord
 from shiftbench.core.text.transforms import TRANSFORMS
 from shiftbench.errors import InputError
 
-FALLBACK = "fallback"  # a text HTEB's generator gave up on after its retries
 TABULAR = ("STS", "PairClassification", "Classification")
 READ = (*TABULAR, "Clustering")  # clustering laid out flat or per language
 HTEB_FIELDS = ("language",)  # fields HTEB adds to a source record (besides _hteb_*)
@@ -283,8 +284,8 @@ def _variant(
     translated: dict[tuple[int, str], str | None] | None,
 ) -> ConfigData:
     """One pair's records at `members` (one subset's) as a transform config: each text
-    field rewritten (empty where HTEB fell back), its original beside it, and the row's
-    status."""
+    field rewritten (empty where HTEB fell back), its original and its own status beside
+    it, and the row's status."""
     ours = TRANSFORMATIONS[pair.transformation]
     transform = TRANSFORMS[ours]
     targets: set[str] = set()
@@ -310,6 +311,7 @@ def _variant(
             row[f"language_{field}"] = translated[(i, field)] if translated else language
             if translated and translated[(i, field)]:
                 targets.add(str(translated[(i, field)]))
+            row[f"status_{field}"] = status  # which text HTEB gave up on
             statuses.append(status)
         failed = [s for s in statuses if not usable(s, ours)]
         row["status"] = failed[0] if failed else (IDENTICAL if IDENTICAL in statuses else OK)

@@ -12,7 +12,9 @@ wins, and a pair without one (`data.parquet`, `metadata.JSON`) loses to any date
 
 This module holds the rules both directions need: reading and checking a pair (what
 HTEB's own loader accepts, written here from its rules), and naming and hashing one for
-an export. It knows no run folder; gen/hteb.py imports, cards/hteb.py exports.
+an export, and which rewritten texts HTEB gives up on (put back by `--protocol hteb`,
+written empty by an export). It reads and writes no run folder; gen/hteb.py imports,
+cards/hteb.py exports.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+from shiftbench.core.data.listfields import field_texts, text_statuses
+from shiftbench.core.data.runfolder import FALLBACK, TRUNCATED
 from shiftbench.core.messages import counted
 from shiftbench.core.text.languages import get_language
 from shiftbench.errors import InputError
@@ -113,6 +117,15 @@ FALLBACK_REASONS = (
     "output_length_after_retries",
     "backend_failure",
 )
+# What HTEB's generator gives up on, and so what its reuse mode scores on the original:
+# an output it finds unusable (unusable), and a text whose status says it gave up on it
+# (still cut at the token budget after its retries, or a fallback in HTEB's own file).
+# Every other status names a check HTEB's generator does not make: scored as written.
+GAVE_UP = frozenset({TRUNCATED, FALLBACK})
+PLACEHOLDERS = frozenset({"[text]", "<text>", "placeholder", "n/a", "none"})
+# the marks an output made of nothing else is refused for (HTEB's generator's list: not
+# every punctuation mark; "$", "%", dashes and curly quotes are text to it)
+_PUNCTUATION = frozenset(".,;:!?-_'\"\u2026\u00b7\u2022*+()[]<>/\\|#@&^~`")
 REQUIRED_KEYS = (
     "generator_model",
     "transformation",
@@ -137,6 +150,30 @@ STAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
 DATA_NAME = re.compile(r"data(?:_([0-9a-f]{64}))?\.parquet")
 KEPT = re.compile(r"[A-Za-z0-9_.\-]")
 DEVICE = re.compile(r"CON|PRN|AUX|NUL|COM[1-9]|LPT[1-9]", re.I)
+
+
+def unusable(text: Any) -> bool:
+    """Whether HTEB's generator would have refused this output: not a string, blank, a
+    placeholder (in any case), or marks of _PUNCTUATION and spaces only."""
+    if not isinstance(text, str) or not text.strip():
+        return True
+    bare = text.strip()
+    if bare.casefold() in PLACEHOLDERS:
+        return True
+    return all(c in _PUNCTUATION or c.isspace() for c in bare)
+
+
+def gave_up(text: Any, status: Any) -> bool:
+    """Whether HTEB would have put the original in this output's place: the output is
+    unusable, or its own status (see text_statuses) is one HTEB's generator gives up on."""
+    return unusable(text) or (isinstance(status, str) and status in GAVE_UP)
+
+
+def given_up(row: dict[str, Any], field: str) -> list[bool]:
+    """For each text of a rewritten row's `field`, whether HTEB would have given up on it
+    (gave_up, with the text's own status, or the row's in a row that records none)."""
+    texts = field_texts(row.get(field))
+    return [gave_up(t, s) for t, s in zip(texts, text_statuses(row, field), strict=True)]
 
 
 def generator_directory(model: str) -> str:

@@ -48,6 +48,7 @@ OK = "ok"
 IDENTICAL = "identical"
 IDENTITY_KEPT = ("backtranslation",)
 TRUNCATED = "truncated"  # still cut at the token cap after the larger budgets
+FALLBACK = "fallback"  # an imported HTEB text its generator gave up on (gen/hteb.py)
 SPEC_FILE = "shiftbench-spec.yaml"  # the `shiftbench run` spec that made the folder, verbatim
 FORMAT_VERSION = 1
 VALIDATION_REPORT = "validation.json"  # what validate writes into a run folder
