@@ -44,6 +44,13 @@ ORIGINAL_IN_PLACE = "original-in-place"
 EVALUATION_SEED = "evaluation-seed"
 CLUSTERING_SCORING = (MTEB, EVALUATION_SEED)
 
+# How evaluate scores Retrieval: as mteb does (the model's similarity, the top 1000 documents
+# per query, nDCG@10 among mteb's metrics), or as HTEB's release does: an explicit cosine,
+# the top 10 per query (ties in corpus order, a document named as its query left out where
+# the dataset says so) and the mean nDCG@10 rounded to five decimals (evaluate/retrieval.py).
+TOP_TEN_COSINE = "top-10-cosine"
+RETRIEVAL_SCORING = (MTEB, TOP_TEN_COSINE)
+
 # How evaluate treats a dataset's subsets: each scored on its own and their figures
 # averaged (mteb's way), or pooled into one set of rows scored once (HTEB's release;
 # evaluate/pool.py).
@@ -157,6 +164,7 @@ PROTOCOLS: dict[str, Protocol] = {
                 "*": (QUERIES,),
             },
             classification=FULL_TRAIN,
+            retrieval=TOP_TEN_COSINE,
             failed_rows=ORIGINAL_IN_PLACE,
             # hteb/generation.py: three retries after the first try, and flat budgets
             max_attempts=4,
@@ -165,12 +173,14 @@ PROTOCOLS: dict[str, Protocol] = {
             subsets=POOLED,
             precision="bfloat16",  # hteb/config.py's evaluation dtype, for every model
             # hteb/evaluation.py: pair classification's AP on the cosine alone, one
-            # Spearman over every machine summary of a summarisation task, and reranking's
-            # mean over queries of scikit-learn's AP of their candidates
+            # Spearman over every machine summary of a summarisation task, reranking's
+            # mean over queries of scikit-learn's AP of their candidates, and retrieval's
+            # nDCG@10 of the ten documents nearest by cosine, rounded to five decimals
             main_scores={
                 "PairClassification": "cosine_ap",
                 "Summarization": "pooled_cosine_spearman",
                 "Reranking": "mean_candidate_ap",
+                "Retrieval": "cosine_ndcg_at_10",
             },
         ),
     ]
@@ -297,6 +307,21 @@ def scoring_protocol(given: str | None, folder_meta: Mapping[str, Any] | None) -
     }
 
 
+def ignores_identical_ids(source: SourceRecord) -> bool:
+    """Whether a Retrieval dataset leaves out of a query's ranking the document that has the
+    query's own id (ArguAna's queries are documents of its corpus): as the source's
+    evaluation settings record it, else as its MTEB task declares it (HTEB's metadata
+    agrees with mteb's for every dataset HTEB ships), else no."""
+    recorded = (source.get("protocol") or {}).get("ignore_identical_ids")
+    if recorded is not None:
+        return bool(recorded)
+    if source.get("mteb_task"):
+        from shiftbench.core.data.mteb_tasks import get_task
+
+        return bool(getattr(get_task(str(source["mteb_task"])), "ignore_identical_ids", False))
+    return False
+
+
 def with_scoring(source: SourceRecord, scoring: Mapping[str, Any]) -> SourceRecord:
     """The source description with the scoring choice among the task's evaluation settings
     (where the evaluators read them) and the protocol's main score for the task type;
@@ -308,6 +333,9 @@ def with_scoring(source: SourceRecord, scoring: Mapping[str, Any]) -> SourceReco
     settings = dict(source.get("protocol") or {})
     if scoring["classification_scoring"] != MTEB:
         settings["classification"] = scoring["classification_scoring"]
+    if source["task_type"] == "Retrieval" and scoring.get("retrieval_scoring", MTEB) != MTEB:
+        settings["retrieval_scoring"] = scoring["retrieval_scoring"]
+        settings["ignore_identical_ids"] = ignores_identical_ids(source)
     if scoring.get("clustering_scoring", MTEB) != MTEB:
         settings["clustering_scoring"] = scoring["clustering_scoring"]
         # the seeds an original is clustered with when no variant brings its own

@@ -19,6 +19,18 @@ queries (also a mean over queries, resampled the same way). It is not one of mte
 metrics and differs from mteb's MAP where candidates tie (scikit-learn scores a tie as
 one threshold, pytrec_eval orders it by document id) and where a relevant document is not
 among the candidates (pytrec_eval still counts it).
+
+Under `--protocol hteb` a Retrieval task's main score is HTEB's, `cosine_ndcg_at_10`
+(hteb/evaluation.py): queries and documents are scaled to unit length in numpy (no norm
+below 1e-12) and compared by their dot product, whatever the model's own similarity; each
+query keeps the ten documents of highest cosine, documents of equal cosine in corpus order,
+after leaving out the document with the query's own id where the dataset says so
+(`ignore_identical_ids`, in the task's evaluation settings); pytrec_eval's `ndcg_cut.10` of
+those ten, averaged over the queries and rounded to five decimals. Texts are HTEB's:
+a document is its title and text joined by a space (a blank one embedded as ""), a query
+its text without an instruction. A query one of whose judged documents is not in the
+corpus is left out, as HTEB's release leaves it out. mteb's metrics stay beside it,
+computed as mteb computes them. The interval resamples the queries' unrounded values.
 """
 
 from __future__ import annotations
@@ -42,6 +54,13 @@ K_VALUES = (1, 3, 5, 10, 20, 100, 1000)
 # Reranking's main score under --protocol hteb: HTEB's mean of per-query average precision
 CANDIDATE_AP = "mean_candidate_ap"
 TOP_K = max(K_VALUES)
+# Retrieval's main score under --protocol hteb: HTEB's nDCG@10 (module docstring)
+TOP_TEN_NDCG = "cosine_ndcg_at_10"
+HTEB_DEPTH = 10
+HTEB_PLACES = 5
+HTEB_MIN_NORM = 1e-12
+# query rows compared with the whole corpus at once: bounds the similarity block's size
+HTEB_BLOCK = 1 << 24
 CORPUS_CHUNK = 50_000
 
 
@@ -53,6 +72,16 @@ def document_text(row: dict[str, Any]) -> str:
 def query_text(row: dict[str, Any]) -> str:
     instruction = row.get("instruction")
     return f"{row['text']} {instruction}" if instruction is not None else str(row["text"])
+
+
+def hteb_document_text(row: dict[str, Any]) -> str:
+    """A document's text as HTEB's release builds it: the title and text given (not None)
+    joined by a space and stripped, a lone field as it is, and a blank text as ""."""
+    parts = [row[k] for k in ("title", "text") if row.get(k) is not None]
+    if not all(isinstance(p, str) for p in parts):
+        return ""
+    text = parts[0] if len(parts) == 1 else " ".join(parts).strip()
+    return text if text.strip() else ""
 
 
 def judgements(rows: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
@@ -133,6 +162,59 @@ def candidate_ap(
         if 0 < sum(relevant) < len(relevant):
             out[qid] = float(average_precision_score(relevant, scores.float().numpy()))
     return out
+
+
+def unit_rows(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length at their own precision, a norm below 1e-12 taken as 1e-12
+    (HTEB's explicit cosine)."""
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.maximum(norms, HTEB_MIN_NORM)
+
+
+def nearest(scores: np.ndarray, depth: int, skip: int | None = None) -> np.ndarray:
+    """The positions of the `depth` highest scores, highest first, equal scores in
+    position order (a stable sort of the whole row, found without sorting it all), with
+    position `skip` left out before the cut."""
+    want = depth + (skip is not None)
+    pool = np.arange(scores.size)
+    if scores.size > want:
+        kth = np.partition(scores, scores.size - want)[scores.size - want]
+        pool = np.flatnonzero(scores >= kth)  # every score tied with the cut's is kept
+    order = pool[np.argsort(-scores[pool], kind="stable")]
+    if skip is not None:
+        order = order[order != skip]
+    return order[:depth]
+
+
+def hteb_ranking(
+    queries: np.ndarray,
+    query_ids: list[str],
+    documents: np.ndarray,
+    document_ids: list[str],
+    ignore_identical_ids: bool,
+) -> dict[str, dict[str, float]]:
+    """Each query's ten documents of highest cosine with their cosines, as HTEB's release
+    picks them (module docstring)."""
+    q, d = unit_rows(queries), unit_rows(documents)
+    position = {doc: i for i, doc in enumerate(document_ids)}
+    step = max(1, HTEB_BLOCK // max(1, len(document_ids)))
+    run: dict[str, dict[str, float]] = {}
+    for start in range(0, len(query_ids), step):
+        block = q[start : start + step] @ d.T
+        for row, qid in zip(block, query_ids[start : start + step], strict=True):
+            skip = position.get(qid) if ignore_identical_ids else None
+            run[qid] = {document_ids[i]: float(row[i]) for i in nearest(row, HTEB_DEPTH, skip)}
+    return run
+
+
+def hteb_ndcg(
+    run: dict[str, dict[str, float]], qrels: dict[str, dict[str, int]]
+) -> dict[str, float]:
+    """pytrec_eval's nDCG@10 of every query it scores."""
+    import pytrec_eval
+
+    scored = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"}).evaluate(run)
+    return {qid: float(s["ndcg_cut_10"]) for qid, s in scored.items()}
 
 
 MEASURES = {"ndcg_cut": "ndcg", "map_cut": "map", "recall": "recall", "P": "precision",
@@ -249,7 +331,41 @@ def evaluate(scoring: Scoring) -> dict[str, float]:
         per_query_ap = np.asarray([ap.get(qid, np.nan) for qid in all_ids])
         scoring.replicate = partial(weighted_mean, values=per_query_ap)
         return out
+    if candidates is None and scoring.main_score == TOP_TEN_NDCG:
+        return _with_hteb_ndcg(scoring, out, queries, corpus, qrels, all_ids)
     values = query_values(per_query, reciprocal, all_ids, scoring.main_score)
     if values is not None:
         scoring.replicate = partial(weighted_mean, values=values)
+    return out
+
+
+def _with_hteb_ndcg(
+    scoring: Scoring,
+    out: dict[str, float],
+    queries: list[dict[str, Any]],
+    corpus: list[dict[str, Any]],
+    qrels: dict[str, dict[str, int]],
+    all_ids: list[str],
+) -> dict[str, float]:
+    """`out` with HTEB's nDCG@10 (module docstring); its per-query values for the interval."""
+    document_ids = [str(r["id"]) for r in corpus]
+    known = set(document_ids)
+    # HTEB's release leaves out a query that judges a document missing from the corpus
+    kept = [r for r in queries if set(qrels[str(r["id"])]) <= known]
+    if not kept:
+        raise InputError(
+            f"{scoring.source['name']}: every query of {scoring.split} with judgements "
+            "judges a document that is not in the corpus"
+        )
+    query_ids = [str(r["id"]) for r in kept]
+    q = scoring.embed([str(r["text"]) for r in kept], role="query")
+    d = scoring.embed([hteb_document_text(r) for r in corpus], role="document")
+    ignore = bool((scoring.source.get("protocol") or {}).get("ignore_identical_ids", False))
+    per_query = hteb_ndcg(hteb_ranking(q, query_ids, d, document_ids, ignore), qrels)
+    if not per_query:
+        raise InputError(f"{scoring.source['name']}: no query of {scoring.split} was ranked")
+    mean = sum(per_query.values()) / len(per_query)
+    out[TOP_TEN_NDCG] = round(mean, HTEB_PLACES)
+    values = np.asarray([per_query.get(qid, np.nan) for qid in all_ids])
+    scoring.replicate = partial(weighted_mean, values=values)
     return out
