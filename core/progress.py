@@ -90,9 +90,29 @@ def loading_line(name: str, folder: Path | None, imports: bool = False) -> str:
     return f"loading {name} ({seconds((IMPORT_SECONDS if imports else 0) + size / LOAD_RATE)}) ..."
 
 
-# Counts this close in time to the first belong to its burst (a batch's texts reported
-# together): the rate is measured from the end of that burst.
+# Counts this close in time to the first of their burst belong to it (a batch's texts are
+# reported together, one by one). The rate is measured over whole bursts only: from the end
+# of the first, whose items carry the warm-up (a model's first batch, a connection), to the
+# end of the last one finished. Counts within BURST of the bar's start are work found done
+# (cached), no measure of speed.
 BURST = 0.5
+
+
+def _honest_tqdm(tqdm: type) -> type:
+    """tqdm whose rate and time left are the bar's own (`Bar.rate`), `?` while it has none:
+    tqdm's own rate averages in the first batch's warm-up and promises minutes for seconds."""
+
+    class Honest(tqdm):  # type: ignore[misc, valid-type]
+        rate_of: Any = None  # the Bar's rate method
+
+        @property
+        def format_dict(self) -> dict[str, Any]:
+            shown = super().format_dict
+            if self.rate_of is not None:
+                shown["rate"] = self.rate_of() or 0.0  # 0: tqdm shows '?' for both
+            return shown
+
+    return Honest
 
 
 class Bar:
@@ -109,35 +129,59 @@ class Bar:
         self._start = time.monotonic()
         self._shown_at: float | None = None  # when the last plain line was written
         self._shown_n = 0
-        # the first count and its time: the rate is measured from there, since the first
-        # items carry the work's warm-up (a model's first batch, a connection) and a rate
-        # that counts it promises hours for minutes of work
+        # (time, count) at the end of the first burst and at the end of the last burst
+        # finished: the rate is measured between them (see BURST)
         self._first: tuple[float, int] | None = None
+        self._mark: tuple[float, int] | None = None
+        self._burst_at = 0.0  # when the current burst began
+        self._last_at = 0.0  # when the last count came
         if self.quiet:
             return
         if on_terminal():
             from tqdm.auto import tqdm
 
-            self._tqdm = tqdm(
+            self._tqdm = _honest_tqdm(tqdm)(
                 total=total, desc=label, unit=unit, file=sys.stderr, dynamic_ncols=True
             )
+            self._tqdm.rate_of = self.rate
 
     def update(self, n: int = 1) -> None:
         """`n` more items done (never past the total)."""
         n = max(0, min(n, self.total - self.n))
-        self.n += n
-        if self.n:
-            now = time.monotonic()
-            if self._first is None:
-                self._first = (now, self.n)
-            elif now - self._first[0] < BURST:  # the first batch's counts, all at once
-                self._first = (self._first[0], self.n)
+        self._count(n)
         if self.quiet:
             return
         if self._tqdm is not None:
             self._tqdm.update(n)
         else:
             self._plain(final=False)
+
+    def _count(self, n: int) -> None:
+        """Add `n` to the count and keep the ends of the bursts the rate is measured by."""
+        if n <= 0:
+            return
+        now = time.monotonic()
+        if now - self._start < BURST:  # found done at the start: no measure of speed
+            pass
+        elif self._first is None:
+            self._first, self._burst_at = (now, self.n + n), now
+        elif now - self._burst_at < BURST:  # the current burst goes on
+            if self._mark is None:  # the first one
+                self._first = (now, self.n + n)
+        else:  # a new burst: the one before it is whole
+            self._mark, self._burst_at = (self._last_at, self.n), now
+        self._last_at = now
+        self.n += n
+
+    def rate(self) -> float | None:
+        """Items a second between the end of the first burst and the end of the last one
+        finished; None until a burst after the first is whole (no time left is shown then)."""
+        if self._first is None or self._mark is None:
+            return None
+        (start, before), (end, done) = self._first, self._mark
+        if end <= start or done <= before:
+            return None
+        return (done - before) / (end - start)
 
     def retried(self, n: int = 1) -> None:
         """`n` items done again (a retry): counted apart, the total stays."""
@@ -183,8 +227,7 @@ class Bar:
         elif self.n >= self.total:
             if self.retries:  # every item has had its first try; failed ones are tried again
                 parts.append("making again what failed")
-        elif self._first is not None and self.n > self._first[1] and now > self._first[0]:
-            rate = (self.n - self._first[1]) / (now - self._first[0])
+        elif (rate := self.rate()) is not None:
             left = (self.total - self.n) / rate
             shown = f"{rate:.0f}" if rate >= 10 else f"{rate:.1f}"
             parts.append(f"{shown} {self.unit}s/s, {seconds(left)} left")
