@@ -108,7 +108,11 @@ def _honest_tqdm(tqdm: type) -> type:
         @property
         def format_dict(self) -> dict[str, Any]:
             shown = super().format_dict
-            if self.rate_of is not None:
+            if self.rate_of is None:
+                return shown
+            if self.n >= self.total:  # done: None is tqdm's average over the whole work
+                shown["rate"] = None
+            else:
                 shown["rate"] = self.rate_of() or 0.0  # 0: tqdm shows '?' for both
             return shown
 

@@ -54,7 +54,8 @@ def test_plain_lines_show_no_time_left_until_a_second_batch_is_whole(monkeypatch
 def test_a_terminals_bar_shows_no_time_left_before_it_knows_one(monkeypatch, clock):
     """On a terminal tqdm's own rate counts the warm-up (`1/32 [00:05<02:51, 5.53s/text]`
     for 40 s of work): the bar shows `?` for the rate and the time left until a second
-    batch is whole, then the rate measured after the first batch."""
+    batch is whole, then the rate measured after the first batch; at the end, tqdm's
+    average over the whole work."""
     monkeypatch.setattr(progress, "on_terminal", lambda: True)
     counted = bar(32, "paraphrase-s1337", unit="text")
     batches(counted, clock, [60.0], size=8)
@@ -64,4 +65,6 @@ def test_a_terminals_bar_shows_no_time_left_before_it_knows_one(monkeypatch, clo
     batches(counted, clock, [68.0], size=7)
     batches(counted, clock, [76.0], size=8)  # the second batch now whole: 8 texts in 8 s
     assert str(counted._tqdm).endswith("24/32 [00:00<00:08,  1.00text/s]")
+    batches(counted, clock, [84.0], size=8)  # done: the rate is the whole work's average
+    assert "32/32 [00:00<00:00, " in str(counted._tqdm)
     counted.close()
