@@ -102,7 +102,7 @@ def _honest_tqdm(tqdm: type) -> type:
     """tqdm whose rate and time left are the bar's own (`Bar.rate`), `?` while it has none:
     tqdm's own rate averages in the first batch's warm-up and promises minutes for seconds."""
 
-    class Honest(tqdm):  # type: ignore[misc, valid-type]
+    class Honest(tqdm):
         rate_of: Any = None  # the Bar's rate method
 
         @property
