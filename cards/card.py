@@ -139,7 +139,11 @@ def _prose(
         "is kept, the source text stays beside the new one as `original_<field>`, and each "
         "row has a `status` (`ok`, `identical` for a back-translation that came back "
         "unchanged, or the reason the output was rejected) and the `attempt` that produced "
-        "it. A rejected row keeps its empty or failed output; it is never filled with the "
+        "it; each rewritten field has its own status as `status_<field>` (one per text of a "
+        "list; in a run made before shiftbench kept them, the row's `status` stands for "
+        "every text), so a row says which of its texts failed and why, and the row's "
+        "`status` names its first failure. A rejected row keeps its empty or failed output; "
+        "it is never filled with the "
         'source text, so select `status == "ok"` (and, for back-translation, `"identical"`) '
         "before scoring.",
         "",

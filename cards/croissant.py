@@ -214,7 +214,8 @@ def _generated(meta: RunMeta, report: ValidationReport | None) -> dict[str, list
         kinds.append(f"Rule-based controls: {', '.join(controls)}")
     status = ", ".join(f"{k} {v}" for k, v in sorted(statuses.items())) or "none"
     preprocessing = [
-        "Each rewritten row carries its source text (original_<field>), a status and the "
+        "Each rewritten row carries its source text (original_<field>), a status, each "
+        "rewritten field's own status (status_<field>, where the run recorded one) and the "
         f"attempt that produced it; statuses at generation: {status}. Rows whose status is "
         "not ok (or identical, for back-translation) are kept in the data and left out "
         "when scoring."

@@ -36,8 +36,9 @@ def render_card(meta: RunMeta, data_format: str = "jsonl") -> str:
         f"shiftbench {meta['shiftbench_version']}. The fields rewritten are "
         f"{', '.join(f'`{f}`' for f in source['text_fields'])}; every transformed row keeps "
         "its original text beside the new one, with a `status`: `ok`, `identical` (a "
-        "back-translation that came back unchanged: kept and scored) or a reason code."
-        + _parts_sentence(meta),
+        "back-translation that came back unchanged: kept and scored) or a reason code; each "
+        "rewritten field has its own as `status_<field>` (which text failed, and why), "
+        "and the row's `status` is its first failure." + _parts_sentence(meta),
         "",
         "| config | transform | axis | seed | rows | status |",
         "|---|---|---|---|---|---|",

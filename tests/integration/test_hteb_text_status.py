@@ -139,3 +139,27 @@ def test_the_outputs_htebs_generator_refuses_are_those_given_up(output, given_up
     assert gave_up(output, "ok") is given_up
     assert gave_up(output, "truncated") and gave_up(output, "fallback")
     assert gave_up(output, "wrong-language") is given_up  # a check HTEB does not make
+
+
+def test_the_run_folders_readme_and_the_dataset_card_say_each_text_has_its_status(
+    shared_data, scripted, invoke, tmp_path
+):
+    """A user reading the run folder's README or the dataset card learns what the
+    `status_<field>` columns the card's features list are."""
+    run = tmp_path / "run"
+    _generated(invoke, scripted, shared_data, run)
+    readme = (run / "README.md").read_text(encoding="utf-8")
+    assert (
+        "or a reason code; each rewritten field has its own as `status_<field>` (which text "
+        "failed, and why), and the row's `status` is its first failure." in readme
+    )
+    card = tmp_path / "card.md"
+    assert invoke("card", run, "-o", card).exit_code == 0
+    text = card.read_text(encoding="utf-8")
+    assert "- name: status_sentence1" in text  # the card's features, from loading the config
+    assert (
+        "each rewritten field has its own status as `status_<field>` (one per text of a "
+        "list; in a run made before shiftbench kept them, the row's `status` stands for "
+        "every text), so a row says which of its texts failed and why, and the row's "
+        "`status` names its first failure." in " ".join(text.split())
+    )
