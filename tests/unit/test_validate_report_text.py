@@ -77,4 +77,4 @@ def test_the_guides_decision_example_is_what_validate_writes():
         "configs": {"paraphrase-s1337": {"kind": "variant", "source_language": "en"}},
     }
     report = {"configs": {"paraphrase-s1337": config}}
-    assert decisions(report, meta) == shown  # type: ignore[arg-type]
+    assert decisions(report, meta) == shown
