@@ -8,8 +8,11 @@ model's own prompt for its role. Every query is scored against every document wi
 model's similarity function (Reranking: against its pre-ranked candidates only); the top
 1000 per query go to pytrec_eval for nDCG, MAP, recall, precision and hit rate at
 k = 1, 3, 5, 10, 20, 100, 1000, and MRR@k is computed on the same ranking (ties broken by
-document id, descending, as pytrec_eval breaks them). Queries without judgements are
-left out, as mteb leaves them out. mteb's abstention curves (nAUC) are not computed.
+document id, descending, as pytrec_eval breaks them). Where the dataset ignores identical
+ids (mteb's ArguAna, FEVER, FiQA and others; `ignore_identical_ids`), the document with the
+query's own id is then taken out of the query's ranking, leaving the rest where they were,
+as mteb's retrieval evaluator does. Queries without judgements are left out, as mteb
+leaves them out. mteb's abstention curves (nAUC) are not computed.
 Each of these is a mean over queries, so a delta's bootstrap interval reweights the
 queries' own values (evaluate/resample.py).
 
@@ -42,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from shiftbench.core.protocols import ignores_identical_ids
 from shiftbench.errors import InputError
 from shiftbench.evaluate.resample import weighted_mean
 
@@ -315,6 +319,9 @@ def evaluate(scoring: Scoring) -> dict[str, float]:
     d = scoring.embed([document_text(r) for r in corpus], role="document")
     similarity = scoring.encoder.model.similarity
     run = rank(similarity, q, query_ids, d, document_ids, candidates)
+    if ignores_identical_ids(scoring.source):
+        for qid, ranked in run.items():  # dropped after ranking, not replaced: mteb's way
+            ranked.pop(qid, None)
     per_query, reciprocal = per_query_scores(run, qrels)
     all_ids = [str(r["id"]) for r in scoring.rows]
     out = means(per_query, reciprocal)

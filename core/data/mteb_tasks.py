@@ -61,7 +61,8 @@ def get_task(name: str) -> Any:
 
 def task_protocol(task: Any) -> dict[str, Any]:
     """The evaluation settings an mteb task carries: Classification's rounds, sizes and
-    seed; which of mteb's two clustering protocols a Clustering task uses."""
+    seed; which of mteb's two clustering protocols a Clustering task uses; a ranking task
+    that leaves the query's own id out of its ranking says so (`ignore_identical_ids`)."""
     if task.metadata.type == "Clustering":
         from mteb.abstasks.clustering_legacy import AbsTaskClusteringLegacy
 
@@ -77,6 +78,8 @@ def task_protocol(task: Any) -> dict[str, Any]:
             "max_depth": task.max_depth,
             "seed": int(task.seed),
         }
+    if getattr(task, "ignore_identical_ids", False):  # ArguAna's queries are documents too
+        return {"ignore_identical_ids": True}
     if task.metadata.type != "Classification":
         return {}
     return {

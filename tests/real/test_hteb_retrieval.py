@@ -106,6 +106,34 @@ def test_retrieval_under_hteb_is_htebs_ndcg(arguana_stand_in, invoke, tmp_path, 
     assert ours["scores"]["cosine_ndcg_at_10"] == ours["main_score"]
     # printed as HTEB prints it: x100, two decimals
     assert f"original  test    225  {100 * expected:17.2f}" in result.stdout.splitlines()
-    # the traps bite: mteb's ranking (ties by document id, the query's own id kept, as
-    # shiftbench's mteb scoring keeps it) gives another figure, still reported beside
+    # the tie trap bites: mteb's ranking (equal scores by document id, descending, and the
+    # query's own id dropped after the top 1000 are taken) gives another figure, reported beside
     assert ours["scores"]["ndcg_at_10"] - expected > 0.01
+
+
+def test_default_scoring_leaves_out_the_querys_own_id_as_mteb_does(
+    arguana_stand_in, scripted, invoke, tmp_path, embedding_store, mteb_model
+):
+    """Under shiftbench's own (mteb-exact) scoring, a dataset whose mteb task ignores
+    identical ids (ArguAna) drops the document with the query's own id from the query's
+    ranking, as mteb's retrieval evaluator does, so evaluate's figures are mteb's."""
+    from support.mteb_tasks import ours, theirs
+
+    import shiftbench
+
+    folder = arguana_stand_in[0]
+    run = tmp_path / "run"
+    result = invoke(
+        "gen", "ArguAna", "--data-dir", folder, "-t", "paraphrase", "-s", "1", "--limit", "60",
+        "-b", "scripted", "-q", "-o", run, "--max-failure-rate", "1",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    meta = json.loads((run / "shiftbench.json").read_text(encoding="utf-8"))
+    assert meta["source"]["protocol"] == {"ignore_identical_ids": True}
+    tasks = shiftbench.mteb_tasks(run, data_dir=str(folder))
+    assert all(t.ignore_identical_ids for t in tasks)
+    expected = ours(invoke, run, tmp_path, embedding_store, "--data-dir", str(folder))
+    got = theirs(mteb_model, tasks)
+    assert sorted(got) == sorted(expected) == ["original", "paraphrase-s1"]
+    for config, value in expected.items():
+        assert got[config] == pytest.approx(value, abs=1e-4), config
