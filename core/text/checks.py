@@ -351,9 +351,15 @@ def runaway(case: Case) -> bool:
     return _most_repeated(_tokens(case.output), n) >= times > _most_repeated(source, n)
 
 
-# The end of a sentence: a full stop, question or exclamation mark (any script), maybe
-# followed by closing quotes or brackets.
-_SENTENCE_END = re.compile(r"[.!?\u2026\u3002\uff01\uff1f\u061f\u0964][\"'\u2019\u201d\u00bb)\]]*$")
+# The end of a sentence: a full stop, question or exclamation mark, maybe followed by
+# closing quotes or brackets. Besides the Latin marks and the ellipsis: the CJK and
+# fullwidth ones, Arabic's question mark and Urdu's full stop, Devanagari's danda and double
+# danda, Ethiopic's full stop and question mark (Amharic), Armenian's full stop, Myanmar's
+# and Khmer's.
+_SENTENCE_END = re.compile(
+    "[.!?\u2026\u3002\uff0e\uff01\uff1f\u061f\u06d4\u0964\u0965\u1362\u1367\u0589"
+    "\u104b\u17d4][\"'\u2019\u201d\u00bb)\\]]*$"
+)
 
 
 _END_PUNCT = ".,;:!?" + _QUOTES + "()[]"

@@ -84,6 +84,20 @@ FAILS = [
         "truncated",
         Case("The cat sleeps on the mat by the door.", "A cat sleeps on the mat by", "paraphrase"),
     ),
+    # a sentence ended by Amharic's full stop (U+1362) or Urdu's (U+06D4) is one
+    (
+        "truncated",
+        Case("ድመቷ በበሩ አጠገብ ባለው ምንጣፍ ላይ ትተኛለች።", "ድመቷ በበሩ አጠገብ ባለው ምንጣፍ", "paraphrase", "am"),
+    ),
+    (
+        "truncated",
+        Case(
+            "بلی دروازے کے پاس چٹائی پر سوتی ہے\u06d4",
+            "بلی دروازے کے پاس چٹائی",
+            "paraphrase",
+            "ur",
+        ),
+    ),
 ]
 
 PASSES = [
@@ -130,6 +144,10 @@ PASSES = [
     ("runaway", Case("Go, go, go!", "Go, go, go, go!", "paraphrase")),
     ("truncated", Case("The cat sleeps on the mat.", "A cat naps on a rug", "paraphrase")),
     ("truncated", Case("Cat sleeps on the mat by the door", "Cat sleeps on the mat", "paraphrase")),
+    (
+        "truncated",
+        Case("ድመቷ በበሩ አጠገብ ባለው ምንጣፍ ላይ ትተኛለች።", "ድመቷ ምንጣፍ ላይ ትተኛለች።", "paraphrase", "am"),
+    ),
 ]
 
 
