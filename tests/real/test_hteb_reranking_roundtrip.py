@@ -67,7 +67,8 @@ def reranking_tree(shared_data, tmp_path):
                     _rewritten(records, True, {(1, "query", 0), (2, "positive", 1)}), FIELDS,
                     transform_corpus=True)  # fmt: skip
     write_hteb_pair(root, DATASET, "summarise", 1337, records, _rewritten(records, False),
-                    FIELDS[:1], generated="2026-09-17T10:00:00Z", transform_corpus=False)  # fmt: skip
+                    FIELDS[:1], generated="2026-09-17T10:00:00Z",
+                    transform_corpus=False)  # fmt: skip
     return root, records
 
 
@@ -94,9 +95,7 @@ def hteb_reranking(records: list[dict]) -> float:
     return float(np.mean(scores))
 
 
-def test_a_reranking_tree_imports_scores_as_hteb_and_exports_back(
-    reranking_tree, invoke, tmp_path
-):
+def test_a_reranking_tree_imports_scores_as_hteb_and_exports_back(reranking_tree, invoke, tmp_path):
     tree, records = reranking_tree
     run, results, back = tmp_path / "run", tmp_path / "results", tmp_path / "back"
     made = invoke("hteb", "import", tree, "-o", run)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
+
 from support.hteb import write_pair
 
 
