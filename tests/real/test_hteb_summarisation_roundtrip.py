@@ -1,0 +1,127 @@
+"""An HTEB summarisation tree, both ways: import, `evaluate --protocol hteb` equal to
+HTEB's summarisation figure worked out here, export back to the same files."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from scipy.stats import spearmanr
+from support.environment import ENCODER
+from support.files import read_rows
+from support.hteb import MODEL
+from support.hteb_lists import hteb_load, write_hteb_pair
+from support.summarization import DOCUMENTS
+
+from shiftbench.core.data.hteb import generator_directory
+
+FIELDS = ("human_summaries", "machine_summaries")
+DATASET = "summeval"
+
+
+def _records() -> list[dict]:
+    """The test documents as HTEB's summeval records (mteb/summeval's columns)."""
+    return [
+        {"id": f"doc-{i}", **doc, "_hteb_split": "test", "language": "eng"}
+        for i, doc in enumerate(DOCUMENTS)
+    ]
+
+
+def _rewritten(records, given_up=()):
+    """HTEB's transformed column: every summary without its last word, empty where
+    `given_up` names (record, field, position)."""
+    out = []
+    for i, record in enumerate(records):
+        new = dict(record)
+        for field in FIELDS:
+            new[field] = [
+                "" if (i, field, j) in given_up else " ".join(t.split()[:-1])
+                for j, t in enumerate(record[field])
+            ]
+        out.append(new)
+    return out
+
+
+@pytest.fixture
+def summeval_tree(tmp_path):
+    root = tmp_path / "transformations"
+    records = _records()
+    given_up = {(0, "machine_summaries", 1), (2, "human_summaries", 0)}
+    write_hteb_pair(root, DATASET, "paraphrasing", 1337, records, _rewritten(records, given_up),
+                    FIELDS)  # fmt: skip
+    write_hteb_pair(root, DATASET, "backtranslation", 1338, records, records, FIELDS,
+                    generated=None)  # fmt: skip
+    return root, records
+
+
+def hteb_summarisation(records: list[dict]) -> float:
+    """HTEB's summarisation figure: each machine summary's highest cosine (numpy, no norm
+    below 1e-12) to its record's human summaries, one Spearman correlation with the
+    relevance scores over every machine summary of every record."""
+    from sentence_transformers import SentenceTransformer
+
+    from shiftbench.core.models.encoders import resolve_encoder
+
+    model = SentenceTransformer(resolve_encoder(ENCODER)[0], device="cpu")
+
+    def unit(x):
+        return x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), 1e-12)
+
+    predicted, gold = [], []
+    for r in records:
+        human = unit(model.encode(r["human_summaries"]))
+        for vector in unit(model.encode(r["machine_summaries"])):
+            predicted.append(float(np.max((human * vector[None, :]).sum(-1))))
+        gold += r["relevance"]
+    return float(spearmanr(gold, predicted).statistic)
+
+
+def test_a_summarisation_tree_imports_scores_as_hteb_and_exports_back(
+    summeval_tree, invoke, tmp_path
+):
+    tree, records = summeval_tree
+    run, results, back = tmp_path / "run", tmp_path / "results", tmp_path / "back"
+    made = invoke("hteb", "import", tree, "-o", run)
+    assert (made.exit_code, made.stdout) == (0, (
+        f"imported HTEB's {DATASET} rewrites by {MODEL} as original, backtranslation-s1338, "
+        f"paraphrase-s1337 to {run}\n"
+    ))  # fmt: skip
+    rows = read_rows(run / "paraphrase-s1337" / "test.jsonl")
+    assert rows[0]["status_machine_summaries"] == ["ok", "fallback", "ok", "ok"]
+    assert rows[2]["status_human_summaries"] == ["fallback", "ok"]
+    assert [r["status"] for r in rows] == ["fallback", "ok", "fallback", "ok"]
+    unchanged = read_rows(run / "backtranslation-s1338" / "test.jsonl")
+    assert {s for r in unchanged for s in r["status_machine_summaries"]} == {"identical"}
+
+    done = invoke("evaluate", run, "-m", ENCODER, "--precision", "float32", "--no-plots",
+                  "--resamples", "0", "-q", "-o", results)  # fmt: skip
+    assert done.exit_code == 0, done.output
+    doc = json.loads((results / "results.json").read_text(encoding="utf-8"))
+    assert doc["protocol"]["name"] == "hteb"
+    scored = {r["config"]: r for r in doc["models"][0]["results"] if not r.get("partial")}
+    data = tree / generator_directory(MODEL) / DATASET
+    for config, folder in (("original", None), ("paraphrase-s1337", "paraphrasing/1337"),
+                           ("backtranslation-s1338", "backtranslation/1338")):  # fmt: skip
+        if folder is None:
+            texts = records
+        else:
+            (pair,) = (data / folder).glob("data*.parquet")
+            texts = hteb_load(pair, FIELDS)[1]  # HTEB restores what its generator gave up
+        assert scored[config]["main_score"] == pytest.approx(hteb_summarisation(texts), abs=1e-6)
+    assert scored["paraphrase-s1337"]["restored"] == {"rows": 2, "texts": 2, "kept_as_written": 0}
+    assert abs(scored["paraphrase-s1337"]["main_score"] - scored["original"]["main_score"]) > 1e-3
+
+    exported = invoke("hteb", "export", run, "-o", back)
+    assert (exported.exit_code, exported.stdout) == (
+        0, f"wrote 2 HTEB pairs (backtranslation/1338, paraphrasing/1337) to {back}\n"
+    )  # fmt: skip
+    for folder in ("paraphrasing/1337", "backtranslation/1338"):
+        theirs = sorted((data / folder).iterdir())
+        ours = sorted((back / data.relative_to(tree) / folder).iterdir())
+        assert [p.name for p in ours] == [p.name for p in theirs]
+        assert [p.read_bytes() for p in ours] == [p.read_bytes() for p in theirs]
+        (pair,) = (p for p in ours if p.suffix == ".parquet")
+        assert hteb_load(pair, FIELDS) == hteb_load(
+            next(p for p in theirs if p.suffix == ".parquet"), FIELDS
+        )
