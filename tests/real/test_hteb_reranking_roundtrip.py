@@ -144,3 +144,40 @@ def test_a_reranking_tree_imports_scores_as_hteb_and_exports_back(reranking_tree
         assert hteb_load(pair, FIELDS) == hteb_load(
             next(p for p in theirs if p.suffix == ".parquet"), FIELDS
         )
+
+
+def _shape(records, case):
+    """The records (original, rewritten) of a tree HTEB's loader refuses."""
+    rewritten = _rewritten(records, True)
+    if case == "candidate lost":
+        rewritten[1]["negative"] = rewritten[1]["negative"][:2]
+    elif case == "no negative":
+        records = [dict(r) for r in records]
+        records[2]["negative"] = []
+        rewritten[2]["negative"] = []
+    elif case == "query list":
+        records = [dict(r, query=[r["query"]]) for r in records]
+        rewritten = [dict(r, query=[r["query"]]) for r in rewritten]
+    elif case == "blank query":
+        records = [dict(r) for r in records]
+        records[3]["query"] = "  "
+    return records, rewritten
+
+
+@pytest.mark.parametrize("case", ["candidate lost", "no negative", "query list", "blank query"])
+def test_a_reranking_tree_hteb_refuses_is_refused_in_one_line(shared_data, invoke, tmp_path, case):
+    """Nothing is written, and the line names the file and the record."""
+    root, out = tmp_path / "transformations", tmp_path / "run"
+    records, rewritten = _shape(_records(shared_data), case)
+    data, _ = write_hteb_pair(root, DATASET, "paraphrasing", 1337, records, rewritten, FIELDS,
+                              transform_corpus=True)  # fmt: skip
+    expected = {
+        "candidate lost": f"{data}: record 1: negative: the rewrite holds 2 texts, the original 3",
+        "no negative": f"{data}: record 2: no negative candidate, which HTEB's filter keeps out "
+        "of its files",
+        "query list": f"{data}: record 0: query must be one text (shiftbench reads no query list)",
+        "blank query": f"{data}: record 3: the query is blank, which HTEB's filter keeps out",
+    }[case]
+    result = invoke("hteb", "import", root, "-o", out)
+    assert (result.exit_code, result.stderr) == (2, f"Error: {expected}\n")
+    assert not out.exists()

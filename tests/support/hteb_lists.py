@@ -36,7 +36,7 @@ def writer_statistics(originals: list[dict], rewritten: list[dict], fields: tupl
             if not text.strip():
                 continue
             value = after[field]
-            new = value[j] if isinstance(value, list) else value
+            new = (value[j] if j < len(value) else None) if isinstance(value, list) else value
             targeted.add(i)
             total += 1
             if _blank(new):
