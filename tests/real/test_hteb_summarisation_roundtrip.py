@@ -125,3 +125,41 @@ def test_a_summarisation_tree_imports_scores_as_hteb_and_exports_back(
         assert hteb_load(pair, FIELDS) == hteb_load(
             next(p for p in theirs if p.suffix == ".parquet"), FIELDS
         )
+
+
+@pytest.mark.parametrize(
+    "case", ["score missing", "blank summary", "summary lost", "one score", "list missing"]
+)
+def test_a_summarisation_tree_hteb_refuses_is_refused_in_one_line(invoke, tmp_path, case):
+    """Nothing is written, and the line names the file and the record."""
+    root, out = tmp_path / "transformations", tmp_path / "run"
+    records = _records()
+    rewritten = _rewritten(records)
+    if case == "score missing":
+        records[1] = dict(records[1], relevance=records[1]["relevance"][:3])
+    elif case == "blank summary":
+        records[2] = dict(records[2], human_summaries=["", *records[2]["human_summaries"][1:]])
+    elif case == "summary lost":
+        rewritten[0]["machine_summaries"] = rewritten[0]["machine_summaries"][:3]
+    elif case == "one score":
+        records = [dict(r, relevance=[3.0] * len(r["relevance"])) for r in records]
+    rewritten = [dict(r, relevance=o["relevance"]) for r, o in zip(rewritten, records, strict=True)]
+    if case == "list missing":  # null: HTEB gives up on each of its texts
+        rewritten[3]["machine_summaries"] = None
+    data, _ = write_hteb_pair(root, DATASET, "paraphrasing", 1337, records, rewritten, FIELDS)
+    expected = {
+        "score missing": f"{data}: record 1: 4 machine summaries but 3 relevance scores",
+        "blank summary": f"{data}: record 2: human_summaries must be a non-empty list of "
+        "non-blank texts",
+        "summary lost": f"{data}: record 0: machine_summaries: the rewrite holds 3 texts, the "
+        "original 4",
+        "one score": f"{data}: the relevance scores must hold two distinct values",
+    }.get(case)
+    result = invoke("hteb", "import", root, "-o", out)
+    if expected is None:  # a wholly missing list is given up on text by text, as HTEB does
+        assert result.exit_code == 0, result.output
+        rows = read_rows(out / "paraphrase-s1337" / "test.jsonl")
+        assert rows[3]["status_machine_summaries"] == ["fallback"] * 4
+        return
+    assert (result.exit_code, result.stderr) == (2, f"Error: {expected}\n")
+    assert not out.exists()
