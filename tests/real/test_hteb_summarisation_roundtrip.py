@@ -163,3 +163,49 @@ def test_a_summarisation_tree_hteb_refuses_is_refused_in_one_line(invoke, tmp_pa
         return
     assert (result.exit_code, result.stderr) == (2, f"Error: {expected}\n")
     assert not out.exists()
+
+
+def test_a_generated_summarisation_run_exports_as_hteb_writes_its_files(
+    scripted, summeval_dir, invoke, tmp_path
+):
+    """gen's own run (the hteb protocol: both lists rewritten): each text HTEB's generator
+    would have given up on is written empty (an empty output, a placeholder), every other
+    as gen wrote it, with statistics counted from the records and HTEB's loader accepting
+    the pair."""
+    scripted.empty_for = {"The council has an education budget."}
+    scripted.script = {"Rye loaf wins.": ["N/A"] * 9}
+    run, out = tmp_path / "run", tmp_path / "transformations"
+    made = invoke("gen", "SummEvalSummarization.v2", "--data-dir", summeval_dir, "-t",
+                  "paraphrase", "-s", "3", "-b", "scripted", "--protocol", "hteb",
+                  "--max-failure-rate", "1", "-q", "-o", run, "--no-cache")  # fmt: skip
+    assert made.exit_code == 0, made.output
+    result = invoke("hteb", "export", run, "-o", out, "--generator", "org/scripted-7b")
+    assert (result.exit_code, result.stdout) == (
+        0,
+        f"wrote 1 HTEB pair (paraphrasing/3) to {out}\n",
+    )
+    (data,) = (out / "org~2Fscripted-7b" / DATASET / "paraphrasing" / "3").glob("data*.parquet")
+    originals, restored = hteb_load(data, FIELDS)
+    rows = read_rows(run / "paraphrase-s3" / "test.jsonl")
+    empty = {(2, 2), (3, 3)}  # (record, machine summary): the empty output and the "N/A"
+    assert [r["id"] for r in originals] == [f"doc-{i}" for i in range(len(DOCUMENTS))]
+    written = pq_column(data, "paraphrasing_seed_3")
+    for i, (record, row) in enumerate(zip(written, rows, strict=True)):
+        assert record["human_summaries"] == row["human_summaries"]
+        assert record["machine_summaries"] == [
+            "" if (i, j) in empty else t for j, t in enumerate(row["machine_summaries"])
+        ]
+        assert restored[i]["machine_summaries"] == [
+            originals[i]["machine_summaries"][j] if (i, j) in empty else t
+            for j, t in enumerate(row["machine_summaries"])
+        ]
+    meta = json.loads(next(data.parent.glob("metadata*.JSON")).read_text(encoding="utf-8"))
+    stats = meta["generation_statistics"]
+    assert (stats["text_fields_total"], stats["text_fields_with_fallback"]) == (24, 2)
+    assert (stats["records_targeted"], stats["records_with_fallback"]) == (4, 2)
+
+
+def pq_column(data, column):
+    import pyarrow.parquet as pq
+
+    return pq.read_table(data).column(column).to_pylist()
