@@ -170,9 +170,21 @@ def _records(
     return out
 
 
+class _Documents(dict):
+    """A config's documents by id; a candidate it lacks is refused in one line."""
+
+    def __init__(self, rows: list[dict[str, Any]], where: str) -> None:
+        super().__init__((str(d["id"]), d) for d in rows)
+        self.where = where
+
+    def __missing__(self, key: str) -> dict[str, Any]:
+        raise InputError(f"{self.where} lacks the candidate document {key!r}")
+
+
 def _table(run: Path, meta: RunMeta, name: str, kind: str) -> dict[str, dict[str, Any]]:
     """A config's documents by id."""
-    return {str(d["id"]): d for d in read_config_split(run, meta, name, folder_split(kind))}
+    split = folder_split(kind)
+    return _Documents(read_config_split(run, meta, name, split), f"{run}: {name}/{split}")
 
 
 def _candidates(run: Path, meta: RunMeta, split: str) -> list[dict[str, list[str]]]:

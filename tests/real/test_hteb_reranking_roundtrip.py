@@ -181,3 +181,26 @@ def test_a_reranking_tree_hteb_refuses_is_refused_in_one_line(shared_data, invok
     result = invoke("hteb", "import", root, "-o", out)
     assert (result.exit_code, result.stderr) == (2, f"Error: {expected}\n")
     assert not out.exists()
+
+
+def test_a_reranking_file_without_query_ids_comes_back_without_them(shared_data, invoke, tmp_path):
+    """askubuntudupquestions-reranking's records as HTEB loads them (the Hub's
+    query/positive/negative rows, no `_id`): the queries are numbered by position, and
+    the export writes the same bytes."""
+    root, run, back = tmp_path / "transformations", tmp_path / "run", tmp_path / "back"
+    records = [{k: v for k, v in r.items() if k != "_id"} for r in _records(shared_data)]
+    dataset = "askubuntudupquestions-reranking"
+    write_hteb_pair(root, dataset, "style_change", 1339, records,
+                    _rewritten(records, False, {(0, "query", 0)}), FIELDS[:1],
+                    transform_corpus=False)  # fmt: skip
+    assert invoke("hteb", "import", root, "-o", run).exit_code == 0
+    assert [q["id"] for q in read_rows(run / "original" / "test.jsonl")] == ["0", "1", "2", "3"]
+    result = invoke("hteb", "export", run, "-o", back)
+    assert (result.exit_code, result.stdout) == (
+        0,
+        f"wrote 1 HTEB pair (style_change/1339) to {back}\n",
+    )
+    folder = generator_directory(MODEL) + f"/{dataset}/style_change/1339"
+    theirs = sorted((root / folder).iterdir())
+    ours = sorted((back / folder).iterdir())
+    assert [(p.name, p.read_bytes()) for p in ours] == [(p.name, p.read_bytes()) for p in theirs]
