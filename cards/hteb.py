@@ -13,7 +13,8 @@ in a row without one, the row's) is `truncated` or `fallback`. These are exactly
 texts `--protocol hteb` puts back (evaluate/restore.py), so HTEB's reuse mode scores the
 export as shiftbench scores the run. Every other output is written as it is, since
 HTEB's generator makes no other check. Every pair written is read back
-with HTEB's rules (core/data/hteb.py) before the tree is moved into place.
+with HTEB's rules (core/data/hteb.py) before the tree is moved into place. Reranking and
+summarisation runs are written by cards/hteb_lists.py.
 
 A config imported from HTEB (`shiftbench hteb import`) gets its own metadata back
 (generation time, limits, statistics, data filtering). Any other gets metadata made from
@@ -33,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from shiftbench.cards.hteb_lists import LISTED, export_listed
 from shiftbench.core.data.hteb import (
     DATASETS,
     HTEB_NAMES,
@@ -108,6 +110,8 @@ def _export(run: Path, output: Path, generator: str | None) -> Exported:
         known = ", ".join(sorted(MTEB_NAMES))
         raise InputError(f"{run}: HTEB has no dataset for {task}; it has {known}")
     layout = DATASETS[dataset].clustering_format
+    if source["task_type"] in LISTED:  # reranking and summarisation: cards/hteb_lists.py
+        return Exported(output, *export_listed(run, output, meta, dataset, generator))
     if source["task_type"] not in READ or layout == "nested":
         kind = f"{layout} " if layout else ""
         raise InputError(f"{run}: exporting {kind}{source['task_type']} runs is not supported yet")

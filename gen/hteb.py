@@ -12,8 +12,9 @@ scores it as HTEB does (a fallback text scored on its original, as HTEB's reuse 
 does).
 
 STS, pair classification, classification and flat or per-language clustering are read (a
-per-language dataset's records become one subset per `language`); other task types, and
-clustering laid out as sets of texts, are refused in one line.
+per-language dataset's records become one subset per `language`), and reranking and
+summarisation (gen/hteb_lists.py); other task types, and clustering laid out as sets of
+texts, are refused in one line.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ from shiftbench.core.protocols import apply_protocol, get_protocol
 from shiftbench.core.records import ConfigRecord, RunExtras, SourceRecord
 from shiftbench.core.text.transforms import TRANSFORMS
 from shiftbench.errors import InputError
+from shiftbench.gen.hteb_lists import LISTED, listed_run
 
 TABULAR = ("STS", "PairClassification", "Classification")
 READ = (*TABULAR, "Clustering")  # clustering laid out flat or per language
@@ -167,7 +169,8 @@ def import_hteb(
     name = folder.name
     definition = DATASETS[name]
     source = load_source(definition.task)
-    if source.task_type not in READ or definition.clustering_format == "nested":
+    listed = source.task_type in LISTED  # reranking and summarisation: gen/hteb_lists.py
+    if not listed and (source.task_type not in READ or definition.clustering_format == "nested"):
         kind = f"{definition.clustering_format} " if definition.clustering_format else ""
         raise InputError(
             f"{folder}: importing HTEB's {kind}{source.task_type} files is not supported yet; "
@@ -179,6 +182,12 @@ def import_hteb(
     if revision:
         recorded["revision"] = revision
     recorded["row_limit"] = None
+    if listed:
+        recorded, configs, top = listed_run(name, source, recorded, read)
+        with writing(output):
+            write_run(output, recorded, configs, None, top)
+        model = str(first_pair.metadata["generator_model"])
+        return Imported(output, name, model, tuple(c.name for c in configs))
     groups = _subsets(definition.clustering_format, source.subsets, originals, first_pair.data)
     recorded["subsets"] = list(groups)
     # where each translation pair sent each text (HTEB's rules), once for all subsets

@@ -71,7 +71,22 @@ DATASETS = {
     ),
     "stsbenchmark-sts": HtebDataset("STSBenchmark", "sts", "mteb/stsbenchmark-sts"),
     "biosses-sts": HtebDataset("BIOSSES", "sts", "mteb/biosses-sts"),
-    "summeval": HtebDataset("SummEval", "summarisation", "mteb/summeval"),
+    # SummEval's data, under the mteb task that scores it with mteb's current metric
+    "summeval": HtebDataset(
+        "SummEvalSummarization.v2", "summarisation", "mteb/summeval",
+        "bfc121155064afa2d81b5505682ffc0d96f4334c",
+    ),
+    "SciDocsRR": HtebDataset(
+        "SciDocsRR", "reranking", "mteb/SciDocsRR", "0b22f42ce7f91639d986f17db6315a913e52e50e"
+    ),
+    "StackOverflowDupQuestions": HtebDataset(
+        "StackOverflowDupQuestions", "reranking", "mteb/stackoverflowdupquestions-reranking",
+        "ef807ea29a75ec4f91b50fd4191cb4ee4589a9f9",
+    ),
+    "askubuntudupquestions-reranking": HtebDataset(
+        "AskUbuntuDupQuestions", "reranking", "mteb/askubuntudupquestions-reranking",
+        "4d853f94cd57d85ec13805aeeac3ae3e5eb4c49c",
+    ),
     "SprintDuplicateQuestions": HtebDataset(
         "SprintDuplicateQuestions", "pair_classification",
         "mteb/sprintduplicatequestions-pairclassification",
@@ -104,6 +119,14 @@ DATASETS = {
     "MasakhaNEWSClusteringS2S": HtebDataset(
         "MasakhaNEWSClusteringS2S", "clustering", "mteb/MasakhaNEWSClusteringS2S",
         "c4724b56a0ca58f2da7e3eb415726d04952e3965", clustering_format="per_language",
+    ),
+    "NamaaMrTydiReranking": HtebDataset(
+        "NamaaMrTydiReranking", "reranking", "mteb/NamaaMrTydiReranking",
+        "ecf1ff8c18469251bfe6acf1219e63e287bbb037",
+    ),
+    "VoyageMMarcoReranking": HtebDataset(
+        "VoyageMMarcoReranking", "reranking", "mteb/VoyageMMarcoReranking",
+        "aa3e01884f561ba47abc3c118af3a9792303c5e8",
     ),
 }  # fmt: skip
 MTEB_NAMES = {d.task: name for name, d in DATASETS.items()}

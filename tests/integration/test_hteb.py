@@ -216,9 +216,11 @@ def test_a_bad_tree_is_refused_in_one_line_and_nothing_is_written(
         expected = (
             f"{dataset.with_name('stsb')}: unknown HTEB dataset 'stsb'; known: "
             "AmazonCounterfactualClassification, BiorxivClusteringS2S, MasakhaNEWSClusteringS2S, "
-            "MassiveIntentClassification, MedrxivClusteringS2S, SprintDuplicateQuestions, "
-            "TwentyNewsgroupsClustering, TwitterURLCorpus, banking77, biosses-sts, "
-            "stsbenchmark-sts, summeval, twittersemeval2015-pairclassification"
+            "MassiveIntentClassification, MedrxivClusteringS2S, NamaaMrTydiReranking, SciDocsRR, "
+            "SprintDuplicateQuestions, StackOverflowDupQuestions, TwentyNewsgroupsClustering, "
+            "TwitterURLCorpus, VoyageMMarcoReranking, askubuntudupquestions-reranking, "
+            "banking77, biosses-sts, stsbenchmark-sts, summeval, "
+            "twittersemeval2015-pairclassification"
         )
     result = invoke("hteb", "import", sts_tree, "-o", out)
     assert (result.exit_code, result.stderr) == (2, f"Error: {expected}\n")
@@ -289,10 +291,12 @@ def test_an_export_hteb_cannot_take_is_refused_in_one_line(
     expected = {
         "output exists": f"output {out} exists; choose another --output",
         "dataset HTEB lacks": f"{run}: HTEB has no dataset for sample; it has "
-        "AmazonCounterfactualClassification, BIOSSES, Banking77Classification, "
-        "BiorxivClusteringS2S, MasakhaNEWSClusteringS2S, MassiveIntentClassification, "
-        "MedrxivClusteringS2S, STSBenchmark, SprintDuplicateQuestions, SummEval, "
-        "TwentyNewsgroupsClustering, TwitterSemEval2015, TwitterURLCorpus",
+        "AmazonCounterfactualClassification, AskUbuntuDupQuestions, BIOSSES, "
+        "Banking77Classification, BiorxivClusteringS2S, MasakhaNEWSClusteringS2S, "
+        "MassiveIntentClassification, MedrxivClusteringS2S, NamaaMrTydiReranking, STSBenchmark, "
+        "SciDocsRR, SprintDuplicateQuestions, StackOverflowDupQuestions, "
+        "SummEvalSummarization.v2, TwentyNewsgroupsClustering, TwitterSemEval2015, "
+        "TwitterURLCorpus, VoyageMMarcoReranking",
         "no transformation": f"{run} holds no config of a transformation HTEB has",
     }[case]
     if case == "output exists":
