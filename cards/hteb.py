@@ -44,7 +44,7 @@ from shiftbench.core.data.hteb import (
     read_pair,
     translated_languages,
 )
-from shiftbench.core.data.hteb_sets import check_records, ordered, to_hteb
+from shiftbench.core.data.hteb_sets import as_hteb, check_records, to_hteb
 from shiftbench.core.data.listfields import field_texts, regrouped
 from shiftbench.core.data.names import check_name
 from shiftbench.core.data.runcard import META_FILE
@@ -166,19 +166,19 @@ def _export(run: Path, output: Path, generator: str | None) -> Exported:
                 _transformed(o, r, source["text_fields"], str(info.get("transform")))
                 for o, r in zip(originals, rows, strict=True)
             ]
-            # an imported pair's records come back with their fields in the file's order
+            # an imported pair's fields in the file's order; a nested dataset's rows of one
+            # text each made one set, as HTEB's loader groups the Hub's rows
             keys = (info.get("hteb") or {}).get("record_keys")
-            originals = [ordered(r, keys) for r in originals]
-            transformed = [ordered(r, keys) for r in transformed]
-            doc = _metadata(info, model, dataset, source, originals, transformed, layout)
+            theirs, transformed = as_hteb(layout, originals, transformed, keys, run)
+            doc = _metadata(info, model, dataset, source, theirs, transformed, layout)
             for key in ("dataset", "transformation", "seed_transform"):  # folders of the tree
                 check_name(str(doc[key]), run / META_FILE, f"configs.{name}.hteb.{key}")
-            folder = _write_pair(stage, doc, originals, transformed)
+            folder = _write_pair(stage, doc, theirs, transformed)
             pair = latest_pair(folder)  # HTEB's rules, on what was written
-            if read_pair(pair) != (originals, transformed):
+            if read_pair(pair) != (theirs, transformed):
                 raise AssertionError(f"{folder}: the records did not read back as written")
-            check_records(dataset, layout, tuple(source["text_fields"]), originals,
-                          transformed, pair.data)  # fmt: skip
+            check_records(dataset, layout, tuple(source["text_fields"]), theirs, transformed,
+                          pair.data)  # fmt: skip
             folders.append(f"{doc['transformation']}/{doc['seed_transform']}")
             if not _languages_agree(rows, originals, doc, source):
                 relabelled.append(name)

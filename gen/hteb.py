@@ -39,6 +39,7 @@ from shiftbench.core.data.hteb import (
 from shiftbench.core.data.hteb_sets import check_records, language_order, text_outcomes, to_run
 from shiftbench.core.data.listfields import field_texts, regrouped
 from shiftbench.core.data.runfolder import (
+    FALLBACK,  # noqa: F401 (the status a text HTEB gave up on gets: hteb_sets.text_outcomes)
     IDENTICAL,
     OK,
     ConfigData,

@@ -322,18 +322,19 @@ def translated_languages(
     dataset: str,
     seed: int,
     default: str | None,
-) -> dict[tuple[int, str], str | None]:
+) -> dict[tuple[int, str], Any]:
     """The language HTEB's `translation` or `cross_translation` (HTEB's names) wrote each
     text of `records` into, keyed by (record, field); None for a blank original, which
-    HTEB sends nowhere. A record's own language is its `language` label, else `default`
-    (the dataset's)."""
+    HTEB sends nowhere; a list of them for a field holding a set of texts
+    (hteb_sets.listed_languages). A record's own language is its `language` label, else
+    `default` (the dataset's)."""
     pair_task = DATASETS[dataset].task_type in PAIR_TASKS
     if any(isinstance(r.get(f), list) for r in records for f in fields):  # sets of texts
-        own = (default,) if default else ()
-        shared = translation_target(dataset, seed, own)
-        return listed_languages(records, fields, transformation, seed, target_pool(own), shared)
+        mine = (default,) if default else ()
+        shared = translation_target(dataset, seed, mine)
+        return listed_languages(records, fields, transformation, seed, target_pool(mine), shared)
     ordinals = text_ordinals(records, fields, pair_task)
-    out: dict[tuple[int, str], str | None] = {}
+    out: dict[tuple[int, str], Any] = {}
     for i, record in enumerate(records):
         whole = record_languages(record.get("language"), None) or ((default,) if default else ())
         for side, field in enumerate(fields):

@@ -50,6 +50,39 @@ def ordered(record: dict[str, Any], keys: list[str] | None) -> dict[str, Any]:
     return {k: record[k] for k in keys}
 
 
+def as_hteb(
+    layout: str | None,
+    originals: list[dict[str, Any]],
+    transformed: list[dict[str, Any]],
+    keys: list[str] | None,
+    run: Path,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A run's records as HTEB's file holds them: an imported pair's fields in its file's
+    order (`keys`); for a nested dataset whose rows hold one text each (a run gen made from
+    mteb's rows), every row made one set (`sentences`, `labels`, then `language` and
+    `_hteb_split`), as HTEB's loader groups such rows from the Hub."""
+    originals = [ordered(r, keys) for r in originals]
+    transformed = [ordered(r, keys) for r in transformed]
+    if layout != "nested" or not originals or isinstance(originals[0].get("sentences"), list):
+        return originals, transformed
+    extra = sorted({k for r in originals for k in r} - {*SET_KEYS, "language", "_hteb_split"})
+    if extra:
+        raise InputError(
+            f"{run}: HTEB makes one set of a nested dataset's rows only when they hold no "
+            f"other field; the rows hold {', '.join(extra)}"
+        )
+    return _one_set(originals), _one_set(transformed)
+
+
+SET_KEYS = ("sentences", "labels")
+
+
+def _one_set(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    first = records[0]
+    whole = {k: [r[k] for r in records] for k in SET_KEYS}
+    return [{**whole, **{k: first[k] for k in ("language", "_hteb_split") if k in first}}]
+
+
 def _blank(value: Any) -> bool:
     return value is None or (isinstance(value, str) and not value.strip())
 
@@ -110,7 +143,8 @@ def text_outcomes(before: Any, after: Any) -> tuple[Any, Any, list[str]]:
     news = list(after) if listed and isinstance(after, list) and after else [None] * len(olds)
     if not listed:
         news = [after]
-    texts, statuses = [], []
+    texts: list[Any] = []
+    statuses: list[str] = []
     for old, new in zip(olds, news, strict=True):
         if _blank(new):
             texts.append("")

@@ -241,3 +241,58 @@ def test_an_sts_export_pins_the_dataset_revision_hteb_pins(shared_data, scripted
     assert result.exit_code == 0, result.output
     pair = latest_pair(out / "org~2Fscripted-7b" / "stsbenchmark-sts" / "paraphrasing" / "7")
     assert pair.metadata["source_revision"] == "96943a16ea6a35129e253c659081cb59daf81b30"
+
+
+def test_a_generated_run_of_one_text_per_row_exports_as_one_set(
+    shared_data, scripted, invoke, tmp_path
+):
+    """mteb's PlscClusteringS2S.v2 has a headline per row; HTEB's loader makes the Hub's
+    rows one set (its texts, its labels, then language and _hteb_split), and the export
+    writes the run so; its import reads the set back."""
+    from shiftbench.core.data.hteb import read_pair
+
+    source = tmp_path / "plsc"
+    (source / "data").mkdir(parents=True)
+    rows = read_rows(shared_data / "MasakhaNEWSClusteringS2S" / "eng" / "test.jsonl")[:6]
+    (source / "data" / "test.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8"
+    )
+    (source / "README.md").write_text(
+        "---\nconfigs:\n- config_name: default\n  data_files:\n  - split: test\n"
+        "    path: data/test.jsonl\n---\n",
+        encoding="utf-8",
+    )
+    run, out = tmp_path / "run", tmp_path / "transformations"
+    made = invoke("gen", "PlscClusteringS2S.v2", "--data-dir", source, "-t", "paraphrase",
+                  "-s", "7", "-b", "scripted", "-q", "-o", run)  # fmt: skip
+    assert made.exit_code == 0, made.output
+    result = invoke("hteb", "export", run, "-o", out, "--generator", "org/scripted-7b")
+    assert result.exit_code == 0, result.output
+    folder = out / "org~2Fscripted-7b" / "PlscClusteringS2S.v2" / "paraphrasing" / "7"
+    pair = latest_pair(folder)
+    originals, rewritten = read_pair(pair)
+    assert originals == [{"sentences": [r["sentences"] for r in rows],
+                          "labels": [r["labels"] for r in rows], "language": "pol",
+                          "_hteb_split": "test"}]  # fmt: skip
+    assert rewritten[0]["sentences"] == [f"REWRITTEN {r['sentences']}" for r in rows]
+    assert pair.metadata["clustering_format"] == "nested"
+    assert pair.metadata["source_revision"] == "4f99ae4f8fc9a1074c7483d9e042fb18314261a3"
+    back = tmp_path / "back"
+    assert invoke("hteb", "import", out, "-o", back).exit_code == 0
+    assert [len(r["sentences"]) for r in read_rows(back / "original" / "test.jsonl")] == [6]
+
+
+def test_validate_refuses_a_run_of_sets_of_texts_in_one_line(invoke, tmp_path):
+    """validate's checks read one text per field: a nested clustering run is refused with
+    one line and exit 2, and nothing is written."""
+    run = tmp_path / "run"
+    tree = _tree(tmp_path / "t", "PlscClusteringS2S.v2")
+    assert invoke("hteb", "import", tree, "-o", run).exit_code == 0
+    before = sorted(p.relative_to(run) for p in run.rglob("*"))
+    result = invoke("validate", run, "-q")
+    assert (result.exit_code, result.stderr) == (
+        2,
+        "Error: validate does not handle Clustering runs whose rows hold sets of texts yet: "
+        f"{run / 'cross-translation-s1338'}'s sentences is a list\n",
+    )
+    assert sorted(p.relative_to(run) for p in run.rglob("*")) == before
