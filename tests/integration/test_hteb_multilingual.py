@@ -296,3 +296,22 @@ def test_validate_refuses_a_run_of_sets_of_texts_in_one_line(invoke, tmp_path):
         f"{run / 'cross-translation-s1338'}'s sentences is a list\n",
     )
     assert sorted(p.relative_to(run) for p in run.rglob("*")) == before
+
+
+def test_an_export_writes_empty_each_text_of_a_set_hteb_would_give_up_on(invoke, tmp_path):
+    """One text of a set is a placeholder ("N/A", which HTEB's generator refuses): that
+    text alone is written empty, as --protocol hteb puts that text alone back."""
+    run, back = tmp_path / "run", tmp_path / "back"
+    tree = _tree(tmp_path / "t", "PlscClusteringS2S.v2")
+    assert invoke("hteb", "import", tree, "-o", run).exit_code == 0
+    path = run / "paraphrase-s1337" / "test.jsonl"
+    (row,) = read_rows(path)
+    row["sentences"][4] = "N/A"
+    path.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    result = invoke("hteb", "export", run, "-o", back)
+    assert result.exit_code == 0, result.output
+    from shiftbench.core.data.hteb import read_pair
+
+    folder = back / GENERATOR / "PlscClusteringS2S.v2" / "paraphrasing" / "1337"
+    (written,) = read_pair(latest_pair(folder))[1]
+    assert written["sentences"] == ["" if j in (1, 4) else f"Namely, tekst {j}" for j in range(6)]
