@@ -46,6 +46,8 @@ from shiftbench.core.data.hteb import (
     read_pair,
     translated_languages,
 )
+from shiftbench.core.data.hteb_sets import as_hteb, check_records, to_hteb
+from shiftbench.core.data.listfields import field_texts, regrouped
 from shiftbench.core.data.names import check_name
 from shiftbench.core.data.runcard import META_FILE
 from shiftbench.core.data.runfolder import (
@@ -61,7 +63,8 @@ from shiftbench.errors import InputError
 
 READ = ("STS", "PairClassification", "Classification", "Clustering")
 DEFAULT_CONTEXT = 8192  # HTEB's max_model_length when its config names none
-IMPORTED_KEYS = ("file", "file_sha256", "fallback_texts")  # what import adds to HTEB's
+# what import adds to HTEB's metadata
+IMPORTED_KEYS = ("file", "file_sha256", "fallback_texts", "record_keys")
 
 
 @dataclass(frozen=True)
@@ -109,15 +112,23 @@ def _export(run: Path, output: Path, generator: str | None) -> Exported:
     if dataset is None:
         known = ", ".join(sorted(MTEB_NAMES))
         raise InputError(f"{run}: HTEB has no dataset for {task}; it has {known}")
-    layout = DATASETS[dataset].clustering_format
+    definition = DATASETS[dataset]
+    layout = definition.clustering_format
     if source["task_type"] in LISTED:  # reranking and summarisation: cards/hteb_lists.py
         return Exported(output, *export_listed(run, output, meta, dataset, generator))
-    if source["task_type"] not in READ or layout == "nested":
-        kind = f"{layout} " if layout else ""
-        raise InputError(f"{run}: exporting {kind}{source['task_type']} runs is not supported yet")
+    if source["task_type"] not in READ:
+        raise InputError(f"{run}: exporting {source['task_type']} runs is not supported yet")
     held = {c.get("subset", "default") for c in meta["configs"].values()}
     subsets = [s for s in source.get("subsets") or ["default"] if s in held]
-    if layout != "per_language" and subsets != ["default"]:
+    by_config = bool(definition.languages)  # HTEB's configs, a subset each, in its order
+    if by_config:
+        subsets = [s for s in definition.languages if s in held]
+        if held - set(definition.languages) - {"default"} or not subsets:
+            raise InputError(
+                f"{run}: HTEB's {dataset} has the configs {', '.join(definition.languages)}; "
+                f"the run has {', '.join(sorted(held))}"
+            )
+    elif layout != "per_language" and subsets != ["default"]:
         raise InputError(
             f"{run}: HTEB's {dataset} has one subset; the run has {', '.join(subsets)}"
         )
@@ -129,8 +140,8 @@ def _export(run: Path, output: Path, generator: str | None) -> Exported:
             name = stem if subset == "default" else f"{stem}.{subset}"
             if name not in meta["configs"]:
                 raise InputError(f"{run}: config {stem} lacks subset {subset} ({name})")
-            label = subset if layout == "per_language" else _language(source)
-            out += _records(run, meta, name, source, label)
+            label = subset if layout == "per_language" or by_config else _language(source)
+            out += [to_hteb(dataset, r) for r in _records(run, meta, name, source, label)]
         return out
 
     originals = records("original")
@@ -159,13 +170,19 @@ def _export(run: Path, output: Path, generator: str | None) -> Exported:
                 _transformed(o, r, source["text_fields"], str(info.get("transform")))
                 for o, r in zip(originals, rows, strict=True)
             ]
-            doc = _metadata(info, model, dataset, source, originals, transformed, layout)
+            # an imported pair's fields in the file's order; a nested dataset's rows of one
+            # text each made one set, as HTEB's loader groups the Hub's rows
+            keys = (info.get("hteb") or {}).get("record_keys")
+            theirs, transformed = as_hteb(layout, originals, transformed, keys, run)
+            doc = _metadata(info, model, dataset, source, theirs, transformed, layout)
             for key in ("dataset", "transformation", "seed_transform"):  # folders of the tree
                 check_name(str(doc[key]), run / META_FILE, f"configs.{name}.hteb.{key}")
-            folder = _write_pair(stage, doc, originals, transformed)
+            folder = _write_pair(stage, doc, theirs, transformed)
             pair = latest_pair(folder)  # HTEB's rules, on what was written
-            if read_pair(pair) != (originals, transformed):
+            if read_pair(pair) != (theirs, transformed):
                 raise AssertionError(f"{folder}: the records did not read back as written")
+            check_records(dataset, layout, tuple(source["text_fields"]), theirs, transformed,
+                          pair.data)  # fmt: skip
             folders.append(f"{doc['transformation']}/{doc['seed_transform']}")
             if not _languages_agree(rows, originals, doc, source):
                 relabelled.append(name)
@@ -234,8 +251,12 @@ def _transformed(
     `fallback` (a row without per-text statuses: each text of a cut row)."""
     out = dict(original)
     for field in fields:
-        (failed,) = given_up(row, field)
-        out[field] = "" if failed else row.get(field)
+        value = row.get(field)
+        texts = [
+            "" if failed else text
+            for text, failed in zip(field_texts(value), given_up(row, field), strict=True)
+        ]
+        out[field] = regrouped(value, texts)  # a set of texts keeps its shape
     return {k: out[k] for k in original}
 
 
@@ -257,15 +278,24 @@ def _metadata(
         kept["generator_model"] = model
         return kept
     fields = source["text_fields"]
-    texts = [(o[f], t[f]) for o, t in zip(originals, transformed, strict=True) for f in fields]
-    targeted = sum(1 for o in originals if any(str(o[f]).strip() for f in fields))
+
+    def pairs(o: dict[str, Any], t: dict[str, Any]) -> list[tuple[Any, Any]]:
+        """Each text of a record beside its rewrite (every member of a set of texts)."""
+        return [p for f in fields for p in zip(field_texts(o[f]), field_texts(t[f]), strict=True)]
+
+    texts = [p for o, t in zip(originals, transformed, strict=True) for p in pairs(o, t)]
+    targeted = sum(
+        1 for o, t in zip(originals, transformed, strict=True)
+        if any(str(before).strip() for before, _ in pairs(o, t))
+    )  # fmt: skip
     fallback = sum(1 for before, after in texts if str(before).strip() and not after)
     with_fallback = sum(
         1
         for o, t in zip(originals, transformed, strict=True)
-        if any(str(o[f]).strip() and not t[f] for f in fields)
+        if any(str(before).strip() and not after for before, after in pairs(o, t))
     )
-    revision = source.get("revision")
+    # HTEB's own pin of the dataset, never mteb's (they differ for most datasets)
+    revision = DATASETS[dataset].revision
     backend = info.get("backend") or {}
     doc: dict[str, Any] = {
         "generator_model": model,

@@ -11,10 +11,12 @@ statistics and data filtering per config (`hteb`), and the hteb protocol, so `ev
 scores it as HTEB does (a fallback text scored on its original, as HTEB's reuse mode
 does).
 
-STS, pair classification, classification and flat or per-language clustering are read (a
-per-language dataset's records become one subset per `language`), and reranking and
-summarisation (gen/hteb_lists.py); other task types, and clustering laid out as sets of
-texts, are refused in one line.
+STS, pair classification, classification and clustering are read: a per-language
+dataset's records, and those of a dataset HTEB reads config by config (its
+language_configs), become one subset per `language`; a nested clustering record (a set of
+texts and its labels) becomes one row, its texts rewritten one by one
+(core/data/hteb_sets.py). Reranking and summarisation are read too (gen/hteb_lists.py).
+Other task types are refused in one line.
 """
 
 from __future__ import annotations
@@ -35,8 +37,10 @@ from shiftbench.core.data.hteb import (
     target_pool,
     translated_languages,
 )
+from shiftbench.core.data.hteb_sets import check_records, language_order, text_outcomes, to_run
+from shiftbench.core.data.listfields import field_texts, regrouped
 from shiftbench.core.data.runfolder import (
-    FALLBACK,
+    FALLBACK,  # noqa: F401 (the status a text HTEB gave up on gets: hteb_sets.text_outcomes)
     IDENTICAL,
     OK,
     ConfigData,
@@ -55,7 +59,7 @@ from shiftbench.errors import InputError
 from shiftbench.gen.hteb_lists import LISTED, listed_run
 
 TABULAR = ("STS", "PairClassification", "Classification")
-READ = (*TABULAR, "Clustering")  # clustering laid out flat or per language
+READ = (*TABULAR, "Clustering")
 HTEB_FIELDS = ("language",)  # fields HTEB adds to a source record (besides _hteb_*)
 
 
@@ -170,12 +174,14 @@ def import_hteb(
     definition = DATASETS[name]
     source = load_source(definition.task)
     listed = source.task_type in LISTED  # reranking and summarisation: gen/hteb_lists.py
-    if not listed and (source.task_type not in READ or definition.clustering_format == "nested"):
-        kind = f"{definition.clustering_format} " if definition.clustering_format else ""
+    if not listed and source.task_type not in READ:
         raise InputError(
-            f"{folder}: importing HTEB's {kind}{source.task_type} files is not supported yet; "
-            f"it reads {', '.join(TABULAR)} and flat or per-language Clustering"
+            f"{folder}: importing HTEB's {source.task_type} files is not supported yet; "
+            f"it reads {', '.join((*READ, *LISTED))}"
         )
+    for pair, theirs, transformed in [] if listed else read:  # lists: gen/hteb_lists.py
+        check_records(name, definition.clustering_format, source.text_fields, theirs,
+                      transformed, pair.data)  # fmt: skip
     recorded = source_meta(source)
     recorded["dataset_path"] = definition.hf_dataset
     revision = first_pair.metadata.get("source_revision")
@@ -188,7 +194,13 @@ def import_hteb(
             write_run(output, recorded, configs, None, top)
         model = str(first_pair.metadata["generator_model"])
         return Imported(output, name, model, tuple(c.name for c in configs))
-    groups = _subsets(definition.clustering_format, source.subsets, originals, first_pair.data)
+    if definition.languages:  # HTEB's configs, one after another
+        groups = language_order(originals, definition.languages, first_pair.data)
+        known = recorded.get("languages") or {}
+        recorded["languages"] = {s: known.get(s, []) for s in groups}
+    else:
+        groups = _subsets(definition.clustering_format, source.subsets, originals,
+                          first_pair.data)  # fmt: skip
     recorded["subsets"] = list(groups)
     # where each translation pair sent each text (HTEB's rules), once for all subsets
     first_language = _language(recorded, next(iter(groups)))
@@ -203,14 +215,14 @@ def import_hteb(
     for subset, positions in groups.items():
         suffix = "" if subset == "default" else f".{subset}"
         held = [originals[i] for i in positions]
-        splits = _split_rows(source.task_type, source.splits[0], held, first_pair.data)
-        language = _language(recorded, subset)
+        splits = _split_rows(source.task_type, source.splits[0], held, first_pair.data, name)
         counts = {s: len(r) for s, r in splits.items()}
         record = cast(ConfigRecord, {"kind": "original", "subset": subset, "rows": counts})
         configs.append(ConfigData(f"original{suffix}", record, splits))
         for pair, _, transformed in read:
             variant = _variant(pair, source.text_fields, splits, originals, transformed,
-                               language, positions, subset, translated.get(pair.data))  # fmt: skip
+                               _languages(recorded, subset, source.text_fields), positions,
+                               subset, translated.get(pair.data))  # fmt: skip
             configs.append(replace(variant, name=variant.name + suffix))
     recorded["splits"] = [s for s in configs[0].splits if s != "train"]
     recorded["context_splits"] = [s for s in configs[0].splits if s == "train"]
@@ -253,7 +265,7 @@ def _subsets(
 
 
 def _split_rows(
-    task_type: str, eval_split: str, records: list[dict[str, Any]], where: Path
+    task_type: str, eval_split: str, records: list[dict[str, Any]], where: Path, dataset: str
 ) -> dict[str, list[dict[str, Any]]]:
     """HTEB's records as run-folder rows per split: the split from `_hteb_split`, a
     `row_id` counting within it, and every field HTEB read from the dataset."""
@@ -267,7 +279,7 @@ def _split_rows(
                 f"{' and '.join(allowed)}"
             )
         rows = out.setdefault(split, [])
-        rows.append({"row_id": len(rows), **_source_fields(record)})
+        rows.append({"row_id": len(rows), **_source_fields(to_run(dataset, record))})
     return {s: out[s] for s in allowed if s in out}
 
 
@@ -281,13 +293,23 @@ def _language(recorded: SourceRecord, subset: str) -> str | None:
     return found.code if found else None
 
 
+def _languages(
+    recorded: SourceRecord, subset: str, fields: tuple[str, ...]
+) -> dict[str, str | None]:
+    """The ISO 639-1 code of each text field's language in a subset (a cross-lingual
+    pair's two sides each their own)."""
+    tags = (recorded.get("languages") or {}).get(subset) or []
+    found = field_languages(tags, fields)
+    return {f: (x.code if x else None) for f, x in zip(fields, found, strict=True)}
+
+
 def _variant(
     pair: Pair,
     fields: tuple[str, ...],
     splits: dict[str, list[dict[str, Any]]],
     originals: list[dict[str, Any]],
     transformed: list[dict[str, Any]],
-    language: str | None,
+    languages: dict[str, str | None],
     members: list[int],
     subset: str,
     translated: dict[tuple[int, str], str | None] | None,
@@ -297,6 +319,7 @@ def _variant(
     it, and the row's status."""
     ours = TRANSFORMATIONS[pair.transformation]
     transform = TRANSFORMS[ours]
+    language = next(iter(languages.values()))
     targets: set[str] = set()
     positions: dict[str, int] = {}
     out: dict[str, list[dict[str, Any]]] = {s: [] for s in splits}
@@ -310,18 +333,17 @@ def _variant(
         statuses = []
         for field in fields:
             before, after = original.get(field), rewritten.get(field)
-            if after is None or not str(after).strip():
-                status, text = FALLBACK, ""
-            else:
-                status, text = (IDENTICAL if after == before else OK), after
+            # a set of texts (nested clustering) has a text and a status per member
+            text, status, outcomes = text_outcomes(before, after)
             row[field] = text
             row[f"original_{field}"] = before
             # where HTEB sent the text: its files do not say, its rules do
-            row[f"language_{field}"] = translated[(i, field)] if translated else language
-            if translated and translated[(i, field)]:
-                targets.add(str(translated[(i, field)]))
+            own = regrouped(before, [languages[field]] * len(field_texts(before)))
+            row[f"language_{field}"] = translated[(i, field)] if translated else own
+            if translated:
+                targets |= {str(t) for t in field_texts(translated[(i, field)]) if t}
             row[f"status_{field}"] = status  # which text HTEB gave up on
-            statuses.append(status)
+            statuses += outcomes
         failed = [s for s in statuses if not usable(s, ours)]
         row["status"] = failed[0] if failed else (IDENTICAL if IDENTICAL in statuses else OK)
         row["attempt"] = None  # HTEB counts retries per file, not per text
@@ -350,7 +372,7 @@ def _variant(
             "sampling": {},  # HTEB's files do not record its sampling
             "max_attempts": meta["max_retries"] + 1,
             "source_language": language,
-            "source_languages": {f: language for f in fields},
+            "source_languages": languages,
             "language_pool": list(target_pool([language] if language else []))
             if ours in ("translation", "cross-translation")
             else [],
@@ -362,6 +384,8 @@ def _variant(
                 "file": pair.data.name,
                 "file_sha256": sha256_file(pair.data),
                 "fallback_texts": stats["text_fields_with_fallback"],
+                # the order of a record's fields, for an export to give the same records
+                "record_keys": list(originals[members[0]]) if members else [],
             },
         },
     )

@@ -385,6 +385,11 @@ def _validate_config(
         rows += [{"_split": split, **row} for row in read]
     if not rows:
         raise InputError(f"{folder / name} holds no rows")
+    if any(isinstance(row.get(f), list) for row in rows for f in fields):  # nested clustering
+        raise InputError(
+            f"validate does not handle {meta['source']['task_type']} runs whose rows hold "
+            f"sets of texts yet: {folder / name}'s {fields[0]} is a list"
+        )
     outputs = [str(row.get(f) or "") for row in rows for f in fields]
     wanted = [row.get(f"language_{f}") or None for row in rows for f in fields]
     judged = [i for i, lang in enumerate(wanted) if checkable(identifier, lang)]

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+from shiftbench.core.data.hteb_sets import listed_languages
 from shiftbench.core.data.listfields import field_texts, text_statuses
 from shiftbench.core.data.runfolder import FALLBACK, TRUNCATED
 from shiftbench.core.messages import counted
@@ -61,6 +62,9 @@ class HtebDataset:
     # a clustering dataset's layout: flat (a text per record), nested (a set of texts per
     # record) or per_language (a text per record, clustered per `language`)
     clustering_format: str | None = None
+    # the configs HTEB reads one after another (its language_configs), each record's
+    # `language` naming its own: a subset each (core/data/hteb_sets.py)
+    languages: tuple[str, ...] = ()
 
 
 # HTEB's dataset names (its dataset_metadata folder) and the MTEB tasks they are
@@ -69,8 +73,12 @@ DATASETS = {
         "Banking77Classification", "classification", "mteb/banking77",
         "18072d2685ea682290f7b8924d94c62acc19c0b2",
     ),
-    "stsbenchmark-sts": HtebDataset("STSBenchmark", "sts", "mteb/stsbenchmark-sts"),
-    "biosses-sts": HtebDataset("BIOSSES", "sts", "mteb/biosses-sts"),
+    "stsbenchmark-sts": HtebDataset(
+        "STSBenchmark", "sts", "mteb/stsbenchmark-sts", "96943a16ea6a35129e253c659081cb59daf81b30"
+    ),
+    "biosses-sts": HtebDataset(
+        "BIOSSES", "sts", "mteb/biosses-sts", "f4f1265a7a4b0c99e6da09859b887bdb1f36d8ed"
+    ),
     # SummEval's data, under the mteb task that scores it with mteb's current metric
     "summeval": HtebDataset(
         "SummEvalSummarization.v2", "summarisation", "mteb/summeval",
@@ -90,30 +98,35 @@ DATASETS = {
     "SprintDuplicateQuestions": HtebDataset(
         "SprintDuplicateQuestions", "pair_classification",
         "mteb/sprintduplicatequestions-pairclassification",
+        "58edec77c9d5106bf6070489e9c0a73c69b6c4c0",
     ),
     "twittersemeval2015-pairclassification": HtebDataset(
-        "TwitterSemEval2015", "pair_classification", "mteb/twittersemeval2015-pairclassification"
+        "TwitterSemEval2015", "pair_classification", "mteb/twittersemeval2015-pairclassification",
+        "d889b7b15e83d5d1352d74c387a9da926a3e6b77",
     ),
     "TwitterURLCorpus": HtebDataset(
-        "TwitterURLCorpus", "pair_classification", "mteb/twitterurlcorpus-pairclassification"
+        "TwitterURLCorpus", "pair_classification", "mteb/twitterurlcorpus-pairclassification",
+        "ee5d15331196ec9f72e8393779b20098c10e29f6",
     ),
     "AmazonCounterfactualClassification": HtebDataset(
-        "AmazonCounterfactualClassification", "classification", "mteb/amazon_counterfactual"
+        "AmazonCounterfactualClassification", "classification", "mteb/amazon_counterfactual",
+        "b9867e02b01002698f60c07fb8efdce8c5020ee8",
     ),
     "MassiveIntentClassification": HtebDataset(
-        "MassiveIntentClassification", "classification", "mteb/amazon_massive_intent"
+        "MassiveIntentClassification", "classification", "mteb/amazon_massive_intent",
+        "940fd47a81eaa7f2cc7b129674d945d618ac38c2",
     ),
     "BiorxivClusteringS2S": HtebDataset(
         "BiorxivClusteringS2S", "clustering", "mteb/biorxiv-clustering-s2s",
-        clustering_format="nested",
+        "7e96ee33e0fbd2cb6051549dfe7637b7e46df820", clustering_format="nested",
     ),
     "MedrxivClusteringS2S": HtebDataset(
         "MedrxivClusteringS2S", "clustering", "mteb/medrxiv-clustering-s2s",
-        clustering_format="nested",
+        "47be1a928ff641bb7dbc0e4e0c5af8363bda796c", clustering_format="nested",
     ),
     "TwentyNewsgroupsClustering": HtebDataset(
         "TwentyNewsgroupsClustering", "clustering", "mteb/twentynewsgroups-clustering",
-        clustering_format="nested",
+        "726b531f19733d606fd4abedff37afe05c3708fe", clustering_format="nested",
     ),
     # from HTEB's multilingual group
     "MasakhaNEWSClusteringS2S": HtebDataset(
@@ -127,6 +140,42 @@ DATASETS = {
     "VoyageMMarcoReranking": HtebDataset(
         "VoyageMMarcoReranking", "reranking", "mteb/VoyageMMarcoReranking",
         "aa3e01884f561ba47abc3c118af3a9792303c5e8",
+    ),
+    "IndicCrosslingualSTS": HtebDataset(
+        "IndicCrosslingualSTS", "sts", "mteb/IndicCrosslingualSTS",
+        "c4d2c4d658ff6dbf1d373d44cc558c9f1bb16f52",
+        languages=("en-as", "en-bn", "en-gu", "en-hi", "en-kn", "en-ml", "en-mr", "en-or",
+                   "en-pa", "en-ta", "en-te", "en-ur"),
+    ),
+    "IsiZuluNewsClassification.v2": HtebDataset(
+        "IsiZuluNewsClassification.v2", "classification", "mteb/isi_zulu_news",
+        "45708aaaf9c6133227ea5db5cf26571facb9ccdb",
+    ),
+    "PlscClusteringS2S.v2": HtebDataset(
+        "PlscClusteringS2S.v2", "clustering", "mteb/PlscClusteringS2S.v2",
+        "4f99ae4f8fc9a1074c7483d9e042fb18314261a3", clustering_format="nested",
+    ),
+    "SentimentAnalysisHindi.v2": HtebDataset(
+        "SentimentAnalysisHindi.v2", "classification", "mteb/sentiment_analysis_hindi",
+        "27fc099ce1c5a7295b9231e53a37648cdef6cb79",
+    ),
+    "indonli": HtebDataset(
+        "indonli", "pair_classification", "mteb/indonli",
+        "35fe7d5cb2d7e7259184a3afe739190c1655381f",
+    ),
+    "rte3": HtebDataset(
+        "RTE3", "pair_classification", "mteb/rte3", "54ea0052267265f4906dd77b0a3d041d301a5ee6",
+        languages=("de", "en", "fr", "it"),
+    ),
+    "semrel2024": HtebDataset(
+        "SemRel24STS", "str", "SemRel/SemRel2024", "ef5c383d1b87eb8feccde3dfb7f95e42b1b050dd",
+        languages=("afr", "amh", "arb", "arq", "ary", "eng", "esp", "hau", "hin", "ind", "kin",
+                   "mar", "pan", "tel"),
+    ),
+    "sts17-crosslingual-sts": HtebDataset(
+        "STS17", "sts", "mteb/sts17-crosslingual-sts", "bb1de64ee6fd9ccd66e0bdbadcafe990f652d887",
+        languages=("ar-ar", "en-ar", "en-de", "en-en", "en-tr", "es-en", "es-es", "fr-en",
+                   "it-en", "nl-en", "ko-ko"),
     ),
 }  # fmt: skip
 MTEB_NAMES = {d.task: name for name, d in DATASETS.items()}
@@ -296,14 +345,19 @@ def translated_languages(
     dataset: str,
     seed: int,
     default: str | None,
-) -> dict[tuple[int, str], str | None]:
+) -> dict[tuple[int, str], Any]:
     """The language HTEB's `translation` or `cross_translation` (HTEB's names) wrote each
     text of `records` into, keyed by (record, field); None for a blank original, which
-    HTEB sends nowhere. A record's own language is its `language` label, else `default`
-    (the dataset's)."""
+    HTEB sends nowhere; a list of them for a field holding a set of texts
+    (hteb_sets.listed_languages). A record's own language is its `language` label, else
+    `default` (the dataset's)."""
     pair_task = DATASETS[dataset].task_type in PAIR_TASKS
+    if any(isinstance(r.get(f), list) for r in records for f in fields):  # sets of texts
+        mine = (default,) if default else ()
+        shared = translation_target(dataset, seed, mine)
+        return listed_languages(records, fields, transformation, seed, target_pool(mine), shared)
     ordinals = text_ordinals(records, fields, pair_task)
-    out: dict[tuple[int, str], str | None] = {}
+    out: dict[tuple[int, str], Any] = {}
     for i, record in enumerate(records):
         whole = record_languages(record.get("language"), None) or ((default,) if default else ())
         for side, field in enumerate(fields):

@@ -184,6 +184,14 @@ def shown_value(value: Any) -> str:
     return type(value).__name__
 
 
+def _label(value: Any) -> bool:
+    return _finite(value) or isinstance(value, str)
+
+
+def _listed(value: Any) -> bool:
+    return isinstance(value, list) and bool(value)
+
+
 # What a checked field may hold: a score a finite number; a label a finite number or a
 # string (mteb's datasets use both), never null, NaN or a list; a name that becomes a
 # path a safe name (names.py); a rating item's id starts with its config's name.
@@ -194,6 +202,16 @@ FIELD_KINDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "item": (
         lambda v: isinstance(v, str) and is_safe_name(v.split("/")[0]),
         "CONFIG/... with CONFIG a safe name (letters, digits and . _ - +, a letter or digit first)",
+    ),
+    # a clustering row's text and label, or its set of texts and their labels (mteb's
+    # original layout, HTEB's nested clustering datasets)
+    "texts": (
+        lambda v: isinstance(v, str) or (_listed(v) and all(isinstance(x, str) for x in v)),
+        "a string or a list of strings",
+    ),
+    "labels": (
+        lambda v: _label(v) or (_listed(v) and all(map(_label, v))),
+        "a finite number, a string or a list of them",
     ),
 }
 # Each task type's gold field in a row (and a ranking task's judgements), and its kind.
@@ -295,6 +313,9 @@ def read_config_split(
     held = texts if table == split else ()
     # the gold scores and labels evaluate scores against, checked as publish would freeze them
     gold = GOLD_FIELDS.get(meta["source"]["task_type"] if table == split else table.split("/")[0])
+    if meta["source"]["task_type"] == "Clustering" and table == split:
+        # a row holds a text and its label, or a set of texts and their labels
+        gold, texts = {**{f: "texts" for f in texts}, "labels": "labels"}, ()
     need = (*required, *held, *(gold or {}))
     rows = read_split(folder / name, split, required=need, strings=texts, values=gold)
     expected = meta["configs"][name]["rows"][split]

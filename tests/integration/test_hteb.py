@@ -13,6 +13,8 @@ from support.files import read_rows
 from support.hteb import MODEL, rewritten, statistics, sts_rows, write_pair
 
 from shiftbench.core.data.hteb import (
+    DATASETS,
+    MTEB_NAMES,
     generator_directory,
     latest_pair,
     pair_names,
@@ -215,12 +217,7 @@ def test_a_bad_tree_is_refused_in_one_line_and_nothing_is_written(
         dataset.rename(dataset.with_name("stsb"))
         expected = (
             f"{dataset.with_name('stsb')}: unknown HTEB dataset 'stsb'; known: "
-            "AmazonCounterfactualClassification, BiorxivClusteringS2S, MasakhaNEWSClusteringS2S, "
-            "MassiveIntentClassification, MedrxivClusteringS2S, NamaaMrTydiReranking, SciDocsRR, "
-            "SprintDuplicateQuestions, StackOverflowDupQuestions, TwentyNewsgroupsClustering, "
-            "TwitterURLCorpus, VoyageMMarcoReranking, askubuntudupquestions-reranking, "
-            "banking77, biosses-sts, stsbenchmark-sts, summeval, "
-            "twittersemeval2015-pairclassification"
+            f"{', '.join(sorted(DATASETS))}"  # from AmazonCounterfactualClassification on
         )
     result = invoke("hteb", "import", sts_tree, "-o", out)
     assert (result.exit_code, result.stderr) == (2, f"Error: {expected}\n")
@@ -291,12 +288,7 @@ def test_an_export_hteb_cannot_take_is_refused_in_one_line(
     expected = {
         "output exists": f"output {out} exists; choose another --output",
         "dataset HTEB lacks": f"{run}: HTEB has no dataset for sample; it has "
-        "AmazonCounterfactualClassification, AskUbuntuDupQuestions, BIOSSES, "
-        "Banking77Classification, BiorxivClusteringS2S, MasakhaNEWSClusteringS2S, "
-        "MassiveIntentClassification, MedrxivClusteringS2S, NamaaMrTydiReranking, STSBenchmark, "
-        "SciDocsRR, SprintDuplicateQuestions, StackOverflowDupQuestions, "
-        "SummEvalSummarization.v2, TwentyNewsgroupsClustering, TwitterSemEval2015, "
-        "TwitterURLCorpus, VoyageMMarcoReranking",
+        f"{', '.join(sorted(MTEB_NAMES))}",  # the MTEB tasks of HTEB's datasets
         "no transformation": f"{run} holds no config of a transformation HTEB has",
     }[case]
     if case == "output exists":
@@ -379,11 +371,8 @@ def test_a_per_language_clustering_tree_imports_a_subset_per_language_and_export
     assert doc["protocol"]["name"] == "hteb"
 
 
-def test_clustering_metadata_and_layouts_hteb_does_not_take_are_refused(
-    shared_data, invoke, tmp_path
-):
-    """A clustering pair without its dataset's clustering_format; a nested clustering
-    dataset (sets of texts per record), which is not read yet: one line, exit 2."""
+def test_clustering_metadata_hteb_does_not_take_is_refused(shared_data, invoke, tmp_path):
+    """A clustering pair without its dataset's clustering_format: one line, exit 2."""
     records = masakha_records(shared_data, ("eng",), 2)
     write_pair(tmp_path / "a", "MasakhaNEWSClusteringS2S", "paraphrasing", 1337, records, records)
     result = invoke("hteb", "import", tmp_path / "a" / GENERATOR, "-o", tmp_path / "ra")
@@ -391,18 +380,7 @@ def test_clustering_metadata_and_layouts_hteb_does_not_take_are_refused(
     assert result.stderr.endswith(
         ".JSON: clustering_format must be 'per_language', as its dataset's\n"
     )
-    nested = [{"sentences": ["a b", "c d"], "labels": ["x", "y"], "_hteb_split": "test",
-               "language": "eng"}]  # fmt: skip
-    write_pair(tmp_path / "b", "BiorxivClusteringS2S", "paraphrasing", 1337, nested, nested,
-               stats=statistics(1, 2), clustering_format="nested")  # fmt: skip
-    result = invoke("hteb", "import", tmp_path / "b" / GENERATOR, "-o", tmp_path / "rb")
-    assert result.exit_code == 2
-    assert result.stderr.endswith(
-        "BiorxivClusteringS2S: importing HTEB's nested Clustering files is not supported yet; "
-        "it reads STS, PairClassification, Classification and flat or per-language "
-        "Clustering\n"
-    )
-    assert not (tmp_path / "ra").exists() and not (tmp_path / "rb").exists()
+    assert not (tmp_path / "ra").exists()
 
 
 @pytest.mark.parametrize(
