@@ -11,9 +11,10 @@ statistics and data filtering per config (`hteb`), and the hteb protocol, so `ev
 scores it as HTEB does (a fallback text scored on its original, as HTEB's reuse mode
 does).
 
-STS, pair classification, classification and flat or per-language clustering are read (a
-per-language dataset's records become one subset per `language`); other task types, and
-clustering laid out as sets of texts, are refused in one line.
+STS, pair classification, classification, retrieval (gen/hteb_retrieval.py) and flat or
+per-language clustering are read (a per-language dataset's records become one subset per
+`language`); other task types, and clustering laid out as sets of texts, are refused in
+one line.
 """
 
 from __future__ import annotations
@@ -167,11 +168,15 @@ def import_hteb(
     name = folder.name
     definition = DATASETS[name]
     source = load_source(definition.task)
+    if source.task_type == "Retrieval":  # one record list of three parts: a module of its own
+        from shiftbench.gen.hteb_retrieval import import_retrieval
+
+        return import_retrieval(folder, output, read, source)
     if source.task_type not in READ or definition.clustering_format == "nested":
         kind = f"{definition.clustering_format} " if definition.clustering_format else ""
         raise InputError(
             f"{folder}: importing HTEB's {kind}{source.task_type} files is not supported yet; "
-            f"it reads {', '.join(TABULAR)} and flat or per-language Clustering"
+            f"it reads {', '.join(TABULAR)}, Retrieval and flat or per-language Clustering"
         )
     recorded = source_meta(source)
     recorded["dataset_path"] = definition.hf_dataset
