@@ -117,16 +117,18 @@ def sent_texts(records: list[dict], transform_corpus: bool) -> list[tuple[int, s
 
 def rewrite(records: list[dict], transform_corpus: bool, prefix: str, failed: set[int],
             unchanged: set[int]) -> tuple[list[dict], dict[str, Any]]:  # fmt: skip
-    """The generator's output: each text it was given rewritten (the `failed`-th ones
-    given up on, written empty; the `unchanged`-th ones returned as they were), every
-    other value as it was; and its statistics (every failure retried, one recovered)."""
+    """The generator's output: each text it was given rewritten (every other word after
+    `prefix`; the `failed`-th ones given up on, written empty; the `unchanged`-th ones
+    returned as they were), every other value as it was; and its statistics (every
+    failure retried, one recovered)."""
     out = [dict(r) for r in records]
     slots = sent_texts(records, transform_corpus)
     for n, (i, f) in enumerate(slots):
         if n in failed:
             out[i][f] = ""
         elif n not in unchanged:
-            out[i][f] = f"{prefix} {records[i][f].strip()}"
+            # a lossy rewrite, so that rankings move: every other word kept
+            out[i][f] = f"{prefix} {' '.join(records[i][f].split()[::2])}"
     stats = {
         "records_total": len(records),
         "records_targeted": len({i for i, _ in slots}),
@@ -187,6 +189,13 @@ def arguana_tree(shared_data: Path, root: Path) -> dict[str, Any]:
     write_generated(root, "arguana", "style_change", 1338, stored, styled, stats, report,
                     False, "2026-09-20T11:30:00Z")  # fmt: skip
     return {"original": stored, "paraphrase-s1337": paraphrased, "style-change-s1338": styled}
+
+
+def as_stored(records: list[dict]) -> list[dict]:
+    """Records as a Parquet file gives them back: every field of their struct in each."""
+    import pyarrow as pa
+
+    return pa.array(records).to_pylist()
 
 
 def tree_files(root: Path) -> dict[str, bytes]:
