@@ -176,7 +176,7 @@ def import_hteb(
         kind = f"{definition.clustering_format} " if definition.clustering_format else ""
         raise InputError(
             f"{folder}: importing HTEB's {kind}{source.task_type} files is not supported yet; "
-            f"it reads {', '.join(TABULAR)}, Retrieval and flat or per-language Clustering"
+            f"it reads {', '.join(TABULAR)} and flat or per-language Clustering"
         )
     recorded = source_meta(source)
     recorded["dataset_path"] = definition.hf_dataset

@@ -152,8 +152,10 @@ def write_generated(root: Path, dataset: str, transformation: str, seed: int,
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    identity = {"generator_model": MODEL, "transformation": transformation,
-                "dataset": dataset, "seed_transform": seed, "generation_datetime": generated}  # fmt: skip
+    identity = {
+        "generator_model": MODEL, "transformation": transformation, "dataset": dataset,
+        "seed_transform": seed, "generation_datetime": generated,
+    }  # fmt: skip
     digest = settings_hash(identity)
     folder = root / folder_name(MODEL) / dataset / transformation / str(seed)
     folder.mkdir(parents=True, exist_ok=True)
@@ -253,7 +255,9 @@ def loader_accepts(root: Path) -> dict[str, tuple[list[dict], list[dict]]]:
             assert report["counts_after"] == counts
             assert not {e["query_id"] for e in report["excluded"]} & queries
         for before, after in zip(original, rewritten, strict=True):
-            texts = {"queries": {"text"}, "corpus": {"title", "text"}}.get(before["_hteb_part"], set())
+            texts = {"queries": {"text"}, "corpus": {"title", "text"}}.get(
+                before["_hteb_part"], set()
+            )
             assert {k: v for k, v in before.items() if k not in texts} == {
                 k: v for k, v in after.items() if k not in texts
             }
@@ -278,15 +282,19 @@ def hteb_ndcg(original: list[dict], rewritten: list[dict] | None, encode: Any,
     for i, before in enumerate(original):
         record = dict(before if rewritten is None else rewritten[i])
         for f in ("title", "text"):
-            if before.get(f) is not None and before[f].strip() and not (record.get(f) or "").strip():
+            if (
+                before.get(f) is not None
+                and before[f].strip()
+                and not (record.get(f) or "").strip()
+            ):
                 record[f] = before[f]
         records.append(record)
     corpus, queries, qrels = {}, {}, {}
     for r in records:
         if r["_hteb_part"] == "corpus":
             parts = [r[k] for k in ("title", "text") if r.get(k) is not None]
-            corpus[r["_id"]] = parts[0] if len(parts) == 1 else " ".join(
-                p.strip() for p in parts if p.strip()
+            corpus[r["_id"]] = (
+                parts[0] if len(parts) == 1 else " ".join(p.strip() for p in parts if p.strip())
             )
         elif r["_hteb_part"] == "queries":
             queries[r["_id"]] = r["text"]
