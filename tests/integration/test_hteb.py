@@ -215,10 +215,12 @@ def test_a_bad_tree_is_refused_in_one_line_and_nothing_is_written(
         dataset.rename(dataset.with_name("stsb"))
         expected = (
             f"{dataset.with_name('stsb')}: unknown HTEB dataset 'stsb'; known: "
-            "AmazonCounterfactualClassification, BiorxivClusteringS2S, MasakhaNEWSClusteringS2S, "
-            "MassiveIntentClassification, MedrxivClusteringS2S, SprintDuplicateQuestions, "
-            "TwentyNewsgroupsClustering, TwitterURLCorpus, banking77, biosses-sts, "
-            "stsbenchmark-sts, summeval, twittersemeval2015-pairclassification"
+            "AmazonCounterfactualClassification, BiorxivClusteringS2S, "
+            "CQADupstackGamingRetrieval, Ko-StrategyQA, MasakhaNEWSClusteringS2S, "
+            "MassiveIntentClassification, MedrxivClusteringS2S, SciFact, "
+            "SprintDuplicateQuestions, TwentyNewsgroupsClustering, TwitterHjerneRetrieval, "
+            "TwitterURLCorpus, arguana, banking77, biosses-sts, stsbenchmark-sts, summeval, "
+            "twittersemeval2015-pairclassification"
         )
     result = invoke("hteb", "import", sts_tree, "-o", out)
     assert (result.exit_code, result.stderr) == (2, f"Error: {expected}\n")
@@ -289,10 +291,12 @@ def test_an_export_hteb_cannot_take_is_refused_in_one_line(
     expected = {
         "output exists": f"output {out} exists; choose another --output",
         "dataset HTEB lacks": f"{run}: HTEB has no dataset for sample; it has "
-        "AmazonCounterfactualClassification, BIOSSES, Banking77Classification, "
-        "BiorxivClusteringS2S, MasakhaNEWSClusteringS2S, MassiveIntentClassification, "
-        "MedrxivClusteringS2S, STSBenchmark, SprintDuplicateQuestions, SummEval, "
-        "TwentyNewsgroupsClustering, TwitterSemEval2015, TwitterURLCorpus",
+        "AmazonCounterfactualClassification, ArguAna, BIOSSES, Banking77Classification, "
+        "BiorxivClusteringS2S, CQADupstackGamingRetrieval, Ko-StrategyQA, "
+        "MasakhaNEWSClusteringS2S, MassiveIntentClassification, MedrxivClusteringS2S, "
+        "STSBenchmark, SciFact, SprintDuplicateQuestions, SummEval, "
+        "TwentyNewsgroupsClustering, TwitterHjerneRetrieval, TwitterSemEval2015, "
+        "TwitterURLCorpus",
         "no transformation": f"{run} holds no config of a transformation HTEB has",
     }[case]
     if case == "output exists":
