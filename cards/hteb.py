@@ -16,6 +16,9 @@ HTEB's generator makes no other check. Every pair written is read back
 with HTEB's rules (core/data/hteb.py) before the tree is moved into place. Reranking and
 summarisation runs are written by cards/hteb_lists.py.
 
+A retrieval run is written by cards/hteb_retrieval.py: its corpus and judgements go into
+every pair beside its queries.
+
 A config imported from HTEB (`shiftbench hteb import`) gets its own metadata back
 (generation time, limits, statistics, data filtering). Any other gets metadata made from
 the run folder: no generation time (so the files are `data.parquet` and `metadata.JSON`,
@@ -112,6 +115,10 @@ def _export(run: Path, output: Path, generator: str | None) -> Exported:
     if dataset is None:
         known = ", ".join(sorted(MTEB_NAMES))
         raise InputError(f"{run}: HTEB has no dataset for {task}; it has {known}")
+    if source["task_type"] == "Retrieval":  # one record list of three parts: a module of its own
+        from shiftbench.cards.hteb_retrieval import export_retrieval
+
+        return export_retrieval(run, output, meta, dataset, generator)
     definition = DATASETS[dataset]
     layout = definition.clustering_format
     if source["task_type"] in LISTED:  # reranking and summarisation: cards/hteb_lists.py

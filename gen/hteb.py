@@ -15,8 +15,8 @@ STS, pair classification, classification and clustering are read: a per-language
 dataset's records, and those of a dataset HTEB reads config by config (its
 language_configs), become one subset per `language`; a nested clustering record (a set of
 texts and its labels) becomes one row, its texts rewritten one by one
-(core/data/hteb_sets.py). Reranking and summarisation are read too (gen/hteb_lists.py).
-Other task types are refused in one line.
+(core/data/hteb_sets.py). Retrieval (gen/hteb_retrieval.py), reranking and summarisation
+(gen/hteb_lists.py) are read too. Other task types are refused in one line.
 """
 
 from __future__ import annotations
@@ -173,6 +173,10 @@ def import_hteb(
     name = folder.name
     definition = DATASETS[name]
     source = load_source(definition.task)
+    if source.task_type == "Retrieval":  # one record list of three parts: a module of its own
+        from shiftbench.gen.hteb_retrieval import import_retrieval
+
+        return import_retrieval(folder, output, read, source)
     listed = source.task_type in LISTED  # reranking and summarisation: gen/hteb_lists.py
     if not listed and source.task_type not in READ:
         raise InputError(

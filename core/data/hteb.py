@@ -128,6 +128,25 @@ DATASETS = {
         "TwentyNewsgroupsClustering", "clustering", "mteb/twentynewsgroups-clustering",
         "726b531f19733d606fd4abedff37afe05c3708fe", clustering_format="nested",
     ),
+    # HTEB's retrieval datasets (core/data/hteb_retrieval.py)
+    "arguana": HtebDataset(
+        "ArguAna", "retrieval", "mteb/arguana", "6c1bcf74b13dfd823aff056b79d4d93e702f19c7"
+    ),
+    "SciFact": HtebDataset(
+        "SciFact", "retrieval", "mteb/scifact", "cf10ab6856b15b0e670ef8ae5dae4e266c12d035"
+    ),
+    "CQADupstackGamingRetrieval": HtebDataset(
+        "CQADupstackGamingRetrieval", "retrieval", "mteb/cqadupstack-gaming",
+        "1c9769860b1d666aae049c6ba60d76ecb244253e",
+    ),
+    "Ko-StrategyQA": HtebDataset(
+        "Ko-StrategyQA", "retrieval", "mteb/Ko-StrategyQA",
+        "315b000dfa35ba4713d2a266d204e68f8ac80687",
+    ),
+    "TwitterHjerneRetrieval": HtebDataset(
+        "TwitterHjerneRetrieval", "retrieval", "mteb/TwitterHjerneRetrieval",
+        "97ad55673cf9746f8e4b3aaa92b1bb92d82e52db",
+    ),
     # from HTEB's multilingual group
     "MasakhaNEWSClusteringS2S": HtebDataset(
         "MasakhaNEWSClusteringS2S", "clustering", "mteb/MasakhaNEWSClusteringS2S",

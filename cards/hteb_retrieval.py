@@ -1,0 +1,231 @@
+"""A retrieval run written as HTEB's transformation files (`shiftbench hteb export`).
+
+cards/hteb.py hands a retrieval run here. HTEB's files hold the corpus and the judgements
+beside the queries (core/data/hteb_retrieval.py), so the run must hold them too: one
+imported from HTEB, or made with `--rewrite queries,corpus`. Each transform config HTEB
+has becomes one pair: the original config's documents, queries and judgements as HTEB's
+records, and beside them the same records with the variant's rewritten queries and, when
+the variant rewrote its corpus (`transform_corpus`), its rewritten documents. A text
+HTEB's generator would have given up on is written empty (core/data/hteb.py `given_up`:
+an unusable output, a text whose own status is `truncated` or `fallback`), as
+`--protocol hteb` restores exactly those; a blank original, which HTEB never sends, is
+written as it was, and so is a document field the run did not rewrite.
+
+An imported config gets its own metadata and its records' layout back, so import then
+export writes the same bytes. Any other gets metadata made as HTEB's writer makes it: no
+generation time, limits from the run, statistics counted from the records, the retry
+history unknown, and a data filter report that left nothing out.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+from shiftbench.cards.hteb import (
+    DEFAULT_CONTEXT,
+    IMPORTED_KEYS,
+    Exported,
+    _language,
+    _write_pair,
+)
+from shiftbench.core.data.hteb import DATASETS, HTEB_NAMES, given_up, latest_pair, read_pair
+from shiftbench.core.data.hteb_retrieval import (
+    CORPUS,
+    PARTS,
+    QRELS,
+    QUERIES,
+    Layout,
+    blank,
+    check_filter_report,
+    check_records,
+    check_rewrite,
+    component_splits,
+    derived_layout,
+    part_counts,
+    records_of,
+    targets,
+)
+from shiftbench.core.data.names import check_name
+from shiftbench.core.data.parts import folder_split
+from shiftbench.core.data.runcard import META_FILE
+from shiftbench.core.data.runfolder import read_config_split, stage_beside
+from shiftbench.core.records import ConfigRecord, RunMeta
+from shiftbench.errors import InputError
+
+LAYOUT_KEY = "records"  # gen/hteb_retrieval.py keeps the records' layout there
+
+
+def export_retrieval(
+    run: Path, output: Path, meta: RunMeta, dataset: str, generator: str | None
+) -> Exported:
+    """Write the retrieval run `run` (its shiftbench.json `meta`, HTEB's `dataset`) as
+    HTEB's transformation tree under `output`. A bad input raises InputError, and
+    nothing is written."""
+    source = meta["source"]
+    splits = list(source.get("splits") or [])
+    subsets = {c.get("subset", "default") for c in meta["configs"].values()}
+    if len(splits) != 1 or subsets != {"default"}:
+        raise InputError(
+            f"{run}: HTEB's {dataset} is one split of one subset; the run has splits "
+            f"{', '.join(splits)} and subsets {', '.join(sorted(subsets))}"
+        )
+    split = splits[0]
+    names = {QUERIES: split, CORPUS: folder_split(f"corpus/{split}"),
+             QRELS: folder_split(f"qrels/{split}")}  # fmt: skip
+    original = meta["configs"].get("original")
+    if original is None or any(n not in original["rows"] for n in names.values()):
+        raise InputError(
+            f"{run}: its original config holds no corpus and judgements of its own, which "
+            "HTEB's files hold; export a run imported from HTEB or made with "
+            "--rewrite queries,corpus"
+        )
+    rows = {part: read_config_split(run, meta, "original", n) for part, n in names.items()}
+    stems = [
+        (name, info)
+        for name, info in meta["configs"].items()
+        if info.get("kind") == "transform" and info.get("transform") in HTEB_NAMES
+    ]
+    if not stems:
+        raise InputError(f"{run} holds no config of a transformation HTEB has")
+    held = next((i["hteb"][LAYOUT_KEY] for _, i in stems if LAYOUT_KEY in i.get("hteb", {})), None)
+    layout = (
+        Layout.from_record(held)
+        if held is not None
+        else derived_layout(rows, component_splits(dataset, split), _language(source))
+    )
+    originals = records_of(rows, layout)
+    stage = stage_beside(output)
+    try:
+        folders = []
+        for name, info in stems:
+            model = generator or str((info.get("model") or {}).get("id") or "")
+            if not model or model.startswith(("/", "./", "../", "~")):
+                raise InputError(
+                    f"{run}: config {name} records no Hub model id for its generator; "
+                    "name it with --generator"
+                )
+            rewrites_corpus = names[CORPUS] in info["rows"]
+            own = {QUERIES: read_config_split(run, meta, name, split)}
+            if rewrites_corpus:
+                own[CORPUS] = read_config_split(run, meta, name, names[CORPUS])
+            transformed = _transformed(originals, own, rewrites_corpus, f"{run / name}")
+            doc = _metadata(info, model, dataset, source, originals, transformed, rewrites_corpus)
+            for key in ("dataset", "transformation", "seed_transform"):  # folders of the tree
+                check_name(str(doc[key]), run / META_FILE, f"configs.{name}.hteb.{key}")
+            folder = _write_pair(stage, doc, originals, transformed)
+            pair = latest_pair(folder)  # HTEB's rules, on what was written
+            if read_pair(pair) != (originals, transformed):
+                raise AssertionError(f"{folder}: the records did not read back as written")
+            check_records(originals, pair.data)
+            if "data_filtering" in doc:
+                check_filter_report(doc["data_filtering"], originals, pair.data)
+            check_rewrite(originals, transformed, rewrites_corpus, str(pair.data))
+            folders.append(f"{doc['transformation']}/{doc['seed_transform']}")
+        os.replace(stage, output)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    chosen = {name for name, _ in stems}
+    skipped = tuple(
+        n for n, c in meta["configs"].items() if c.get("kind") != "original" and n not in chosen
+    )
+    return Exported(output, tuple(folders), skipped)
+
+
+def _transformed(
+    originals: list[dict[str, Any]],
+    own: dict[str, list[dict[str, Any]]],
+    rewrites_corpus: bool,
+    where: str,
+) -> list[dict[str, Any]]:
+    """The original records with each text HTEB rewrote as the variant has it: empty
+    where HTEB's generator would have given up, the original where HTEB never sent it (a
+    blank text) or the run did not rewrite it (a document's title, which gen keeps)."""
+    by_id = {part: {r["row_id"]: r for r in rows} for part, rows in own.items()}
+    position = dict.fromkeys(PARTS, 0)
+    out = []
+    sent = targets(originals, rewrites_corpus)
+    for i, record in enumerate(originals):
+        part = record["_hteb_part"]
+        new = dict(record)
+        fields = [f for f in ("title", "text") if (i, f) in sent]
+        if fields:
+            row = by_id[part].get(position[part])
+            if row is None:
+                raise InputError(f"{where}: has no {part} row {position[part]}")
+            for field in fields:
+                if blank(record[field]) or f"original_{field}" not in row:
+                    continue
+                (failed,) = given_up(row, field)
+                new[field] = "" if failed else row[field]
+        if part != QRELS:
+            position[part] += 1
+        out.append(new)
+    return out
+
+
+def _metadata(
+    info: ConfigRecord,
+    model: str,
+    dataset: str,
+    source: Any,
+    originals: list[dict[str, Any]],
+    transformed: list[dict[str, Any]],
+    rewrites_corpus: bool,
+) -> dict[str, Any]:
+    """The pair's metadata, in the order HTEB's writer puts its keys."""
+    transformation = HTEB_NAMES[str(info["transform"])]
+    held = info.get("hteb")
+    if held and held.get("transformation") == transformation:
+        kept = {k: v for k, v in held.items() if k not in (*IMPORTED_KEYS, LAYOUT_KEY)}
+        kept["generator_model"] = model
+        return kept
+    sent = [(k, n) for k, n in targets(originals, rewrites_corpus).items() if n is not None]
+    failed = [(i, f) for (i, f), _ in sent if blank(transformed[i][f])]
+    unchanged = [(i, f) for (i, f), _ in sent if transformed[i][f] == originals[i][f]]
+    counts = part_counts(originals)
+    backend = info.get("backend") or {}
+    doc: dict[str, Any] = {
+        "generator_model": model,
+        "transformation": transformation,
+        "dataset": dataset,
+        "seed_transform": int(info.get("seed", 0)),
+        "generation_datetime": None,
+        "max_model_length": int(backend.get("num_ctx") or DEFAULT_CONTEXT),
+        "max_tokens": int(info.get("max_new_tokens") or 512),
+        "max_retries": max(int(info.get("max_attempts") or 1) - 1, 0),
+        "generation_statistics": {
+            "records_total": len(originals),
+            "records_targeted": len({i for (i, _), _ in sent}),
+            "text_fields_total": len(sent),
+            "records_with_fallback": len({i for i, _ in failed}),
+            "text_fields_with_fallback": len(failed),
+            "unchanged_outputs": len(unchanged),
+            "retried_text_fields": "",
+            "recovered_after_retry_text_fields": "",
+            "fallback_reasons": "",
+        },
+        # what HTEB's generator records of its data filter, which here left nothing out
+        "data_filtering": {
+            "version": 2,
+            "task_type": "retrieval",
+            "input_scope": "stored_records",
+            "counts_before": counts,
+            "counts_after": dict(counts),
+            "excluded": [],
+            "excluded_documents": [],
+            "excluded_candidates": [],
+        },
+    }
+    revision = source.get("revision")
+    same_data = source.get("dataset_path") == DATASETS[dataset].hf_dataset
+    if same_data and isinstance(revision, str) and re.fullmatch(r"[0-9a-f]{40}", revision):
+        doc["source_revision"] = revision
+    if transformation == "translation":
+        doc["translation_language_selection"] = "dataset"
+    doc["transform_corpus"] = rewrites_corpus
+    return doc
