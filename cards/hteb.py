@@ -65,6 +65,8 @@ from shiftbench.core.records import ConfigRecord, RunMeta
 from shiftbench.errors import InputError
 
 READ = ("STS", "PairClassification", "Classification", "Clustering")
+# every task type an export writes: retrieval and the list-holding types in modules of their own
+EXPORTED = (*READ, "Retrieval", *LISTED)
 DEFAULT_CONTEXT = 8192  # HTEB's max_model_length when its config names none
 # what import adds to HTEB's metadata
 IMPORTED_KEYS = ("file", "file_sha256", "fallback_texts", "record_keys")

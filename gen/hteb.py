@@ -60,6 +60,8 @@ from shiftbench.gen.hteb_lists import LISTED, listed_run
 
 TABULAR = ("STS", "PairClassification", "Classification")
 READ = (*TABULAR, "Clustering")
+# every task type an import reads: retrieval and the list-holding types in modules of their own
+IMPORTED = (*READ, "Retrieval", *LISTED)
 HTEB_FIELDS = ("language",)  # fields HTEB adds to a source record (besides _hteb_*)
 
 
@@ -181,7 +183,7 @@ def import_hteb(
     if not listed and source.task_type not in READ:
         raise InputError(
             f"{folder}: importing HTEB's {source.task_type} files is not supported yet; "
-            f"it reads {', '.join((*READ, *LISTED))}"
+            f"it reads {', '.join(IMPORTED)}"
         )
     for pair, theirs, transformed in [] if listed else read:  # lists: gen/hteb_lists.py
         check_records(name, definition.clustering_format, source.text_fields, theirs,
