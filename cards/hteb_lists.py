@@ -56,7 +56,7 @@ def export_listed(
     if held != {"default"}:
         raise InputError(f"{run}: HTEB's {dataset} has one subset; the run has {sorted(held)}")
     split = source["splits"][0]
-    if split not in meta["configs"].get("original", {}).get("rows", {}):
+    if "original" not in meta["configs"] or split not in meta["configs"]["original"]["rows"]:
         raise InputError(f"{run}: its original config holds no split {split}")
     chosen = {
         n: c
@@ -130,13 +130,12 @@ def _records(
     """A config's rows as HTEB's records (the original's when `originals` is None, else
     a variant's, each text HTEB would have given up on empty)."""
     rows = read_config_split(run, meta, name, split)
-    rewritten = originals is not None
     if not reranking:
         fields = meta["source"]["text_fields"]
         out = []
         for i, row in enumerate(rows):
             record = {k: v for k, v in row.items() if k != "row_id"}
-            if rewritten:
+            if originals is not None:
                 record = dict(originals[i])
                 for field in fields:
                     texts = zip(field_texts(row[field]), given_up(row, field), strict=True)
@@ -145,7 +144,7 @@ def _records(
                 record.update(_hteb_split=split, language=language)
             out.append(record)
         return out
-    if rewritten:
+    if originals is not None:
         own = folder_split(f"corpus/{split}") in meta["configs"][name]["rows"]
         documents = _table(run, meta, name if own else "original", f"corpus/{split}")
         out = []
@@ -159,14 +158,14 @@ def _records(
     documents = _table(run, meta, "original", f"corpus/{split}")
     out = []
     for row, ids in zip(rows, _candidates(run, meta, split), strict=True):
-        record: dict[str, Any] = {}
+        built: dict[str, Any] = {}
         if "_id" in row or not imported:
-            record["_id"] = row.get("_id", row["id"])
-        record["query"] = row["text"]
+            built["_id"] = row.get("_id", row["id"])
+        built["query"] = row["text"]
         for key in ("positive", "negative"):
-            record[key] = [_text(documents[d], False) for d in ids[key]]
+            built[key] = [_text(documents[d], False) for d in ids[key]]
         extra = {k: v for k, v in row.items() if k not in ("row_id", "id", "text", "_id")}
-        out.append({**record, **extra, "_hteb_split": split, "language": language})
+        out.append({**built, **extra, "_hteb_split": split, "language": language})
     return out
 
 

@@ -195,9 +195,9 @@ def import_hteb(
         recorded["revision"] = revision
     recorded["row_limit"] = None
     if listed:
-        recorded, configs, top = listed_run(name, source, recorded, read)
+        recorded, configs, extras = listed_run(name, source, recorded, read)
         with writing(output):
-            write_run(output, recorded, configs, None, top)
+            write_run(output, recorded, configs, None, extras)
         model = str(first_pair.metadata["generator_model"])
         return Imported(output, name, model, tuple(c.name for c in configs))
     if definition.languages:  # HTEB's configs, one after another

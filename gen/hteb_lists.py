@@ -77,7 +77,8 @@ def listed_run(
         source = with_parts(source, rewrite)
     elif any(_corpus(pair) for pair, _, _ in read):
         rewrite = RANKING_PARTS
-    recorded = {**source_meta(source), **{k: v for k, v in recorded.items() if k in _KEEP}}
+    kept = {k: v for k, v in recorded.items() if k in _KEEP}
+    recorded = cast(SourceRecord, {**source_meta(source), **kept})
     recorded["subsets"] = ["default"]
     language = _language(recorded)
     if source.task_type == "Reranking":
@@ -135,7 +136,10 @@ def _ranking_splits(
     records: list[dict[str, Any]], split: str, where: Path
 ) -> dict[str, list[dict[str, Any]]]:
     """The queries, documents, judgements and candidates of a reranking file."""
-    queries, corpus, qrels, ranked = [], [], [], []
+    queries: list[dict[str, Any]] = []
+    corpus: list[dict[str, Any]] = []
+    qrels: list[dict[str, Any]] = []
+    ranked: list[dict[str, Any]] = []
     for i, record in enumerate(records):
         qid = query_id(record, i)
         if any(q["id"] == qid for q in queries):

@@ -244,7 +244,7 @@ def targets(
     out: dict[tuple[int, str], int | None] = {}
     count = 0
     for i, record in enumerate(records):
-        part = record.get("_hteb_part")
+        part = str(record.get("_hteb_part"))
         if part == QRELS or (part == CORPUS and not transform_corpus):
             continue
         for field in TEXTS[part]:
