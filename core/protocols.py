@@ -51,6 +51,13 @@ CLUSTERING_SCORING = (MTEB, EVALUATION_SEED)
 TOP_TEN_COSINE = "top-10-cosine"
 RETRIEVAL_SCORING = (MTEB, TOP_TEN_COSINE)
 
+# How evaluate takes the cosine of a pair (STS, PairClassification): as mteb does
+# (scikit-learn's paired cosine distance), or as HTEB's release does: each embedding divided
+# by its length (at least 1e-12) and the products summed, in float32 (evaluate/similarity.py).
+# The two differ by a float32 step at most, which reorders exact ties (identical pairs).
+UNIT_COSINE = "unit-cosine"
+PAIR_COSINE = (MTEB, UNIT_COSINE)
+
 # How evaluate treats a dataset's subsets: each scored on its own and their figures
 # averaged (mteb's way), or pooled into one set of rows scored once (HTEB's release;
 # evaluate/pool.py).
@@ -86,6 +93,7 @@ class Protocol:
     rewrite: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: {"*": (QUERIES,)})
     classification: str = MTEB
     retrieval: str = MTEB
+    pair_cosine: str = MTEB
     failed_rows: str = LEFT_OUT
     # generation: tries per text, and how each call's token budget is set
     max_attempts: int = 3
@@ -165,6 +173,7 @@ PROTOCOLS: dict[str, Protocol] = {
             },
             classification=FULL_TRAIN,
             retrieval=TOP_TEN_COSINE,
+            pair_cosine=UNIT_COSINE,
             failed_rows=ORIGINAL_IN_PLACE,
             # hteb/generation.py: three retries after the first try, and flat budgets
             max_attempts=4,
@@ -336,6 +345,9 @@ def with_scoring(source: SourceRecord, scoring: Mapping[str, Any]) -> SourceReco
     if source["task_type"] == "Retrieval" and scoring.get("retrieval_scoring", MTEB) != MTEB:
         settings["retrieval_scoring"] = scoring["retrieval_scoring"]
         settings["ignore_identical_ids"] = ignores_identical_ids(source)
+    pair_cosine = get_protocol(scoring["name"]).pair_cosine
+    if source["task_type"] in ("STS", "PairClassification") and pair_cosine != MTEB:
+        settings["pair_cosine"] = pair_cosine
     if scoring.get("clustering_scoring", MTEB) != MTEB:
         settings["clustering_scoring"] = scoring["clustering_scoring"]
         # the seeds an original is clustered with when no variant brings its own

@@ -4,18 +4,21 @@ Each pair gets five scores: the model's own similarity, cosine similarity, Manha
 Euclidean distance (lower is more similar) and the dot product. For each, the best
 accuracy and the best F1 (with its precision and recall) over all thresholds, and the
 average precision; `max_*` is the best of the five. The scores are computed in float32, as
-mteb computes them (evaluate/similarity.py). A threshold only ever falls between two
+mteb computes them (evaluate/similarity.py; under `--protocol hteb` the cosine is HTEB's,
+each embedding divided by its length). A threshold only ever falls between two
 different scores, so tied pairs are never split and row order cannot change a figure.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from shiftbench.evaluate.resample import Replicate, per_multiset, weighted_average_precision
 from shiftbench.evaluate.similarity import (
+    pair_cosine,
     paired_cosine,
     paired_dot,
     paired_euclidean,
@@ -31,13 +34,18 @@ METRICS = ("accuracy", "f1", "precision", "recall", "ap")
 
 
 def pair_scores(
-    a: np.ndarray, b: np.ndarray, similarity: str, model: Any = None
+    a: np.ndarray,
+    b: np.ndarray,
+    similarity: str,
+    model: Any = None,
+    cosine: Callable[[np.ndarray, np.ndarray], np.ndarray] = paired_cosine,
 ) -> dict[str, tuple[np.ndarray, bool]]:
     """Per scoring function: the pair scores (float32, as mteb computes them, widened
-    exactly) and whether higher means more similar."""
+    exactly; the cosine mteb's or HTEB's, as `cosine` takes it) and whether higher means
+    more similar."""
     return {
         "similarity": (widened(paired_own(a, b, similarity, model)), True),
-        "cosine": (widened(paired_cosine(a, b)), True),
+        "cosine": (widened(cosine(a, b)), True),
         "manhattan": (widened(paired_manhattan(a, b)), False),
         "euclidean": (widened(paired_euclidean(a, b)), False),
         "dot": (widened(paired_dot(a, b)), True),
@@ -88,7 +96,7 @@ def evaluate(scoring: Scoring) -> dict[str, float]:
     labels = np.asarray([int(r["labels"]) for r in rows], dtype=np.int64)
     out: dict[str, float] = {}
     best: dict[str, list[float]] = {m: [] for m in METRICS}
-    scores = pair_scores(a, b, encoder.similarity_name, encoder.model)
+    scores = pair_scores(a, b, encoder.similarity_name, encoder.model, pair_cosine(source))
     for name, (values, higher_similar) in scores.items():
         for metric, value in threshold_metrics(values, labels, higher_similar).items():
             out[f"{name}_{metric}"] = value

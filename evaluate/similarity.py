@@ -26,6 +26,22 @@ def paired_cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.asarray(1 - paired_cosine_distances(as_float32(a), as_float32(b)))
 
 
+def paired_unit_cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Each pair's cosine as HTEB's release takes it: both embeddings divided by their
+    length (at least 1e-12), then the products summed, all in float32."""
+    a32, b32 = as_float32(a), as_float32(b)
+    a32 = a32 / np.maximum(np.linalg.norm(a32, axis=-1, keepdims=True), np.float32(1e-12))
+    b32 = b32 / np.maximum(np.linalg.norm(b32, axis=-1, keepdims=True), np.float32(1e-12))
+    return np.asarray(np.sum(a32 * b32, axis=-1), dtype=np.float32)
+
+
+def pair_cosine(source: Any) -> Any:
+    """The paired cosine the source's evaluation settings name: HTEB's (`pair_cosine:
+    unit-cosine`, recorded under --protocol hteb) or mteb's."""
+    settings = source.get("protocol") or {}
+    return paired_unit_cosine if settings.get("pair_cosine") == "unit-cosine" else paired_cosine
+
+
 def paired_manhattan(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     from sklearn.metrics.pairwise import paired_manhattan_distances
 

@@ -2,12 +2,13 @@
 
 Gold scores are normalised to [0, 1] with the task's score range first (as mteb does); the
 correlations are the same either way, the normalisation only keeps the figures comparable.
-Pair similarities are computed in float32, as mteb computes them (evaluate/similarity.py).
+Pair similarities are computed in float32, as mteb computes them (evaluate/similarity.py);
+under `--protocol hteb` the cosine is HTEB's (each embedding divided by its length).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
@@ -15,6 +16,7 @@ from scipy.stats import pearsonr, spearmanr
 
 from shiftbench.evaluate.resample import Replicate, weighted_pearson, weighted_spearman
 from shiftbench.evaluate.similarity import (
+    pair_cosine,
     paired_cosine,
     paired_euclidean,
     paired_manhattan,
@@ -40,12 +42,17 @@ class STSMetrics(TypedDict):
 
 
 def pair_similarities(
-    a: np.ndarray, b: np.ndarray, similarity: str = "cosine", model: Any = None
+    a: np.ndarray,
+    b: np.ndarray,
+    similarity: str = "cosine",
+    model: Any = None,
+    cosine: Callable[[np.ndarray, np.ndarray], np.ndarray] = paired_cosine,
 ) -> dict[str, np.ndarray]:
-    """Each pair's cosine similarity, negated Manhattan and Euclidean distances and the
-    model's own similarity, computed in float32 as mteb computes them (then widened)."""
+    """Each pair's cosine similarity (`cosine`: mteb's, or HTEB's), negated Manhattan and
+    Euclidean distances and the model's own similarity, computed in float32 as mteb
+    computes them (then widened)."""
     return {
-        "cosine": widened(paired_cosine(a, b)),
+        "cosine": widened(cosine(a, b)),
         "manhattan": widened(-paired_manhattan(a, b)),
         "euclidean": widened(-paired_euclidean(a, b)),
         "own": widened(paired_own(a, b, similarity, model)),
@@ -118,6 +125,7 @@ def evaluate(scoring: Scoring) -> STSMetrics:
         scoring.embed([r[second] for r in rows]),
         encoder.similarity_name,
         encoder.model,
+        pair_cosine(source),
     )
     norm = normalised_gold(
         [float(r["score"]) for r in rows], tuple(score_range) if score_range else None

@@ -367,8 +367,9 @@ def test_hteb_clusters_with_the_evaluation_seed(shared_data, invoke, tmp_path):
 def test_hteb_pools_a_multilingual_datasets_subsets(scripted, shared_data, invoke, tmp_path):
     """Under --protocol hteb the subsets of a multilingual dataset are pooled into one set
     of rows scored once, as HTEB's release scores them: one Spearman over the German and
-    French pairs together (scipy on float32 cosines, worked out here), for the original
-    and for the paraphrase. shiftbench's protocol scores each subset on its own."""
+    French pairs together (scipy on HTEB's float32 cosines: each embedding divided by its
+    length, the products summed; worked out here), for the original and for the
+    paraphrase. shiftbench's protocol scores each subset on its own, with mteb's cosine."""
     from scipy.stats import spearmanr
     from sklearn.metrics.pairwise import paired_cosine_distances
 
@@ -382,12 +383,17 @@ def test_hteb_pools_a_multilingual_datasets_subsets(scripted, shared_data, invok
     assert result.exit_code == 0, result.output
     encoder = Encoder(ENCODER)
 
-    def spearman(tables):
+    def spearman(tables, hteb=True):
         rows = [r for table in tables for r in read_rows(run / table / "test.jsonl")]
         assert all(r.get("status", "ok") in ("ok", "identical") for r in rows)
         a = encoder.embed([r["sentence1"] for r in rows]).astype(np.float32)
         b = encoder.embed([r["sentence2"] for r in rows]).astype(np.float32)
-        cosine = (1 - paired_cosine_distances(a, b)).astype(np.float64)
+        if hteb:
+            a /= np.maximum(np.linalg.norm(a, axis=-1, keepdims=True), np.float32(1e-12))
+            b /= np.maximum(np.linalg.norm(b, axis=-1, keepdims=True), np.float32(1e-12))
+            cosine = (a * b).sum(-1).astype(np.float64)
+        else:  # mteb's
+            cosine = (1 - paired_cosine_distances(a, b)).astype(np.float64)
         return len(rows), spearmanr([r["score"] for r in rows], cosine)[0]
 
     flags = ["-m", ENCODER, "--no-plots", "--resamples", "0", "-q", "--precision", "float32"]
@@ -411,7 +417,7 @@ def test_hteb_pools_a_multilingual_datasets_subsets(scripted, shared_data, invok
     ]
     assert sorted(shiftbench) == [(c, c[-2:]) for c in configs]
     for subset in ("de", "fr"):
-        _, alone = spearman([f"original.{subset}"])
+        _, alone = spearman([f"original.{subset}"], hteb=False)
         assert shiftbench[f"original.{subset}", subset]["main_score"] == pytest.approx(alone, 1e-6)
 
 

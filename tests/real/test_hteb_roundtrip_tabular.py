@@ -411,3 +411,38 @@ def test_semrel2024_scores_as_htebs_spearman_over_every_language(shared_data, in
     assert abs(scored["paraphrase-s1337"]["main_score"] - _hteb_spearman(model, restored)) < 1e-6
     assert scored["paraphrase-s1337"]["restored"] == {"rows": 3, "texts": 3, "kept_as_written": 0}
     _exports_back(invoke, run, tree, folder.relative_to(tree), tmp_path, fields)
+
+
+def test_identical_pairs_tie_as_htebs_cosine_ties_them(shared_data, invoke, tmp_path):
+    """Rewrites cut to their first three words make many pairs identical. HTEB's cosine (each
+    embedding divided by its length, the products summed) gives every such pair the same
+    value, where scikit-learn's paired cosine, mteb's, can be a float32 step apart from
+    one pair to the next; the ties, and so the Spearman, are HTEB's under --protocol hteb."""
+    from scipy.stats import spearmanr
+    from sklearn.metrics.pairwise import paired_cosine_distances
+
+    dataset, fields = "semrel2024", ("sentence1", "sentence2")
+    rows = read_rows(shared_data / "STSBenchmark" / "data" / "test.jsonl")[:24]
+    originals = [
+        {"sentence1": r["sentence1"], "sentence2": r["sentence2"], "label": r["score"] / 5,
+         "_hteb_split": "test", "language": "eng" if i < 12 else "esp"}
+        for i, r in enumerate(rows)
+    ]  # fmt: skip
+    rewritten, stats = _hteb_generates(originals, fields, lambda t: " ".join(t.split()[:3]), {})
+    same = sum(r["sentence1"] == r["sentence2"] for r in rewritten)
+    assert same >= 8
+    tree = tmp_path / "tree"
+    folder = _hteb_writes(tree, dataset, "str", originals, rewritten, stats,
+                          "ef5c383d1b87eb8feccde3dfb7f95e42b1b050dd")  # fmt: skip
+    _run, results = _import_evaluate(invoke, tree, tmp_path)
+    scored = {r["config"]: r for r in results if r["subset"] == "pooled"}
+    _, restored, _ = _hteb_loads(folder, fields)
+    model = _model()
+    expected = _hteb_spearman(model, restored)
+    assert abs(scored["paraphrase-s1337"]["main_score"] - expected) < 1e-6
+    # mteb's cosine on the same embeddings orders the tied pairs otherwise
+    a = model.encode([r["sentence1"] for r in restored])
+    b = model.encode([r["sentence2"] for r in restored])
+    mteb_cosine = 1 - paired_cosine_distances(a, b)
+    other = spearmanr(mteb_cosine, [float(r["label"]) for r in restored]).statistic
+    assert abs(other - expected) > 1e-3
