@@ -79,6 +79,8 @@ PIVOT_POOL = ("en", "es", "fr", "de", "tr", "ar")
 UNKNOWN_SOURCE = "the input language"
 UNKNOWN_RETURN = "the original language"
 LENGTH = "length"
+CORPUS_SPLIT = "corpus."  # a ranking corpus's run-folder split (corpus.<split>)
+TITLE = "title"
 _QUOTED_FIELD = re.compile(r'"transformed_text"\s*:\s*("(?:\\.|[^"\\])*")')
 _TRANSLATING = ("translation", "cross_translation")
 
@@ -221,30 +223,39 @@ def slots(
 ) -> list[Slot]:
     """Every text slot in HTEB's order, numbered from `start` (the non-blank texts of the
     dataset's earlier subsets): record by record, a record's fields in turn; for a pair
-    task every record's first text, then every record's second."""
+    task every record's first text, then every record's second. A ranking document's
+    title is a text of its own, before its body, as HTEB sends it."""
     rows = [(split, i, row) for split, table in rewritten.items() for i, row in enumerate(table)]
     language = dict(zip(fields, languages, strict=True))
     if pair_task:
         order = [(f, entry) for f in fields for entry in rows]
     else:
-        order = [(f, entry) for entry in rows for f in fields]
+        order = [(f, entry) for entry in rows for f in row_fields(entry[0], entry[2], fields)]
     out: list[Slot] = []
     count = start
     for f, (split, i, row) in order:
         for item, text in enumerate(field_texts(row[f])):
             ordinal = count if text.strip() else None
             count += bool(text.strip())
-            out.append(Slot(split, i, f, item, text, ordinal, language[f]))
+            out.append(Slot(split, i, f, item, text, ordinal, language.get(f, languages[0])))
     return out
+
+
+def row_fields(split: str, row: Mapping[str, Any], fields: tuple[str, ...]) -> tuple[str, ...]:
+    """The fields HTEB rewrites in a row: a ranking document's title (when it has one)
+    and its text; the task's text fields elsewhere."""
+    if split.startswith(CORPUS_SPLIT) and isinstance(row.get(TITLE), str):
+        return (TITLE, *fields)
+    return fields
 
 
 def nonblank(rewritten: Mapping[str, list[dict[str, Any]]], fields: tuple[str, ...]) -> int:
     """How many texts of `rewritten` HTEB numbers (the non-blank ones)."""
     return sum(
         1
-        for table in rewritten.values()
+        for split, table in rewritten.items()
         for row in table
-        for f in fields
+        for f in row_fields(split, row, fields)
         for t in field_texts(row[f])
         if t.strip()
     )
@@ -479,12 +490,16 @@ def hteb_config(
     done: dict[tuple[str, int], dict[str, dict[str, RowResult]]] = {}
     first: dict[str, dict[str, RowResult]] = {f: {} for f in fields}
     used = []
+    titles: dict[tuple[str, int], RowResult] = {}
     for s, r in zip(found, results, strict=True):
         status = EMPTY_INPUT if s.ordinal is None else r.status
         result = RowResult(r.text, status, r.attempt, r.finish_reason, r.languages)
+        used.append(result)
+        if s.field not in fields:  # a document's title: written beside its text below
+            titles[(s.split, s.row)] = result
+            continue
         done.setdefault((s.split, s.row), {f: {} for f in fields})[s.field][s.text] = result
         first[s.field].setdefault(s.text, result)
-        used.append(result)
     for split, rows in rewritten.items():  # a row with no text at all has no slot
         for i in range(len(rows)):
             done.setdefault((split, i), {f: {} for f in fields})
@@ -495,6 +510,13 @@ def hteb_config(
                 enumerate(rows)]
         for split, rows in rewritten.items()
     }  # fmt: skip
+    for (split, i), result in titles.items():
+        row = splits[split][i]
+        row[f"original_{TITLE}"] = row[TITLE]
+        row[TITLE] = result.text
+        row[f"status_{TITLE}"] = result.status
+        if result.status in (FALLBACK, TRUNCATED) and row["status"] == OK:
+            row["status"] = result.status  # the row's first failed text
     meta = cast(dict[str, Any], dict(made.meta))
     meta.update(_drawn_languages(variant, used))
     meta["status_counts"] = {split: tally_status(rows) for split, rows in splits.items()}
