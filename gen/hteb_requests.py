@@ -128,7 +128,7 @@ def read_prompts(path: Path) -> tuple[Path, dict[str, str]]:
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 text (byte {exc.object[exc.start]:#04x})") from None
     except SyntaxError as exc:
-        raise InputError(f"{path}:{exc.lineno}: not Python HTEB's prompts file could be") from None
+        raise InputError(f"{path}:{exc.lineno}: not Python, as HTEB's prompts.py is") from None
     except OSError as exc:
         raise InputError(f"{path}: cannot be read ({exc.strerror})") from None
     value = None

@@ -31,8 +31,8 @@ from support.openai_server import OpenAIStub
 from shiftbench.llm.backends.openai import OpenAIBackend
 
 SEED = 1337
-NAMES = {"en": "English", "eng": "English", "fra": "French", "swa": "Swahili",
-         "de": "German", "es": "Spanish", "fr": "French", "tr": "Turkish", "ar": "Arabic"}  # fmt: skip
+NAMES = {"en": "English", "eng": "English", "fra": "French", "swa": "Swahili", "de": "German",
+         "es": "Spanish", "fr": "French", "tr": "Turkish", "ar": "Arabic"}  # fmt: skip
 TRANSLATION_POOL = ("Spanish", "French", "German", "Turkish", "Arabic")
 PIVOT_POOL = ("English", *TRANSLATION_POOL)
 STAGES = {"backtranslation": ("backtranslate_forward", "backtranslate_backward"),
@@ -282,3 +282,52 @@ def test_gen_sends_the_requests_htebs_generator_sends(
     if kind == "Retrieval":  # documents of one article share its title: sent once per slot
         titles = Counter(b["messages"][1]["content"] for b in stub.requests if b["seed"] == SEED)
         assert titles["Super_Bowl_50"] > 1
+
+
+def _prompts_file(folder: Path, text: str) -> Path:
+    folder.mkdir(parents=True)
+    (folder / "prompts.py").write_text(text, encoding="utf-8")
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("case", "extra", "message"),
+    [
+        ("empty", [], "--hteb-prompts {p}: holds no prompts.py (nor hteb/prompts.py); give "
+         "HTEB's hteb/prompts.py or the folder holding it"),
+        ("no dict", [], "{p}/prompts.py: assigns no GENERATION_PROMPTS, the dict of HTEB's "
+         "instructions"),
+        ("a stage missing", [], "{p}/prompts.py:1: GENERATION_PROMPTS has no instruction for "
+         "summarise"),
+        ("not strings", [], "{p}/prompts.py:1: GENERATION_PROMPTS is not a dict of strings"),
+        ("not python", [], "{p}/prompts.py:1: not Python, as HTEB's prompts.py is"),
+        ("good", ["--protocol", "shiftbench"],
+         "--hteb-prompts goes with --protocol hteb, not shiftbench"),
+        ("good", ["-b", "ollama"], "--hteb-prompts sends HTEB's chat turns and JSON output "
+         "request, which the ollama backend does not send; use --backend openai (vLLM's "
+         "server among others)"),
+        ("good", ["-t", "negation"], "HTEB has no transformation negation; --hteb-prompts "
+         "makes HTEB's eight: paraphrase, backtranslation, style-change, expansion, "
+         "summarisation, summarised-expansion, translation, cross-translation"),
+    ],
+)  # fmt: skip
+def test_bad_hteb_prompts_are_one_line_and_exit_2(invoke, tmp_path, case, extra, message):
+    stages = {k: v for k, v in STAND_IN.items() if k != "summarise"}
+    texts = {
+        "no dict": "PROMPTS = {}\n",
+        "a stage missing": f"GENERATION_PROMPTS = {stages!r}\n",
+        "not strings": "GENERATION_PROMPTS = {'paraphrasing': 1}\n",
+        "not python": "GENERATION_PROMPTS = {\n",
+        "good": f"GENERATION_PROMPTS = {STAND_IN!r}\n",
+    }
+    folder = tmp_path / "HTEB"
+    if case == "empty":
+        folder.mkdir()
+    else:
+        _prompts_file(folder, texts[case])
+    out = tmp_path / "run"
+    result = invoke("gen", "sample", "--protocol", "hteb", "--hteb-prompts", folder, "-b",
+                    "openai", "-m", "stub-model", *extra, "-q", "-o", out)  # fmt: skip
+    assert (result.exit_code, result.stderr) == (2, f"Error: {message.format(p=folder)}\n")
+    assert result.stdout == ""
+    assert not out.exists()
