@@ -352,6 +352,11 @@ def _hteb_prompts(s: GenSettings, chosen: list[Any]) -> tuple[Path, dict[str, st
     if s.prompt_variant != 1:
         raise InputError(f"{option('prompt_variant')} chooses among shiftbench's prompts, "
                          f"not {given}'s")  # fmt: skip
+    if s.shard is not None:  # HTEB numbers the whole dataset's texts for its draws
+        raise InputError(
+            f"{option('shard')} would number each shard's texts apart, where HTEB numbers "
+            f"the dataset's for its language draws; run {given} unsharded"
+        )
     foreign = [t.name for t in chosen if t.rule is None and t.name not in HTEB_NAMES]
     if foreign:
         raise InputError(

@@ -188,7 +188,7 @@ class HtebSampling(Sampling):
     """Sampling as HTEB's engine takes it: the JSON output constraint, the repetition
     penalty and the chat template's thinking switch go with every request."""
 
-    def sent(self) -> dict[str, Any]:  # type: ignore[override]
+    def sent(self) -> dict[str, Any]:
         return {**super().sent(), **REQUEST_EXTRAS}
 
     def as_dict(self) -> dict[str, Any]:

@@ -306,6 +306,8 @@ def _prompts_file(folder: Path, text: str) -> Path:
         ("good", ["-b", "ollama"], "--hteb-prompts sends HTEB's chat turns and JSON output "
          "request, which the ollama backend does not send; use --backend openai (vLLM's "
          "server among others)"),
+        ("good", ["--shard", "0/2"], "--shard would number each shard's texts apart, where "
+         "HTEB numbers the dataset's for its language draws; run --hteb-prompts unsharded"),
         ("good", ["-t", "negation"], "HTEB has no transformation negation; --hteb-prompts "
          "makes HTEB's eight: paraphrase, backtranslation, style-change, expansion, "
          "summarisation, summarised-expansion, translation, cross-translation"),
