@@ -21,10 +21,11 @@ import json
 import logging
 import tempfile
 from collections.abc import MutableMapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from shiftbench.core.data.hteb import HTEB_NAMES
 from shiftbench.core.data.parts import check_rewrite, parse_rewrite, with_parts
 from shiftbench.core.data.runfolder import config_name, writing
 from shiftbench.core.messages import counted, option, report
@@ -54,6 +55,8 @@ from shiftbench.gen.estimate import (
     record_throughput,
 )
 from shiftbench.gen.generate import check_gen, failure_share, run_gen
+from shiftbench.gen.hteb_requests import BACKENDS as HTEB_BACKENDS
+from shiftbench.gen.hteb_requests import HtebSampling, read_prompts, stage_prompts
 from shiftbench.gen.plan import plan_gen
 from shiftbench.gen.rewrite import Variant
 from shiftbench.llm.backends import Sampling, backend_target, get_backend
@@ -118,6 +121,9 @@ class GenSettings:
         max_failure_rate: Raise TooManyFailures (after writing) above this share of failed rows.
         control_pos: Parts of speech the synonym and antonym swaps may change.
         wordnet_dir: WordNet 3.0 dict folder for the swaps; None: found where installed.
+        hteb_prompts: The user's copy of HTEB's hteb/prompts.py (or a folder holding it):
+            with protocol "hteb", requests are sent as HTEB's generator sends them
+            (gen/hteb_requests.py); None: shiftbench's own prompts and requests.
         overwrite: Replace configs that already exist.
         quiet: No progress bars.
     """
@@ -151,11 +157,12 @@ class GenSettings:
     max_failure_rate: float = ranged(0.5, float, low=0, high=1)
     control_pos: str = "verb,adjective"
     wordnet_dir: str | None = None
+    hteb_prompts: Path | None = None
     overwrite: bool = False
     quiet: bool = False
 
     def __post_init__(self) -> None:
-        for name in ("output", "cache_dir"):  # a folder given as a str, as callers write one
+        for name in ("output", "cache_dir", "hteb_prompts"):  # a str, as callers write one
             if isinstance(getattr(self, name), str):
                 object.__setattr__(self, name, Path(getattr(self, name)))
         check(self)
@@ -265,6 +272,10 @@ def _prepare(source: Source, settings: GenSettings) -> _Prepared:
     )
     chosen = expand_transforms(applied.transforms)
     prompt_files = parse_prompt_files(s.prompt_files, chosen)
+    hteb = None
+    if s.hteb_prompts is not None:
+        hteb = _hteb_prompts(s, chosen)
+        sampling = HtebSampling(**asdict(sampling))
     # a rewrite given overrides the protocol's parts for this task type
     if s.rewrite is None:
         parts = check_rewrite(source.task_type, applied.protocol.rewrite_for(source.task_type))
@@ -283,7 +294,7 @@ def _prepare(source: Source, settings: GenSettings) -> _Prepared:
         if t.rule
         else Variant(
             t,
-            load_prompts(t, prompt_files, s.prompt_variant),
+            stage_prompts(t, *hteb) if hteb else load_prompts(t, prompt_files, s.prompt_variant),
             seed,
             sampling,
             pool,
@@ -321,6 +332,38 @@ def _prepare(source: Source, settings: GenSettings) -> _Prepared:
         target,
         None if s.no_cache else (s.cache_dir or default_cache_dir()),
     )
+
+
+def _hteb_prompts(s: GenSettings, chosen: list[Any]) -> tuple[Path, dict[str, str]]:
+    """The user's HTEB prompts, checked with what they go with."""
+    assert s.hteb_prompts is not None
+    given = option("hteb_prompts")
+    if s.protocol != "hteb":
+        raise InputError(f"{given} goes with {option('protocol')} hteb, not {s.protocol}")
+    if s.backend not in HTEB_BACKENDS:
+        raise InputError(
+            f"{given} sends HTEB's chat turns and JSON output request, which the "
+            f"{s.backend} backend does not send; use {option('backend')} "
+            f"{' or '.join(HTEB_BACKENDS)} (vLLM's server among others)"
+        )
+    if s.prompt_files:
+        flag = option("prompt_files", "--prompt-file")
+        raise InputError(f"{flag} and {given} both give the prompts; give one")
+    if s.prompt_variant != 1:
+        raise InputError(f"{option('prompt_variant')} chooses among shiftbench's prompts, "
+                         f"not {given}'s")  # fmt: skip
+    if s.shard is not None:  # HTEB numbers the whole dataset's texts for its draws
+        raise InputError(
+            f"{option('shard')} would number each shard's texts apart, where HTEB numbers "
+            f"the dataset's for its language draws; run {given} unsharded"
+        )
+    foreign = [t.name for t in chosen if t.rule is None and t.name not in HTEB_NAMES]
+    if foreign:
+        raise InputError(
+            f"HTEB has no transformation {foreign[0]}; {given} makes HTEB's eight: "
+            f"{', '.join(HTEB_NAMES)}"
+        )
+    return read_prompts(s.hteb_prompts)
 
 
 def _source(source: Source | str | Path) -> Source:

@@ -49,6 +49,7 @@ from shiftbench.gen.configs import (
     variant_settings,
 )
 from shiftbench.gen.controls import RuleVariant
+from shiftbench.gen.hteb_requests import HtebSampling, nonblank, rewrite_subset
 from shiftbench.gen.rewrite import (
     NOT_APPLICABLE,
     RowResult,
@@ -208,6 +209,11 @@ def run_gen(
     source = ready.source or source
     jobs: Jobs[ConfigData] = Jobs(backend, sum(isinstance(v, Variant) for _, v in todo))
     configs: list[ConfigData | Future[ConfigData]] = []
+    # HTEB numbers a dataset's texts across all its subsets (its languages)
+    starts, count = {}, 0
+    for subset, splits in data.items():
+        starts[subset] = count
+        count += nonblank(texts_to_rewrite(source, splits, ready.parts)[0], source.text_fields)
     for subset, splits in data.items():
         original = config_name("original", subset, source.multi_subset)
         if meta is None or original not in meta["configs"]:
@@ -223,6 +229,11 @@ def run_gen(
             def job(engine: Backend, subset=subset, rewritten=rewritten, variant=variant
                     ) -> ConfigData:  # fmt: skip
                 langs = languages[subset]
+                if isinstance(variant.sampling, HtebSampling):  # as HTEB's generator sends
+                    return rewrite_subset(
+                        source, subset, rewritten, variant, described, langs, engine, cache,
+                        start=starts[subset], quiet=quiet,
+                    )  # fmt: skip
                 done = _rewrite_fields(
                     rewritten, source.text_fields, langs, variant, engine, cache,
                     dataset_id=f"{source.name}/{subset}", quiet=quiet,

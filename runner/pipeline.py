@@ -160,7 +160,7 @@ def data_digest(run: Path) -> str:
 
 GEN_TOP = (
     "transforms", "seeds", "languages", "prompt_variant", "prompt_file", "control_pos",
-    "wordnet_dir", "protocol", "rewrite",
+    "wordnet_dir", "hteb_prompts", "protocol", "rewrite",
 )  # fmt: skip
 
 
@@ -268,6 +268,7 @@ def gen_call(spec: Spec, unit: Unit, quiet: bool) -> tuple[SourceArguments, GenS
         languages=",".join(v["languages"]), prompt_variant=v["prompt_variant"],
         prompt_files=tuple(v["prompt_file"] or ()),
         protocol=v["protocol"], control_pos=v["control_pos"], wordnet_dir=v["wordnet_dir"],
+        hteb_prompts=Path(v["hteb_prompts"]) if v["hteb_prompts"] else None,
         output=unit.run, backend=g["backend"], model=g["model"],
         temperature=g["temperature"], top_p=g["top_p"], top_k=g["top_k"],
         max_new_tokens=g["max_new_tokens"],

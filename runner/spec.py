@@ -250,6 +250,7 @@ TOP_FIELDS = (
           "corpus]. Omitted: the protocol's parts for each task type."),
     Field("control_pos", STR, "gen"),
     Field("wordnet_dir", STR, "gen", path=True),
+    Field("hteb_prompts", STR, "gen", path=True),
     Field("cache_dir", STR, "gen", path=True),
 )  # fmt: skip
 

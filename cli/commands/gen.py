@@ -210,7 +210,19 @@ from shiftbench.gen.api import GenSettings
     metavar="NAME",
     help="Protocol preset: shiftbench, pteb or hteb. It sets the transforms, seeds, "
     "sampling and rewritten parts the paper uses (and records them, with how evaluate "
-    "scores); any of those options given explicitly wins and is recorded as overridden.",
+    "scores); any of those options given explicitly wins and is recorded as overridden. "
+    "hteb without --hteb-prompts keeps shiftbench's own prompts and requests.",
+)
+@click.option(
+    "--hteb-prompts",
+    type=click.Path(path_type=Path),
+    default=None,
+    metavar="PATH",
+    help="With --protocol hteb and --backend openai: your copy of HTEB's hteb/prompts.py "
+    "(or a folder holding it); every request is then the one HTEB's generator sends: its "
+    "instruction as the system turn and the text as the user turn, a JSON reply asked for "
+    "and read, the seed plus the retry's number, HTEB's language draws, each text slot "
+    "sent, repeats included.",
 )
 @click.option(
     "--cache-dir",
@@ -306,6 +318,7 @@ def gen(
     limit: int | None,
     prompt_file: tuple[str, ...],
     protocol: str,
+    hteb_prompts: Path | None,
     cache_dir: Path | None,
     no_cache: bool,
     shard: str | None,
@@ -364,6 +377,7 @@ def gen(
         max_failure_rate=max_failure_rate,
         control_pos=control_pos,
         wordnet_dir=wordnet_dir,
+        hteb_prompts=hteb_prompts,
         overwrite=overwrite,
         quiet=quiet,
     )

@@ -16,8 +16,8 @@ from shiftbench.runner.spec import SECTIONS, TOP_FIELDS, read_spec
 BAD_SPECS = [
     ("output: o\nsources: [{name: sample}]\ntransforms: [paraphrase]\nseeds: [1]\ncolour: red\n",
      "spec.yaml:5: colour: unknown key; allowed here: cache_dir, control_pos, evaluate, "
-     "generator, human_eval, languages, output, prompt_file, prompt_variant, protocol, "
-     "release, rewrite, scale, seeds, sources, transforms, validate, wordnet_dir"),
+     "generator, hteb_prompts, human_eval, languages, output, prompt_file, prompt_variant, "
+     "protocol, release, rewrite, scale, seeds, sources, transforms, validate, wordnet_dir"),
     ("output: o\nsources:\n  - name: sample\n    limt: 3\ntransforms: [paraphrase]\nseeds: [1]\n",
      "spec.yaml:4: sources[0].limt: unknown key; allowed here: data_dir, folder, limit, name, "
      "source_language, splits, subsets, task_type; did you mean limit, splits?"),
