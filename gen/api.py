@@ -25,7 +25,6 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from shiftbench.core.data.hteb import HTEB_NAMES
 from shiftbench.core.data.parts import check_rewrite, parse_rewrite, with_parts
 from shiftbench.core.data.runfolder import config_name, writing
 from shiftbench.core.messages import counted, option, report
@@ -55,8 +54,6 @@ from shiftbench.gen.estimate import (
     record_throughput,
 )
 from shiftbench.gen.generate import check_gen, failure_share, run_gen
-from shiftbench.gen.hteb_requests import BACKENDS as HTEB_BACKENDS
-from shiftbench.gen.hteb_requests import HtebSampling, read_prompts, stage_prompts
 from shiftbench.gen.plan import plan_gen
 from shiftbench.gen.rewrite import Variant
 from shiftbench.llm.backends import Sampling, backend_target, get_backend
@@ -273,7 +270,9 @@ def _prepare(source: Source, settings: GenSettings) -> _Prepared:
     chosen = expand_transforms(applied.transforms)
     prompt_files = parse_prompt_files(s.prompt_files, chosen)
     hteb = None
-    if s.hteb_prompts is not None:
+    if s.hteb_prompts is not None:  # loaded only here: HTEB's requests are a run's choice
+        from shiftbench.gen.hteb_requests import HtebSampling, stage_prompts
+
         hteb = _hteb_prompts(s, chosen)
         sampling = HtebSampling(**asdict(sampling))
     # a rewrite given overrides the protocol's parts for this task type
@@ -336,6 +335,10 @@ def _prepare(source: Source, settings: GenSettings) -> _Prepared:
 
 def _hteb_prompts(s: GenSettings, chosen: list[Any]) -> tuple[Path, dict[str, str]]:
     """The user's HTEB prompts, checked with what they go with."""
+    from shiftbench.core.data.hteb import HTEB_NAMES
+    from shiftbench.gen.hteb_requests import BACKENDS as HTEB_BACKENDS
+    from shiftbench.gen.hteb_requests import read_prompts
+
     assert s.hteb_prompts is not None
     given = option("hteb_prompts")
     if s.protocol != "hteb":

@@ -49,7 +49,6 @@ from shiftbench.gen.configs import (
     variant_settings,
 )
 from shiftbench.gen.controls import RuleVariant
-from shiftbench.gen.hteb_requests import HtebSampling, nonblank, rewrite_subset
 from shiftbench.gen.rewrite import (
     NOT_APPLICABLE,
     RowResult,
@@ -210,10 +209,15 @@ def run_gen(
     jobs: Jobs[ConfigData] = Jobs(backend, sum(isinstance(v, Variant) for _, v in todo))
     configs: list[ConfigData | Future[ConfigData]] = []
     # HTEB numbers a dataset's texts across all its subsets (its languages)
-    starts, count = {}, 0
-    for subset, splits in data.items():
-        starts[subset] = count
-        count += nonblank(texts_to_rewrite(source, splits, ready.parts)[0], source.text_fields)
+    starts: dict[str, int] = {}
+    if any(isinstance(v, Variant) and v.sampling.hteb for _, v in todo):
+        from shiftbench.gen.hteb_requests import nonblank, rewrite_subset
+
+        count = 0
+        for subset, splits in data.items():
+            starts[subset] = count
+            rewritten = texts_to_rewrite(source, splits, ready.parts)[0]
+            count += nonblank(rewritten, source.text_fields)
     for subset, splits in data.items():
         original = config_name("original", subset, source.multi_subset)
         if meta is None or original not in meta["configs"]:
@@ -229,7 +233,7 @@ def run_gen(
             def job(engine: Backend, subset=subset, rewritten=rewritten, variant=variant
                     ) -> ConfigData:  # fmt: skip
                 langs = languages[subset]
-                if isinstance(variant.sampling, HtebSampling):  # as HTEB's generator sends
+                if variant.sampling.hteb:  # as HTEB's generator sends
                     return rewrite_subset(
                         source, subset, rewritten, variant, described, langs, engine, cache,
                         start=starts[subset], quiet=quiet,

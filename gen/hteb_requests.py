@@ -29,7 +29,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from shiftbench.core.data.hteb import (
     HTEB_NAMES,
@@ -187,6 +187,8 @@ class ChatRequest(Request):
 class HtebSampling(Sampling):
     """Sampling as HTEB's engine takes it: the JSON output constraint, the repetition
     penalty and the chat template's thinking switch go with every request."""
+
+    hteb: ClassVar[bool] = True
 
     def sent(self) -> dict[str, Any]:
         return {**super().sent(), **REQUEST_EXTRAS}

@@ -7,7 +7,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed, wait
 from dataclasses import asdict, dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from shiftbench.core.text.transforms import GROWN
 
@@ -30,6 +30,8 @@ class Sampling:
     max_new_tokens: int | None = None
     top_k: int | None = None
     budgets: str = GROWN
+    # whether a variant with these settings sends HTEB's requests (gen/hteb_requests.py)
+    hteb: ClassVar[bool] = False
 
     @property
     def sampled(self) -> bool:
