@@ -122,6 +122,13 @@ def _export(run: Path, output: Path, generator: str | None) -> Exported:
 
         return export_retrieval(run, output, meta, dataset, generator)
     definition = DATASETS[dataset]
+    if definition.eval_split is not None:  # the one split HTEB scores of several
+        if definition.eval_split not in source.get("splits", []):
+            raise InputError(
+                f"{run}: HTEB scores {dataset}'s {definition.eval_split} split; the run holds "
+                f"{', '.join(source.get('splits', [])) or 'none'}"
+            )
+        source = {**source, "splits": [definition.eval_split]}
     layout = definition.clustering_format
     if source["task_type"] in LISTED:  # reranking and summarisation: cards/hteb_lists.py
         return Exported(output, *export_listed(run, output, meta, dataset, generator))

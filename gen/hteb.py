@@ -175,6 +175,8 @@ def import_hteb(
     name = folder.name
     definition = DATASETS[name]
     source = load_source(definition.task)
+    if definition.eval_split is not None:  # the one split HTEB scores of several
+        source = replace(source, splits=(definition.eval_split,))
     if source.task_type == "Retrieval":  # one record list of three parts: a module of its own
         from shiftbench.gen.hteb_retrieval import import_retrieval
 

@@ -65,6 +65,8 @@ class HtebDataset:
     # the configs HTEB reads one after another (its language_configs), each record's
     # `language` naming its own: a subset each (core/data/hteb_sets.py)
     languages: tuple[str, ...] = ()
+    # HTEB's eval_split where the MTEB task scores more than one (its first otherwise)
+    eval_split: str | None = None
 
 
 # HTEB's dataset names (its dataset_metadata folder) and the MTEB tasks they are
@@ -111,10 +113,12 @@ DATASETS = {
     "AmazonCounterfactualClassification": HtebDataset(
         "AmazonCounterfactualClassification", "classification", "mteb/amazon_counterfactual",
         "b9867e02b01002698f60c07fb8efdce8c5020ee8",
+        languages=("en",), eval_split="test",  # HTEB reads mteb's "en" test split alone
     ),
     "MassiveIntentClassification": HtebDataset(
         "MassiveIntentClassification", "classification", "mteb/amazon_massive_intent",
         "940fd47a81eaa7f2cc7b129674d945d618ac38c2",
+        languages=("en",), eval_split="test",  # HTEB reads mteb's "en" test split alone
     ),
     "BiorxivClusteringS2S": HtebDataset(
         "BiorxivClusteringS2S", "clustering", "mteb/biorxiv-clustering-s2s",

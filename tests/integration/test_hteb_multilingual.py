@@ -64,6 +64,11 @@ SHAPES = {
         ("sentence1", "sentence2"), ["default"],
     ),
     "IsiZuluNewsClassification.v2": (_labelled("zul", 3), ("text",), ["default"]),
+    # English sets HTEB reads from mteb's subset "en" (their language_configs) and its
+    # test split (mteb scores validation too): each record's language is "en", the run's
+    # subset too
+    "AmazonCounterfactualClassification": (_labelled("en", 3), ("text",), ["en"]),
+    "MassiveIntentClassification": (_labelled("en", 3), ("text",), ["en"]),
     "SentimentAnalysisHindi.v2": (_labelled("hin", 3), ("text",), ["default"]),
     # the Hub's rows hold one text each; HTEB's loader makes them one set, its keys
     # language and _hteb_split in that order
@@ -315,3 +320,24 @@ def test_an_export_writes_empty_each_text_of_a_set_hteb_would_give_up_on(invoke,
     folder = back / GENERATOR / "PlscClusteringS2S.v2" / "paraphrasing" / "1337"
     (written,) = read_pair(latest_pair(folder))[1]
     assert written["sentences"] == ["" if j in (1, 4) else f"Namely, tekst {j}" for j in range(6)]
+
+
+def test_an_export_of_another_split_than_htebs_is_refused(invoke, tmp_path):
+    """MassiveIntent's MTEB task scores validation and test; HTEB reads test alone, so a
+    run holding only validation has nothing HTEB would take."""
+    tree = _tree(tmp_path / "t", "MassiveIntentClassification")
+    run = tmp_path / "run"
+    assert invoke("hteb", "import", tree, "-o", run).exit_code == 0
+    meta_path = run / "shiftbench.json"
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    assert meta["source"]["splits"] == ["test"]
+    meta["source"]["splits"] = ["validation"]
+    meta_path.write_text(json.dumps(meta), encoding="utf-8")
+    back = tmp_path / "back"
+    result = invoke("hteb", "export", run, "-o", back)
+    assert (result.exit_code, result.stderr) == (
+        2,
+        f"Error: {run}: HTEB scores MassiveIntentClassification's test split; the run "
+        "holds validation\n",
+    )
+    assert not back.exists()
