@@ -217,7 +217,7 @@ def run_gen(
         for subset, splits in data.items():
             starts[subset] = count
             rewritten = texts_to_rewrite(source, splits, ready.parts)[0]
-            count += nonblank(rewritten, source.text_fields)
+            count += nonblank(source, rewritten, splits)
     for subset, splits in data.items():
         original = config_name("original", subset, source.multi_subset)
         if meta is None or original not in meta["configs"]:
@@ -230,13 +230,13 @@ def run_gen(
                 continue
             assert backend is not None, "an LLM variant needs a backend"
 
-            def job(engine: Backend, subset=subset, rewritten=rewritten, variant=variant
-                    ) -> ConfigData:  # fmt: skip
+            def job(engine: Backend, subset=subset, rewritten=rewritten, variant=variant,
+                    splits=splits) -> ConfigData:  # fmt: skip
                 langs = languages[subset]
                 if variant.sampling.hteb:  # as HTEB's generator sends
                     return rewrite_subset(
                         source, subset, rewritten, variant, described, langs, engine, cache,
-                        start=starts[subset], quiet=quiet,
+                        start=starts[subset], context=splits, quiet=quiet,
                     )  # fmt: skip
                 done = _rewrite_fields(
                     rewritten, source.text_fields, langs, variant, engine, cache,

@@ -27,7 +27,7 @@ import json
 import random
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
@@ -48,7 +48,7 @@ from shiftbench.core.text.languages import LANGUAGES, Language
 from shiftbench.core.text.transforms import PIVOT, Prompt, Transform
 from shiftbench.errors import InputError
 from shiftbench.gen.configs import _drawn_languages, _variant_row, variant_config
-from shiftbench.gen.rewrite import EMPTY_INPUT, RowResult, Variant
+from shiftbench.gen.rewrite import EMPTY_INPUT, NOT_APPLICABLE, RowResult, Variant
 from shiftbench.llm.backends import Backend, Generation, Request, Sampling
 from shiftbench.llm.cache import GenerationCache, row_key
 from shiftbench.llm.calls import CACHED, NOT_CACHED, call_backend
@@ -81,6 +81,7 @@ UNKNOWN_RETURN = "the original language"
 LENGTH = "length"
 CORPUS_SPLIT = "corpus."  # a ranking corpus's run-folder split (corpus.<split>)
 TITLE = "title"
+HUMAN = "human_summaries"  # HTEB sends a record's human summaries first
 _QUOTED_FIELD = re.compile(r'"transformed_text"\s*:\s*("(?:\\.|[^"\\])*")')
 _TRANSLATING = ("translation", "cross_translation")
 
@@ -233,14 +234,85 @@ def slots(
         order = [(f, entry) for f in fields for entry in rows]
     else:
         order = [(f, entry) for entry in rows for f in row_fields(entry[0], entry[2], fields)]
-    out: list[Slot] = []
-    count = start
+    numbered = _Numbered(start)
     for f, (split, i, row) in order:
         for item, text in enumerate(field_texts(row[f])):
-            ordinal = count if text.strip() else None
-            count += bool(text.strip())
-            out.append(Slot(split, i, f, item, text, ordinal, language.get(f, languages[0])))
-    return out
+            numbered.add(Slot(split, i, f, item, text, None, language.get(f, languages[0])))
+    return numbered.out
+
+
+class _Numbered:
+    """Slots numbered as HTEB numbers them: each non-blank text its ordinal, from `start`."""
+
+    def __init__(self, start: int) -> None:
+        self.count = start
+        self.out: list[Slot] = []
+
+    def add(self, slot: Slot) -> None:
+        ordinal = self.count if slot.text.strip() else None
+        self.count += ordinal is not None
+        self.out.append(replace(slot, ordinal=ordinal))
+
+
+def reranking_slots(
+    source: Source,
+    rewritten: Mapping[str, list[dict[str, Any]]],
+    context: Mapping[str, list[dict[str, Any]]],
+    language: Language | None,
+    start: int = 0,
+) -> list[Slot]:
+    """A reranking subset's slots as HTEB's generator sends them when it rewrites the
+    candidates too: HTEB makes one record per query (its candidates in their list's order,
+    the judged-relevant ones `positive`, the rest `negative`, each its title and body
+    joined by a space) and sends, record by record, the query, each positive, each
+    negative. A document among two queries' candidates is two slots; a corpus document
+    among none is not sent."""
+    numbered = _Numbered(start)
+    for split in source.splits:
+        corpus = f"{CORPUS_SPLIT}{split}"
+        where = {str(d["id"]): i for i, d in enumerate(rewritten[corpus])}
+        relevant = {
+            (str(r["query-id"]), str(r["corpus-id"]))
+            for r in context.get(f"qrels.{split}", [])
+            if r["score"] > 0
+        }
+        ranked = {
+            str(r["query-id"]): r["corpus-ids"] for r in context.get(f"top_ranked.{split}", [])
+        }
+        for i, query in enumerate(rewritten[split]):
+            numbered.add(Slot(split, i, "text", 0, query["text"], None, language))
+            candidates = [str(d) for d in ranked.get(str(query["id"]), [])]
+            for positive in (True, False):
+                for doc in candidates:
+                    if ((str(query["id"]), doc) in relevant) != positive:
+                        continue
+                    row = rewritten[corpus][where[doc]]
+                    title, body = row.get(TITLE) or "", row["text"] or ""
+                    text = f"{title} {body}" if title else body
+                    numbered.add(Slot(corpus, where[doc], "text", 0, text, None, language))
+    return numbered.out
+
+
+def subset_slots(
+    source: Source,
+    rewritten: Mapping[str, list[dict[str, Any]]],
+    context: Mapping[str, list[dict[str, Any]]],
+    languages: tuple[Language | None, ...],
+    start: int = 0,
+) -> list[Slot]:
+    """A subset's slots in HTEB's record order, numbered from `start`: a classification's
+    train split before its evaluation split, a ranking corpus before its queries (a
+    reranking subset with its corpus: per query, as reranking_slots says), a
+    summarisation record's human summaries before its machine summaries."""
+    ordered = {s: rows for s, rows in rewritten.items() if s not in source.splits}
+    ordered.update({s: rows for s, rows in rewritten.items() if s in source.splits})
+    fields = source.text_fields
+    if source.task_type == "Reranking" and any(s.startswith(CORPUS_SPLIT) for s in ordered):
+        return reranking_slots(source, ordered, context, languages[0], start)
+    if source.task_type == "Summarization":  # HTEB's field order, each with its language
+        paired = sorted(zip(fields, languages, strict=True), key=lambda p: p[0] != HUMAN)
+        fields, languages = tuple(f for f, _ in paired), tuple(lang for _, lang in paired)
+    return slots(ordered, fields, languages, pair_task(source.task_type), start)
 
 
 def row_fields(split: str, row: Mapping[str, Any], fields: tuple[str, ...]) -> tuple[str, ...]:
@@ -251,16 +323,14 @@ def row_fields(split: str, row: Mapping[str, Any], fields: tuple[str, ...]) -> t
     return fields
 
 
-def nonblank(rewritten: Mapping[str, list[dict[str, Any]]], fields: tuple[str, ...]) -> int:
-    """How many texts of `rewritten` HTEB numbers (the non-blank ones)."""
-    return sum(
-        1
-        for split, table in rewritten.items()
-        for row in table
-        for f in row_fields(split, row, fields)
-        for t in field_texts(row[f])
-        if t.strip()
-    )
+def nonblank(
+    source: Source,
+    rewritten: Mapping[str, list[dict[str, Any]]],
+    context: Mapping[str, list[dict[str, Any]]],
+) -> int:
+    """How many texts of a subset HTEB numbers (its non-blank slots)."""
+    languages = (None,) * len(source.text_fields)
+    return sum(s.ordinal is not None for s in subset_slots(source, rewritten, context, languages))
 
 
 def _name(code: str) -> str:
@@ -493,6 +563,7 @@ def hteb_config(
     first: dict[str, dict[str, RowResult]] = {f: {} for f in fields}
     used = []
     titles: dict[tuple[str, int], RowResult] = {}
+    joined: set[tuple[str, int]] = set()  # reranking documents sent as title and body
     for s, r in zip(found, results, strict=True):
         status = EMPTY_INPUT if s.ordinal is None else r.status
         result = RowResult(r.text, status, r.attempt, r.finish_reason, r.languages)
@@ -500,11 +571,21 @@ def hteb_config(
         if s.field not in fields:  # a document's title: written beside its text below
             titles[(s.split, s.row)] = result
             continue
-        done.setdefault((s.split, s.row), {f: {} for f in fields})[s.field][s.text] = result
-        first[s.field].setdefault(s.text, result)
-    for split, rows in rewritten.items():  # a row with no text at all has no slot
-        for i in range(len(rows)):
-            done.setdefault((split, i), {f: {} for f in fields})
+        row = rewritten[s.split][s.row]
+        own = field_texts(row[s.field])[s.item]  # the text sent, as the row holds it
+        if own != s.text:
+            joined.add((s.split, s.row))
+        # a document sent once per query it is a candidate of keeps its first rewrite
+        done.setdefault((s.split, s.row), {f: {} for f in fields})[s.field].setdefault(own, result)
+        first[s.field].setdefault(own, result)
+    for split, rows in rewritten.items():  # a row with no slot: no text, or never sent
+        for i, row in enumerate(rows):
+            kept = done.setdefault((split, i), {f: {} for f in fields})
+            for f in fields:
+                for text in field_texts(row[f]):
+                    if text not in kept[f]:  # a reranking document among no candidates
+                        kept[f][text] = RowResult(text, NOT_APPLICABLE, 0, "", ())
+                        first[f].setdefault(text, kept[f][text])
     made = variant_config(source, subset, rewritten, variant, described, first, languages)
     pivot = any(step.language == PIVOT for step in variant.transform.steps)
     splits = {
@@ -512,6 +593,10 @@ def hteb_config(
                 enumerate(rows)]
         for split, rows in rewritten.items()
     }  # fmt: skip
+    for split, i in joined:  # its rewrite holds the title too: HTEB's candidate text
+        row = splits[split][i]
+        row[f"original_{TITLE}"] = row.get(TITLE)
+        row[TITLE] = ""
     for (split, i), result in titles.items():
         row = splits[split][i]
         row[f"original_{TITLE}"] = row[TITLE]
@@ -543,16 +628,14 @@ def rewrite_subset(
     cache: GenerationCache,
     *,
     start: int,
+    context: Mapping[str, list[dict[str, Any]]],
     quiet: bool = False,
 ) -> ConfigData:
     """One config made as HTEB's generator makes it; `start` is the count of non-blank
     texts of the source's earlier subsets (HTEB numbers a dataset's texts across all its
-    languages)."""
-    # HTEB's record order: a classification's train split before its evaluation split, a
-    # ranking corpus before its queries
-    ordered = {s: rows for s, rows in rewritten.items() if s not in source.splits}
-    ordered.update({s: rows for s, rows in rewritten.items() if s in source.splits})
-    found = slots(ordered, source.text_fields, languages, pair_task(source.task_type), start)
+    languages), `context` the subset's run-folder splits (a reranking's judgements and
+    candidate lists)."""
+    found = subset_slots(source, rewritten, context, languages, start)
     sent = sum(s.ordinal is not None for s in found)
     with bar(sent * variant.transform.calls, variant.base_name, unit="call", quiet=quiet) as shown:
         results = rewrite_slots(
