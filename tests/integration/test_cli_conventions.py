@@ -145,8 +145,8 @@ def test_a_mistyped_spec_key_gets_the_closest_keys(invoke, tmp_path):
     assert result.exit_code == 2
     assert result.stderr.endswith(
         "spec.yaml:3: transfroms: unknown key; allowed here: cache_dir, control_pos, evaluate, "
-        "generator, human_eval, languages, output, prompt_file, prompt_variant, protocol, "
-        "release, rewrite, scale, seeds, sources, transforms, validate, wordnet_dir; did you "
-        "mean transforms?\n"
+        "generator, hteb_prompts, human_eval, languages, output, prompt_file, prompt_variant, "
+        "protocol, release, rewrite, scale, seeds, sources, transforms, validate, wordnet_dir; "
+        "did you mean transforms?\n"
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["spec.yaml"]
