@@ -53,6 +53,22 @@ FIGURES = {
     "summarisation": ("Spearman pooled over all summaries",
                       "tests/real/test_hteb_summarisation_roundtrip.py"),
 }  # fmt: skip
+# for each task type (a clustering one by its layout), the test of `gen --protocol hteb
+# --hteb-prompts` that compares the requests a stub server receives with HTEB's, and the
+# dataset it generates from; STR's pairs go the way of STS's
+REQUESTS = {
+    "classification": ("tests/integration/test_hteb_requests.py", "Banking77Classification"),
+    "clustering (per-language)": ("tests/integration/test_hteb_requests.py",
+                                  "MasakhaNEWSClusteringS2S"),
+    "clustering (nested)": ("tests/integration/test_hteb_requests_lists.py",
+                            "TwentyNewsgroupsClustering"),
+    "pair classification": ("tests/integration/test_hteb_requests.py", "MRPC"),
+    "sts": ("tests/integration/test_hteb_requests.py", "STSBenchmark"),
+    "str": ("tests/integration/test_hteb_requests.py", "STSBenchmark"),
+    "reranking": ("tests/integration/test_hteb_requests_lists.py", "SciDocsRR"),
+    "retrieval": ("tests/integration/test_hteb_requests.py", "XQuADRetrieval"),
+    "summarisation": ("tests/integration/test_hteb_requests_lists.py", "summeval"),
+}  # fmt: skip
 # MTEB's name of each HTEB task type
 MTEB_TYPES = {
     "classification": "Classification", "clustering": "Clustering",
@@ -65,8 +81,8 @@ def coverage_table() -> str:
     """The guide's coverage table, from DATASETS and the import and export modules."""
     lines = [
         "| HTEB dataset | group | task type | MTEB task | import | export | `--protocol hteb` "
-        "figure |",
-        "|---|---|---|---|---|---|---|",
+        "figure | HTEB's requests |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     names = list(dict.fromkeys(n for group in GROUPS.values() for n in group))
     for name in names:
@@ -75,13 +91,17 @@ def coverage_table() -> str:
         kind = MTEB_TYPES[d.task_type]
         layout = f" ({d.clustering_format.replace('_', '-')})" if d.clustering_format else ""
         tick = {True: "✓", False: "✗"}
+        typed = f"{d.task_type.replace('_', ' ')}{layout}"
         lines.append(
-            f"| `{name}` | {groups} | {d.task_type.replace('_', ' ')}{layout} | {d.task} | "
-            f"{tick[kind in IMPORTED]} | {tick[kind in EXPORTED]} | {FIGURES[d.task_type][0]} |"
+            f"| `{name}` | {groups} | {typed} | {d.task} | {tick[kind in IMPORTED]} | "
+            f"{tick[kind in EXPORTED]} | {FIGURES[d.task_type][0]} | {tick[typed in REQUESTS]} |"
         )
     lines += ["", "| task type | the chain's tests |", "|---|---|"]
     for kind, (_figure, *tests) in FIGURES.items():
         lines.append(f"| {kind.replace('_', ' ')} | {', '.join(f'`{t}`' for t in tests)} |")
+    lines += ["", "| task type | the requests' test (dataset) |", "|---|---|"]
+    for typed, (test, dataset) in REQUESTS.items():
+        lines.append(f"| {typed} | `{test}` ({dataset}) |")
     return "\n".join(lines)
 
 
@@ -96,6 +116,8 @@ def test_each_task_types_chain_has_its_test():
         for test in tests:
             assert (ROOT / test).is_file(), test
     assert set(FIGURES) == {d.task_type for d in DATASETS.values()}
+    for test, dataset in REQUESTS.values():  # the test generates from that dataset
+        assert f'"{dataset}"' in (ROOT / test).read_text(encoding="utf-8"), (test, dataset)
 
 
 def test_the_hteb_guide_shows_the_coverage_the_code_has():
