@@ -32,7 +32,7 @@ class SectionedCommand(click.Command):
 
     def option_sections(self, ctx: click.Context) -> list[tuple[str, list[tuple[str, str]]]]:
         """Each heading of the help with its (option, help) rows, empty sections left out."""
-        records = {}
+        records: dict[str, tuple[str, str]] = {}
         for param in self.get_params(ctx):
             record = param.get_help_record(ctx)
             if record is not None and isinstance(param, click.Option):
@@ -49,6 +49,8 @@ class SectionedCommand(click.Command):
 
     def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         shown = self.option_sections(ctx)
+        if not shown:
+            return
         # one column for every section, as one list would have: a section's first row is
         # padded to the widest option of them all (click sizes each list by its own rows)
         width = min(max(term_len(term) for _, rows in shown for term, _ in rows), COLUMN)

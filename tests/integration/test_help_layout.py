@@ -85,6 +85,25 @@ def test_a_stage_commands_options_are_shown_by_section_every_one_of_them(name, i
         assert "".join(f"{term}{help_text}".split()) in squeezed, term
 
 
+def test_an_option_no_section_names_is_still_shown():
+    from shiftbench.cli.commands.sections import SectionedCommand
+
+    command = SectionedCommand(
+        "demo",
+        params=[
+            click.Option(["--kept"], help="In a section."),
+            click.Option(["--new"], help="New."),
+        ],
+        sections={"Main": ("kept",)},
+    )
+    ctx = command.make_context("demo", [])
+    assert [(h, [t for t, _ in rows]) for h, rows in command.option_sections(ctx)] == [
+        ("Main options", ["--kept TEXT"]),
+        ("Other options", ["--new TEXT"]),
+        ("General options", ["--help"]),
+    ]
+
+
 def test_the_sections_name_only_options_the_command_has():
     for name in SECTIONS:
         command = cli.commands[name]
