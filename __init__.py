@@ -16,7 +16,72 @@ Names are imported when first used, so `import shiftbench` stays light.
 
 from importlib import import_module
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    # what `__getattr__` serves, seen by type checkers and editors (`py.typed` marks the
+    # package typed): a user's mypy gets each name's real signature, while `import
+    # shiftbench` at run time still loads none of the stages. `X as X` re-exports X under
+    # mypy --strict too; isort would write each such import as a statement of its own.
+    # isort: off
+    from shiftbench.cards.api import (
+        ReleaseSettings as ReleaseSettings,
+        publish_release as publish_release,
+        verify_release as verify_release,
+        write_card as write_card,
+    )
+    from shiftbench.core.data.sources import (
+        Source as Source,
+        load_source as load_source,
+    )
+    from shiftbench.errors import (
+        InputError as InputError,
+        RuntimeFault as RuntimeFault,
+    )
+    from shiftbench.evaluate.api import (
+        ConfigScore as ConfigScore,
+        EncoderSettings as EncoderSettings,
+        EvalResult as EvalResult,
+        EvalSettings as EvalSettings,
+        Evaluation as Evaluation,
+        Interval as Interval,
+        ModelSummary as ModelSummary,
+        ProbeResult as ProbeResult,
+        ProbeRunSettings as ProbeRunSettings,
+        probe_encoders as probe_encoders,
+        score_encoders as score_encoders,
+    )
+    from shiftbench.evaluate.mteb_tasks import (
+        mteb_tasks as mteb_tasks,
+    )
+    from shiftbench.gen.api import (
+        GenResult as GenResult,
+        GenSettings as GenSettings,
+        TooManyFailures as TooManyFailures,
+        generate as generate,
+        plan_generation as plan_generation,
+    )
+    from shiftbench.human_eval.api import (
+        BatchResult as BatchResult,
+        BatchSettings as BatchSettings,
+        ImportResult as ImportResult,
+        export_batches as export_batches,
+        import_ratings as import_ratings,
+        make_batches as make_batches,
+        report_ratings as report_ratings,
+    )
+    from shiftbench.validate.api import (
+        CalibrateSettings as CalibrateSettings,
+        ConfigValidation as ConfigValidation,
+        JudgeSettings as JudgeSettings,
+        MeasureSummary as MeasureSummary,
+        TooManyErrors as TooManyErrors,
+        ValidateResult as ValidateResult,
+        ValidateSettings as ValidateSettings,
+        calibrate_judges as calibrate_judges,
+        validate_runs as validate_runs,
+    )
+    # isort: on
 
 try:
     __version__ = version("shiftbench")

@@ -43,6 +43,10 @@ class ShiftbenchGroup(click.Group):
         self.no_cache = "--no-cache" in rest
         return name, command, rest
 
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """The commands in the order they were added (that of `COMMANDS`), not sorted."""
+        return list(self.commands)
+
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         for arg in args:
             _decodable(arg)
@@ -244,10 +248,16 @@ from shiftbench.cli.commands.validate import (  # noqa: E402
     validate,
 )
 
-for _command in (
-    gen, validate, human_eval, compare, judge_calibrate, measure_checks, card, publish,
-    verify, merge, evaluate, probe, report, leaderboard, run, init, hteb, list_names,
-):  # fmt: skip
+# Every command, in the order `shiftbench --help` lists them: the workflow's stages first,
+# then the helpers, each after what it serves (init writes run's spec; merge joins a
+# sharded gen; judge-calibrate, compare and measure-checks help validate; verify checks a
+# publish), then HTEB's interchange and the catalogue. A command is registered here or not
+# at all (tests/integration/test_help_layout.py finds any the list misses).
+COMMANDS: tuple[click.Command, ...] = (
+    gen, validate, human_eval, card, publish, evaluate, report, leaderboard, probe, run,
+    init, merge, judge_calibrate, compare, measure_checks, verify, hteb, list_names,
+)  # fmt: skip
+for _command in COMMANDS:
     _with_verbosity(_command)
     cli.add_command(_command)
 
@@ -294,6 +304,7 @@ def _end_now(code: int) -> None:
 
 
 __all__ = [
+    "COMMANDS",
     "card",
     "cli",
     "compare",

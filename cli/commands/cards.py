@@ -12,6 +12,7 @@ from shiftbench.cli.commands.options import (
     CONTEXT,
     quiet_option,
 )
+from shiftbench.cli.commands.sections import SectionedCommand
 from shiftbench.core.data.runfolder import DATA_FORMATS
 from shiftbench.core.messages import counted
 from shiftbench.errors import RuntimeFault
@@ -117,7 +118,14 @@ def card(
     click.echo(f"card: {write_card(run, settings, output)}")
 
 
-@click.command(context_settings=CONTEXT)
+# publish --help's sections: title -> its options' parameter names, in the order shown
+PUBLISH_SECTIONS = {
+    "Release": ("repo", "version", "data_format", "private", "dry_run"),
+    "Card and metadata": ("license_id", "date_published", "rai", "results", "human_eval_dirs"),
+}
+
+
+@click.command(cls=SectionedCommand, sections=PUBLISH_SECTIONS, context_settings=CONTEXT)
 @click.argument("run", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--repo", required=True, help="The Hub dataset repository, ORG/NAME.")
 @click.option("--version", "version", required=True, help="The version, X.Y.Z; tagged vX.Y.Z.")

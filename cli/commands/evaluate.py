@@ -18,12 +18,29 @@ from shiftbench.cli.commands.options import (
     quiet_option,
     source_options,
 )
+from shiftbench.cli.commands.sections import SectionedCommand
 from shiftbench.core.messages import counted
 from shiftbench.core.records import ScoreRecord
 from shiftbench.evaluate.api import EVALRANK_POSITIVES, INTERVALS
 
+# the encoder options' section (evaluate's and probe's)
+ENCODERS = (
+    "models", "batch_size", "device", "precision", "trust_remote_code", "model_kwargs",
+    "encode_kwargs", "prompts", "cache_dir",
+)  # fmt: skip
+# evaluate --help's sections: title -> its options' parameter names, in the order shown
+EVALUATE_SECTIONS = {
+    "Source": ("task_type", "data_dir", "subsets", "splits"),
+    "Encoder": ENCODERS,
+    "Scoring": (
+        "protocol", "faithful", "human_dirs", "resamples", "resample_seed", "interval",
+        "evalrank_positives", "evalrank_centre",
+    ),
+    "Output": ("output", "plots"),
+}  # fmt: skip
 
-@click.command(context_settings=CONTEXT)
+
+@click.command(cls=SectionedCommand, sections=EVALUATE_SECTIONS, context_settings=CONTEXT)
 @click.argument("target")
 @source_options
 @encoder_options
@@ -210,7 +227,17 @@ def evaluate(
     click.echo(f"results: {result.folder}")
 
 
-@click.command(context_settings=CONTEXT)
+# probe --help's sections: title -> its options' parameter names, in the order shown
+PROBE_SECTIONS = {
+    "Encoder": ENCODERS,
+    "Probe": (
+        "paraphrases", "min_score", "random_pairs", "negation_pairs", "seed", "epsilons",
+    ),
+    "Output": ("output", "plots"),
+}  # fmt: skip
+
+
+@click.command(cls=SectionedCommand, sections=PROBE_SECTIONS, context_settings=CONTEXT)
 @click.argument("targets", metavar="TARGET...", nargs=-1, required=True)
 @encoder_options
 @click.option(

@@ -15,11 +15,30 @@ from shiftbench.cli.commands.options import (
     quiet_option,
     source_options,
 )
+from shiftbench.cli.commands.sections import SectionedCommand
 from shiftbench.errors import InputError
 from shiftbench.gen.api import GenSettings
 
+# gen --help's sections: title -> its options' parameter names, in the order shown
+GEN_SECTIONS = {
+    "Source": (
+        "task_type", "data_dir", "subsets", "splits", "source_language", "limit", "shard",
+    ),
+    "Generation": (
+        "protocol", "transforms", "seeds", "rewrite", "languages", "prompt_variant",
+        "prompt_file", "hteb_prompts", "control_pos", "wordnet_dir",
+    ),
+    "Sampling": ("temperature", "top_p", "top_k", "max_new_tokens", "max_attempts"),
+    "Backend": (
+        "backend", "model", "base_url", "timeout", "num_ctx", "concurrency", "engine_args",
+        "batch_size", "engine",
+    ),
+    "Output": ("output", "overwrite", "cache_dir", "no_cache", "max_failure_rate"),
+    "Plan": ("dry_run", "calibrate"),
+}  # fmt: skip
 
-@click.command(context_settings=CONTEXT)
+
+@click.command(cls=SectionedCommand, sections=GEN_SECTIONS, context_settings=CONTEXT)
 @click.argument("source")
 @source_options
 @click.option(

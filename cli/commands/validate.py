@@ -17,13 +17,24 @@ from shiftbench.cli.commands.options import (
     quiet_option,
     source_options,
 )
+from shiftbench.cli.commands.sections import SectionedCommand
 from shiftbench.errors import InputError
 from shiftbench.validate.api import CalibrateSettings, MeasureChecksSettings, ValidateSettings
 
 MEASURE = MeasureChecksSettings()
 
+# validate --help's sections: title -> its options' parameter names, in the order shown
+VALIDATE_SECTIONS = {
+    "Check": ("configs", "langid", "markers_file", "examples", "max_error_rate"),
+    "Meaning check": (
+        "meaning_encoder", "meaning_threshold", "max_meaning_changed_rate", "drift_encoder",
+    ),
+    "Judge": ("judges", "judge_modes", "paraplue", "judge_scoring", "judge_tokens"),
+    "Judge backend": ("base_url", "concurrency", "batch_size", "engine", "cache_dir", "no_cache"),
+}  # fmt: skip
 
-@click.command(context_settings=CONTEXT)
+
+@click.command(cls=SectionedCommand, sections=VALIDATE_SECTIONS, context_settings=CONTEXT)
 @click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option(
     "--config",

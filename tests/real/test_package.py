@@ -67,5 +67,6 @@ def test_the_wheel_is_the_tracked_package_file_for_file(wheel_names: set[str]) -
         "shiftbench/human_eval/schemes/similarity.json",
         "shiftbench/sample/data/test.jsonl",
         "shiftbench/markers.json",
+        "shiftbench/py.typed",
     ):
         assert name in wheel_names

@@ -41,9 +41,14 @@ def layer(module: str) -> tuple[str, str]:
 
 
 def imports(path: Path) -> list[str]:
-    """Every shiftbench module `path` imports, at any depth of its code."""
+    """Every shiftbench module `path` imports, at any depth of its code. The package root's
+    `if TYPE_CHECKING:` block is left out: it names, for type checkers only (it never
+    runs), the module behind each public name its `__getattr__` loads by name."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    if path == PACKAGE / "__init__.py":
+        tree.body = [n for n in tree.body if not _type_checking(n)]
     found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module:
             if node.module == "shiftbench":  # `from shiftbench import x`: x may be a module
                 found += [f"shiftbench.{a.name}" for a in node.names]
@@ -52,6 +57,13 @@ def imports(path: Path) -> list[str]:
         elif isinstance(node, ast.Import):
             found += [a.name for a in node.names if a.name.startswith("shiftbench")]
     return found
+
+
+def _type_checking(node: ast.stmt) -> bool:
+    return isinstance(node, ast.If) and ast.unparse(node.test) in {
+        "TYPE_CHECKING",
+        "typing.TYPE_CHECKING",
+    }
 
 
 def allowed(me: tuple[str, str], other: tuple[str, str]) -> bool:
