@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from shiftbench.core.data.parts import check_rewrite, parse_rewrite, with_parts
-from shiftbench.core.data.runfolder import config_name, writing
+from shiftbench.core.data.runfolder import config_name
+from shiftbench.core.data.writes import writing
 from shiftbench.core.messages import counted, option, report
 from shiftbench.core.progress import quieted, step
 from shiftbench.core.protocols import apply_protocol, get_protocol

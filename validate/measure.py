@@ -35,7 +35,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from shiftbench.core.data.runfolder import read_jsonl
+from shiftbench.core.data.jsonfiles import read_jsonl
 from shiftbench.core.text.checks import CHECKS, Case
 from shiftbench.core.text.langid import DEFAULT_IDENTIFIER, LanguageID, checkable, get_identifier
 from shiftbench.core.text.languages import get_language
@@ -674,7 +674,7 @@ def guide_path() -> Path:
 def write_measurement(document: dict[str, Any], guide: Path | None = None) -> list[Path]:
     """Write the packaged measured.json and the guide's table (the guide of this source
     tree unless `guide` names another); the paths written."""
-    from shiftbench.core.data.runfolder import atomic_write_text
+    from shiftbench.core.data.writes import atomic_write_text
 
     guide = guide or guide_path()
     if not guide.is_file():

@@ -30,17 +30,17 @@ from typing import Any, Protocol, cast
 from rapidfuzz.distance import Levenshtein
 
 from shiftbench import __version__
+from shiftbench.core.data.jsonfiles import read_jsonl
 from shiftbench.core.data.listfields import refuse_listed
 from shiftbench.core.data.names import inside
 from shiftbench.core.data.runfolder import (
     IDENTITY_KEPT,
     VALIDATION_REPORT,
-    atomic_write_text,
     read_config_split,
-    read_jsonl,
     read_meta,
     read_validation,
 )
+from shiftbench.core.data.writes import atomic_write_text
 from shiftbench.core.progress import bar
 from shiftbench.core.records import (
     ConfigRecord,

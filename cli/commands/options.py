@@ -46,7 +46,7 @@ class OutputFolder(click.Path):
         super().__init__(file_okay=False, path_type=Path)
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        from shiftbench.core.data.runfolder import unwritable
+        from shiftbench.core.data.writes import unwritable
 
         path = Path(os.fsdecode(super().convert(value, param, ctx)))
         problem = unwritable(path)

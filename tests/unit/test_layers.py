@@ -7,12 +7,14 @@ and itself, never another stage; `runner/` (the spec and the pipeline that runs 
 the stages; `cli/` (the root group, one module per stage under `commands/`, the reference
 it writes) sits on top. A module's layer is the folder it is in, so a new module needs no
 list. The imports are read from the source files, function level ones included, so a lazy
-import cannot hide an edge.
+import cannot hide an edge: nor a cycle, which no two modules may make. And no module is
+over 600 lines.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 from pathlib import Path
 
 from support.layers import PACKAGE, package_files
@@ -59,6 +61,97 @@ def allowed(me: tuple[str, str], other: tuple[str, str]) -> bool:
     if me[0] == "stage" and other[0] == "stage":
         return other == me
     return RANK[other[0]] <= RANK[me[0]]
+
+
+def module_name(path: Path, root: Path) -> str:
+    """The dotted name of the module at `path` in the package whose folder is `root` (the
+    package is shiftbench, whatever a clone's folder is called)."""
+    parts = path.relative_to(root).with_suffix("").parts
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(("shiftbench", *parts))
+
+
+def module_edges(path: Path, root: Path, known: set[str]) -> set[str]:
+    """The modules of `known` that the module at `path` imports, at any depth of its code:
+    relative names resolved, `from a import b` read as module a.b when there is one, and a
+    name inside a module read as that module."""
+    me = module_name(path, root)
+    package = me if path.name == "__init__.py" else me.rpartition(".")[0]
+    targets = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join([*up, *([node.module] if node.module else [])])
+            targets += [f"{base}.{a.name}" for a in node.names]
+    found = set()
+    for target in targets:
+        while target and target not in known:  # a name in a module: that module
+            target = target.rpartition(".")[0]
+        if target and target != me:
+            found.add(target)
+    return found
+
+
+def import_cycles(root: Path, files: Iterable[Path]) -> list[list[str]]:
+    """The import cycles among the modules `files` of the package at `root`: each strongly
+    connected group of two or more modules, sorted (Tarjan's algorithm)."""
+    paths = {module_name(f, root): f for f in files}
+    graph = {m: module_edges(f, root, set(paths)) for m, f in paths.items()}
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    groups = []
+
+    def visit(module: str) -> None:
+        order[module] = low[module] = len(order)
+        stack.append(module)
+        for other in sorted(graph[module]):
+            if other not in order:
+                visit(other)
+                low[module] = min(low[module], low[other])
+            elif other in stack:
+                low[module] = min(low[module], order[other])
+        if low[module] == order[module]:
+            group = []
+            while not group or group[-1] != module:
+                group.append(stack.pop())
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for module in sorted(graph):
+        if module not in order:
+            visit(module)
+    return sorted(groups)
+
+
+def test_no_import_cycle():
+    """No two modules import each other, however indirectly, lazy imports counted: a
+    cycle means a piece both need lives in the wrong one of them."""
+    assert import_cycles(PACKAGE, package_files()) == []
+
+
+def test_the_cycle_check_finds_a_planted_cycle(tmp_path):
+    """The checker itself: two modules that import each other, one of them only inside a
+    function and by a relative name, are one cycle; a third that imports one is outside it."""
+    root = tmp_path / "planted"
+    (root / "core").mkdir(parents=True)
+    (root / "__init__.py").write_text("", encoding="utf-8")
+    (root / "core" / "__init__.py").write_text("", encoding="utf-8")
+    a = root / "core" / "a.py"
+    a.write_text("from shiftbench.core.b import helper\n", encoding="utf-8")
+    b = root / "core" / "b.py"
+    b.write_text("def helper():\n    from . import a\n    return a\n", encoding="utf-8")
+    c = root / "c.py"
+    c.write_text("import shiftbench.core.a\n", encoding="utf-8")
+    files = [a, b, c, root / "__init__.py", root / "core" / "__init__.py"]
+    assert import_cycles(root, files) == [["shiftbench.core.a", "shiftbench.core.b"]]
+    b.write_text("def helper():\n    return 1\n", encoding="utf-8")
+    assert import_cycles(root, files) == []
 
 
 def test_layers_import_one_way():
