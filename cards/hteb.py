@@ -73,7 +73,7 @@ def export_hteb(run: Path, output: Path, *, generator: str | None = None) -> Exp
     must not exist). `generator` names the generator's Hub id where the run recorded a
     local model. A bad input raises InputError, and nothing is written.
 
-    One export writes `output` at a time (runfolder.writing); holding it, an export also
+    One export writes `output` at a time (writes.writing); holding it, an export also
     removes the staging folder an export killed midway left beside `output`."""
     with writing(output):
         return _export(run, output, generator)

@@ -528,7 +528,7 @@ def _generate(
         resolved.name, len(ready.variants), ", ".join(v.base_name for v in ready.variants),
         ", ".join(ready.parts) or "the evaluated texts", ready.target,
     )  # fmt: skip
-    # One writer per run folder, from its checks to its last write (runfolder.writing).
+    # One writer per run folder, from its checks to its last write (writes.writing).
     with writing(ready.target):
         return _generate_held(resolved, settings, ready, engine, engines, key, kind)
 
