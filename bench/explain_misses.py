@@ -25,7 +25,7 @@ from pathlib import Path
 def split_misses(data: Path) -> list[tuple[str, str, int, int]]:
     """(planted failure, the text it went into, planted, missed), in the table's order."""
     from shiftbench.core.text import checks
-    from shiftbench.validate import measure
+    from shiftbench.validate import measure, planted
 
     settings = measure.measured()["settings"]
     parts = {
@@ -38,7 +38,7 @@ def split_misses(data: Path) -> list[tuple[str, str, int, int]]:
     }  # fmt: skip
     chosen = [
         p
-        for p in measure.PLANTS
+        for p in planted.PLANTS
         if (p.check == "truncated" and p.finish_reason is None and "10%" not in p.kind)
         or (p.check in ("prefix-leak", "reasoning-leak") and p.held_out)
     ]

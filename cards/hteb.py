@@ -30,22 +30,26 @@ unknown.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from shiftbench.cards.hteb_lists import LISTED, export_listed
+from shiftbench.cards.hteb_pairs import (
+    DEFAULT_CONTEXT,
+    IMPORTED_KEYS,
+    Exported,
+    hteb_language,
+    write_pair,
+)
+from shiftbench.cards.hteb_retrieval import export_retrieval
 from shiftbench.core.data.hteb import (
     DATASETS,
     HTEB_NAMES,
     MTEB_NAMES,
-    generator_directory,
     given_up,
     latest_pair,
-    pair_names,
     read_pair,
     translated_languages,
 )
@@ -53,47 +57,15 @@ from shiftbench.core.data.hteb_sets import as_hteb, check_records, to_hteb
 from shiftbench.core.data.listfields import field_texts, regrouped
 from shiftbench.core.data.names import check_name
 from shiftbench.core.data.runcard import META_FILE
-from shiftbench.core.data.runfolder import (
-    read_config_split,
-    read_meta,
-    stage_beside,
-    writing,
-)
+from shiftbench.core.data.runfolder import read_config_split, read_meta
 from shiftbench.core.data.source_languages import field_languages
-from shiftbench.core.messages import counted
+from shiftbench.core.data.writes import stage_beside, writing
 from shiftbench.core.records import ConfigRecord, RunMeta
 from shiftbench.errors import InputError
 
 READ = ("STS", "PairClassification", "Classification", "Clustering")
 # every task type an export writes: retrieval and the list-holding types in modules of their own
 EXPORTED = (*READ, "Retrieval", *LISTED)
-DEFAULT_CONTEXT = 8192  # HTEB's max_model_length when its config names none
-# what import adds to HTEB's metadata
-IMPORTED_KEYS = ("file", "file_sha256", "fallback_texts", "record_keys")
-
-
-@dataclass(frozen=True)
-class Exported:
-    """What an export wrote."""
-
-    output: Path
-    folders: tuple[str, ...]  # <transformation>/<seed> per pair
-    skipped: tuple[str, ...]  # configs HTEB has no transformation for
-    # translation configs whose texts went into other languages than HTEB's rules give
-    relabelled: tuple[str, ...] = ()
-
-    def summary(self) -> str:
-        pairs = counted(len(self.folders), "HTEB pair")
-        line = f"wrote {pairs} ({', '.join(self.folders)}) to {self.output}"
-        if self.skipped:
-            line += f"; not HTEB transformations, left out: {', '.join(self.skipped)}"
-        if self.relabelled:
-            line += (
-                "; HTEB's results will name other target languages than the texts of "
-                f"{', '.join(self.relabelled)} are in (its files do not store them: HTEB "
-                "works them out from its own rules)"
-            )
-        return line
 
 
 def export_hteb(run: Path, output: Path, *, generator: str | None = None) -> Exported:
@@ -101,7 +73,7 @@ def export_hteb(run: Path, output: Path, *, generator: str | None = None) -> Exp
     must not exist). `generator` names the generator's Hub id where the run recorded a
     local model. A bad input raises InputError, and nothing is written.
 
-    One export writes `output` at a time (runfolder.writing); holding it, an export also
+    One export writes `output` at a time (writes.writing); holding it, an export also
     removes the staging folder an export killed midway left beside `output`."""
     with writing(output):
         return _export(run, output, generator)
@@ -118,8 +90,6 @@ def _export(run: Path, output: Path, generator: str | None) -> Exported:
         known = ", ".join(sorted(MTEB_NAMES))
         raise InputError(f"{run}: HTEB has no dataset for {task}; it has {known}")
     if source["task_type"] == "Retrieval":  # one record list of three parts: a module of its own
-        from shiftbench.cards.hteb_retrieval import export_retrieval
-
         return export_retrieval(run, output, meta, dataset, generator)
     definition = DATASETS[dataset]
     if definition.eval_split is not None:  # the one split HTEB scores of several
@@ -156,7 +126,7 @@ def _export(run: Path, output: Path, generator: str | None) -> Exported:
             name = stem if subset == "default" else f"{stem}.{subset}"
             if name not in meta["configs"]:
                 raise InputError(f"{run}: config {stem} lacks subset {subset} ({name})")
-            label = subset if layout == "per_language" or by_config else _language(source)
+            label = subset if layout == "per_language" or by_config else hteb_language(source)
             out += [to_hteb(dataset, r) for r in _records(run, meta, name, source, label)]
         return out
 
@@ -193,7 +163,7 @@ def _export(run: Path, output: Path, generator: str | None) -> Exported:
             doc = _metadata(info, model, dataset, source, theirs, transformed, layout)
             for key in ("dataset", "transformation", "seed_transform"):  # folders of the tree
                 check_name(str(doc[key]), run / META_FILE, f"configs.{name}.hteb.{key}")
-            folder = _write_pair(stage, doc, theirs, transformed)
+            folder = write_pair(stage, doc, theirs, transformed)
             pair = latest_pair(folder)  # HTEB's rules, on what was written
             if read_pair(pair) != (theirs, transformed):
                 raise AssertionError(f"{folder}: the records did not read back as written")
@@ -248,13 +218,6 @@ def _records(
             record["language"] = language
             out.append(record)
     return out
-
-
-def _language(source: Any) -> str | None:
-    """HTEB's `language` of a one-language dataset's records: its ISO 639-3 code."""
-    codes = (source.get("languages") or {}).get("default") or []
-    found = field_languages(codes, ("text",))[0] if len(codes) == 1 else None
-    return found.iso3 if found else None
 
 
 def _transformed(
@@ -341,27 +304,3 @@ def _metadata(
     if layout:
         doc["clustering_format"] = layout
     return doc
-
-
-def _write_pair(
-    root: Path, doc: dict[str, Any], originals: list[dict[str, Any]], rows: list[dict[str, Any]]
-) -> Path:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    model, transformation = doc["generator_model"], doc["transformation"]
-    dataset, seed = doc["dataset"], doc["seed_transform"]
-    folder = root / generator_directory(model) / dataset / transformation / str(seed)
-    folder.mkdir(parents=True)
-    data, metadata = pair_names(model, transformation, dataset, seed, doc["generation_datetime"])
-    kind = pa.array(originals).type
-    table = pa.table(
-        {
-            "original": pa.array(originals, type=kind),
-            f"{transformation}_seed_{seed}": pa.array(rows, type=kind),
-        }
-    )
-    pq.write_table(table.replace_schema_metadata(None), folder / data, compression="zstd")
-    text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
-    (folder / metadata).write_text(text, encoding="utf-8")
-    return folder

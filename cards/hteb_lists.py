@@ -35,8 +35,9 @@ from shiftbench.core.data.listfields import field_texts
 from shiftbench.core.data.names import check_name
 from shiftbench.core.data.parts import folder_split
 from shiftbench.core.data.runcard import META_FILE
-from shiftbench.core.data.runfolder import read_config_split, stage_beside
+from shiftbench.core.data.runfolder import read_config_split
 from shiftbench.core.data.source_languages import field_languages
+from shiftbench.core.data.writes import stage_beside
 from shiftbench.core.records import ConfigRecord, RunMeta
 from shiftbench.errors import InputError
 

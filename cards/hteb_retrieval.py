@@ -25,12 +25,12 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from shiftbench.cards.hteb import (
+from shiftbench.cards.hteb_pairs import (
     DEFAULT_CONTEXT,
     IMPORTED_KEYS,
     Exported,
-    _language,
-    _write_pair,
+    hteb_language,
+    write_pair,
 )
 from shiftbench.core.data.hteb import DATASETS, HTEB_NAMES, given_up, latest_pair, read_pair
 from shiftbench.core.data.hteb_retrieval import (
@@ -52,7 +52,8 @@ from shiftbench.core.data.hteb_retrieval import (
 from shiftbench.core.data.names import check_name
 from shiftbench.core.data.parts import folder_split
 from shiftbench.core.data.runcard import META_FILE
-from shiftbench.core.data.runfolder import read_config_split, stage_beside
+from shiftbench.core.data.runfolder import read_config_split
+from shiftbench.core.data.writes import stage_beside
 from shiftbench.core.records import ConfigRecord, RunMeta
 from shiftbench.errors import InputError
 
@@ -95,7 +96,7 @@ def export_retrieval(
     layout = (
         Layout.from_record(held)
         if held is not None
-        else derived_layout(rows, component_splits(dataset, split), _language(source))
+        else derived_layout(rows, component_splits(dataset, split), hteb_language(source))
     )
     originals = records_of(rows, layout)
     stage = stage_beside(output)
@@ -116,7 +117,7 @@ def export_retrieval(
             doc = _metadata(info, model, dataset, source, originals, transformed, rewrites_corpus)
             for key in ("dataset", "transformation", "seed_transform"):  # folders of the tree
                 check_name(str(doc[key]), run / META_FILE, f"configs.{name}.hteb.{key}")
-            folder = _write_pair(stage, doc, originals, transformed)
+            folder = write_pair(stage, doc, originals, transformed)
             pair = latest_pair(folder)  # HTEB's rules, on what was written
             if read_pair(pair) != (originals, transformed):
                 raise AssertionError(f"{folder}: the records did not read back as written")

@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from shiftbench import __version__
-from shiftbench.cards.api import ReleaseSettings
 from shiftbench.cards.release import Release, build, check_folder, release_inputs
-from shiftbench.core.data.runfolder import scratch as scratch_folder
+from shiftbench.cards.settings import ReleaseSettings
+from shiftbench.core.data.writes import scratch as scratch_folder
 from shiftbench.core.hub import (
     KEEP,
     MANIFEST,

@@ -34,8 +34,8 @@ from shiftbench.core.data.runfolder import (
     read_split,
     split_file,
 )
-from shiftbench.core.data.runfolder import scratch as scratch_folder
 from shiftbench.core.data.sources import TASK_SCHEMAS
+from shiftbench.core.data.writes import scratch as scratch_folder
 from shiftbench.core.hub import MANIFEST, folder_files, sha256_file
 from shiftbench.core.records import ConfigRecord, RunMeta, ValidationReport
 from shiftbench.errors import InputError, write_fault

@@ -75,6 +75,7 @@ def spec_reference() -> str:
 
 
 def _spec_table(title: str, help_: str, fields: tuple[Any, ...]) -> str:
+    from shiftbench.cli import cli
     from shiftbench.cli.commands.specdoc import help_text, option_of, yaml_value
     from shiftbench.runner.spec import default
 
@@ -82,10 +83,10 @@ def _spec_table(title: str, help_: str, fields: tuple[Any, ...]) -> str:
     for f in fields:
         option = ""
         if f.command:
-            flag = max(option_of(f).opts, key=len)
+            flag = max(option_of(f, cli).opts, key=len)
             option = f"`{f.command} {flag}`"
         shown = "(required)" if f.required else f"`{yaml_value(default(f))}`"
-        cells = [f"`{f.key}`", f.kind, shown, option, _plain(help_text(f))]
+        cells = [f"`{f.key}`", f.kind, shown, option, _plain(help_text(f, cli))]
         rows.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     return f"### {title}\n\n{help_}\n\n" + "\n".join(rows) + "\n"
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from shiftbench.core.data.runfolder import read_json
+from shiftbench.core.data.jsonfiles import read_json
 from shiftbench.errors import InputError, env_seconds
 
 log = logging.getLogger(__name__)

@@ -11,7 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, cast
 
-from shiftbench.core.data.runfolder import read_json, read_jsonl, read_report
+from shiftbench.core.data.jsonfiles import read_json, read_jsonl
+from shiftbench.core.data.runfolder import read_report
 from shiftbench.core.messages import counted
 from shiftbench.core.records import BatchDescription, HumanEvalReport, RaterScreening
 from shiftbench.errors import InputError

@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from shiftbench.core.data.runfolder import read_jsonl, read_validation
+from shiftbench.core.data.jsonfiles import read_jsonl
+from shiftbench.core.data.runfolder import read_validation
 from shiftbench.core.messages import option
 from shiftbench.core.ratings import read_batch, read_ratings, screen
 from shiftbench.errors import InputError

@@ -324,7 +324,8 @@ def write_leaderboard(results: Sequence[Path], output: Path) -> Path:
     does, and write the page to `output`/index.html; returns the page's path. One
     `report` output folder (its summary.json, without the results it summarises) gives
     the page from that summary, its drill-down per transformation with seeds averaged."""
-    from shiftbench.core.data.runfolder import atomic_write_text, read_json
+    from shiftbench.core.data.jsonfiles import read_json
+    from shiftbench.core.data.writes import atomic_write_text
     from shiftbench.evaluate.report import summarise
     from shiftbench.evaluate.run import read_results
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from shiftbench import __version__
 from shiftbench.core.data.resultsfolder import RESULTS_FILE, read_results
-from shiftbench.core.data.runfolder import writing
+from shiftbench.core.data.writes import writing
 from shiftbench.core.evidence import flagged_notes
 from shiftbench.core.messages import option, report
 from shiftbench.core.models.encoders import Encoder

@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from shiftbench.core.data.parts import check_rewrite, parse_rewrite, with_parts
-from shiftbench.core.data.runfolder import config_name, writing
+from shiftbench.core.data.runfolder import config_name
+from shiftbench.core.data.writes import writing
 from shiftbench.core.messages import counted, option, report
 from shiftbench.core.progress import quieted, step
 from shiftbench.core.protocols import apply_protocol, get_protocol
@@ -527,7 +528,7 @@ def _generate(
         resolved.name, len(ready.variants), ", ".join(v.base_name for v in ready.variants),
         ", ".join(ready.parts) or "the evaluated texts", ready.target,
     )  # fmt: skip
-    # One writer per run folder, from its checks to its last write (runfolder.writing).
+    # One writer per run folder, from its checks to its last write (writes.writing).
     with writing(ready.target):
         return _generate_held(resolved, settings, ready, engine, engines, key, kind)
 

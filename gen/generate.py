@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from shiftbench.core.data.hubfolder import row_line
+from shiftbench.core.data.jsonfiles import FIELD_KINDS, shown_value
 from shiftbench.core.data.listfields import field_texts, misfit
 from shiftbench.core.data.parts import (
     CORPUS,
@@ -18,12 +19,10 @@ from shiftbench.core.data.parts import (
     rewritten_splits,
 )
 from shiftbench.core.data.runfolder import (
-    FIELD_KINDS,
     GOLD_FIELDS,
     ConfigData,
     check_target,
     config_name,
-    shown_value,
     usable,
     write_run,
 )

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -47,38 +47,24 @@ from shiftbench.core.data.runfolder import (
     tally_status,
     usable,
     write_run,
-    writing,
 )
 from shiftbench.core.data.source_languages import field_languages
 from shiftbench.core.data.sources import load_source, source_meta
+from shiftbench.core.data.writes import writing
 from shiftbench.core.hub import sha256_file
 from shiftbench.core.protocols import apply_protocol, get_protocol
 from shiftbench.core.records import ConfigRecord, RunExtras, SourceRecord
 from shiftbench.core.text.transforms import TRANSFORMS
 from shiftbench.errors import InputError
+from shiftbench.gen.hteb_imported import Imported, subset_language
 from shiftbench.gen.hteb_lists import LISTED, listed_run
+from shiftbench.gen.hteb_retrieval import import_retrieval
 
 TABULAR = ("STS", "PairClassification", "Classification")
 READ = (*TABULAR, "Clustering")
 # every task type an import reads: retrieval and the list-holding types in modules of their own
 IMPORTED = (*READ, "Retrieval", *LISTED)
 HTEB_FIELDS = ("language",)  # fields HTEB adds to a source record (besides _hteb_*)
-
-
-@dataclass(frozen=True)
-class Imported:
-    """What an import wrote."""
-
-    output: Path
-    dataset: str
-    generator: str
-    configs: tuple[str, ...]
-
-    def summary(self) -> str:
-        return (
-            f"imported HTEB's {self.dataset} rewrites by {self.generator} as "
-            f"{', '.join(self.configs)} to {self.output}"
-        )
 
 
 def dataset_folder(tree: Path, generator: str | None = None, dataset: str | None = None) -> Path:
@@ -178,8 +164,6 @@ def import_hteb(
     if definition.eval_split is not None:  # the one split HTEB scores of several
         source = replace(source, splits=(definition.eval_split,))
     if source.task_type == "Retrieval":  # one record list of three parts: a module of its own
-        from shiftbench.gen.hteb_retrieval import import_retrieval
-
         return import_retrieval(folder, output, read, source)
     listed = source.task_type in LISTED  # reranking and summarisation: gen/hteb_lists.py
     if not listed and source.task_type not in READ:
@@ -211,7 +195,7 @@ def import_hteb(
                           first_pair.data)  # fmt: skip
     recorded["subsets"] = list(groups)
     # where each translation pair sent each text (HTEB's rules), once for all subsets
-    first_language = _language(recorded, next(iter(groups)))
+    first_language = subset_language(recorded, next(iter(groups)))
     translated = {
         pair.data: translated_languages(
             originals, source.text_fields, pair.transformation, name, pair.seed, first_language
@@ -293,12 +277,6 @@ def _split_rows(
 
 def _source_fields(record: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in record.items() if not k.startswith("_hteb_") and k not in HTEB_FIELDS}
-
-
-def _language(recorded: SourceRecord, subset: str) -> str | None:
-    """The ISO 639-1 code of a subset's language, as gen records it."""
-    found = field_languages((recorded.get("languages") or {}).get(subset) or [], ("text",))[0]
-    return found.code if found else None
 
 
 def _languages(

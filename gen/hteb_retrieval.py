@@ -52,15 +52,15 @@ from shiftbench.core.data.runfolder import (
     tally_status,
     usable,
     write_run,
-    writing,
 )
 from shiftbench.core.data.sources import Source, source_meta
+from shiftbench.core.data.writes import writing
 from shiftbench.core.hub import sha256_file
 from shiftbench.core.protocols import apply_protocol, get_protocol
 from shiftbench.core.records import ConfigRecord, RunExtras
 from shiftbench.core.text.transforms import TRANSFORMS
 from shiftbench.errors import InputError
-from shiftbench.gen.hteb import Imported, _language
+from shiftbench.gen.hteb_imported import Imported, subset_language
 from shiftbench.gen.rewrite import EMPTY_INPUT
 
 LAYOUT_KEY = "records"  # where a variant's `hteb` keeps the records' layout
@@ -105,7 +105,7 @@ def import_retrieval(
     recorded["subsets"] = ["default"]
     recorded["splits"] = [split]
     recorded["context_splits"] = [f"corpus/{split}", f"qrels/{split}"]
-    language = _language(recorded, "default")
+    language = subset_language(recorded, "default")
     original = cast(
         ConfigRecord,
         {"kind": "original", "subset": "default", "rows": {s: len(r) for s, r in splits.items()}},

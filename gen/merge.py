@@ -9,10 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal, cast
 
+from shiftbench.core.data.jsonfiles import read_jsonl
 from shiftbench.core.data.runfolder import (
     ConfigData,
     is_run_folder,
-    read_jsonl,
     read_meta,
     tally_status,
     write_run,

@@ -23,8 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from shiftbench import __version__
+from shiftbench.core.data.jsonfiles import read_jsonl
 from shiftbench.core.data.listfields import refuse_listed
-from shiftbench.core.data.runfolder import read_jsonl, read_meta, usable
+from shiftbench.core.data.runfolder import read_meta, usable
 from shiftbench.core.ratings import BATCH_FILE, ITEMS_FILE
 from shiftbench.core.records import BatchDescription, RunMeta
 from shiftbench.errors import InputError

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from shiftbench.core.data.runfolder import stage_beside
+from shiftbench.core.data.writes import stage_beside
 from shiftbench.core.records import BatchDescription
 from shiftbench.core.registry import Registry
 from shiftbench.core.tables import spreadsheet_cell

@@ -24,7 +24,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from shiftbench.core.data.runfolder import atomic_write_text, wrong_unicode
+from shiftbench.core.data.jsonfiles import wrong_unicode
+from shiftbench.core.data.writes import atomic_write_text
 from shiftbench.core.ratings import RATINGS_FILE
 from shiftbench.core.records import BatchDescription
 from shiftbench.core.tables import from_spreadsheet_cell

@@ -27,7 +27,8 @@ from typing import Any
 import numpy as np
 
 from shiftbench import __version__
-from shiftbench.core.data.runfolder import atomic_write_text, read_jsonl
+from shiftbench.core.data.jsonfiles import read_jsonl
+from shiftbench.core.data.writes import atomic_write_text
 from shiftbench.core.ratings import HUMAN_REPORT as REPORT_JSON
 from shiftbench.core.ratings import screen
 from shiftbench.core.records import BatchDescription, HumanEvalReport

@@ -18,7 +18,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from shiftbench.core.data.runfolder import unwritable
+from shiftbench.core.data.writes import unwritable
 from shiftbench.core.messages import option
 from shiftbench.errors import InputError, database_faults, lock_wait
 from shiftbench.llm.backends.base import Generation

@@ -32,9 +32,9 @@ from typing import Any
 from shiftbench import __version__
 from shiftbench.cards.api import ReleaseSettings, publish_release, write_card
 from shiftbench.core.data.hubfolder import folder_digest
+from shiftbench.core.data.jsonfiles import read_json
 from shiftbench.core.data.resultsfolder import RESULTS_FILE
 from shiftbench.core.data.runfolder import SPEC_FILE as SPEC_COPY
-from shiftbench.core.data.runfolder import read_json
 from shiftbench.core.data.sources import load_source
 from shiftbench.core.messages import counted, differences, report
 from shiftbench.core.protocols import DEFAULT_PROTOCOL

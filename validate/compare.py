@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from shiftbench import __version__
+from shiftbench.core.data.jsonfiles import read_jsonl
 from shiftbench.core.data.names import inside
-from shiftbench.core.data.runfolder import read_jsonl, read_meta, read_validation
+from shiftbench.core.data.runfolder import read_meta, read_validation
 from shiftbench.core.records import (
     ComparisonDocument,
     JudgeMatrix,

@@ -40,13 +40,13 @@ def option_type(owner: Any, name: str) -> click.ParamType:
 
 class OutputFolder(click.Path):
     """A folder the command writes (it need not exist yet): refused before any work when a
-    part of it is a file or it cannot be written (runfolder.unwritable)."""
+    part of it is a file or it cannot be written (writes.unwritable)."""
 
     def __init__(self) -> None:
         super().__init__(file_okay=False, path_type=Path)
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        from shiftbench.core.data.runfolder import unwritable
+        from shiftbench.core.data.writes import unwritable
 
         path = Path(os.fsdecode(super().convert(value, param, ctx)))
         problem = unwritable(path)

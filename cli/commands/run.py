@@ -62,7 +62,7 @@ def init(spec_file: Path, force: bool) -> None:
     sample with the default embedded generator.
     """
     from shiftbench.cli.commands.specdoc import starter
-    from shiftbench.core.data.runfolder import unwritable
+    from shiftbench.core.data.writes import unwritable
 
     if spec_file.is_dir():  # --force replaces a file, never a folder
         raise InputError(
@@ -80,8 +80,9 @@ def init(spec_file: Path, force: bool) -> None:
     problem = unwritable(spec_file.parent)
     if problem:
         raise InputError(f"{spec_file}: {problem}")
+    root = click.get_current_context().find_root().command  # the tree init is part of
     try:
-        spec_file.write_text(starter(spec_file.name), encoding="utf-8")
+        spec_file.write_text(starter(spec_file.name, root), encoding="utf-8")
     except PermissionError:  # a file this user may not write (--force)
         raise InputError(f"{spec_file}: no permission to write it") from None
     click.echo(f"wrote {spec_file}; run it with: shiftbench run {spec_file}")

@@ -1,5 +1,8 @@
 """The spec as people read it: each key's help text (its option's, or the schema's own for
-spec-only keys) and the commented starter spec `shiftbench init` writes."""
+spec-only keys) and the commented starter spec `shiftbench init` writes.
+
+The options are read from the command tree the caller hands in (the root group), which
+holds `init` itself: this module is part of that tree, so it cannot import it."""
 
 from __future__ import annotations
 
@@ -12,11 +15,10 @@ import yaml
 from shiftbench.runner.spec import SECTIONS, TOP_FIELDS, Field, default
 
 
-def option_of(f: Field) -> click.Parameter:
-    """The click parameter of the command option a spec field stands for."""
-    from shiftbench.cli import cli
-
-    command: Any = cli
+def option_of(f: Field, root: click.Command) -> click.Parameter:
+    """The click parameter of the command option a spec field stands for, in the command
+    tree `root` (the root group)."""
+    command: Any = root
     for part in f.command.split():
         command = command.commands[part]
     name = f.param or f.key
@@ -26,10 +28,10 @@ def option_of(f: Field) -> click.Parameter:
     raise LookupError(f"{f.command} has no option {name}")
 
 
-def help_text(f: Field) -> str:
+def help_text(f: Field, root: click.Command) -> str:
     if f.help or not f.command:
         return f.help
-    return " ".join(str(getattr(option_of(f), "help", "") or "").split())
+    return " ".join(str(getattr(option_of(f, root), "help", "") or "").split())
 
 
 def yaml_value(value: Any) -> str:
@@ -61,28 +63,31 @@ def _wrapped(text: str, indent: str, width: int = 92) -> list[str]:
     return [f"{indent}# {line}" for line in textwrap.wrap(text, width - len(indent) - 2)]
 
 
-def _field_lines(f: Field, at: tuple[str, ...], indent: str, first: str = "") -> list[str]:
-    lines = _wrapped(("(required) " if f.required else "") + help_text(f), indent)
+def _field_lines(
+    f: Field, root: click.Command, at: tuple[str, ...], indent: str, first: str = ""
+) -> list[str]:
+    lines = _wrapped(("(required) " if f.required else "") + help_text(f, root), indent)
     given = STARTER_VALUES.get((*at, f.key))
     if given is not None:
         return [*lines, f"{indent}{first}{f.key}: {yaml_value(given)}"]
     return [*lines, f"{indent}# {first}{f.key}: {yaml_value(default(f))}"]
 
 
-def starter(file_name: str) -> str:
-    """A commented spec: the defaults of every key, each with its help, from the schema."""
+def starter(file_name: str, root: click.Command) -> str:
+    """A commented spec: the defaults of every key, each with its help, from the schema
+    (and the options of the command tree `root`)."""
     lines = _wrapped(INTRO.format(file=file_name).replace("\n", " "), "")
     for f in TOP_FIELDS:
-        lines += ["", *_field_lines(f, (), "")]
+        lines += ["", *_field_lines(f, root, (), "")]
     for section in SECTIONS:
         lines += ["", *_wrapped(section.help, ""), f"{section.key}:"]
         if section.many:
             name, *rest = section.fields
-            head = _field_lines(name, (section.key,), "  ", "- ")
+            head = _field_lines(name, root, (section.key,), "  ", "- ")
             lines += head
             for f in rest:
-                lines += _field_lines(f, (section.key,), "    ")
+                lines += _field_lines(f, root, (section.key,), "    ")
         else:
             for f in section.fields:
-                lines += _field_lines(f, (section.key,), "  ")
+                lines += _field_lines(f, root, (section.key,), "  ")
     return "\n".join(lines) + "\n"

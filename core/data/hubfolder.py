@@ -10,6 +10,8 @@ from typing import Any
 
 import yaml
 
+from shiftbench.core.data.jsonfiles import read_jsonl, wrong_unicode
+from shiftbench.core.data.writes import scratch as scratch_folder
 from shiftbench.errors import InputError, exception_chain, write_fault
 
 
@@ -85,8 +87,6 @@ def load_local(folder: Path, config: str, plain: bool = True) -> dict[str, Any]:
     datasets.disable_progress_bars()
     # A throw-away cache: datasets' shared cache can hand back another folder's rows for a
     # local folder of the same name, and a local copy gains nothing from being cached.
-    from shiftbench.core.data.runfolder import scratch as scratch_folder
-
     with scratch_folder("load") as scratch:
         level = datasets.logging.get_verbosity()
         # datasets logs a bad line's pyarrow error before raising; the error below says it
@@ -106,8 +106,6 @@ def load_local(folder: Path, config: str, plain: bool = True) -> dict[str, Any]:
                 raise fault from None
             _refuse_other_unicode(folder, config, exc)
             # pyarrow's message names neither file nor line: find the line it stopped at
-            from shiftbench.core.data.runfolder import read_jsonl
-
             for path in sorted(folder.rglob("*.jsonl")):
                 read_jsonl(path)
             first = str(exc.__cause__ or exc).splitlines()[0]
@@ -138,8 +136,6 @@ def _refuse_other_unicode(folder: Path, config: str, exc: BaseException) -> None
     or UTF-32 is named, with what it is."""
     if not any(isinstance(e, UnicodeDecodeError) for e in exception_chain(exc)):
         return
-    from shiftbench.core.data.runfolder import wrong_unicode
-
     for split in read_card_configs(folder)[config]:
         for path in split_files(folder, config, split):
             with open(path, "rb") as handle:

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any, cast
 
 from shiftbench import __version__
+from shiftbench.core.data.jsonfiles import read_json
 from shiftbench.core.data.names import is_safe_name
-from shiftbench.core.data.runfolder import read_json
 from shiftbench.core.records import ResultsDocument
 from shiftbench.errors import InputError
 

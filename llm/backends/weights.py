@@ -122,7 +122,7 @@ def dequantised_checkpoint(location: ModelLocation, folder: Path) -> Path:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
         if (target / "config.json").is_file():  # converted while this process waited
             return target
-        from shiftbench.core.data.runfolder import leftovers  # only a conversion needs it
+        from shiftbench.core.data.writes import leftovers  # only a conversion needs it
 
         leftovers(folder, ".convert-", held=False)  # of conversions killed midway
         staging = Path(tempfile.mkdtemp(prefix=f".convert-{os.getpid()}-", dir=folder))

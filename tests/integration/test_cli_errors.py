@@ -320,12 +320,13 @@ def test_max_new_tokens_must_leave_room_for_the_prompt(invoke, tmp_path, backend
 def test_ctrl_c_is_one_line_and_exit_130(invoke, monkeypatch, tmp_path, command, target, message):
     """Ctrl-C (KeyboardInterrupt) is no click "Aborted.": exit 130, and the commands that
     generate say their finished rows are cached (tests/real/test_resume.py sends a real SIGINT)."""
+    from shiftbench.cli import cli
     from shiftbench.cli.commands.specdoc import starter
 
     def interrupt(*args, **kwargs):
         raise KeyboardInterrupt
 
-    (tmp_path / "spec.yaml").write_text(starter("spec.yaml"), encoding="utf-8")
+    (tmp_path / "spec.yaml").write_text(starter("spec.yaml", cli), encoding="utf-8")
     monkeypatch.setattr(target, interrupt)
     monkeypatch.chdir(tmp_path)
     result = invoke(*command)

@@ -120,13 +120,13 @@ def test_the_error_line_starts_its_own_line_after_a_progress_bar(tmp_path):
 EXPORT_KILLED = """
 import pathlib, sys
 import shiftbench.cards.hteb as hteb
-written = hteb._write_pair
+written = hteb.write_pair
 def write_then_wait(stage, *args):
     folder = written(stage, *args)
     pathlib.Path({marker!r}).write_text(str(stage))
     sys.stdin.read()  # killed here, the staging folder half written
     return folder
-hteb._write_pair = write_then_wait
+hteb.write_pair = write_then_wait
 from shiftbench.cli import main
 sys.argv = ["shiftbench", "hteb", "export", {run!r}, "-o", {out!r}]
 main()
@@ -161,7 +161,7 @@ def test_the_staging_folder_of_a_killed_hteb_export_is_removed_by_the_next(
 def test_staging_leftovers_of_live_writers_stay_and_of_dead_ones_go(tmp_path):
     """Without the writer lock only a dead process's leftovers go: a live writer's staging
     folder, and a folder whose name only begins alike, are left alone."""
-    from shiftbench.core.data.runfolder import leftovers, stage_beside
+    from shiftbench.core.data.writes import leftovers, stage_beside
 
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip

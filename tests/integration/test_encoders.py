@@ -9,7 +9,8 @@ from support.environment import ENCODER
 
 def test_encode_arguments_are_part_of_the_embedding_cache_key(tmp_path):
     """Two runs with different encode arguments never share cached vectors."""
-    from shiftbench.core.models.encoders import EmbeddingStore, Encoder
+    from shiftbench.core.models.embedding_store import EmbeddingStore
+    from shiftbench.core.models.encoders import Encoder
 
     class Static(Encoder):  # no model load: only the cache key is under test
         def _load(self):

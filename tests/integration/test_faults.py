@@ -597,7 +597,7 @@ def test_a_write_cut_short_leaves_the_old_file_and_no_partial_one(invoke, monkey
     up a temporary file."""
     import errno
 
-    from shiftbench.core.data import runfolder
+    from shiftbench.core.data import writes
     from shiftbench.core.hub import folder_files
 
     out = tmp_path / "run"
@@ -610,7 +610,7 @@ def test_a_write_cut_short_leaves_the_old_file_and_no_partial_one(invoke, monkey
     def full(fd: int) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(runfolder.os, "fsync", full)
+    monkeypatch.setattr(writes.os, "fsync", full)
     result = invoke("card", out, "--repo", "shiftbench-test/faults", "--version", "1.0.0")
     assert (result.exit_code, result.stderr) == (1, DISK_FULL)
     assert (out / "README.md").read_bytes() == before

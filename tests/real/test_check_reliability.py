@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from shiftbench.core.text.checks import CHECKS, markers
-from shiftbench.validate import measure
+from shiftbench.validate import measure, planted
 
 GUIDE = Path(__file__).parents[2] / "docs" / "guides" / "validate.md"
 
@@ -48,7 +48,7 @@ def test_the_guide_shows_the_packaged_table():
 def test_held_out_phrasings_hold_no_marker():
     """Otherwise their miss rate would measure the list, not what it did not foresee."""
     table = markers()
-    for phrasing in measure.held_out_phrasings():
+    for phrasing in planted.held_out_phrasings():
         lowered = phrasing.lower()
         assert not any(m in lowered for m in table["reasoning"]), phrasing
         assert not any(lowered.startswith(m) for m in table["prefix"]), phrasing

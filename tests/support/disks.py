@@ -31,12 +31,12 @@ def tmpfs(where: Path, options: str) -> Iterator[Path]:
 
 
 def folder_holder(out: Path, marker: Path) -> subprocess.Popen:
-    """A process that holds `out` as its one writer (runfolder.writing) from the moment it
+    """A process that holds `out` as its one writer (writes.writing) from the moment it
     writes `marker` until its stdin closes or it is killed."""
     return subprocess.Popen(
         [sys.executable, "-c",
          "import sys, pathlib\n"
-         "from shiftbench.core.data.runfolder import writing\n"
+         "from shiftbench.core.data.writes import writing\n"
          f"with writing(pathlib.Path({str(out)!r})):\n"
          f"    pathlib.Path({str(marker)!r}).write_text('held')\n"
          "    sys.stdin.read()\n"],

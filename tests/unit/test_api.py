@@ -98,7 +98,7 @@ def test_every_stage_reads_its_defaults_from_its_settings():
     for f in fields:
         if f.default is not None or f.key in ("transforms", "seeds"):
             continue
-        shown = option_of(f).to_info_dict()["default"]
+        shown = option_of(f, cli.cli).to_info_dict()["default"]
         value = default(f)
         if f.key == "languages":
             assert ",".join(value) == shown

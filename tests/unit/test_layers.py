@@ -7,12 +7,14 @@ and itself, never another stage; `runner/` (the spec and the pipeline that runs 
 the stages; `cli/` (the root group, one module per stage under `commands/`, the reference
 it writes) sits on top. A module's layer is the folder it is in, so a new module needs no
 list. The imports are read from the source files, function level ones included, so a lazy
-import cannot hide an edge.
+import cannot hide an edge: nor a cycle, which no two modules may make. And no module is
+over 600 lines.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 from pathlib import Path
 
 from support.layers import PACKAGE, package_files
@@ -71,6 +73,152 @@ def allowed(me: tuple[str, str], other: tuple[str, str]) -> bool:
     if me[0] == "stage" and other[0] == "stage":
         return other == me
     return RANK[other[0]] <= RANK[me[0]]
+
+
+def module_name(path: Path, root: Path) -> str:
+    """The dotted name of the module at `path` in the package whose folder is `root` (the
+    package is shiftbench, whatever a clone's folder is called)."""
+    parts = path.relative_to(root).with_suffix("").parts
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(("shiftbench", *parts))
+
+
+def module_edges(path: Path, root: Path, known: set[str]) -> set[str]:
+    """The modules of `known` that the module at `path` imports, at any depth of its code:
+    relative names resolved, `from a import b` read as module a.b when there is one, and a
+    name inside a module read as that module."""
+    me = module_name(path, root)
+    package = me if path.name == "__init__.py" else me.rpartition(".")[0]
+    targets = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join([*up, *([node.module] if node.module else [])])
+            targets += [f"{base}.{a.name}" for a in node.names]
+    found = set()
+    for target in targets:
+        while target and target not in known:  # a name in a module: that module
+            target = target.rpartition(".")[0]
+        if target and target != me:
+            found.add(target)
+    return found
+
+
+def import_cycles(root: Path, files: Iterable[Path]) -> list[list[str]]:
+    """The import cycles among the modules `files` of the package at `root`: each strongly
+    connected group of two or more modules, sorted (Tarjan's algorithm)."""
+    paths = {module_name(f, root): f for f in files}
+    graph = {m: module_edges(f, root, set(paths)) for m, f in paths.items()}
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    groups = []
+
+    def visit(module: str) -> None:
+        order[module] = low[module] = len(order)
+        stack.append(module)
+        for other in sorted(graph[module]):
+            if other not in order:
+                visit(other)
+                low[module] = min(low[module], low[other])
+            elif other in stack:
+                low[module] = min(low[module], order[other])
+        if low[module] == order[module]:
+            group = []
+            while not group or group[-1] != module:
+                group.append(stack.pop())
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for module in sorted(graph):
+        if module not in order:
+            visit(module)
+    return sorted(groups)
+
+
+def test_no_import_cycle():
+    """No two modules import each other, however indirectly, lazy imports counted: a
+    cycle means a piece both need lives in the wrong one of them."""
+    assert import_cycles(PACKAGE, package_files()) == []
+
+
+def test_the_cycle_check_finds_a_planted_cycle(tmp_path):
+    """The checker itself: two modules that import each other, one of them only inside a
+    function and by a relative name, are one cycle; a third that imports one is outside it."""
+    root = tmp_path / "planted"
+    (root / "core").mkdir(parents=True)
+    (root / "__init__.py").write_text("", encoding="utf-8")
+    (root / "core" / "__init__.py").write_text("", encoding="utf-8")
+    a = root / "core" / "a.py"
+    a.write_text("from shiftbench.core.b import helper\n", encoding="utf-8")
+    b = root / "core" / "b.py"
+    b.write_text("def helper():\n    from . import a\n    return a\n", encoding="utf-8")
+    c = root / "c.py"
+    c.write_text("import shiftbench.core.a\n", encoding="utf-8")
+    files = [a, b, c, root / "__init__.py", root / "core" / "__init__.py"]
+    assert import_cycles(root, files) == [["shiftbench.core.a", "shiftbench.core.b"]]
+    b.write_text("def helper():\n    return 1\n", encoding="utf-8")
+    assert import_cycles(root, files) == []
+
+
+LIMIT = 600  # lines a module may hold
+# Modules still over the limit, each with its length when the limit came in: every one is
+# to be split by its cohesive pieces. A ceiling only comes down (a module that grows past
+# its own fails), and a module back under the limit leaves the list.
+CEILINGS = {
+    "evaluate/api.py": 647,
+    "gen/api.py": 624,
+    "runner/pipeline.py": 628,
+    "runner/spec.py": 747,
+}
+
+
+def too_long(root: Path, files: Iterable[Path], ceilings: dict[str, int]) -> list[str]:
+    """The modules of `files` (in the package at `root`) longer than the limit or their
+    own ceiling, and the ceilings no longer needed, each as a line saying which."""
+    faults = []
+    lengths = {
+        f.relative_to(root).as_posix(): len(f.read_text(encoding="utf-8").splitlines())
+        for f in files
+    }
+    for name, length in sorted(lengths.items()):
+        ceiling = ceilings.get(name, LIMIT)
+        if length > ceiling:
+            what = f"its ceiling {ceiling} (to be split)" if name in ceilings else f"{LIMIT} lines"
+            faults.append(f"{name}: {length} lines, over {what}")
+    for name, ceiling in sorted(ceilings.items()):
+        if lengths.get(name, 0) <= LIMIT:
+            faults.append(f"{name}: within {LIMIT} lines now; strike its ceiling {ceiling}")
+    return faults
+
+
+def test_no_module_is_over_600_lines():
+    """A module holds one cohesive piece; past 600 lines it holds several. The modules not
+    yet split may not grow."""
+    assert too_long(PACKAGE, package_files(), CEILINGS) == []
+
+
+def test_the_length_check_finds_a_planted_long_module(tmp_path):
+    """The checker itself: a new module of 601 lines fails, one of 600 passes; a listed
+    module may not pass its ceiling, and a ceiling it no longer needs is named."""
+    (tmp_path / "core").mkdir()
+    short, long = tmp_path / "core" / "short.py", tmp_path / "core" / "long.py"
+    short.write_text("x = 1\n" * 600, encoding="utf-8")
+    long.write_text("x = 1\n" * 601, encoding="utf-8")
+    assert too_long(tmp_path, [short, long], {}) == ["core/long.py: 601 lines, over 600 lines"]
+    assert too_long(tmp_path, [short, long], {"core/long.py": 601}) == []
+    assert too_long(tmp_path, [short, long], {"core/long.py": 650, "core/short.py": 610}) == [
+        "core/short.py: within 600 lines now; strike its ceiling 610"
+    ]
+    long.write_text("x = 1\n" * 700, encoding="utf-8")
+    assert too_long(tmp_path, [short, long], {"core/long.py": 650}) == [
+        "core/long.py: 700 lines, over its ceiling 650 (to be split)"
+    ]
 
 
 def test_layers_import_one_way():

@@ -20,8 +20,11 @@ HEAVY = {
     "llama_cpp", "ollama", "openai", "httpx", "rapidfuzz", "langdetect", "nltk",
 }  # fmt: skip
 # Every module `shiftbench --help` may load, the interpreter's own and click's included
-# (about 235 today; click alone brings the interpreter to about 105).
-BUDGET = 300
+# (about 235 today; click alone brings the interpreter to about 105). 298 before the import
+# cycles were broken by moving shared pieces into modules of their own (the run folder's
+# file readers and safe writes, the release settings): each such piece is one module more
+# and no weight, hence 305.
+BUDGET = 305
 
 
 def loaded(args: list[str]) -> list[str]:

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from shiftbench.core.text.checks import CHECKS
-from shiftbench.validate.report import decisions, render_markdown
+from shiftbench.validate.report_text import decisions, render_markdown
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guides" / "validate.md"
 
