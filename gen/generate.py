@@ -210,7 +210,8 @@ def run_gen(
     # HTEB numbers a dataset's texts across all its subsets (its languages)
     starts: dict[str, int] = {}
     if any(isinstance(v, Variant) and v.sampling.hteb for _, v in todo):
-        from shiftbench.gen.hteb_requests import nonblank, rewrite_subset
+        from shiftbench.gen.hteb_requests import rewrite_subset
+        from shiftbench.gen.hteb_slots import nonblank
 
         count = 0
         for subset, splits in data.items():

@@ -26,9 +26,6 @@ from typing import Any
 
 import pytest
 from support.files import read_rows
-from support.openai_server import OpenAIStub
-
-from shiftbench.llm.backends.openai import OpenAIBackend
 
 SEED = 1337
 NAMES = {"en": "English", "eng": "English", "fra": "French", "swa": "Swahili", "de": "German",
@@ -214,14 +211,6 @@ def canonical(bodies: list[dict[str, Any]]) -> Counter[str]:
     return Counter(json.dumps(b, sort_keys=True, ensure_ascii=False) for b in bodies)
 
 
-@pytest.fixture
-def stub(monkeypatch):
-    monkeypatch.setattr(OpenAIBackend, "BACKOFF", 0.0)
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    with OpenAIStub() as server:
-        yield server
-
-
 def scripted_replies(data: Path, args: list[str]) -> dict[str, str]:
     """JSON replies for every other text of the source's files (the rest are echoed, which
     HTEB's parser refuses, so they are retried to the end), and for those replies' own
@@ -249,17 +238,17 @@ def scripted_replies(data: Path, args: list[str]) -> dict[str, str]:
     ids=[c[0] for c in CASES],
 )
 def test_gen_sends_the_requests_htebs_generator_sends(
-    stub, invoke, tmp_path, shared_data, kind, args, transform, transformation, dataset, label,
+    hteb_stub, invoke, tmp_path, shared_data, kind, args, transform, transformation, dataset, label,
     task,
 ):  # fmt: skip
     prompts = write_prompts(tmp_path / "HTEB")
     args = [a.format(data=shared_data) for a in args]
     data = Path(args[0] if "/" in args[0] else args[2])
-    stub.replies = scripted_replies(data, args)
+    hteb_stub.replies = scripted_replies(data, args)
     out = tmp_path / "run"
     result = invoke(
         "gen", *args, "--limit", "2", "--protocol", "hteb", "--hteb-prompts", prompts,
-        "-t", transform, "-s", SEED, "-b", "openai", "--base-url", stub.url, "-m",
+        "-t", transform, "-s", SEED, "-b", "openai", "--base-url", hteb_stub.url, "-m",
         "stub-model", "--max-failure-rate", "1", "--no-cache", "-q", "-o", out,
     )  # fmt: skip
     assert result.exit_code == 0, result.output
@@ -272,15 +261,16 @@ def test_gen_sends_the_requests_htebs_generator_sends(
         language = subset if label == "subset" else "eng"
         records = [{**r, "language": language} for r in records]
         bodies, start = expected_requests(
-            text_slots(records, task), transformation, dataset, stub.replies, start
+            text_slots(records, task), transformation, dataset, hteb_stub.replies, start
         )
         expected += bodies
-    assert canonical(stub.requests) == canonical(expected)
-    assert len(stub.requests) == len(expected) > 0
-    seeds = Counter(body["seed"] for body in stub.requests)
+    assert canonical(hteb_stub.requests) == canonical(expected)
+    assert len(hteb_stub.requests) == len(expected) > 0
+    seeds = Counter(body["seed"] for body in hteb_stub.requests)
     assert seeds[SEED + 3] > 0  # echoed texts were tried four times
     if kind == "Retrieval":  # documents of one article share its title: sent once per slot
-        titles = Counter(b["messages"][1]["content"] for b in stub.requests if b["seed"] == SEED)
+        sent = [b for b in hteb_stub.requests if b["seed"] == SEED]
+        titles = Counter(b["messages"][1]["content"] for b in sent)
         assert titles["Super_Bowl_50"] > 1
 
 

@@ -2,7 +2,7 @@
 sends for the task types whose records hold lists of texts (issue 51, point 4):
 reranking, summarisation and nested clustering.
 
-As in test_hteb_requests.py (whose stand-in prompts, stub replies and request builder this
+As in test_hteb_requests.py (whose stand-in prompts, hteb_stub replies and request builder this
 module reuses), the stub records every request body and the bodies are compared with what
 HTEB v1.1's generator builds for the same records, seed and settings, worked out here on
 their own from HTEB's rules (ThisIsManuel/HTEB hteb/load_datasets.py,
@@ -27,7 +27,6 @@ from typing import Any
 import pytest
 from support.evaluate import _candidates, _card, _jsonl, _ranking_tables
 from support.files import read_rows
-from support.openai_server import OpenAIStub
 from support.summarization import summeval_folder
 
 from integration.test_hteb_requests import (
@@ -36,17 +35,8 @@ from integration.test_hteb_requests import (
     expected_requests,
     write_prompts,
 )
-from shiftbench.llm.backends.openai import OpenAIBackend
 
 Slots = list[tuple[str, str | None]]
-
-
-@pytest.fixture
-def stub(monkeypatch):
-    monkeypatch.setattr(OpenAIBackend, "BACKOFF", 0.0)
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    with OpenAIStub() as server:
-        yield server
 
 
 def scripted(texts: list[str]) -> dict[str, str]:
@@ -62,23 +52,23 @@ def scripted(texts: list[str]) -> dict[str, str]:
     return replies
 
 
-def run_gen(invoke, stub, tmp_path: Path, source: list[Any], transform: str, *extra: Any) -> Path:
+def run_gen(invoke, server, tmp_path: Path, source: list[Any], transform: str, *extra: Any) -> Path:
     out = tmp_path / "run"
     result = invoke(
         "gen", *source, "--protocol", "hteb", "--hteb-prompts", write_prompts(tmp_path / "HTEB"),
-        "-t", transform, "-s", SEED, "-b", "openai", "--base-url", stub.url, "-m", "stub-model",
+        "-t", transform, "-s", SEED, "-b", "openai", "--base-url", server.url, "-m", "stub-model",
         "--max-failure-rate", "1", "--no-cache", "-q", "-o", out, *extra,
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     return out
 
 
-def check(stub, slots: Slots, transformation: str, dataset: str) -> None:
+def check(hteb_stub, slots: Slots, transformation: str, dataset: str) -> None:
     """The stub received exactly HTEB's requests for `slots`, retries included."""
-    expected, _ = expected_requests(slots, transformation, dataset, stub.replies, 0)
-    assert canonical(stub.requests) == canonical(expected)
-    assert len(stub.requests) == len(expected) > 0
-    assert Counter(b["seed"] for b in stub.requests)[SEED + 3] > 0  # echoes tried four times
+    expected, _ = expected_requests(slots, transformation, dataset, hteb_stub.replies, 0)
+    assert canonical(hteb_stub.requests) == canonical(expected)
+    assert len(hteb_stub.requests) == len(expected) > 0
+    assert Counter(b["seed"] for b in hteb_stub.requests)[SEED + 3] > 0  # echoes tried four times
 
 
 # Reranking: a SciDocsRR-named stand-in of mteb's layout (corpus, queries, judgements,
@@ -124,7 +114,7 @@ def reranking_records(tables: dict[str, list[dict[str, Any]]]) -> list[dict[str,
     ids=["queries", "queries,corpus"],
 )  # fmt: skip
 def test_reranking_sends_htebs_requests(
-    stub, invoke, tmp_path, shared_data, rewrite, transform, transformation
+    hteb_stub, invoke, tmp_path, shared_data, rewrite, transform, transformation
 ):
     folder = tmp_path / "SciDocsRR"
     tables = reranking_folder(folder, shared_data)
@@ -132,12 +122,12 @@ def test_reranking_sends_htebs_requests(
     transform_corpus = "corpus" in rewrite
     fields = ("query", "positive", "negative") if transform_corpus else ("query",)
     texts = [t for r in records for f in fields for t in ([r[f]] if f == "query" else r[f])]
-    stub.replies = scripted(texts)
-    out = run_gen(invoke, stub, tmp_path, [folder, "--task-type", "Reranking"], transform,
+    hteb_stub.replies = scripted(texts)
+    out = run_gen(invoke, hteb_stub, tmp_path, [folder, "--task-type", "Reranking"], transform,
                   "--rewrite", rewrite)  # fmt: skip
-    check(stub, [(t, "eng") for t in texts], transformation, "SciDocsRR")
+    check(hteb_stub, [(t, "eng") for t in texts], transformation, "SciDocsRR")
     if transform_corpus:  # candidates shared by two queries are sent once per slot
-        sent = Counter(b["messages"][1]["content"] for b in stub.requests if b["seed"] == SEED)
+        sent = Counter(b["messages"][1]["content"] for b in hteb_stub.requests if b["seed"] == SEED)
         assert max(sent.values()) > 1
         assert len(texts) == RERANK_QUERIES * 11
         # the run keeps each document's first rewrite, of its title and body together
@@ -148,17 +138,17 @@ def test_reranking_sends_htebs_requests(
             assert d["text"] == f"Plume {d['original_title']} {d['original_text']}"
 
 
-def test_summarisation_sends_htebs_requests(stub, invoke, tmp_path):
+def test_summarisation_sends_htebs_requests(hteb_stub, invoke, tmp_path):
     """SummEval's shape; both lists rewritten (--rewrite queries,references), HTEB's order:
     a document's human summaries before its machine summaries. One machine summary is
     shared by two documents: sent twice."""
     folder = summeval_folder(tmp_path / "summeval")
     records = read_rows(folder / "data" / "test.jsonl")
     texts = [t for r in records for f in ("human_summaries", "machine_summaries") for t in r[f]]
-    stub.replies = scripted(texts)
-    run_gen(invoke, stub, tmp_path, ["SummEvalSummarization.v2", "--data-dir", folder],
+    hteb_stub.replies = scripted(texts)
+    run_gen(invoke, hteb_stub, tmp_path, ["SummEvalSummarization.v2", "--data-dir", folder],
             "backtranslation", "--rewrite", "queries,references")  # fmt: skip
-    check(stub, [(t, "eng") for t in texts], "backtranslation", "summeval")
+    check(hteb_stub, [(t, "eng") for t in texts], "backtranslation", "summeval")
 
 
 # Nested clustering: TwentyNewsgroupsClustering's texts in mteb's rows (one text and its
@@ -181,15 +171,15 @@ def nested_records(root: Path) -> list[dict[str, Any]]:
     return [{"sentences": [r["sentences"] for r in rows], "labels": [r["labels"] for r in rows]}]
 
 
-def test_nested_clustering_sends_htebs_requests(stub, invoke, tmp_path):
+def test_nested_clustering_sends_htebs_requests(hteb_stub, invoke, tmp_path):
     """A blank text is kept blank with no call; a text twice in the set is sent twice."""
     folder = tmp_path / "TwentyNewsgroupsClustering"
     records = nested_records(folder)
     texts = [t for r in records for t in r["sentences"]]
-    stub.replies = scripted(texts)
-    run_gen(invoke, stub, tmp_path, ["TwentyNewsgroupsClustering", "--data-dir", folder],
+    hteb_stub.replies = scripted(texts)
+    run_gen(invoke, hteb_stub, tmp_path, ["TwentyNewsgroupsClustering", "--data-dir", folder],
             "cross-translation")  # fmt: skip
-    check(stub, [(t, "eng") for t in texts], "cross_translation", "TwentyNewsgroupsClustering")
-    sent = Counter(b["messages"][1]["content"] for b in stub.requests if b["seed"] == SEED)
+    check(hteb_stub, [(t, "eng") for t in texts], "cross_translation", "TwentyNewsgroupsClustering")
+    sent = Counter(b["messages"][1]["content"] for b in hteb_stub.requests if b["seed"] == SEED)
     assert sent["Fast polygon fill routine"] == 2
     assert sent["   "] == 0

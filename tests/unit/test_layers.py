@@ -87,11 +87,14 @@ def module_name(path: Path, root: Path) -> str:
 def module_edges(path: Path, root: Path, known: set[str]) -> set[str]:
     """The modules of `known` that the module at `path` imports, at any depth of its code:
     relative names resolved, `from a import b` read as module a.b when there is one, and a
-    name inside a module read as that module."""
+    name inside a module read as that module. A top-level `if TYPE_CHECKING:` block is
+    left out: it never runs, so it cannot take part in a cycle."""
     me = module_name(path, root)
     package = me if path.name == "__init__.py" else me.rpartition(".")[0]
     targets = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree.body = [n for n in tree.body if not _type_checking(n)]
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             targets += [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):
