@@ -195,7 +195,8 @@ class OpenAIBackend(SharedRequests):
         except httpx.TransportError as exc:
             raise transport_fault(exc, self.timeout) from None
         if response.status_code == 429 or response.status_code >= 500:
-            raise TransientError(f"HTTP {response.status_code}")
+            said = error_text(response)  # what the server says went wrong, if anything
+            raise TransientError(f"HTTP {response.status_code}{': ' + said if said else ''}")
         if response.status_code != 200:
             raise RuntimeFault(
                 f"{self.base_url} answered HTTP {response.status_code}: {error_text(response)}"

@@ -94,7 +94,7 @@ def test_persistent_failure_exits_1_and_keeps_finished_rows(
     assert result.exit_code == 1
     assert result.stderr.count("\n") == 1
     assert result.stderr == (
-        f"Error: {openai_stub.url} kept failing (HTTP 500) after 5 tries; "
+        f"Error: {openai_stub.url} kept failing (HTTP 500: injected 500) after 5 tries; "
         "finished rows are cached\n"
     )
     assert not out.exists()

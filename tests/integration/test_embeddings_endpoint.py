@@ -53,7 +53,7 @@ def test_batches_retries_and_a_changing_dimension():
         endpoint.encode(["b"])
 
     endpoint, _ = scripted_endpoint([500] * 5)
-    with pytest.raises(RuntimeFault, match=r"kept failing \(HTTP 500\) after 5 tries"):
+    with pytest.raises(RuntimeFault, match=r"kept failing \(HTTP 500: busy\) after 5 tries"):
         endpoint.encode(["a"])
 
     endpoint, _ = scripted_endpoint([400])
