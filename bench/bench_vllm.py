@@ -197,7 +197,7 @@ def same_texts(ours: Run, theirs: Run) -> str | None:
 
 
 def main() -> None:
-    from shiftbench.gen.api import defaults
+    from shiftbench.gen.settings import defaults
     from shiftbench.llm.backends.vllm_backend import parse_engine_args
     from shiftbench.llm.backends.weights import models_dir
 

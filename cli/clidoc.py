@@ -83,7 +83,7 @@ def _spec_table(title: str, help_: str, fields: tuple[Any, ...]) -> str:
     for f in fields:
         option = ""
         if f.command:
-            flag = max(option_of(f, cli).opts, key=len)
+            flag = f.flag or max(option_of(f, cli).opts, key=len)
             option = f"`{f.command} {flag}`"
         shown = "(required)" if f.required else f"`{yaml_value(default(f))}`"
         cells = [f"`{f.key}`", f.kind, shown, option, _plain(help_text(f, cli))]

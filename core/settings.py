@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
+from types import UnionType
+from typing import Any, Union, get_args, get_origin
 
 from shiftbench.errors import InputError
 
 BOUND = "shiftbench.bound"  # the metadata key of a field's Bound
+DECLARED = "shiftbench.declared"  # the metadata key of a field's Declared
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,50 @@ class Bound:
         return None
 
 
+@dataclass(frozen=True)
+class Declared:
+    """What the command line, the spec and the docs say of a setting, written once on its
+    field: the option and the spec key are built from it (`shiftbench.cli.commands.
+    from_settings`, `shiftbench.runner.spec`).
+
+    Attributes:
+        help: The option's help (and the spec key's, unless `spec_help` is given).
+        section: The --help section the option is listed under (e.g. "Backend").
+        flags: The option's names (e.g. "--transform", "-t"); empty: --field-name.
+        key: The option's parameter name and the spec key, where not the field's name.
+        metavar: The option's metavar.
+        show_default: Show the default in --help (a string: shown as written).
+        spec: Where the spec holds the key: "" the settings' own section, "top" the top
+            level, another word that section; None: the spec has no such key.
+        spec_help: The spec key's help, where it says more (or other) than the option's.
+        path: The spec's value is a path, read from the spec file's folder.
+        single: The spec's list also takes one string (as a one-item list).
+        separator: What a list option's value may be split at ("": never; a path may
+            hold a comma).
+        written: The option names a folder the command writes (checked before any work).
+    """
+
+    help: str
+    section: str = ""
+    flags: tuple[str, ...] = ()
+    key: str = ""
+    metavar: str | None = None
+    show_default: bool | str = False
+    spec: str | None = ""
+    spec_help: str = ""
+    path: bool = False
+    single: bool = False
+    separator: str = ","
+    written: bool = False
+
+
+def _metadata(limit: Bound | None, declare: dict[str, Any]) -> dict[str, Any]:
+    found: dict[str, Any] = {} if limit is None else {BOUND: limit}
+    if declare:
+        found[DECLARED] = Declared(**declare)
+    return found
+
+
 def ranged(
     default: Any,
     kind: type = int,
@@ -86,16 +132,50 @@ def ranged(
     high: float | None = None,
     low_open: bool = False,
     high_open: bool = False,
+    **declare: Any,
 ) -> Any:
     """A settings field whose numbers must lie in a range (None is always allowed: it
-    means "not set")."""
+    means "not set"); `declare` holds its Declared (help, section, ...)."""
     bound = Bound(kind, low, high, low_open, high_open)
-    return dataclasses.field(default=default, metadata={BOUND: bound})
+    return dataclasses.field(default=default, metadata=_metadata(bound, declare))
 
 
-def chosen(default: Any, *choices: str) -> Any:
-    """A settings field whose word (or, for a tuple, each word) must be one of `choices`."""
-    return dataclasses.field(default=default, metadata={BOUND: Bound(str, choices=choices)})
+def chosen(default: Any, *choices: str, **declare: Any) -> Any:
+    """A settings field whose word (or, for a tuple, each word) must be one of `choices`;
+    `declare` holds its Declared (help, section, ...)."""
+    bound = Bound(str, choices=choices)
+    return dataclasses.field(default=default, metadata=_metadata(bound, declare))
+
+
+def declared(default: Any = None, *, factory: Any = None, **declare: Any) -> Any:
+    """A settings field with its Declared (help, section, ...) and no bound; `factory`
+    makes a mutable default."""
+    if factory is not None:
+        return dataclasses.field(default_factory=factory, metadata=_metadata(None, declare))
+    return dataclasses.field(default=default, metadata=_metadata(None, declare))
+
+
+def declarations(owner: Any) -> list[tuple[dataclasses.Field[Any], Declared]]:
+    """The fields of settings class `owner` that carry a Declared, in field order."""
+    return [
+        (f, f.metadata[DECLARED])
+        for f in dataclasses.fields(owner)
+        if isinstance(f.metadata.get(DECLARED), Declared)
+    ]
+
+
+def bare(hint: Any) -> Any:
+    """A settings field's type without its `| None`."""
+    if get_origin(hint) in (UnionType, Union):
+        return next(a for a in get_args(hint) if a is not type(None))
+    return hint
+
+
+def field_default(f: dataclasses.Field[Any]) -> Any:
+    """A settings field's default value (a fresh one from its factory)."""
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return f.default
 
 
 def bound(owner: Any, name: str) -> Bound | None:

@@ -21,17 +21,16 @@ import json
 import logging
 import tempfile
 from collections.abc import MutableMapping
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from shiftbench.core.data.parts import check_rewrite, parse_rewrite, with_parts
+from shiftbench.core.data.parts import check_rewrite, with_parts
 from shiftbench.core.data.runfolder import config_name
 from shiftbench.core.data.writes import writing
 from shiftbench.core.messages import counted, option, report
 from shiftbench.core.progress import quieted, step
 from shiftbench.core.protocols import apply_protocol, get_protocol
-from shiftbench.core.settings import check, chosen, ranged
 from shiftbench.core.text.languages import parse_pool
 from shiftbench.core.text.transforms import expand_transforms, load_prompts, parse_prompt_files
 from shiftbench.errors import InputError, RuntimeFault, ShiftbenchError
@@ -57,8 +56,8 @@ from shiftbench.gen.estimate import (
 from shiftbench.gen.generate import check_gen, failure_share, run_gen
 from shiftbench.gen.plan import plan_gen
 from shiftbench.gen.rewrite import Variant
+from shiftbench.gen.settings import PROTOCOL_OPTIONS, GenSettings
 from shiftbench.llm.backends import Sampling, backend_target, get_backend
-from shiftbench.llm.backends.base import EMBEDDED_ENGINES
 from shiftbench.llm.backends.weights import conversion_seconds
 from shiftbench.llm.cache import GenerationCache, default_cache_dir
 
@@ -69,116 +68,12 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# the gen options a protocol preset fills in when they are left at None
-PROTOCOL_OPTIONS = ("transforms", "seeds", "temperature", "top_p", "top_k", "max_attempts")
-
-
-@dataclass(frozen=True)
-class GenSettings:
-    """How gen rewrites a source; every field is the `shiftbench gen` option of its name.
-
-    Attributes:
-        transforms: Transform names (or the groups "all", "controls"); None: the protocol's.
-        seeds: Seeds, one variant of each transform per seed; None: the protocol's.
-        protocol: Preset of the paper to follow: "shiftbench", "pteb" or "hteb".
-        languages: Target-language pool, comma-separated ISO 639-1 codes.
-        prompt_variant: Packaged prompt variant (paraphrase has 1-4).
-        prompt_files: Prompt templates replacing packaged ones, as `[TRANSFORM[:STEP]=]FILE`.
-        rewrite: What to rewrite, comma-separated (queries, corpus, train); None: the
-            protocol's parts for the task type.
-        backend: Generation backend: embedded, ollama, openai or vllm.
-        model: Generator model (Hub id, local folder or .gguf); None: the backend's default.
-        temperature: Sampling temperature, 0 for greedy decoding; None: the protocol's.
-        top_p: Nucleus sampling mass; None: the protocol's.
-        top_k: Sample from the k likeliest tokens only; 0: no such cut sent (the
-            backend's own); None: the protocol's (hteb: 64, the others: none sent).
-        max_new_tokens: The most tokens one call may produce; None: the transform's cap
-            (under hteb's flat budgets, the step's flat budget).
-        max_attempts: Tries for a text whose output fails the automatic checks; None: the
-            protocol's (hteb: 4, the others: 3).
-        base_url: Server address of the openai and ollama backends.
-        timeout: Seconds a request to the openai or ollama backend's server may wait for
-            its answer (10 to connect), each try; None: the backend's (openai 300,
-            ollama 600).
-        num_ctx: Context length (ollama asks for it; vllm sizes its engine for it).
-        engine_args: Keyword arguments for `vllm.LLM` (vllm backend only).
-        concurrency: Requests in flight at once (server backends).
-        batch_size: Prompts per forward pass (embedded backend's transformers engine).
-        engine: The embedded backend's engine: "auto" (llama.cpp for a GGUF model when
-            llama-cpp-python is installed, else transformers), "transformers" or
-            "llama.cpp".
-        limit: Use only the first N rows of each split (a label at a time in turn for
-            Classification and Clustering).
-        output: Run folder to write or add to; None: `default_run_folder(source name)`,
-            <cache>/runs/<source name> under $SHIFTBENCH_CACHE_DIR or ~/.cache/shiftbench
-            (the command's default is runs/<source name>).
-        cache_dir: Where finished rows are cached; None: $SHIFTBENCH_CACHE_DIR or
-            ~/.cache/shiftbench.
-        no_cache: Keep finished rows in memory only.
-        shard: (I, N): make only rows whose row_id % N == I.
-        max_failure_rate: Raise TooManyFailures (after writing) above this share of failed rows.
-        control_pos: Parts of speech the synonym and antonym swaps may change.
-        wordnet_dir: WordNet 3.0 dict folder for the swaps; None: found where installed.
-        hteb_prompts: The user's copy of HTEB's hteb/prompts.py (or a folder holding it):
-            with protocol "hteb", requests are sent as HTEB's generator sends them
-            (gen/hteb_requests.py); None: shiftbench's own prompts and requests.
-        overwrite: Replace configs that already exist.
-        quiet: No progress bars.
-    """
-
-    transforms: tuple[str, ...] | None = None
-    seeds: tuple[int, ...] | None = None
-    protocol: str = "shiftbench"
-    languages: str = "es,fr,de,tr,ar"
-    prompt_variant: int = ranged(1, low=1)
-    prompt_files: tuple[str, ...] = ()
-    rewrite: str | None = None
-    backend: str = "embedded"
-    model: str | None = None
-    temperature: float | None = ranged(None, float, low=0)
-    top_p: float | None = ranged(None, float, low=0, high=1, low_open=True)
-    max_new_tokens: int | None = ranged(None, low=1)
-    top_k: int | None = ranged(None, low=0)
-    max_attempts: int | None = ranged(None, low=1)
-    base_url: str | None = None
-    timeout: float | None = ranged(None, float, low=0, low_open=True)
-    num_ctx: int = ranged(8192, low=256)
-    engine_args: dict[str, Any] = field(default_factory=dict)
-    concurrency: int = ranged(4, low=1)
-    batch_size: int = ranged(8, low=1)
-    engine: str = chosen("auto", *EMBEDDED_ENGINES)
-    limit: int | None = ranged(None, low=1)
-    output: Path | None = None
-    cache_dir: Path | None = None
-    no_cache: bool = False
-    shard: tuple[int, int] | None = None
-    max_failure_rate: float = ranged(0.5, float, low=0, high=1)
-    control_pos: str = "verb,adjective"
-    wordnet_dir: str | None = None
-    hteb_prompts: Path | None = None
-    overwrite: bool = False
-    quiet: bool = False
-
-    def __post_init__(self) -> None:
-        for name in ("output", "cache_dir", "hteb_prompts"):  # a str, as callers write one
-            if isinstance(getattr(self, name), str):
-                object.__setattr__(self, name, Path(getattr(self, name)))
-        check(self)
-
 
 def default_run_folder(name: str) -> Path:
     """Where `generate` writes a source's run folder when `output` is None: under the
     user's cache ($SHIFTBENCH_CACHE_DIR, else ~/.cache/shiftbench), never into the current
     folder: `<cache>/runs/<source name>`."""
     return default_cache_dir() / "runs" / name
-
-
-def defaults() -> dict[str, Any]:
-    """Each setting's default, as the CLI shows it."""
-    out = {}
-    for f in fields(GenSettings):
-        out[f.name] = f.default_factory() if callable(f.default_factory) else f.default
-    return out
 
 
 @dataclass(frozen=True)
@@ -277,10 +172,8 @@ def _prepare(source: Source, settings: GenSettings) -> _Prepared:
         hteb = _hteb_prompts(s, chosen)
         sampling = HtebSampling(**asdict(sampling))
     # a rewrite given overrides the protocol's parts for this task type
-    if s.rewrite is None:
-        parts = check_rewrite(source.task_type, applied.protocol.rewrite_for(source.task_type))
-    else:
-        parts = parse_rewrite(s.rewrite, source.task_type)
+    asked = applied.protocol.rewrite_for(source.task_type) if s.rewrite is None else s.rewrite
+    parts = check_rewrite(source.task_type, asked)
     record = applied.record(source.task_type)
     record["rewrite"] = list(parts)
     if s.rewrite is not None:

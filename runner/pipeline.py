@@ -47,7 +47,7 @@ from shiftbench.gen.api import GenSettings, TooManyFailures, generate, plan_gene
 from shiftbench.gen.estimate import combine
 from shiftbench.human_eval.api import BatchSettings, export_batches, make_batches
 from shiftbench.human_eval.export import EXPORT_DIR
-from shiftbench.runner.spec import STAGES, Spec, folder_name
+from shiftbench.runner.spec import STAGES, TOP_FIELDS, Spec, folder_name, gen_settings
 from shiftbench.validate.api import ValidateSettings, table_printer, validate_runs
 
 log = logging.getLogger(__name__)
@@ -158,12 +158,6 @@ def data_digest(run: Path) -> str:
     return digest.hexdigest()
 
 
-GEN_TOP = (
-    "transforms", "seeds", "languages", "prompt_variant", "prompt_file", "control_pos",
-    "wordnet_dir", "hteb_prompts", "protocol", "rewrite",
-)  # fmt: skip
-
-
 def prompt_path(value: str) -> str:
     """The file of a prompt_file entry (FILE or TRANSFORM[:STEP]=FILE)."""
 
@@ -174,7 +168,9 @@ def prompt_path(value: str) -> str:
 def fingerprint(spec: Spec, unit: Unit, stage: str) -> str:
     v = spec.values
     if stage == "gen":
-        settings = {k: v[k] for k in GEN_TOP}
+        # where finished rows are cached changes nothing gen writes
+        keys = [f.key for f in TOP_FIELDS if f.command == "gen" and f.key != "cache_dir"]
+        settings = {k: v[k] for k in keys}
         prompt = b"".join(_file(Path(prompt_path(x))) for x in v["prompt_file"] or ())
         return _sha(stage, unit.source, settings, v["generator"], prompt)
     data = data_digest(unit.run)
@@ -255,30 +251,13 @@ def gen_call(spec: Spec, unit: Unit, quiet: bool) -> tuple[SourceArguments, GenS
     The protocol's transforms, seeds, sampling and rewritten parts hold wherever the spec
     leaves the key out; a key the spec sets replaces the preset's (and is recorded so)."""
 
-    v, g, s = spec.values, spec.values["generator"], unit.source
+    v, s = spec.values, unit.source
     source = SourceArguments(
         name=_source_name(spec, s), task_type=s["task_type"], data_dir=s["data_dir"],
         subsets=tuple(s["subsets"]), splits=tuple(s["splits"]),
         source_language=s["source_language"],
     )  # fmt: skip
-    settings = GenSettings(
-        transforms=None if v["transforms"] is None else tuple(v["transforms"]),
-        seeds=None if v["seeds"] is None else tuple(int(x) for x in v["seeds"]),
-        rewrite=",".join(v["rewrite"]) if v["rewrite"] else None,
-        languages=",".join(v["languages"]), prompt_variant=v["prompt_variant"],
-        prompt_files=tuple(v["prompt_file"] or ()),
-        protocol=v["protocol"], control_pos=v["control_pos"], wordnet_dir=v["wordnet_dir"],
-        hteb_prompts=Path(v["hteb_prompts"]) if v["hteb_prompts"] else None,
-        output=unit.run, backend=g["backend"], model=g["model"],
-        temperature=g["temperature"], top_p=g["top_p"], top_k=g["top_k"],
-        max_new_tokens=g["max_new_tokens"],
-        max_attempts=g["max_attempts"], base_url=g["base_url"], timeout=g["timeout"],
-        num_ctx=g["num_ctx"],
-        concurrency=g["concurrency"], engine_args=dict(g["engine_args"]),
-        batch_size=g["batch_size"], engine=g["engine"], max_failure_rate=g["max_failure_rate"],
-        cache_dir=Path(v["cache_dir"]) if v["cache_dir"] else None, limit=s["limit"],
-        quiet=quiet,
-    )  # fmt: skip
+    settings = gen_settings(v, s, output=unit.run, quiet=quiet)
     return source, settings
 
 

@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args, get_origin, get_type_hints
 
 import yaml
 
@@ -28,9 +28,8 @@ from shiftbench.cards.croissant import parse_rai
 from shiftbench.core.data.parts import PARTS
 from shiftbench.core.data.runfolder import DATA_FORMATS
 from shiftbench.core.data.sources import load_source
-from shiftbench.core.protocols import PROTOCOLS
 from shiftbench.core.registry import suggest
-from shiftbench.core.settings import problem
+from shiftbench.core.settings import bare, declarations, problem
 from shiftbench.core.text.langid import IDENTIFIERS
 from shiftbench.core.text.transforms import TARGETED_PROMPT, expand_transforms
 from shiftbench.errors import InputError
@@ -59,6 +58,9 @@ class Field:
     required: bool = False
     path: bool = False  # a path, read relative to the spec file's folder
     single: bool = False  # a list key that also takes one string (as a one-item list)
+    setting: str = ""  # the settings field, where the key is declared on one
+    flag: str = ""  # the option, where the key is declared on a settings field
+    owner: Any = None  # the settings class, where the key is declared on one of its fields
 
 
 @dataclass(frozen=True)
@@ -80,27 +82,7 @@ SOURCE_FIELDS = (
     Field("subsets", STR_LIST, "gen", help="Subsets (Hub configs) to use. [] means all."),
     Field("splits", STR_LIST, "gen",
           help="Splits to use. [] means mteb's eval splits (a local folder: test)."),
-    Field("limit", INT, "gen"),
     Field("source_language", STR, "gen"),
-)  # fmt: skip
-
-GENERATOR_FIELDS = (
-    Field("backend", STR, "gen"),
-    Field("model", STR, "gen"),
-    Field("temperature", FLOAT, "gen"),
-    Field("top_p", FLOAT, "gen"),
-    Field("top_k", INT, "gen"),
-    Field("max_new_tokens", INT, "gen"),
-    Field("max_attempts", INT, "gen"),
-    Field("base_url", STR, "gen"),
-    Field("timeout", FLOAT, "gen"),
-    Field("num_ctx", INT, "gen"),
-    Field("concurrency", INT, "gen"),
-    Field("batch_size", INT, "gen"),
-    Field("engine", STR, "gen"),
-    Field("engine_args", MAPPING, "gen",
-          help="vllm.LLM arguments (vllm backend only), e.g. {tensor_parallel_size: 2}."),
-    Field("max_failure_rate", FLOAT, "gen"),
 )  # fmt: skip
 
 VALIDATE_FIELDS = (
@@ -214,60 +196,72 @@ SCALE_FIELDS = (
 )  # fmt: skip
 
 
-def _seed_text(seeds: tuple[int, ...]) -> str:
-    """1337 or 1337-1339: a protocol's seeds as gen's help writes them."""
-    consecutive = list(seeds) == list(range(seeds[0], seeds[0] + len(seeds)))
-    if len(seeds) > 1 and consecutive:
-        return f"{seeds[0]}-{seeds[-1]}"
-    return ",".join(str(x) for x in seeds)
+def _kind(hint: Any) -> str:
+    """The spec's type of a settings field's type."""
+    base = bare(hint)
+    if get_origin(base) is tuple:
+        return INT_LIST if get_args(base)[0] is int else STR_LIST
+    if dict in (base, get_origin(base)):
+        return MAPPING
+    return {bool: BOOL, int: INT, float: FLOAT}.get(base, STR)
 
 
-# read from the presets, so that the spec's help says what leaving seeds out gives
-PROTOCOL_SEEDS = "; ".join(f"{p.name}: {_seed_text(p.seeds)}" for p in PROTOCOLS.values())
+def settings_fields(owner: Any, command: str, own: str, where: str) -> tuple[Field, ...]:
+    """The spec keys of settings class `owner`'s declared fields that the spec holds at
+    `where` ("top", a section's key, or `own`, that of a field declared with spec "")."""
+    hints = get_type_hints(owner)
+    return tuple(
+        Field(d.key or f.name, _kind(hints[f.name]), command, help=d.spec_help or d.help,
+              path=d.path, single=d.single, setting=f.name, owner=owner,
+              flag=max(d.flags or ("--" + (d.key or f.name).replace("_", "-"),), key=len))
+        for f, d in declarations(owner) if d.spec is not None and (d.spec or own) == where
+    )  # fmt: skip
 
-TOP_FIELDS = (
-    Field("output", STR, required=True, path=True,
-          help="The output folder: one sub-folder per source (run/, human-eval/, results/, "
-          "state)."),
-    Field("transforms", STR_LIST, "gen", "transforms",
-          help="Transformations to apply, e.g. [paraphrase, summarisation, translation]; "
-          "[all] for all eight; [controls] for the controls (see 'shiftbench probe'). "
-          "Omitted: the protocol's, as gen without --transform."),
-    Field("seeds", INT_LIST, "gen",
-          help="Seeds; each gives its own variant (config) of each transform. Omitted: the "
-          f"protocol's, as gen without --seed ({PROTOCOL_SEEDS})."),
-    Field("languages", STR_LIST, "gen",
-          help="Target-language pool of the translation transforms, e.g. [es, fr, de]."),
-    Field("prompt_variant", INT, "gen"),
-    Field("prompt_file", STR_LIST, "gen", path=True, single=True,
-          help="Prompt templates instead of the transforms' own, each FILE, TRANSFORM=FILE or "
-          "TRANSFORM:STEP=FILE as for gen --prompt-file (e.g. backtranslation:2=back.txt); "
-          "one string or a list. {text} marks the input, {language} the language to write in."),
-    Field("protocol", STR, "gen"),
-    Field("rewrite", STR_LIST, "gen",
-          help="Parts rewritten: queries (the scored texts), corpus (ranking documents, "
-          "reranking candidates), train (the classification train split), e.g. [queries, "
-          "corpus]. Omitted: the protocol's parts for each task type."),
-    Field("control_pos", STR, "gen"),
-    Field("wordnet_dir", STR, "gen", path=True),
-    Field("hteb_prompts", STR, "gen", path=True),
-    Field("cache_dir", STR, "gen", path=True),
-)  # fmt: skip
 
-SECTIONS = (
-    Section("sources", "What to rewrite: one entry per source.", SOURCE_FIELDS, many=True),
-    Section("generator", "The LLM that rewrites, and how it samples.", GENERATOR_FIELDS),
-    Section("validate", "Automatic checks, judges, and the error-rate gate.", VALIDATE_FIELDS),
-    Section("human_eval", "Rating batches for people, and their export.", HUMAN_EVAL_FIELDS),
-    Section(
-        "evaluate",
-        "Encoders scored on the original and every variant, into each source's results/ "
-        "folder beside run/; the card and the release carry their scores.",
-        EVALUATE_FIELDS,
-    ),
-    Section("release", "The Hugging Face Hub release.", RELEASE_FIELDS),
-    Section("scale", "Beyond one machine: where gen runs.", SCALE_FIELDS),
-)
+def schema(gen: Any = GenSettings) -> tuple[tuple[Field, ...], tuple[Section, ...]]:
+    """The spec's top-level keys and its sections, gen's keys read from settings class
+    `gen`'s fields (its own section: generator)."""
+
+    def at(where: str) -> tuple[Field, ...]:
+        return settings_fields(gen, "gen", "generator", where)
+
+    output = Field("output", STR, required=True, path=True,
+                   help="The output folder: one sub-folder per source (run/, human-eval/, "
+                   "results/, state).")  # fmt: skip
+    return (output, *at("top")), (
+        Section("sources", "What to rewrite: one entry per source.",
+                (*SOURCE_FIELDS, *at("sources")), many=True),
+        Section("generator", "The LLM that rewrites, and how it samples.", at("generator")),
+        Section("validate", "Automatic checks, judges, and the error-rate gate.",
+                VALIDATE_FIELDS),
+        Section("human_eval", "Rating batches for people, and their export.",
+                HUMAN_EVAL_FIELDS),
+        Section("evaluate", "Encoders scored on the original and every variant, into each "
+                "source's results/ folder beside run/; the card and the release carry their "
+                "scores.", EVALUATE_FIELDS),
+        Section("release", "The Hugging Face Hub release.", RELEASE_FIELDS),
+        Section("scale", "Beyond one machine: where gen runs.", SCALE_FIELDS),
+    )  # fmt: skip
+
+
+def gen_settings(values: dict[str, Any], source: dict[str, Any], owner: Any = GenSettings,
+                 **given: Any) -> Any:  # fmt: skip
+    """Settings class `owner` (gen's) from a checked spec's values, each field by name from
+    where the spec holds it (a source's entry for `sources` keys); `given` (output, quiet)
+    wins. An empty list where the setting's default is None is None."""
+    top, sections = schema(owner)
+    settings = dict(given)
+    for at, keys in [(values, top), *((source if s.many else values[s.key], s.fields)
+                                      for s in sections)]:  # fmt: skip
+        for f in (f for f in keys if f.setting and f.setting not in settings):
+            value = at[f.key]
+            if isinstance(value, list):
+                value = tuple(value) or (None if _setting_default(f) is None else ())
+            settings[f.setting] = value
+    return owner(**settings)
+
+
+TOP_FIELDS, SECTIONS = schema()
 
 # evaluate follows human-eval (faithful: human reads its ratings) and comes before card and
 # publish, which carry its scores (the card's model-index and results table, the release's
@@ -288,13 +282,9 @@ def _owners(command: str) -> tuple[Any, ...]:
     }[command]
 
 
-SETTING_NAMES = {"prompt_file": "prompt_files"}  # spec key -> settings field, where they differ
-
-
 def _setting_default(f: Field) -> Any:
-    name = f.param or f.key
-    name = SETTING_NAMES.get(name, name)
-    for owner in _owners(f.command):
+    name = f.setting or f.param or f.key
+    for owner in (f.owner,) if f.owner else _owners(f.command):
         if dataclasses.is_dataclass(owner):
             for d in dataclasses.fields(owner):
                 if d.name == name:
@@ -314,8 +304,6 @@ def default(f: Field) -> Any:
     if not f.command or f.default is not None:
         return f.default
     value = _setting_default(f)
-    if f.key == "languages":
-        return value.split(",")
     if value is None and f.kind in (INT_LIST, STR_LIST):
         return None  # the setting's None: chosen elsewhere (e.g. by the protocol)
     if f.kind == INT_LIST:
@@ -576,8 +564,8 @@ def _check_bounds(
     value: Any, f: Field, at: tuple[Any, ...], fail: Callable[[tuple[Any, ...], str], InputError]
 ) -> None:
     """Ranges and choices, as the stage settings' fields declare them."""
-    name = SETTING_NAMES.get(f.param or f.key, f.param or f.key)
-    for owner in _owners(f.command):
+    name = f.setting or f.param or f.key
+    for owner in (f.owner,) if f.owner else _owners(f.command):
         if not dataclasses.is_dataclass(owner):
             continue
         items = value if isinstance(value, list) else [value]

@@ -12,6 +12,7 @@ sharding or resumption.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 
@@ -112,8 +113,9 @@ def _lookup(code: str) -> Language | None:
     return Language(macro, iso3, name)
 
 
-def parse_pool(text: str) -> tuple[Language, ...]:
-    """A comma-separated list of language codes, each known and none repeated."""
+def parse_pool(given: str | Sequence[str]) -> tuple[Language, ...]:
+    """Language codes (a list, or one comma-separated string), each known and none repeated."""
+    text = given if isinstance(given, str) else ",".join(given)  # as the user wrote them
     codes = [c.strip() for c in text.split(",") if c.strip()]
     if not codes:
         raise InputError("the language pool is empty")

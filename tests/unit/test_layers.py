@@ -175,7 +175,6 @@ LIMIT = 600  # lines a module may hold
 # its own fails), and a module back under the limit leaves the list.
 CEILINGS = {
     "evaluate/api.py": 647,
-    "gen/api.py": 624,
     "runner/pipeline.py": 628,
     "runner/spec.py": 747,
 }
