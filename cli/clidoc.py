@@ -62,12 +62,14 @@ def _block(path: str, text: str) -> str:
     return f"{summary}\n\n```\n{text.rstrip()}\n```\n\n</details>\n"
 
 
-def spec_reference() -> str:
-    """Every key of a run spec, a Markdown table per section."""
+def spec_reference(fields: tuple[Any, Any] | None = None) -> str:
+    """Every key of a run spec, a Markdown table per section, from the schema `fields`
+    (top-level keys, sections; `schema()`'s by default)."""
     from shiftbench.runner.spec import SECTIONS, TOP_FIELDS
 
-    parts = [_spec_table("Top level", "Keys outside any section.", TOP_FIELDS)]
-    for section in SECTIONS:
+    top, sections = fields or (TOP_FIELDS, SECTIONS)
+    parts = [_spec_table("Top level", "Keys outside any section.", top)]
+    for section in sections:
         shape = "a list of mappings, one per source" if section.many else "a mapping"
         about = f"{section.help} The value is {shape}."
         parts.append(_spec_table(f"`{section.key}`", about, section.fields))

@@ -418,8 +418,10 @@ def _refuse_aliases(text: str, where: str) -> None:
         # any other fault is left to PyYAML's reading, which names it in its own words
 
 
-def read_spec(path: Path) -> Spec:
-    """Read and check a spec file; any problem is one InputError naming file:line."""
+def read_spec(path: Path, gen: Any = GenSettings) -> Spec:
+    """Read and check a spec file; any problem is one InputError naming file:line. Its gen
+    keys are settings class `gen`'s."""
+    top, sections = (TOP_FIELDS, SECTIONS) if gen is GenSettings else schema(gen)
     where = str(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -459,8 +461,8 @@ def read_spec(path: Path) -> Spec:
         return InputError(f"{where}:{lines.line(at)}: {_dotted(at)}: {message}")
 
     base = path.resolve().parent
-    values = _check_mapping(raw, (), TOP_FIELDS, {s.key for s in SECTIONS}, fail, base)
-    for section in SECTIONS:
+    values = _check_mapping(raw, (), top, {s.key for s in sections}, fail, base)
+    for section in sections:
         given = raw.get(section.key)
         at = (section.key,)
         if section.many:

@@ -1,5 +1,6 @@
-"""The spec as people read it: each key's help text (its option's, or the schema's own for
-spec-only keys) and the commented starter spec `shiftbench init` writes.
+"""The spec as people read it: each key's help text (its settings field's for gen's keys,
+else its option's, or the schema's own for spec-only keys) and the commented starter spec
+`shiftbench init` writes.
 
 The options are read from the command tree the caller hands in (the root group), which
 holds `init` itself: this module is part of that tree, so it cannot import it."""
@@ -73,13 +74,17 @@ def _field_lines(
     return [*lines, f"{indent}# {first}{f.key}: {yaml_value(default(f))}"]
 
 
-def starter(file_name: str, root: click.Command) -> str:
+def starter(
+    file_name: str, root: click.Command, fields: tuple[Any, Any] = (TOP_FIELDS, SECTIONS)
+) -> str:
     """A commented spec: the defaults of every key, each with its help, from the schema
-    (and the options of the command tree `root`)."""
+    `fields` (top-level keys, sections; `schema()`'s by default) and, for keys that are
+    not declared on a settings field, the options of the command tree `root`."""
+    top, sections = fields
     lines = _wrapped(INTRO.format(file=file_name).replace("\n", " "), "")
-    for f in TOP_FIELDS:
+    for f in top:
         lines += ["", *_field_lines(f, root, (), "")]
-    for section in SECTIONS:
+    for section in sections:
         lines += ["", *_wrapped(section.help, ""), f"{section.key}:"]
         if section.many:
             name, *rest = section.fields
