@@ -9,7 +9,6 @@ leaks into the answer is removed.
 from __future__ import annotations
 
 import json
-import os
 import time
 from typing import Any
 
@@ -41,27 +40,16 @@ class OllamaBackend(ServedBackend):
     """Chats with a model served by Ollama, several requests at a time."""
 
     name = "ollama"
+    UNNAMED = "the ollama backend needs --model: an Ollama model name"
+    URL_ENV = "OLLAMA_HOST"
+    DEFAULT_URL = DEFAULT_HOST
+    WAITED = DEFAULT_TIMEOUT
 
     def __init__(
-        self,
-        model: str | None = None,
-        *,
-        base_url: str | None = None,
-        concurrency: int = 4,
-        num_ctx: int = DEFAULT_NUM_CTX,
-        timeout: float | None = None,
-        tries: int = 5,
-        **_: Any,
+        self, model: str | None = None, *, num_ctx: int = DEFAULT_NUM_CTX, **settings: Any
     ) -> None:
-        self.host = self._settle(  # as printed and recorded
-            model,
-            "the ollama backend needs --model: an Ollama model name",
-            base_url or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST,
-            concurrency,
-            timeout,
-            DEFAULT_TIMEOUT,
-            tries,
-        )
+        """`settings`: ServedBackend's (base_url, concurrency, timeout, tries)."""
+        super().__init__(model, **settings)
         self.num_ctx = num_ctx
         self._info: dict[str, Any] | None = None
 
@@ -133,6 +121,11 @@ class OllamaBackend(ServedBackend):
                 "ollama_client": version("ollama"),
             },
         }
+
+    @property
+    def host(self) -> str:
+        """The server's URL as printed and recorded."""
+        return self.shown
 
     def _loaded(self) -> bool:
         return self._info is not None

@@ -42,26 +42,14 @@ class OpenAIBackend(ServedBackend):
     """Chat completions from an OpenAI-compatible server."""
 
     name = "openai"
+    UNNAMED = "the openai backend needs --model: the model name the server serves"
+    URL_ENV = "OPENAI_BASE_URL"
+    DEFAULT_URL = DEFAULT_BASE_URL
+    WAITED = DEFAULT_TIMEOUT
 
-    def __init__(
-        self,
-        model: str | None = None,
-        *,
-        base_url: str | None = None,
-        concurrency: int = 4,
-        timeout: float | None = None,
-        tries: int = 5,
-        **_: Any,
-    ) -> None:
-        self.base_url = self._settle(  # as printed and recorded
-            model,
-            "the openai backend needs --model: the model name the server serves",
-            base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL,
-            concurrency,
-            timeout,
-            DEFAULT_TIMEOUT,
-            tries,
-        )
+    def __init__(self, model: str | None = None, **settings: Any) -> None:
+        """`settings`: ServedBackend's (base_url, concurrency, timeout, tries)."""
+        super().__init__(model, **settings)
         self._served: list[str] | None = None
 
     def _http(self) -> Any:
@@ -117,6 +105,11 @@ class OpenAIBackend(ServedBackend):
             "model": {"id": self.model},
             "backend": {"name": self.name, "base_url": self.base_url, "httpx": httpx.__version__},
         }
+
+    @property
+    def base_url(self) -> str:
+        """The server's URL as printed and recorded."""
+        return self.shown
 
     def _loaded(self) -> bool:
         return self._served is not None

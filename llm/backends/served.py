@@ -6,8 +6,9 @@ server's slots."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 from shiftbench.core.retries import default_timeout, retry_transient
 from shiftbench.errors import InputError, shown_url
@@ -23,42 +24,40 @@ from shiftbench.llm.logprobs import from_top_logprobs
 
 
 class ServedBackend(SharedRequests):
-    """A model served over HTTP, several requests at a time. A subclass checks the server
-    in `load`, says in `_loaded` whether that is done, answers one request in `_complete`
-    and one log-probability question in `_first_token`, and names the server in `_where`
-    (how retry messages name it)."""
+    """A model served over HTTP, several requests at a time. A subclass names what it
+    needs (`UNNAMED`: the message for a missing model; `URL_ENV` and `DEFAULT_URL`: where
+    the server is; `WAITED`: the seconds a request waits by default), checks the server in
+    `load`, says in `_loaded` whether that is done, answers one request in `_complete` and
+    one log-probability question in `_first_token`, and names the server in `_where` (how
+    retry messages name it)."""
 
     chunk_size = 64
     BACKOFF = 0.5  # seconds before the first retry; doubles each time
+    UNNAMED: ClassVar[str]
+    URL_ENV: ClassVar[str]
+    DEFAULT_URL: ClassVar[str]
+    WAITED: ClassVar[float]
 
-    model: str
-    timeout: float
-    tries: int
-    _url: str
-    _client: Any
-
-    def _settle(
+    def __init__(
         self,
-        model: str | None,
-        unnamed: str,
-        url: str,
-        concurrency: int,
-        timeout: float | None,
-        waited: float,
-        tries: int,
-    ) -> str:
-        """Take the settings every served backend has: `model` (refused with `unnamed`
-        where missing), the server's `url`, `concurrency`, `timeout` (`waited` where
-        None, or as the environment says) and `tries`; the url as printed and recorded."""
+        model: str | None = None,
+        *,
+        base_url: str | None = None,
+        concurrency: int = 4,
+        timeout: float | None = None,
+        tries: int = 5,
+        **_: Any,
+    ) -> None:
         if not model:
-            raise InputError(unnamed)
+            raise InputError(self.UNNAMED)
         self.model = model
-        self._url = url.rstrip("/")  # with any credentials, for the connection alone
+        url = (base_url or os.environ.get(self.URL_ENV) or self.DEFAULT_URL).rstrip("/")
+        self._url = url  # with any credentials, for the connection alone
+        self.shown = shown_url(url)  # as printed and recorded
         self.concurrency = concurrency
-        self.timeout = timeout or default_timeout(waited)
+        self.timeout = timeout or default_timeout(self.WAITED)
         self.tries = tries
-        self._client = None
-        return shown_url(self._url)
+        self._client: Any = None
 
     def load(self) -> None:
         raise NotImplementedError
