@@ -37,11 +37,13 @@ from typing import Any
 
 from shiftbench.cards.hteb_lists import LISTED, export_listed
 from shiftbench.cards.hteb_pairs import (
-    DEFAULT_CONTEXT,
-    IMPORTED_KEYS,
     Exported,
+    generator_id,
     hteb_language,
-    write_pair,
+    kept_metadata,
+    left_out,
+    made_metadata,
+    write_checked,
 )
 from shiftbench.cards.hteb_retrieval import export_retrieval
 from shiftbench.core.data.hteb import (
@@ -49,14 +51,11 @@ from shiftbench.core.data.hteb import (
     HTEB_NAMES,
     MTEB_NAMES,
     given_up,
-    latest_pair,
-    read_pair,
+    stored_statistics,
     translated_languages,
 )
 from shiftbench.core.data.hteb_sets import as_hteb, check_records, to_hteb
 from shiftbench.core.data.listfields import field_texts, regrouped
-from shiftbench.core.data.names import check_name
-from shiftbench.core.data.runcard import META_FILE
 from shiftbench.core.data.runfolder import read_config_split, read_meta
 from shiftbench.core.data.source_languages import field_languages
 from shiftbench.core.data.writes import stage_beside, writing
@@ -145,12 +144,7 @@ def _export(run: Path, output: Path, generator: str | None) -> Exported:
     try:
         folders, relabelled = [], []
         for name, info in stems.items():
-            model = generator or str((info.get("model") or {}).get("id") or "")
-            if not model or model.startswith(("/", "./", "../", "~")):
-                raise InputError(
-                    f"{run}: config {name} records no Hub model id for its generator; "
-                    "name it with --generator"
-                )
+            model = generator_id(run, name, info, generator)
             rows = records(name)
             transformed = [
                 _transformed(o, r, source["text_fields"], str(info.get("transform")))
@@ -161,12 +155,7 @@ def _export(run: Path, output: Path, generator: str | None) -> Exported:
             keys = (info.get("hteb") or {}).get("record_keys")
             theirs, transformed = as_hteb(layout, originals, transformed, keys, run)
             doc = _metadata(info, model, dataset, source, theirs, transformed, layout)
-            for key in ("dataset", "transformation", "seed_transform"):  # folders of the tree
-                check_name(str(doc[key]), run / META_FILE, f"configs.{name}.hteb.{key}")
-            folder = write_pair(stage, doc, theirs, transformed)
-            pair = latest_pair(folder)  # HTEB's rules, on what was written
-            if read_pair(pair) != (theirs, transformed):
-                raise AssertionError(f"{folder}: the records did not read back as written")
+            pair = write_checked(stage, doc, theirs, transformed, run, name)
             check_records(dataset, layout, tuple(source["text_fields"]), theirs, transformed,
                           pair.data)  # fmt: skip
             folders.append(f"{doc['transformation']}/{doc['seed_transform']}")
@@ -176,10 +165,7 @@ def _export(run: Path, output: Path, generator: str | None) -> Exported:
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise
-    skipped = tuple(
-        n for n, c in meta["configs"].items() if c.get("kind") != "original" and n not in chosen
-    )
-    return Exported(output, tuple(folders), skipped, tuple(relabelled))
+    return Exported(output, tuple(folders), left_out(meta, chosen), tuple(relabelled))
 
 
 def _languages_agree(
@@ -249,12 +235,8 @@ def _metadata(
     layout: str | None,
 ) -> dict[str, Any]:
     """The pair's metadata, in HTEB's key order."""
-    transformation = HTEB_NAMES[str(info["transform"])]
-    seed = int(info.get("seed", 0))
-    held = info.get("hteb")
-    if held and held.get("transformation") == transformation:
-        kept = {k: v for k, v in held.items() if k not in IMPORTED_KEYS}
-        kept["generator_model"] = model
+    kept = kept_metadata(info, model)
+    if kept is not None:
         return kept
     fields = source["text_fields"]
 
@@ -275,32 +257,16 @@ def _metadata(
     )
     # HTEB's own pin of the dataset, never mteb's (they differ for most datasets)
     revision = DATASETS[dataset].revision
-    backend = info.get("backend") or {}
-    doc: dict[str, Any] = {
-        "generator_model": model,
-        "transformation": transformation,
-        "dataset": dataset,
-        "seed_transform": seed,
-        "generation_datetime": None,
-        "max_model_length": int(backend.get("num_ctx") or DEFAULT_CONTEXT),
-        "max_tokens": int(info.get("max_new_tokens") or 512),
-        "max_retries": max(int(info.get("max_attempts") or 1) - 1, 0),
-        "generation_statistics": {
-            "records_total": len(originals),
-            "records_targeted": targeted,
-            "text_fields_total": sum(1 for before, _ in texts if str(before).strip()),
-            "records_with_fallback": with_fallback,
-            "text_fields_with_fallback": fallback,
-            "unchanged_outputs": sum(1 for before, after in texts if after and after == before),
-            "retried_text_fields": "",
-            "recovered_after_retry_text_fields": "",
-            "fallback_reasons": "",
-        },
-    }
-    if isinstance(revision, str) and len(revision) == 40:
-        doc["source_revision"] = revision
-    if transformation == "translation":
-        doc["translation_language_selection"] = "dataset"
+    statistics = stored_statistics(
+        len(originals),
+        targeted,
+        sum(1 for before, _ in texts if str(before).strip()),
+        with_fallback,
+        fallback,
+        sum(1 for before, after in texts if after and after == before),
+    )
+    pinned = revision if isinstance(revision, str) and len(revision) == 40 else None
+    doc = made_metadata(info, model, dataset, statistics, pinned)
     if layout:
         doc["clustering_format"] = layout
     return doc

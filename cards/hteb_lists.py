@@ -16,34 +16,29 @@ into place.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from pathlib import Path
 from typing import Any
 
-from shiftbench.core.data.hteb import (
-    HTEB_NAMES,
-    generator_directory,
-    given_up,
-    latest_pair,
-    pair_names,
-    read_pair,
+from shiftbench.cards.hteb_pairs import (
+    generator_id,
+    hteb_language,
+    kept_metadata,
+    left_out,
+    made_metadata,
+    write_checked,
 )
+from shiftbench.core.data.hteb import HTEB_NAMES, given_up
 from shiftbench.core.data.hteb_lists import check_pair, statistics, targeted_fields
 from shiftbench.core.data.listfields import field_texts
-from shiftbench.core.data.names import check_name
 from shiftbench.core.data.parts import folder_split
-from shiftbench.core.data.runcard import META_FILE
 from shiftbench.core.data.runfolder import read_config_split
-from shiftbench.core.data.source_languages import field_languages
 from shiftbench.core.data.writes import stage_beside
 from shiftbench.core.records import ConfigRecord, RunMeta
 from shiftbench.errors import InputError
 
 LISTED = ("Reranking", "Summarization")
-DEFAULT_CONTEXT = 8192  # HTEB's max_model_length when its config names none
-IMPORTED_KEYS = ("file", "file_sha256", "fallback_texts")  # what import adds to HTEB's
 
 
 def export_listed(
@@ -67,46 +62,26 @@ def export_listed(
     if not chosen:
         raise InputError(f"{run} holds no config of a transformation HTEB has")
     imported = any("hteb" in c for c in chosen.values())
-    language = _language(source)
+    language = hteb_language(source)
     originals = _records(run, meta, "original", split, reranking, imported, language, None)
     stage = stage_beside(output)
     folders = []
     try:
         for name, info in chosen.items():
-            model = generator or str((info.get("model") or {}).get("id") or "")
-            if not model or model.startswith(("/", "./", "../", "~")):
-                raise InputError(
-                    f"{run}: config {name} records no Hub model id for its generator; "
-                    "name it with --generator"
-                )
+            model = generator_id(run, name, info, generator)
             own = reranking and folder_split(f"corpus/{split}") in info["rows"]
             transformed = _records(run, meta, name, split, reranking, imported, language,
                                    originals)  # fmt: skip
             kind = "reranking" if reranking else "summarisation"
             doc = _metadata(info, model, dataset, source, originals, transformed, kind, own)
-            for key in ("dataset", "transformation", "seed_transform"):
-                check_name(str(doc[key]), run / META_FILE, f"configs.{name}.hteb.{key}")
-            folder = _write_pair(stage, doc, originals, transformed)
-            pair = latest_pair(folder)  # HTEB's rules, on what was written
-            back = read_pair(pair)
-            check_pair(*back, kind, own, pair.data)
-            if back != (originals, transformed):
-                raise AssertionError(f"{folder}: the records did not read back as written")
+            pair = write_checked(stage, doc, originals, transformed, run, name)
+            check_pair(originals, transformed, kind, own, pair.data)
             folders.append(f"{doc['transformation']}/{doc['seed_transform']}")
         os.replace(stage, output)
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise
-    skipped = tuple(
-        n for n, c in meta["configs"].items() if c.get("kind") != "original" and n not in chosen
-    )
-    return tuple(folders), skipped
-
-
-def _language(source: Any) -> str | None:
-    codes = (source.get("languages") or {}).get("default") or []
-    found = field_languages(codes, ("text",))[0] if len(codes) == 1 else None
-    return found.iso3 if found else None
+    return tuple(folders), left_out(meta, chosen)
 
 
 def _text(row: dict[str, Any], rewritten: bool) -> str:
@@ -222,55 +197,13 @@ def _metadata(
 ) -> dict[str, Any]:
     """The pair's metadata, in HTEB's key order: an imported config's own, else made from
     the run (counts from the records, the retry history unknown)."""
-    transformation = HTEB_NAMES[str(info["transform"])]
-    held = info.get("hteb")
-    if held and held.get("transformation") == transformation:
-        kept = {k: v for k, v in held.items() if k not in IMPORTED_KEYS}
-        kept["generator_model"] = model
+    kept = kept_metadata(info, model)
+    if kept is not None:
         return kept
-    backend = info.get("backend") or {}
-    fields = targeted_fields(kind, own_corpus)
-    doc: dict[str, Any] = {
-        "generator_model": model,
-        "transformation": transformation,
-        "dataset": dataset,
-        "seed_transform": int(info.get("seed", 0)),
-        "generation_datetime": None,
-        "max_model_length": int(backend.get("num_ctx") or DEFAULT_CONTEXT),
-        "max_tokens": int(info.get("max_new_tokens") or 512),
-        "max_retries": max(int(info.get("max_attempts") or 1) - 1, 0),
-        "generation_statistics": statistics(originals, transformed, fields),
-    }
+    counts = statistics(originals, transformed, targeted_fields(kind, own_corpus))
     revision = source.get("revision")
-    if isinstance(revision, str) and len(revision) == 40:
-        doc["source_revision"] = revision
-    if transformation == "translation":
-        doc["translation_language_selection"] = "dataset"
+    pinned = revision if isinstance(revision, str) and len(revision) == 40 else None
+    doc = made_metadata(info, model, dataset, counts, pinned)
     if kind == "reranking":
         doc["transform_corpus"] = own_corpus
     return doc
-
-
-def _write_pair(
-    root: Path, doc: dict[str, Any], originals: list[dict[str, Any]], rows: list[dict[str, Any]]
-) -> Path:
-    """One pair as HTEB writes it: two struct columns of one type, no schema metadata."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    model, transformation = doc["generator_model"], doc["transformation"]
-    dataset, seed = doc["dataset"], doc["seed_transform"]
-    folder = root / generator_directory(model) / dataset / transformation / str(seed)
-    folder.mkdir(parents=True)
-    data, metadata = pair_names(model, transformation, dataset, seed, doc["generation_datetime"])
-    kind = pa.array(originals).type
-    table = pa.table(
-        {
-            "original": pa.array(originals, type=kind),
-            f"{transformation}_seed_{seed}": pa.array(rows, type=kind),
-        }
-    )
-    pq.write_table(table.replace_schema_metadata(None), folder / data, compression="zstd")
-    text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
-    (folder / metadata).write_text(text, encoding="utf-8")
-    return folder

@@ -1,18 +1,32 @@
 """One pair of HTEB's transformation files as an export writes it, and what every export
-shares (cards/hteb.py, cards/hteb_retrieval.py): HTEB's default context, the keys an
-import adds to HTEB's metadata, the language HTEB names a one-language dataset's records
-with, and the result of an export."""
+shares (cards/hteb.py, cards/hteb_lists.py, cards/hteb_retrieval.py): HTEB's default
+context, the keys an import adds to HTEB's metadata, the language HTEB names a
+one-language dataset's records with, the generator's Hub id, a pair's metadata (kept from
+an import or made from the run), the writing and reading back of a pair, the configs left
+out and the result of an export."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from shiftbench.core.data.hteb import generator_directory, pair_names
+from shiftbench.core.data.hteb import (
+    HTEB_NAMES,
+    Pair,
+    generator_directory,
+    latest_pair,
+    pair_names,
+    read_pair,
+)
+from shiftbench.core.data.names import check_name
+from shiftbench.core.data.runcard import META_FILE
 from shiftbench.core.data.source_languages import field_languages
 from shiftbench.core.messages import counted
+from shiftbench.core.records import ConfigRecord, RunMeta
+from shiftbench.errors import InputError
 
 DEFAULT_CONTEXT = 8192  # HTEB's max_model_length when its config names none
 # what import adds to HTEB's metadata
@@ -53,6 +67,7 @@ def hteb_language(source: Any) -> str | None:
 def write_pair(
     root: Path, doc: dict[str, Any], originals: list[dict[str, Any]], rows: list[dict[str, Any]]
 ) -> Path:
+    """One pair as HTEB writes it: two struct columns of one type, no schema metadata."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -72,3 +87,88 @@ def write_pair(
     text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
     (folder / metadata).write_text(text, encoding="utf-8")
     return folder
+
+
+def generator_id(run: Path, name: str, info: ConfigRecord, generator: str | None) -> str:
+    """The Hub id of config `name`'s generator: `generator` where given, else the one the
+    run recorded; a local path is refused in one line."""
+    model = generator or str((info.get("model") or {}).get("id") or "")
+    if not model or model.startswith(("/", "./", "../", "~")):
+        raise InputError(
+            f"{run}: config {name} records no Hub model id for its generator; "
+            "name it with --generator"
+        )
+    return model
+
+
+def kept_metadata(
+    info: ConfigRecord, model: str, also: tuple[str, ...] = ()
+) -> dict[str, Any] | None:
+    """An imported config's own metadata for generator `model`, without what import added
+    (IMPORTED_KEYS and `also`); None for a config made by shiftbench."""
+    held = info.get("hteb")
+    if held and held.get("transformation") == HTEB_NAMES[str(info["transform"])]:
+        kept = {k: v for k, v in held.items() if k not in (*IMPORTED_KEYS, *also)}
+        kept["generator_model"] = model
+        return kept
+    return None
+
+
+def made_metadata(
+    info: ConfigRecord,
+    model: str,
+    dataset: str,
+    statistics: dict[str, Any],
+    revision: str | None,
+    filtering: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A pair's metadata made from the run, in the order HTEB's writer puts its keys: no
+    generation time, the limits the run recorded, `statistics`, then the data filter
+    report and the dataset's `revision` where given."""
+    transformation = HTEB_NAMES[str(info["transform"])]
+    backend = info.get("backend") or {}
+    doc: dict[str, Any] = {
+        "generator_model": model,
+        "transformation": transformation,
+        "dataset": dataset,
+        "seed_transform": int(info.get("seed", 0)),
+        "generation_datetime": None,
+        "max_model_length": int(backend.get("num_ctx") or DEFAULT_CONTEXT),
+        "max_tokens": int(info.get("max_new_tokens") or 512),
+        "max_retries": max(int(info.get("max_attempts") or 1) - 1, 0),
+        "generation_statistics": statistics,
+    }
+    if filtering is not None:
+        doc["data_filtering"] = filtering
+    if revision is not None:
+        doc["source_revision"] = revision
+    if transformation == "translation":
+        doc["translation_language_selection"] = "dataset"
+    return doc
+
+
+def write_checked(
+    stage: Path,
+    doc: dict[str, Any],
+    originals: list[dict[str, Any]],
+    transformed: list[dict[str, Any]],
+    run: Path,
+    name: str,
+) -> Pair:
+    """Write config `name`'s pair under `stage` and read it back with HTEB's rules; the
+    pair read. A dataset, transformation or seed that cannot name a folder is refused."""
+    for key in ("dataset", "transformation", "seed_transform"):  # folders of the tree
+        check_name(str(doc[key]), run / META_FILE, f"configs.{name}.hteb.{key}")
+    folder = write_pair(stage, doc, originals, transformed)
+    pair = latest_pair(folder)  # HTEB's rules, on what was written
+    if read_pair(pair) != (originals, transformed):
+        raise AssertionError(f"{folder}: the records did not read back as written")
+    return pair
+
+
+def left_out(meta: RunMeta, chosen: Iterable[str]) -> tuple[str, ...]:
+    """The run's configs an export leaves out: every one but the original and `chosen`."""
+    written = set(chosen)
+    return tuple(
+        n for n, c in meta["configs"].items() if c.get("kind") != "original" and n not in written
+    )

@@ -26,13 +26,15 @@ from pathlib import Path
 from typing import Any
 
 from shiftbench.cards.hteb_pairs import (
-    DEFAULT_CONTEXT,
-    IMPORTED_KEYS,
     Exported,
+    generator_id,
     hteb_language,
-    write_pair,
+    kept_metadata,
+    left_out,
+    made_metadata,
+    write_checked,
 )
-from shiftbench.core.data.hteb import DATASETS, HTEB_NAMES, given_up, latest_pair, read_pair
+from shiftbench.core.data.hteb import DATASETS, HTEB_NAMES, given_up, stored_statistics
 from shiftbench.core.data.hteb_retrieval import (
     CORPUS,
     PARTS,
@@ -49,9 +51,7 @@ from shiftbench.core.data.hteb_retrieval import (
     records_of,
     targets,
 )
-from shiftbench.core.data.names import check_name
 from shiftbench.core.data.parts import folder_split
-from shiftbench.core.data.runcard import META_FILE
 from shiftbench.core.data.runfolder import read_config_split
 from shiftbench.core.data.writes import stage_beside
 from shiftbench.core.records import ConfigRecord, RunMeta
@@ -103,24 +103,14 @@ def export_retrieval(
     try:
         folders = []
         for name, info in stems:
-            model = generator or str((info.get("model") or {}).get("id") or "")
-            if not model or model.startswith(("/", "./", "../", "~")):
-                raise InputError(
-                    f"{run}: config {name} records no Hub model id for its generator; "
-                    "name it with --generator"
-                )
+            model = generator_id(run, name, info, generator)
             rewrites_corpus = names[CORPUS] in info["rows"]
             own = {QUERIES: read_config_split(run, meta, name, split)}
             if rewrites_corpus:
                 own[CORPUS] = read_config_split(run, meta, name, names[CORPUS])
             transformed = _transformed(originals, own, rewrites_corpus, f"{run / name}")
             doc = _metadata(info, model, dataset, source, originals, transformed, rewrites_corpus)
-            for key in ("dataset", "transformation", "seed_transform"):  # folders of the tree
-                check_name(str(doc[key]), run / META_FILE, f"configs.{name}.hteb.{key}")
-            folder = write_pair(stage, doc, originals, transformed)
-            pair = latest_pair(folder)  # HTEB's rules, on what was written
-            if read_pair(pair) != (originals, transformed):
-                raise AssertionError(f"{folder}: the records did not read back as written")
+            pair = write_checked(stage, doc, originals, transformed, run, name)
             check_records(originals, pair.data)
             if "data_filtering" in doc:
                 check_filter_report(doc["data_filtering"], originals, pair.data)
@@ -130,11 +120,7 @@ def export_retrieval(
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise
-    chosen = {name for name, _ in stems}
-    skipped = tuple(
-        n for n, c in meta["configs"].items() if c.get("kind") != "original" and n not in chosen
-    )
-    return Exported(output, tuple(folders), skipped)
+    return Exported(output, tuple(folders), left_out(meta, (name for name, _ in stems)))
 
 
 def _transformed(
@@ -179,54 +165,35 @@ def _metadata(
     rewrites_corpus: bool,
 ) -> dict[str, Any]:
     """The pair's metadata, in the order HTEB's writer puts its keys."""
-    transformation = HTEB_NAMES[str(info["transform"])]
-    held = info.get("hteb")
-    if held and held.get("transformation") == transformation:
-        kept = {k: v for k, v in held.items() if k not in (*IMPORTED_KEYS, LAYOUT_KEY)}
-        kept["generator_model"] = model
+    kept = kept_metadata(info, model, (LAYOUT_KEY,))
+    if kept is not None:
         return kept
     sent = [(k, n) for k, n in targets(originals, rewrites_corpus).items() if n is not None]
     failed = [(i, f) for (i, f), _ in sent if blank(transformed[i][f])]
     unchanged = [(i, f) for (i, f), _ in sent if transformed[i][f] == originals[i][f]]
     counts = part_counts(originals)
-    backend = info.get("backend") or {}
-    doc: dict[str, Any] = {
-        "generator_model": model,
-        "transformation": transformation,
-        "dataset": dataset,
-        "seed_transform": int(info.get("seed", 0)),
-        "generation_datetime": None,
-        "max_model_length": int(backend.get("num_ctx") or DEFAULT_CONTEXT),
-        "max_tokens": int(info.get("max_new_tokens") or 512),
-        "max_retries": max(int(info.get("max_attempts") or 1) - 1, 0),
-        "generation_statistics": {
-            "records_total": len(originals),
-            "records_targeted": len({i for (i, _), _ in sent}),
-            "text_fields_total": len(sent),
-            "records_with_fallback": len({i for i, _ in failed}),
-            "text_fields_with_fallback": len(failed),
-            "unchanged_outputs": len(unchanged),
-            "retried_text_fields": "",
-            "recovered_after_retry_text_fields": "",
-            "fallback_reasons": "",
-        },
-        # what HTEB's generator records of its data filter, which here left nothing out
-        "data_filtering": {
-            "version": 2,
-            "task_type": "retrieval",
-            "input_scope": "stored_records",
-            "counts_before": counts,
-            "counts_after": dict(counts),
-            "excluded": [],
-            "excluded_documents": [],
-            "excluded_candidates": [],
-        },
-    }
     revision = source.get("revision")
     same_data = source.get("dataset_path") == DATASETS[dataset].hf_dataset
-    if same_data and isinstance(revision, str) and re.fullmatch(r"[0-9a-f]{40}", revision):
-        doc["source_revision"] = revision
-    if transformation == "translation":
-        doc["translation_language_selection"] = "dataset"
+    pinned = same_data and isinstance(revision, str) and re.fullmatch(r"[0-9a-f]{40}", revision)
+    statistics = stored_statistics(
+        len(originals),
+        len({i for (i, _), _ in sent}),
+        len(sent),
+        len({i for i, _ in failed}),
+        len(failed),
+        len(unchanged),
+    )
+    # what HTEB's generator records of its data filter, which here left nothing out
+    filtering = {
+        "version": 2,
+        "task_type": "retrieval",
+        "input_scope": "stored_records",
+        "counts_before": counts,
+        "counts_after": dict(counts),
+        "excluded": [],
+        "excluded_documents": [],
+        "excluded_candidates": [],
+    }
+    doc = made_metadata(info, model, dataset, statistics, revision if pinned else None, filtering)
     doc["transform_corpus"] = rewrites_corpus
     return doc

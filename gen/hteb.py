@@ -21,11 +21,9 @@ texts and its labels) becomes one row, its texts rewritten one by one
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from shiftbench.core.data.hteb import (
     DATASETS,
@@ -34,29 +32,30 @@ from shiftbench.core.data.hteb import (
     generator_model,
     latest_pair,
     read_pair,
-    target_pool,
     translated_languages,
 )
 from shiftbench.core.data.hteb_sets import check_records, language_order, text_outcomes, to_run
 from shiftbench.core.data.listfields import field_texts, regrouped
 from shiftbench.core.data.runfolder import (
     FALLBACK,  # noqa: F401 (the status a text HTEB gave up on gets: hteb_sets.text_outcomes)
-    IDENTICAL,
-    OK,
     ConfigData,
-    tally_status,
-    usable,
-    write_run,
 )
 from shiftbench.core.data.source_languages import field_languages
-from shiftbench.core.data.sources import load_source, source_meta
-from shiftbench.core.data.writes import writing
-from shiftbench.core.hub import sha256_file
-from shiftbench.core.protocols import apply_protocol, get_protocol
-from shiftbench.core.records import ConfigRecord, RunExtras, SourceRecord
-from shiftbench.core.text.transforms import TRANSFORMS
+from shiftbench.core.data.sources import load_source
+from shiftbench.core.protocols import get_protocol
+from shiftbench.core.records import RunExtras, SourceRecord
 from shiftbench.errors import InputError
-from shiftbench.gen.hteb_imported import Imported, subset_language
+from shiftbench.gen.hteb_imported import (
+    TRANSLATING,
+    Imported,
+    finish_row,
+    hteb_protocol,
+    imported_source,
+    original_config,
+    subset_language,
+    variant_config,
+    write_imported,
+)
 from shiftbench.gen.hteb_lists import LISTED, listed_run
 from shiftbench.gen.hteb_retrieval import import_retrieval
 
@@ -174,18 +173,10 @@ def import_hteb(
     for pair, theirs, transformed in [] if listed else read:  # lists: gen/hteb_lists.py
         check_records(name, definition.clustering_format, source.text_fields, theirs,
                       transformed, pair.data)  # fmt: skip
-    recorded = source_meta(source)
-    recorded["dataset_path"] = definition.hf_dataset
-    revision = first_pair.metadata.get("source_revision")
-    if revision:
-        recorded["revision"] = revision
-    recorded["row_limit"] = None
+    recorded = imported_source(source, name, first_pair)
     if listed:
         recorded, configs, extras = listed_run(name, source, recorded, read)
-        with writing(output):
-            write_run(output, recorded, configs, None, extras)
-        model = str(first_pair.metadata["generator_model"])
-        return Imported(output, name, model, tuple(c.name for c in configs))
+        return write_imported(output, name, first_pair, recorded, configs, extras)
     if definition.languages:  # HTEB's configs, one after another
         groups = language_order(originals, definition.languages, first_pair.data)
         known = recorded.get("languages") or {}
@@ -201,16 +192,14 @@ def import_hteb(
             originals, source.text_fields, pair.transformation, name, pair.seed, first_language
         )
         for pair in pairs
-        if TRANSFORMATIONS[pair.transformation] in ("translation", "cross-translation")
+        if TRANSFORMATIONS[pair.transformation] in TRANSLATING
     }
     configs = []
     for subset, positions in groups.items():
         suffix = "" if subset == "default" else f".{subset}"
         held = [originals[i] for i in positions]
         splits = _split_rows(source.task_type, source.splits[0], held, first_pair.data, name)
-        counts = {s: len(r) for s, r in splits.items()}
-        record = cast(ConfigRecord, {"kind": "original", "subset": subset, "rows": counts})
-        configs.append(ConfigData(f"original{suffix}", record, splits))
+        configs.append(original_config(splits, subset, f"original{suffix}"))
         for pair, _, transformed in read:
             variant = _variant(pair, source.text_fields, splits, originals, transformed,
                                _languages(recorded, subset, source.text_fields), positions,
@@ -218,22 +207,11 @@ def import_hteb(
             configs.append(replace(variant, name=variant.name + suffix))
     recorded["splits"] = [s for s in configs[0].splits if s != "train"]
     recorded["context_splits"] = [s for s in configs[0].splits if s == "train"]
-    used = [TRANSFORMATIONS[p.transformation] for p in pairs]
-    applied = apply_protocol(
-        get_protocol("hteb"),
-        {
-            "transforms": tuple(dict.fromkeys(used)),
-            "seeds": tuple(sorted({p.seed for p in pairs})),
-        },
-    )
-    top: RunExtras = {"protocol": applied.record(source.task_type)}
+    top: RunExtras = {"protocol": hteb_protocol(pairs, source.task_type)}
     rewrite = list(get_protocol("hteb").rewrite_for(source.task_type))
     if rewrite != ["queries"]:
         top["rewrite"] = rewrite
-    with writing(output):
-        write_run(output, recorded, configs, None, top)
-    model = str(first_pair.metadata["generator_model"])
-    return Imported(output, name, model, tuple(c.name for c in configs))
+    return write_imported(output, name, first_pair, recorded, configs, top)
 
 
 def _subsets(
@@ -304,7 +282,6 @@ def _variant(
     field rewritten (empty where HTEB fell back), its original and its own status beside
     it, and the row's status."""
     ours = TRANSFORMATIONS[pair.transformation]
-    transform = TRANSFORMS[ours]
     language = next(iter(languages.values()))
     targets: set[str] = set()
     positions: dict[str, int] = {}
@@ -330,50 +307,7 @@ def _variant(
                 targets |= {str(t) for t in field_texts(translated[(i, field)]) if t}
             row[f"status_{field}"] = status  # which text HTEB gave up on
             statuses += outcomes
-        failed = [s for s in statuses if not usable(s, ours)]
-        row["status"] = failed[0] if failed else (IDENTICAL if IDENTICAL in statuses else OK)
-        row["attempt"] = None  # HTEB counts retries per file, not per text
-        out[split].append(row)
-    meta = pair.metadata
-    stats = meta["generation_statistics"]
-    record = cast(
-        ConfigRecord,
-        {
-            "kind": "transform",
-            "subset": subset,
-            "settings_sha256": hashlib.sha256(
-                json.dumps(meta, sort_keys=True).encode("utf-8")
-            ).hexdigest(),
-            "transform": ours,
-            "transform_version": transform.version,
-            "axis": transform.axis,
-            "calls": transform.calls,
-            "seed": pair.seed,
-            "prompt_variant": None,
-            "prompts": [],  # HTEB's files do not record its prompts
-            "token_budgets": [f"flat: {meta['max_tokens']} tokens (HTEB)"],
-            "max_new_tokens": meta["max_tokens"],
-            "model": {"id": meta["generator_model"]},
-            "backend": {"name": "hteb", "max_model_length": meta["max_model_length"]},
-            "sampling": {},  # HTEB's files do not record its sampling
-            "max_attempts": meta["max_retries"] + 1,
-            "source_language": language,
-            "source_languages": languages,
-            "language_pool": list(target_pool([language] if language else []))
-            if ours in ("translation", "cross-translation")
-            else [],
-            "target_languages": sorted(targets),
-            "rows": {s: len(r) for s, r in out.items()},
-            "status_counts": {s: tally_status(r) for s, r in out.items()},
-            "hteb": {
-                **meta,
-                "file": pair.data.name,
-                "file_sha256": sha256_file(pair.data),
-                "fallback_texts": stats["text_fields_with_fallback"],
-                # the order of a record's fields, for an export to give the same records
-                "record_keys": list(originals[members[0]]) if members else [],
-            },
-        },
-    )
-    name = f"{ours}-s{pair.seed}"
-    return ConfigData(name, record, out)
+        out[split].append(finish_row(row, statuses, ours))
+    # the order of a record's fields, for an export to give the same records
+    keys = list(originals[members[0]]) if members else []
+    return variant_config(pair, subset, out, language, languages, targets, record_keys=keys)

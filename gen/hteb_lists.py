@@ -20,12 +20,10 @@ status names its first failed text.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from pathlib import Path
 from typing import Any, cast
 
-from shiftbench.core.data.hteb import TRANSFORMATIONS, Pair, target_pool
+from shiftbench.core.data.hteb import TRANSFORMATIONS, Pair
 from shiftbench.core.data.hteb_lists import (
     CANDIDATES,
     SUMMARY_FIELDS,
@@ -35,20 +33,19 @@ from shiftbench.core.data.hteb_lists import (
     text_status,
 )
 from shiftbench.core.data.parts import REFERENCES, folder_split, with_parts
-from shiftbench.core.data.runfolder import (
-    IDENTICAL,
-    OK,
-    ConfigData,
-    tally_status,
-    usable,
-)
-from shiftbench.core.data.source_languages import field_languages
+from shiftbench.core.data.runfolder import ConfigData
 from shiftbench.core.data.sources import Source, source_meta
-from shiftbench.core.hub import sha256_file
-from shiftbench.core.protocols import RANKING_PARTS, apply_protocol, get_protocol
-from shiftbench.core.records import ConfigRecord, RunExtras, SourceRecord
-from shiftbench.core.text.transforms import TRANSFORMS
+from shiftbench.core.protocols import RANKING_PARTS
+from shiftbench.core.records import RunExtras, SourceRecord
 from shiftbench.errors import InputError
+from shiftbench.gen.hteb_imported import (
+    TRANSLATING,
+    finish_row,
+    hteb_protocol,
+    original_config,
+    subset_language,
+    variant_config,
+)
 
 LISTED = ("Reranking", "Summarization")
 HTEB_TYPES = {"Reranking": "reranking", "Summarization": "summarisation"}
@@ -80,29 +77,16 @@ def listed_run(
     kept = {k: v for k, v in recorded.items() if k in _KEEP}
     recorded = cast(SourceRecord, {**source_meta(source), **kept})
     recorded["subsets"] = ["default"]
-    language = _language(recorded)
+    language = subset_language(recorded, "default")
     if source.task_type == "Reranking":
         splits = _ranking_splits(originals, split, where)
     else:
         splits = {split: [{"row_id": i, **_fields(r)} for i, r in enumerate(originals)]}
-    record = cast(
-        ConfigRecord,
-        {"kind": "original", "subset": "default", "rows": {s: len(r) for s, r in splits.items()}},
-    )
-    configs = [ConfigData("original", record, splits)]
+    configs = [original_config(splits)]
     for pair, _, transformed in read:
         configs.append(_variant(pair, dataset, source, splits, originals, transformed, language))
     recorded["splits"] = [split]
-    applied = apply_protocol(
-        get_protocol("hteb"),
-        {
-            "transforms": tuple(
-                dict.fromkeys(TRANSFORMATIONS[p.transformation] for p, _, _ in read)
-            ),
-            "seeds": tuple(sorted({p.seed for p, _, _ in read})),
-        },
-    )
-    protocol = applied.record(source.task_type)
+    protocol = hteb_protocol((p for p, _, _ in read), source.task_type)
     protocol["rewrite"] = list(rewrite)
     top: RunExtras = {"protocol": protocol}
     if rewrite != ("queries",):
@@ -120,11 +104,6 @@ def _corpus(pair: Pair) -> bool:
 
 def _fields(record: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in record.items() if not k.startswith("_hteb_") and k != "language"}
-
-
-def _language(recorded: SourceRecord) -> str | None:
-    found = field_languages((recorded.get("languages") or {}).get("default") or [], ("text",))[0]
-    return found.code if found else None
 
 
 def query_id(record: dict[str, Any], index: int) -> str:
@@ -175,12 +154,11 @@ def _variant(
     """One pair as a transform config: each rewritten text beside its original, with its
     own status and language."""
     ours = TRANSFORMATIONS[pair.transformation]
-    transform = TRANSFORMS[ours]
     split = source.splits[0]
     reranking = source.task_type == "Reranking"
     fields = ("query", *(CANDIDATES if _corpus(pair) else ())) if reranking else SUMMARY_FIELDS
     translated = None
-    if ours in ("translation", "cross-translation"):
+    if ours in TRANSLATING:
         translated = slot_languages(
             originals, fields, pair.transformation, dataset, pair.seed, language
         )
@@ -200,12 +178,6 @@ def _variant(
                 targets.add(str(drawn))
         return texts, statuses, languages
 
-    def finish(row: dict[str, Any], statuses: list[str]) -> dict[str, Any]:
-        failed = [s for s in statuses if not usable(s, ours)]
-        row["status"] = failed[0] if failed else (IDENTICAL if IDENTICAL in statuses else OK)
-        row["attempt"] = None  # HTEB counts retries per file, not per text
-        return row
-
     out: dict[str, list[dict[str, Any]]] = {split: []}
     if reranking:
         documents = iter(splits[folder_split(f"corpus/{split}")])
@@ -214,13 +186,13 @@ def _variant(
             (text,), (status,), (drawn,) = outcome(i, "query")
             row = {**query, "text": text, "original_text": query["text"]}
             row.update(language_text=drawn, status_text=status)
-            out[split].append(finish(row, [status]))
+            out[split].append(finish_row(row, [status], ours))
             for key in CANDIDATES if _corpus(pair) else ():
                 for text, status, drawn in zip(*outcome(i, key), strict=True):
                     doc = next(documents)
                     row = {**doc, "text": text, "original_text": doc["text"]}
                     row.update(language_text=drawn, status_text=status)
-                    corpus.append(finish(row, [status]))
+                    corpus.append(finish_row(row, [status], ours))
         if _corpus(pair):
             out[folder_split(f"corpus/{split}")] = corpus
     else:
@@ -233,44 +205,6 @@ def _variant(
                 row[f"language_{field}"] = languages
                 row[f"status_{field}"] = own
                 statuses += own
-            out[split].append(finish(row, statuses))
-    meta = pair.metadata
-    stats = meta["generation_statistics"]
-    record = cast(
-        ConfigRecord,
-        {
-            "kind": "transform",
-            "subset": "default",
-            "settings_sha256": hashlib.sha256(
-                json.dumps(meta, sort_keys=True).encode("utf-8")
-            ).hexdigest(),
-            "transform": ours,
-            "transform_version": transform.version,
-            "axis": transform.axis,
-            "calls": transform.calls,
-            "seed": pair.seed,
-            "prompt_variant": None,
-            "prompts": [],  # HTEB's files do not record its prompts
-            "token_budgets": [f"flat: {meta['max_tokens']} tokens (HTEB)"],
-            "max_new_tokens": meta["max_tokens"],
-            "model": {"id": meta["generator_model"]},
-            "backend": {"name": "hteb", "max_model_length": meta["max_model_length"]},
-            "sampling": {},  # HTEB's files do not record its sampling
-            "max_attempts": meta["max_retries"] + 1,
-            "source_language": language,
-            "source_languages": {f: language for f in source.text_fields},
-            "language_pool": list(target_pool([language] if language else []))
-            if translated is not None
-            else [],
-            "target_languages": sorted(targets),
-            "rows": {s: len(r) for s, r in out.items()},
-            "status_counts": {s: tally_status(r) for s, r in out.items()},
-            "hteb": {
-                **meta,
-                "file": pair.data.name,
-                "file_sha256": sha256_file(pair.data),
-                "fallback_texts": stats["text_fields_with_fallback"],
-            },
-        },
-    )
-    return ConfigData(f"{ours}-s{pair.seed}", record, out)
+            out[split].append(finish_row(row, statuses, ours))
+    per_field = {f: language for f in source.text_fields}
+    return variant_config(pair, "default", out, language, per_field, targets)

@@ -15,18 +15,14 @@ so an export writes the same files back.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from shiftbench.core.data.hteb import (
-    DATASETS,
     TRANSFORMATIONS,
     Pair,
     cross_translation_target,
     record_languages,
-    target_pool,
     translation_target,
 )
 from shiftbench.core.data.hteb_retrieval import (
@@ -49,18 +45,21 @@ from shiftbench.core.data.runfolder import (
     IDENTICAL,
     OK,
     ConfigData,
-    tally_status,
-    usable,
-    write_run,
 )
-from shiftbench.core.data.sources import Source, source_meta
-from shiftbench.core.data.writes import writing
-from shiftbench.core.hub import sha256_file
-from shiftbench.core.protocols import apply_protocol, get_protocol
-from shiftbench.core.records import ConfigRecord, RunExtras
-from shiftbench.core.text.transforms import TRANSFORMS
+from shiftbench.core.data.sources import Source
+from shiftbench.core.records import RunExtras
 from shiftbench.errors import InputError
-from shiftbench.gen.hteb_imported import Imported, subset_language
+from shiftbench.gen.hteb_imported import (
+    TRANSLATING,
+    Imported,
+    finish_row,
+    hteb_protocol,
+    imported_source,
+    original_config,
+    subset_language,
+    variant_config,
+    write_imported,
+)
 from shiftbench.gen.rewrite import EMPTY_INPUT
 
 LAYOUT_KEY = "records"  # where a variant's `hteb` keeps the records' layout
@@ -76,7 +75,6 @@ def import_retrieval(
     record list for all) of the retrieval dataset `folder` as a new run folder at
     `output`. A bad record raises InputError naming its file, and nothing is written."""
     name = folder.name
-    definition = DATASETS[name]
     first = read[0][0]
     originals = read[0][1]
     layout = check_records(originals, first.data)
@@ -96,38 +94,18 @@ def import_retrieval(
     rows = rows_of(originals)
     corpus_split, qrels_split = folder_split(f"corpus/{split}"), folder_split(f"qrels/{split}")
     splits = {split: rows[QUERIES], corpus_split: rows[CORPUS], qrels_split: rows[QRELS]}
-    recorded = source_meta(source)
-    recorded["dataset_path"] = definition.hf_dataset
-    revision = first.metadata.get("source_revision")
-    if revision:
-        recorded["revision"] = revision
-    recorded["row_limit"] = None
+    recorded = imported_source(source, name, first)
     recorded["subsets"] = ["default"]
     recorded["splits"] = [split]
     recorded["context_splits"] = [f"corpus/{split}", f"qrels/{split}"]
     language = subset_language(recorded, "default")
-    original = cast(
-        ConfigRecord,
-        {"kind": "original", "subset": "default", "rows": {s: len(r) for s, r in splits.items()}},
-    )
-    configs = [ConfigData("original", original, splits)]
+    configs = [original_config(splits)]
     for pair, _, transformed in read:
         configs.append(_variant(pair, name, layout, originals, transformed, rows, split, language))
-    used = [TRANSFORMATIONS[p.transformation] for p in (r[0] for r in read)]
-    applied = apply_protocol(
-        get_protocol("hteb"),
-        {
-            "transforms": tuple(dict.fromkeys(used)),
-            "seeds": tuple(sorted({r[0].seed for r in read})),
-        },
-    )
-    top: RunExtras = {"protocol": applied.record(source.task_type)}
+    top: RunExtras = {"protocol": hteb_protocol((r[0] for r in read), source.task_type)}
     if any(r[0].metadata["transform_corpus"] for r in read):
         top["rewrite"] = [QUERIES_PART, CORPUS_PART]
-    with writing(output):
-        write_run(output, recorded, configs, None, top)
-    model = str(first.metadata["generator_model"])
-    return Imported(output, name, model, tuple(c.name for c in configs))
+    return write_imported(output, name, first, recorded, configs, top)
 
 
 def _languages(
@@ -142,7 +120,7 @@ def _languages(
         own = record_languages(originals[i].get("language"), None) or (
             (default,) if default else ()
         )
-        if ordinal is None or ours not in ("translation", "cross-translation"):
+        if ordinal is None or ours not in TRANSLATING:
             out[(i, field)] = default
         elif ours == "translation":
             out[(i, field)] = translation_target(dataset, pair.seed, own)
@@ -164,7 +142,6 @@ def _variant(
     """One pair as a transform config: its queries, and its documents when it rewrote
     them, each rewritten text beside its original with its own status."""
     ours = TRANSFORMATIONS[pair.transformation]
-    transform = TRANSFORMS[ours]
     rewrites_corpus = bool(pair.metadata["transform_corpus"])
     sent = targets(originals, rewrites_corpus)
     languages = _languages(pair, dataset, originals, language)
@@ -193,49 +170,8 @@ def _variant(
             row[f"status_{field}"] = status
             statuses.append(status)
         sent_statuses = [s for s in statuses if s != EMPTY_INPUT] or [EMPTY_INPUT]
-        failed = [s for s in sent_statuses if not usable(s, ours)]
-        row["status"] = failed[0] if failed else (IDENTICAL if IDENTICAL in statuses else OK)
-        row["attempt"] = None  # HTEB counts retries per file, not per text
+        finish_row(row, statuses, ours, sent_statuses)
         out[split if part == QUERIES else folder_split(f"corpus/{split}")].append(row)
-    meta = pair.metadata
-    stats = meta["generation_statistics"]
-    targeted = sorted({v for k, v in languages.items() if sent[k] is not None and v})
-    record = cast(
-        ConfigRecord,
-        {
-            "kind": "transform",
-            "subset": "default",
-            "settings_sha256": hashlib.sha256(
-                json.dumps(meta, sort_keys=True).encode("utf-8")
-            ).hexdigest(),
-            "transform": ours,
-            "transform_version": transform.version,
-            "axis": transform.axis,
-            "calls": transform.calls,
-            "seed": pair.seed,
-            "prompt_variant": None,
-            "prompts": [],  # HTEB's files do not record its prompts
-            "token_budgets": [f"flat: {meta['max_tokens']} tokens (HTEB)"],
-            "max_new_tokens": meta["max_tokens"],
-            "model": {"id": meta["generator_model"]},
-            "backend": {"name": "hteb", "max_model_length": meta["max_model_length"]},
-            "sampling": {},  # HTEB's files do not record its sampling
-            "max_attempts": meta["max_retries"] + 1,
-            "source_language": language,
-            "source_languages": {"text": language},
-            "language_pool": list(target_pool([language] if language else []))
-            if ours in ("translation", "cross-translation")
-            else [],
-            "target_languages": targeted if ours in ("translation", "cross-translation") else [],
-            "rows": {s: len(r) for s, r in out.items()},
-            "status_counts": {s: tally_status(r) for s, r in out.items()},
-            "hteb": {
-                **meta,
-                "file": pair.data.name,
-                "file_sha256": sha256_file(pair.data),
-                "fallback_texts": stats["text_fields_with_fallback"],
-                LAYOUT_KEY: layout.record(),
-            },
-        },
-    )
-    return ConfigData(f"{ours}-s{pair.seed}", record, out)
+    targeted = {v for k, v in languages.items() if sent[k] is not None and v}
+    return variant_config(pair, "default", out, language, {"text": language}, targeted,
+                          **{LAYOUT_KEY: layout.record()})  # fmt: skip

@@ -297,6 +297,12 @@ def _int(doc: dict[str, Any], key: str, least: int, where: Path) -> int:
     return value
 
 
+def stored_statistics(*counts: int) -> dict[str, Any]:
+    """generation_statistics of a pair counted from its records (`counts` in the order of
+    COUNTS), the retry history unknown."""
+    return {**dict(zip(COUNTS, counts, strict=True)), **dict.fromkeys(HISTORY, "")}
+
+
 def check_statistics(stats: Any, where: Path) -> dict[str, Any]:
     """generation_statistics as HTEB writes it: its nine keys, and counts that agree."""
     if not isinstance(stats, dict) or set(stats) != set(COUNTS + HISTORY):

@@ -27,6 +27,7 @@ from typing import Any
 from shiftbench.core.data.hteb import (
     cross_translation_target,
     record_languages,
+    stored_statistics,
     translation_target,
 )
 from shiftbench.core.data.runfolder import FALLBACK, IDENTICAL, OK
@@ -209,14 +210,6 @@ def statistics(
             with_fallback.add(i)
         elif after == text:
             unchanged += 1
-    return {
-        "records_total": len(originals),
-        "records_targeted": len(targeted),
-        "text_fields_total": total,
-        "records_with_fallback": len(with_fallback),
-        "text_fields_with_fallback": fallback,
-        "unchanged_outputs": unchanged,
-        "retried_text_fields": "",
-        "recovered_after_retry_text_fields": "",
-        "fallback_reasons": "",
-    }
+    return stored_statistics(
+        len(originals), len(targeted), total, len(with_fallback), fallback, unchanged
+    )

@@ -9,30 +9,25 @@ leaks into the answer is removed.
 from __future__ import annotations
 
 import json
-import os
 import time
 from typing import Any
 
 from shiftbench.core.registry import suggest
 from shiftbench.core.retries import (
     TransientError,
-    default_timeout,
     http_timeout,
-    retry_transient,
     transport_fault,
     unanswered,
 )
-from shiftbench.errors import InputError, RuntimeFault, shown_url
+from shiftbench.errors import InputError, RuntimeFault
 from shiftbench.llm.backends.base import (
     Generation,
-    OnDone,
     Request,
     Sampling,
-    SharedRequests,
-    complete_concurrently,
 )
 from shiftbench.llm.backends.reasoning import strip_reasoning
-from shiftbench.llm.logprobs import TOP_LOGPROBS, from_top_logprobs
+from shiftbench.llm.backends.served import ServedBackend
+from shiftbench.llm.logprobs import TOP_LOGPROBS
 
 # seconds a request may wait for its answer (--timeout); Ollama may load the model first
 DEFAULT_TIMEOUT = 600.0
@@ -41,35 +36,21 @@ DEFAULT_NUM_CTX = 8192
 DEFAULT_MAX_TOKENS = 512
 
 
-class OllamaBackend(SharedRequests):
+class OllamaBackend(ServedBackend):
     """Chats with a model served by Ollama, several requests at a time."""
 
     name = "ollama"
-    chunk_size = 64
-    BACKOFF = 0.5  # seconds before the first retry; doubles each time
+    UNNAMED = "the ollama backend needs --model: an Ollama model name"
+    URL_ENV = "OLLAMA_HOST"
+    DEFAULT_URL = DEFAULT_HOST
+    WAITED = DEFAULT_TIMEOUT
 
     def __init__(
-        self,
-        model: str | None = None,
-        *,
-        base_url: str | None = None,
-        concurrency: int = 4,
-        num_ctx: int = DEFAULT_NUM_CTX,
-        timeout: float | None = None,
-        tries: int = 5,
-        **_: Any,
+        self, model: str | None = None, *, num_ctx: int = DEFAULT_NUM_CTX, **settings: Any
     ) -> None:
-        if not model:
-            raise InputError("the ollama backend needs --model: an Ollama model name")
-        self.model = model
-        url = (base_url or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST).rstrip("/")
-        self._url = url  # with any credentials, for the connection alone
-        self.host = shown_url(url)  # as printed and recorded
-        self.concurrency = concurrency
+        """`settings`: ServedBackend's (base_url, concurrency, timeout, tries)."""
+        super().__init__(model, **settings)
         self.num_ctx = num_ctx
-        self.timeout = timeout or default_timeout(DEFAULT_TIMEOUT)
-        self.tries = tries
-        self._client: Any = None
         self._info: dict[str, Any] | None = None
 
     def _ollama(self) -> Any:
@@ -141,15 +122,16 @@ class OllamaBackend(SharedRequests):
             },
         }
 
-    def generate(
-        self, requests: list[Request], sampling: Sampling, on_done: OnDone | None = None
-    ) -> list[Generation]:
-        if self._info is None:
-            self.load()
-        return complete_concurrently(
-            lambda r: self._complete(r, sampling), requests, self.concurrency, on_done,
-            self._requests(),
-        )  # fmt: skip
+    @property
+    def host(self) -> str:
+        """The server's URL as printed and recorded."""
+        return self.shown
+
+    def _loaded(self) -> bool:
+        return self._info is not None
+
+    def _where(self) -> str:
+        return f"Ollama at {self.host}"
 
     def _complete(self, request: Request, sampling: Sampling) -> Generation:
         caps = [c for c in (request.max_new_tokens, sampling.max_new_tokens) if c]
@@ -160,33 +142,11 @@ class OllamaBackend(SharedRequests):
             "num_ctx": self.num_ctx,
             "num_predict": budget,
         }
-        return retry_transient(
-            lambda: self._chat(request, options, budget),
-            self.tries,
-            self.BACKOFF,
-            f"Ollama at {self.host}",
-        )
+        return self._retried(lambda: self._chat(request, options, budget))
 
-    def answer_logprobs(
-        self, prompts: list[str], answers: tuple[str, ...]
-    ) -> list[dict[str, float | None]]:
-        """Per prompt, each answer word's log-probability as the reply's first token, from
-        the server's top log-probabilities (None when the word is not among them)."""
-
-        if self._info is None:
-            self.load()
+    def _first_token(self, request: Request) -> Generation:
         options = {"seed": 0, "temperature": 0.0, "num_ctx": self.num_ctx, "num_predict": 1}
-
-        def ask(request: Request) -> Generation:
-            return retry_transient(
-                lambda: self._chat(request, options, 1, top_logprobs=TOP_LOGPROBS),
-                self.tries,
-                self.BACKOFF,
-                f"Ollama at {self.host}",
-            )
-
-        made = complete_concurrently(ask, [Request(p, 0) for p in prompts], self.concurrency)
-        return [from_top_logprobs(json.loads(g.text), answers) for g in made]
+        return self._retried(lambda: self._chat(request, options, 1, top_logprobs=TOP_LOGPROBS))
 
     def _chat(
         self,

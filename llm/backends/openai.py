@@ -16,24 +16,20 @@ from urllib.parse import urlsplit
 from shiftbench.core.registry import suggest
 from shiftbench.core.retries import (
     TransientError,
-    default_timeout,
     error_text,
     http_timeout,
-    retry_transient,
     transport_fault,
     unanswered,
 )
-from shiftbench.errors import InputError, RuntimeFault, shown_url
+from shiftbench.errors import InputError, RuntimeFault
 from shiftbench.llm.backends.base import (
     Generation,
-    OnDone,
     Request,
     Sampling,
-    SharedRequests,
-    complete_concurrently,
 )
 from shiftbench.llm.backends.reasoning import strip_reasoning
-from shiftbench.llm.logprobs import TOP_LOGPROBS, from_top_logprobs
+from shiftbench.llm.backends.served import ServedBackend
+from shiftbench.llm.logprobs import TOP_LOGPROBS
 
 # seconds a request may wait for its answer (--timeout): up to 1024 tokens from a busy server
 DEFAULT_TIMEOUT = 300.0
@@ -42,33 +38,18 @@ API_KEY_ENV = "OPENAI_API_KEY"
 DEFAULT_MAX_TOKENS = 512
 
 
-class OpenAIBackend(SharedRequests):
+class OpenAIBackend(ServedBackend):
     """Chat completions from an OpenAI-compatible server."""
 
     name = "openai"
-    chunk_size = 64
-    BACKOFF = 0.5  # seconds before the first retry; doubles each time
+    UNNAMED = "the openai backend needs --model: the model name the server serves"
+    URL_ENV = "OPENAI_BASE_URL"
+    DEFAULT_URL = DEFAULT_BASE_URL
+    WAITED = DEFAULT_TIMEOUT
 
-    def __init__(
-        self,
-        model: str | None = None,
-        *,
-        base_url: str | None = None,
-        concurrency: int = 4,
-        timeout: float | None = None,
-        tries: int = 5,
-        **_: Any,
-    ) -> None:
-        if not model:
-            raise InputError("the openai backend needs --model: the model name the server serves")
-        self.model = model
-        url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
-        self._url = url  # with any credentials, for the connection alone
-        self.base_url = shown_url(url)  # as printed and recorded
-        self.concurrency = concurrency
-        self.timeout = timeout or default_timeout(DEFAULT_TIMEOUT)
-        self.tries = tries
-        self._client: Any = None
+    def __init__(self, model: str | None = None, **settings: Any) -> None:
+        """`settings`: ServedBackend's (base_url, concurrency, timeout, tries)."""
+        super().__init__(model, **settings)
         self._served: list[str] | None = None
 
     def _http(self) -> Any:
@@ -125,15 +106,16 @@ class OpenAIBackend(SharedRequests):
             "backend": {"name": self.name, "base_url": self.base_url, "httpx": httpx.__version__},
         }
 
-    def generate(
-        self, requests: list[Request], sampling: Sampling, on_done: OnDone | None = None
-    ) -> list[Generation]:
-        if self._served is None:
-            self.load()
-        return complete_concurrently(
-            lambda r: self._complete(r, sampling), requests, self.concurrency, on_done,
-            self._requests(),
-        )  # fmt: skip
+    @property
+    def base_url(self) -> str:
+        """The server's URL as printed and recorded."""
+        return self.shown
+
+    def _loaded(self) -> bool:
+        return self._served is not None
+
+    def _where(self) -> str:
+        return self.base_url
 
     def _complete(self, request: Request, sampling: Sampling) -> Generation:
         caps = [c for c in (request.max_new_tokens, sampling.max_new_tokens) if c]
@@ -145,33 +127,19 @@ class OpenAIBackend(SharedRequests):
             "seed": request.seed & 0x7FFFFFFF,  # servers differ on seed width; 31 bits suit all
             "stream": False,
         }
-        return retry_transient(lambda: self._post(body), self.tries, self.BACKOFF, self.base_url)
+        return self._retried(lambda: self._post(body))
 
-    def answer_logprobs(
-        self, prompts: list[str], answers: tuple[str, ...]
-    ) -> list[dict[str, float | None]]:
-        """Per prompt, each answer word's log-probability as the reply's first token, from
-        the server's top log-probabilities (None when the word is not among them)."""
-
-        if self._served is None:
-            self.load()
-
-        def ask(request: Request) -> Generation:
-            body = {
-                "model": self.model,
-                "messages": request.messages,
-                "temperature": 0.0,
-                "max_tokens": 1,
-                "logprobs": True,
-                "top_logprobs": TOP_LOGPROBS,
-                "stream": False,
-            }
-            return retry_transient(
-                lambda: self._post_logprobs(body), self.tries, self.BACKOFF, self.base_url
-            )
-
-        made = complete_concurrently(ask, [Request(p, 0) for p in prompts], self.concurrency)
-        return [from_top_logprobs(json.loads(g.text), answers) for g in made]
+    def _first_token(self, request: Request) -> Generation:
+        body = {
+            "model": self.model,
+            "messages": request.messages,
+            "temperature": 0.0,
+            "max_tokens": 1,
+            "logprobs": True,
+            "top_logprobs": TOP_LOGPROBS,
+            "stream": False,
+        }
+        return self._retried(lambda: self._post_logprobs(body))
 
     def _post_logprobs(self, body: dict[str, Any]) -> Generation:
         """The first reply token's alternatives as a JSON {token: logprob} in `text`."""
