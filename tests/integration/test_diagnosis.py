@@ -119,7 +119,7 @@ def test_the_error_line_starts_its_own_line_after_a_progress_bar(tmp_path):
 
 EXPORT_KILLED = """
 import pathlib, sys
-import shiftbench.cards.hteb as hteb
+import shiftbench.cards.hteb_pairs as hteb  # where every exported pair is written
 written = hteb.write_pair
 def write_then_wait(stage, *args):
     folder = written(stage, *args)
