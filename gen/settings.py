@@ -90,7 +90,8 @@ class GenSettings:
         metavar="CODES",
         show_default=True,
         spec="top",
-        help="Target-language pool (ISO 639-1 codes) for translation, cross-translation and "
+        help="Target-language pool (ISO 639-1 codes, comma-separated or repeated) for "
+        "translation, cross-translation and "
         "back-translation pivots (which add English); the source language is never drawn.",
         spec_help="Target-language pool of the translation transforms, e.g. [es, fr, de].",
     )
@@ -125,7 +126,8 @@ class GenSettings:
         section="Generation",
         metavar="PART[,PART...]",
         spec="top",
-        help="What to rewrite: queries (the scored texts: ranking queries, or the evaluation "
+        help="What to rewrite, comma-separated or repeated: queries (the scored texts: ranking "
+        "queries, or the evaluation "
         "split), corpus (Retrieval and Reranking documents; the run folder then holds the "
         "corpus, judgements and candidates itself), train (Classification's train split), "
         "references (Summarization's human summaries). Default: the protocol's parts for the "
