@@ -76,6 +76,28 @@ def retry_transient(call: Callable[[], T], tries: int, backoff: float, where: st
     raise AssertionError("unreachable")
 
 
+def post_json(http: Any, path: str, body: dict[str, object], where: str, seconds: float) -> Any:
+    """POST `body` to `path` of an OpenAI-compatible server through httpx client `http`,
+    and the answer's JSON. A transport failure, HTTP 429 or 5xx or a malformed body is a
+    TransientError (worth retrying); any other status than 200 a RuntimeFault naming
+    `where` and what the server said."""
+    import httpx
+
+    try:
+        response = http.post(path, json=body)
+    except httpx.TransportError as exc:
+        raise transport_fault(exc, seconds) from None
+    if response.status_code == 429 or response.status_code >= 500:
+        said = error_text(response)  # what the server says went wrong, if anything
+        raise TransientError(f"HTTP {response.status_code}{': ' + said if said else ''}")
+    if response.status_code != 200:
+        raise RuntimeFault(f"{where} answered HTTP {response.status_code}: {error_text(response)}")
+    try:
+        return response.json()
+    except ValueError:
+        raise TransientError("malformed response body") from None
+
+
 def error_text(response: Any) -> str:
     """The error an OpenAI-compatible server put in its answer (its `error`, or
     `error.message`), or the body's text, on one line of at most 200 characters."""

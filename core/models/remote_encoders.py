@@ -23,10 +23,9 @@ from shiftbench.core.messages import counted
 from shiftbench.core.retries import (
     TransientError,
     default_timeout,
-    error_text,
     http_timeout,
+    post_json,
     retry_transient,
-    transport_fault,
     unanswered,
 )
 from shiftbench.errors import InputError, RuntimeFault, shown_url
@@ -89,7 +88,6 @@ class EmbeddingsEndpoint:
             base_url=base_url, headers=headers, timeout=http_timeout(self.timeout)
         )
         self.dimension: int | None = None
-        self.requests = 0
         self.prompts: dict[str, str] = {}  # an endpoint names no prompts of its own
 
     def check(self) -> None:
@@ -149,25 +147,12 @@ class EmbeddingsEndpoint:
         return np.stack(rows).astype(np.float32)
 
     def _post(self, texts: list[str]) -> list[np.ndarray]:
-        import httpx
-
         body = {"model": self.name, "input": texts, "encoding_format": "float", **self.extra}
+        answer = post_json(self._http, "/embeddings", body, self.base_url, self.timeout)
         try:
-            response = self._http.post("/embeddings", json=body)
-        except httpx.TransportError as exc:
-            raise transport_fault(exc, self.timeout) from None
-        self.requests += 1
-        if response.status_code == 429 or response.status_code >= 500:
-            said = error_text(response)  # what the server says went wrong, if anything
-            raise TransientError(f"HTTP {response.status_code}{': ' + said if said else ''}")
-        if response.status_code != 200:
-            raise RuntimeFault(
-                f"{self.base_url} answered HTTP {response.status_code}: {error_text(response)}"
-            )
-        try:
-            data = sorted(response.json()["data"], key=lambda d: d["index"])
+            data = sorted(answer["data"], key=lambda d: d["index"])
             vectors = [np.asarray(d["embedding"], dtype=np.float64) for d in data]
-        except (ValueError, KeyError, TypeError):
+        except (KeyError, TypeError, ValueError):
             raise TransientError("malformed response body") from None
         if len(vectors) != len(texts) or any(v.ndim != 1 for v in vectors):
             raise RuntimeFault(

@@ -16,9 +16,8 @@ from urllib.parse import urlsplit
 from shiftbench.core.registry import suggest
 from shiftbench.core.retries import (
     TransientError,
-    error_text,
     http_timeout,
-    transport_fault,
+    post_json,
     unanswered,
 )
 from shiftbench.errors import InputError, RuntimeFault
@@ -156,23 +155,7 @@ class OpenAIBackend(ServedBackend):
 
     def _request(self, body: dict[str, Any]) -> Any:
         """POST /chat/completions; the JSON answer, or TransientError / RuntimeFault."""
-        import httpx
-
-        try:
-            response = self._http().post("/chat/completions", json=body)
-        except httpx.TransportError as exc:
-            raise transport_fault(exc, self.timeout) from None
-        if response.status_code == 429 or response.status_code >= 500:
-            said = error_text(response)  # what the server says went wrong, if anything
-            raise TransientError(f"HTTP {response.status_code}{': ' + said if said else ''}")
-        if response.status_code != 200:
-            raise RuntimeFault(
-                f"{self.base_url} answered HTTP {response.status_code}: {error_text(response)}"
-            )
-        try:
-            return response.json()
-        except ValueError:
-            raise TransientError("malformed response body") from None
+        return post_json(self._http(), "/chat/completions", body, self.base_url, self.timeout)
 
     def _post(self, body: dict[str, Any]) -> Generation:
         start = time.perf_counter()
