@@ -71,15 +71,17 @@ if TYPE_CHECKING:
         report_ratings as report_ratings,
     )
     from shiftbench.validate.api import (
-        CalibrateSettings as CalibrateSettings,
         ConfigValidation as ConfigValidation,
-        JudgeSettings as JudgeSettings,
         MeasureSummary as MeasureSummary,
         TooManyErrors as TooManyErrors,
         ValidateResult as ValidateResult,
-        ValidateSettings as ValidateSettings,
         calibrate_judges as calibrate_judges,
         validate_runs as validate_runs,
+    )
+    from shiftbench.validate.settings import (
+        CalibrateSettings as CalibrateSettings,
+        JudgeSettings as JudgeSettings,
+        ValidateSettings as ValidateSettings,
     )
     # isort: on
 
@@ -109,14 +111,14 @@ _API = {
     "ProbeResult": "shiftbench.evaluate.api",
     "probe_encoders": "shiftbench.evaluate.api",
     "mteb_tasks": "shiftbench.evaluate.mteb_tasks",
-    "JudgeSettings": "shiftbench.validate.api",
-    "ValidateSettings": "shiftbench.validate.api",
+    "JudgeSettings": "shiftbench.validate.settings",
+    "ValidateSettings": "shiftbench.validate.settings",
     "ValidateResult": "shiftbench.validate.api",
     "ConfigValidation": "shiftbench.validate.api",
     "MeasureSummary": "shiftbench.validate.api",
     "TooManyErrors": "shiftbench.validate.api",
     "validate_runs": "shiftbench.validate.api",
-    "CalibrateSettings": "shiftbench.validate.api",
+    "CalibrateSettings": "shiftbench.validate.settings",
     "calibrate_judges": "shiftbench.validate.api",
     "BatchSettings": "shiftbench.human_eval.api",
     "BatchResult": "shiftbench.human_eval.api",

@@ -101,6 +101,7 @@ class Declared:
         separator: What a list option's value may be split at ("": never; a path may
             hold a comma).
         written: The option names a folder the command writes (checked before any work).
+        file: The option names a file to read, never a folder.
     """
 
     help: str
@@ -115,6 +116,7 @@ class Declared:
     single: bool = False
     separator: str = ","
     written: bool = False
+    file: bool = False
 
 
 def _metadata(limit: Bound | None, declare: dict[str, Any]) -> dict[str, Any]:

@@ -15,6 +15,7 @@ import json
 import random
 import re
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib.metadata import version
@@ -78,9 +79,9 @@ class Lexicon:
         }
 
 
-def parse_parts_of_speech(text: str) -> tuple[str, ...]:
-    """'verb,adjective' as a tuple of known parts of speech, in order, without repeats."""
-    names = [p.strip() for p in text.split(",") if p.strip()]
+def parse_parts_of_speech(names: Sequence[str]) -> tuple[str, ...]:
+    """('verb', 'adjective') checked: known parts of speech, at least one, in order,
+    without repeats."""
     unknown = [n for n in names if n not in PARTS_OF_SPEECH]
     if unknown or not names:
         raise InputError(

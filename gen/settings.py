@@ -37,6 +37,8 @@ PROTOCOL_SEEDS = "; ".join(f"{p.name}: {_seed_text(p.seeds)}" for p in PROTOCOLS
 
 # the Python API also takes a comma-separated string for these lists
 _LISTS = ("languages", "rewrite")
+# and these take comma-separated items too (the option's values, the spec's string)
+_SPLIT = ("control_pos",)
 
 
 @dataclass(frozen=True)
@@ -297,14 +299,19 @@ class GenSettings:
         help="Exit with 1 when a larger share of the rows written failed the checks (the run "
         "folder is written all the same).",
     )
-    control_pos: str = declared(
-        "verb,adjective",
+    control_pos: tuple[str, ...] = declared(
+        ("verb", "adjective"),
         section="Generation",
         metavar="POS[,POS...]",
         show_default=True,
         spec="top",
-        help="Parts of speech the synonym and antonym swaps may change: verb, adjective, "
-        "adverb, noun.",
+        single=True,
+        # split by the settings (below), so that an empty value stays an error
+        separator="",
+        help="Parts of speech the synonym and antonym swaps may change, comma-separated or "
+        "repeated: verb, adjective, adverb, noun.",
+        spec_help="Parts of speech the synonym and antonym swaps may change, e.g. [verb, "
+        "adjective] (or one string, verb,adjective): verb, adjective, adverb, noun.",
     )
     wordnet_dir: str | None = declared(
         None,
@@ -343,6 +350,10 @@ class GenSettings:
                 object.__setattr__(self, f.name, parts)
             elif isinstance(value, list):
                 object.__setattr__(self, f.name, tuple(value))
+            if f.name in _SPLIT:
+                items = (value,) if isinstance(value, str) else value
+                parts = tuple(p.strip() for v in items for p in v.split(",") if p.strip())
+                object.__setattr__(self, f.name, parts)
         check(self)
 
 

@@ -47,8 +47,16 @@ from shiftbench.gen.api import GenSettings, TooManyFailures, generate, plan_gene
 from shiftbench.gen.estimate import combine
 from shiftbench.human_eval.api import BatchSettings, export_batches, make_batches
 from shiftbench.human_eval.export import EXPORT_DIR
-from shiftbench.runner.spec import STAGES, TOP_FIELDS, Spec, folder_name, gen_settings
-from shiftbench.validate.api import ValidateSettings, table_printer, validate_runs
+from shiftbench.runner.spec import (
+    STAGES,
+    TOP_FIELDS,
+    Spec,
+    folder_name,
+    gen_settings,
+    stage_settings,
+)
+from shiftbench.validate.api import table_printer, validate_runs
+from shiftbench.validate.settings import ValidateSettings
 
 log = logging.getLogger(__name__)
 
@@ -297,26 +305,12 @@ def copy_spec(spec: Spec, unit: Unit) -> None:
 
 def run_validate(spec: Spec, unit: Unit, ctx: Context) -> None:
 
-    c, v = spec.values["validate"], spec.values
-    settings = ValidateSettings(
-        langid=c["langid"], markers_file=Path(c["markers"]) if c["markers"] else None,
-        max_error_rate=c["max_error_rate"], examples=c["examples"],
-        drift_encoder=c["drift_encoder"], meaning_encoder=meaning_encoder(c["meaning_encoder"]),
-        meaning_threshold=c["meaning_threshold"],
-        max_meaning_changed_rate=c["max_meaning_changed_rate"], judges=tuple(c["judges"]),
-        paraplue=tuple(c["paraplue"]), judge_modes=tuple(c["judge_modes"]),
-        judge_scoring=c["judge_scoring"], judge_tokens=c["judge_tokens"],
-        base_url=c["base_url"], concurrency=c["concurrency"], batch_size=c["batch_size"],
-        engine=c["engine"], cache_dir=Path(v["cache_dir"]) if v["cache_dir"] else None,
-        quiet=ctx.quiet,
-    )  # fmt: skip
-
+    # the judges' cache is the spec's top-level cache_dir, gen's too
+    v = spec.values
+    settings = stage_settings(
+        ValidateSettings, v["validate"], cache_dir=v["cache_dir"], quiet=ctx.quiet
+    )
     validate_runs((unit.run,), settings, on_config=table_printer())
-
-
-def meaning_encoder(value: str) -> str | None:
-    """The spec's `meaning_encoder`, None for "none" (as `validate --meaning-encoder none`)."""
-    return None if value.lower() == "none" else value
 
 
 def run_human_eval(spec: Spec, unit: Unit, ctx: Context) -> None:

@@ -29,7 +29,7 @@ from shiftbench.core.data.parts import PARTS
 from shiftbench.core.data.runfolder import DATA_FORMATS
 from shiftbench.core.data.sources import load_source
 from shiftbench.core.registry import suggest
-from shiftbench.core.settings import bare, declarations, problem
+from shiftbench.core.settings import bare, declarations, field_default, problem
 from shiftbench.core.text.langid import IDENTIFIERS
 from shiftbench.core.text.transforms import TARGETED_PROMPT, expand_transforms
 from shiftbench.errors import InputError
@@ -37,7 +37,7 @@ from shiftbench.evaluate.api import EvalSettings
 from shiftbench.gen.api import GenSettings
 from shiftbench.human_eval.api import BatchSettings, ExportSettings
 from shiftbench.llm.backends import backend_target
-from shiftbench.validate.api import ValidateSettings
+from shiftbench.validate.settings import ValidateSettings
 
 # What a field's YAML value must be.
 STR, INT, FLOAT, BOOL = "string", "integer", "number", "true or false"
@@ -83,37 +83,6 @@ SOURCE_FIELDS = (
     Field("splits", STR_LIST, "gen",
           help="Splits to use. [] means mteb's eval splits (a local folder: test)."),
     Field("source_language", STR, "gen"),
-)  # fmt: skip
-
-VALIDATE_FIELDS = (
-    Field("max_error_rate", FLOAT, "validate",
-          help="The gate: the run stops after validation when a config's total error "
-          "rate exceeds this share. null: no gate."),
-    Field("langid", STR, "validate"),
-    Field("markers", STR, "validate", "markers_file", path=True),
-    Field("examples", INT, "validate"),
-    Field("drift_encoder", STR, "validate"),
-    Field("meaning_encoder", STR, "validate",
-          help="Encoder of the default meaning check (rows marked meaning-changed, a "
-          "warning apart from the error rate); none: no meaning check."),
-    Field("meaning_threshold", FLOAT, "validate"),
-    Field("max_meaning_changed_rate", FLOAT, "validate",
-          help="A second gate: the run stops after validation when a config's "
-          "meaning-changed rate exceeds this share. null: no gate."),
-    Field("judges", STR_LIST, "validate",
-          help="LLM judges (BACKEND[:MODEL][@URL]) to rate every (original, output) pair, "
-          "e.g. [embedded, 'ollama:qwen2.5:7b']."),
-    Field("judge_modes", STR_LIST, "validate",
-          help="What judges rate: similarity (meaning, 0-5) and/or quality (rewrite, 1-5)."),
-    Field("judge_scoring", STR, "validate"),
-    Field("judge_tokens", INT, "validate"),
-    Field("paraplue", STR_LIST, "validate",
-          help="Models (BACKEND[:MODEL][@URL]) that also score every pair with a "
-          "ParaPLUIE-style log p(Yes) - log p(No)."),
-    Field("base_url", STR, "validate"),
-    Field("concurrency", INT, "validate"),
-    Field("batch_size", INT, "validate"),
-    Field("engine", STR, "validate"),
 )  # fmt: skip
 
 HUMAN_EVAL_FIELDS = (
@@ -218,9 +187,11 @@ def settings_fields(owner: Any, command: str, own: str, where: str) -> tuple[Fie
     )  # fmt: skip
 
 
-def schema(gen: Any = GenSettings) -> tuple[tuple[Field, ...], tuple[Section, ...]]:
+def schema(
+    gen: Any = GenSettings, validate: Any = ValidateSettings
+) -> tuple[tuple[Field, ...], tuple[Section, ...]]:
     """The spec's top-level keys and its sections, gen's keys read from settings class
-    `gen`'s fields (its own section: generator)."""
+    `gen`'s fields (its own section: generator), validate's from `validate`'s."""
 
     def at(where: str) -> tuple[Field, ...]:
         return settings_fields(gen, "gen", "generator", where)
@@ -233,7 +204,7 @@ def schema(gen: Any = GenSettings) -> tuple[tuple[Field, ...], tuple[Section, ..
                 (*SOURCE_FIELDS, *at("sources")), many=True),
         Section("generator", "The LLM that rewrites, and how it samples.", at("generator")),
         Section("validate", "Automatic checks, judges, and the error-rate gate.",
-                VALIDATE_FIELDS),
+                settings_fields(validate, "validate", "validate", "validate")),
         Section("human_eval", "Rating batches for people, and their export.",
                 HUMAN_EVAL_FIELDS),
         Section("evaluate", "Encoders scored on the original and every variant, into each "
@@ -244,21 +215,33 @@ def schema(gen: Any = GenSettings) -> tuple[tuple[Field, ...], tuple[Section, ..
     )  # fmt: skip
 
 
+def stage_settings(owner: Any, values: dict[str, Any], **given: Any) -> Any:
+    """Settings class `owner` from a stage's checked spec values (its section, or any
+    mapping of its keys), each declared field by its spec key; `given` wins. A list is a
+    tuple; an empty one where the setting's default is None is None."""
+    settings = dict(given)
+    for f, d in declarations(owner):
+        key = d.key or f.name
+        if d.spec is None or f.name in settings or key not in values:
+            continue
+        value = values[key]
+        if isinstance(value, list):
+            value = tuple(value) or (None if field_default(f) is None else ())
+        settings[f.name] = value
+    return owner(**settings)
+
+
 def gen_settings(values: dict[str, Any], source: dict[str, Any], owner: Any = GenSettings,
                  **given: Any) -> Any:  # fmt: skip
-    """Settings class `owner` (gen's) from a checked spec's values, each field by name from
+    """Settings class `owner` (gen's) from a checked spec's values, each gen key from
     where the spec holds it (a source's entry for `sources` keys); `given` (output, quiet)
-    wins. An empty list where the setting's default is None is None."""
+    wins."""
     top, sections = schema(owner)
-    settings = dict(given)
+    found = {}
     for at, keys in [(values, top), *((source if s.many else values[s.key], s.fields)
                                       for s in sections)]:  # fmt: skip
-        for f in (f for f in keys if f.setting and f.setting not in settings):
-            value = at[f.key]
-            if isinstance(value, list):
-                value = tuple(value) or (None if _setting_default(f) is None else ())
-            settings[f.setting] = value
-    return owner(**settings)
+        found.update({f.key: at[f.key] for f in keys if f.owner is owner})
+    return stage_settings(owner, found, **given)
 
 
 TOP_FIELDS, SECTIONS = schema()
@@ -418,10 +401,11 @@ def _refuse_aliases(text: str, where: str) -> None:
         # any other fault is left to PyYAML's reading, which names it in its own words
 
 
-def read_spec(path: Path, gen: Any = GenSettings) -> Spec:
+def read_spec(path: Path, gen: Any = GenSettings, validate: Any = ValidateSettings) -> Spec:
     """Read and check a spec file; any problem is one InputError naming file:line. Its gen
-    keys are settings class `gen`'s."""
-    top, sections = (TOP_FIELDS, SECTIONS) if gen is GenSettings else schema(gen)
+    keys are settings class `gen`'s, its validate keys `validate`'s."""
+    stock = gen is GenSettings and validate is ValidateSettings
+    top, sections = (TOP_FIELDS, SECTIONS) if stock else schema(gen, validate)
     where = str(path)
     try:
         text = path.read_text(encoding="utf-8")

@@ -22,105 +22,11 @@ from typing import Any
 from shiftbench.core.data.sources import Source
 from shiftbench.core.messages import counted, report
 from shiftbench.core.records import CalibrationRecord, ConfigValidationRecord, ValidationReport
-from shiftbench.core.settings import check, chosen, ranged
 from shiftbench.errors import InputError, RuntimeFault
-from shiftbench.llm.backends.base import EMBEDDED_ENGINES
-from shiftbench.validate.meaning import DEFAULT_ENCODER, DEFAULT_THRESHOLD, MEANING_CHANGED
+from shiftbench.validate.meaning import MEANING_CHANGED
+from shiftbench.validate.settings import CalibrateSettings, JudgeSettings, ValidateSettings
 
 log = logging.getLogger(__name__)
-
-JUDGE_MODES = ("similarity", "quality")  # what a judge can rate
-
-
-@dataclass(frozen=True)
-class JudgeSettings:
-    """The LLM judges and ParaPLUIE scorers that rate (original, output) pairs; every
-    field is the option of its name on `shiftbench validate` and `judge-calibrate`.
-
-    Attributes:
-        judges: Judge specs, `BACKEND[:MODEL][@URL]` (e.g. "embedded").
-        paraplue: ParaPLUIE-style scorer specs, `BACKEND[:MODEL][@URL]`.
-        judge_modes: What judges rate: "similarity" (0-5) and/or "quality" (1-5).
-        judge_scoring: "reply" (the rating read from the reply) or "expected" (the
-            probability-weighted mean of the scale's numbers).
-        judge_tokens: Longest judge reply, in tokens.
-        base_url: Judge server address when a spec names none.
-        concurrency: Judge requests in flight at once (server backends).
-        batch_size: Prompts per forward pass (embedded judge), texts per encoder batch.
-        engine: The embedded judges' engine: "auto", "transformers" or "llama.cpp" (as
-            gen's).
-        cache_dir: Where judge answers are cached; None: $SHIFTBENCH_CACHE_DIR or
-            ~/.cache/shiftbench.
-        no_cache: Keep judge answers in memory only.
-    """
-
-    judges: tuple[str, ...] = ()
-    paraplue: tuple[str, ...] = ()
-    judge_modes: tuple[str, ...] = chosen(("similarity", "quality"), *JUDGE_MODES)
-    judge_scoring: str = chosen("reply", "reply", "expected")
-    judge_tokens: int = ranged(16, low=1)
-    base_url: str | None = None
-    concurrency: int = ranged(4, low=1)
-    batch_size: int = ranged(8, low=1)
-    engine: str = chosen("auto", *EMBEDDED_ENGINES)
-    cache_dir: Path | None = None
-    no_cache: bool = False
-
-    def __post_init__(self) -> None:
-        check(self)
-
-
-@dataclass(frozen=True)
-class ValidateSettings(JudgeSettings):
-    """How validate checks run folders; every field is the `shiftbench validate` option
-    of its name (the judge fields are `JudgeSettings`').
-
-    Attributes:
-        configs: Transformed configs to check; () for all of them.
-        langid: Language identifier of the wrong-language check: "lingua" or "langdetect".
-        markers_file: JSON file of extra reasoning and prefix leak markers.
-        max_error_rate: Raise TooManyErrors (after writing) when a config's total error
-            rate exceeds this share; None: never.
-        examples: Example failures kept per check and config.
-        drift_encoder: sentence-transformers model for embedding drift (`NAME=MODEL`
-            to report it as drift:NAME); None: no drift.
-        meaning_encoder: Encoder of the default meaning check (validate/meaning.py);
-            None: no meaning check.
-        meaning_threshold: Drift above which a field is `meaning-changed` (calibrated for
-            the default encoder).
-        max_meaning_changed_rate: Raise TooManyErrors (after writing) when a config's
-            meaning-changed rate exceeds this share; None: never.
-        quiet: No progress bars.
-    """
-
-    configs: tuple[str, ...] = ()
-    langid: str = "lingua"
-    markers_file: Path | None = None
-    max_error_rate: float | None = ranged(None, float, low=0, high=1)
-    examples: int = ranged(3, low=0)
-    drift_encoder: str | None = None
-    meaning_encoder: str | None = DEFAULT_ENCODER
-    meaning_threshold: float = ranged(DEFAULT_THRESHOLD, float, low=0, high=2)
-    max_meaning_changed_rate: float | None = ranged(None, float, low=0, high=1)
-    quiet: bool = False
-
-
-@dataclass(frozen=True)
-class MeasureChecksSettings:
-    """How `shiftbench measure-checks` samples the real data (validate/measure.py).
-
-    Attributes:
-        cap: Texts (or near-paraphrase pairs) per dataset and language for the false alarms.
-        plant_cap: Texts per dataset and language each kind of failure is planted into.
-        write: Also write validate/measured.json and the validate guide's table.
-    """
-
-    cap: int = ranged(200, low=1)
-    plant_cap: int = ranged(100, low=1)
-    write: bool = False
-
-    def __post_init__(self) -> None:
-        check(self)
 
 
 @dataclass(frozen=True)
@@ -414,24 +320,6 @@ def meaning_check(settings: ValidateSettings) -> Any:
             why = f"encoder {settings.meaning_encoder}: {why}"
         log.warning("meaning check skipped (the form checks still run): %s", why)
         return None
-
-
-@dataclass(frozen=True)
-class CalibrateSettings(JudgeSettings):
-    """How judge-calibrate rates an STS source's gold pairs; every field is the
-    `shiftbench judge-calibrate` option of its name.
-
-    Attributes:
-        limit: Use only the first N pairs of each split.
-        gold_range: The gold scores' scale (low, high), mapped onto the judge's 0-5;
-            None: the task's own, else (0, 5).
-        quiet: No progress bars.
-    """
-
-    judge_modes: tuple[str, ...] = chosen(("similarity",), *JUDGE_MODES)
-    limit: int | None = ranged(None, low=3)
-    gold_range: tuple[float, float] | None = None
-    quiet: bool = False
 
 
 def calibrate_judges(

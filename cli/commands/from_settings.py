@@ -67,8 +67,10 @@ def _option(owner: Any, f: dataclasses.Field[Any], d: Declared, hint: Any) -> Ca
     extra: dict[str, Any] = {"help": d.help, "metavar": d.metavar}
     if d.show_default:
         extra["show_default"] = d.show_default
-    if bound(owner, f.name) is not None:
-        extra.update(type=option_type(owner, f.name), default=field_default(f))
+    if bound(owner, f.name) is not None:  # a tuple of choices: each repeat one of them
+        extra.update(
+            type=option_type(owner, f.name), default=field_default(f), multiple=_is_list(kind)
+        )
     elif kind is bool:
         extra.update(is_flag=True)
     elif _is_list(kind) or _is_mapping(kind):
@@ -76,7 +78,8 @@ def _option(owner: Any, f: dataclasses.Field[Any], d: Declared, hint: Any) -> Ca
         listed = default if isinstance(default, tuple) else None
         extra.update(multiple=True, default=listed, cls=ListOption)
     elif kind is Path:
-        extra.update(type=OutputFolder() if d.written else click.Path(path_type=Path))
+        path = click.Path(dir_okay=not d.file, path_type=Path)
+        extra.update(type=OutputFolder() if d.written else path)
     else:
         extra.update(default=field_default(f))
     return click.option(*flags(f, d), param_name(f, d), **extra)

@@ -13,12 +13,10 @@ from shiftbench.core.settings import bound
 from shiftbench.evaluate.api import EvalSettings, ProbeRunSettings
 from shiftbench.gen.api import GenSettings
 from shiftbench.human_eval.api import BatchSettings
-from shiftbench.validate.api import JudgeSettings, ValidateSettings
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 GEN = GenSettings()  # gen's option defaults are the settings' own
 EVAL = EvalSettings()  # and evaluate's (probe shares the encoder options)
-VAL = ValidateSettings()  # and validate's (judge-calibrate shares the judge options)
 BATCH = BatchSettings()  # and human-eval batch's
 PROBE = ProbeRunSettings()  # and probe's
 
@@ -108,87 +106,6 @@ def source_options(func: Callable[..., Any]) -> Callable[..., Any]:
         ),
     ]
     for option in reversed(options):
-        func = option(func)
-    return func
-
-
-def judge_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Options for commands that ask LLM judges (validate, judge-calibrate)."""
-    for option in reversed(
-        [
-            click.option(
-                "--judge",
-                "judges",
-                multiple=True,
-                metavar="BACKEND[:MODEL][@URL]",
-                help="LLM judge to rate every (original, output) pair, through any gen "
-                "backend; repeatable. E.g. embedded, ollama:qwen2.5:7b, "
-                "openai:gpt-4o-mini@http://127.0.0.1:8000/v1.",
-            ),
-            click.option(
-                "--paraplue",
-                "paraplue",
-                multiple=True,
-                metavar="BACKEND[:MODEL][@URL]",
-                help="Also score every pair with a ParaPLUIE-style log-likelihood ratio, "
-                "log p(Yes) - log p(No) for 'do A and B say the same thing?', from this "
-                "model (embedded, openai, ollama or vllm); repeatable.",
-            ),
-            click.option(
-                "--judge-scoring",
-                type=option_type(JudgeSettings, "judge_scoring"),
-                default=VAL.judge_scoring,
-                show_default=True,
-                help="reply: read the rating from the judge's reply; expected: weight the "
-                "scale's whole numbers by the probability that the reply begins with each "
-                "(no generation; embedded, openai, ollama or vllm).",
-            ),
-            click.option(
-                "--judge-tokens",
-                type=option_type(JudgeSettings, "judge_tokens"),
-                default=VAL.judge_tokens,
-                show_default=True,
-                help="Longest judge reply, in tokens.",
-            ),
-            click.option(
-                "--base-url",
-                default=None,
-                metavar="URL",
-                help="Judge server address when the judge spec names none (defaults as for gen).",
-            ),
-            click.option(
-                "--concurrency",
-                type=option_type(JudgeSettings, "concurrency"),
-                default=VAL.concurrency,
-                show_default=True,
-                help="Judge requests in flight at once (server backends).",
-            ),
-            click.option(
-                "--batch-size",
-                type=option_type(JudgeSettings, "batch_size"),
-                default=VAL.batch_size,
-                show_default=True,
-                help="Prompts per forward pass (embedded judge) and texts per encoder batch.",
-            ),
-            click.option(
-                "--engine",
-                type=option_type(JudgeSettings, "engine"),
-                default=VAL.engine,
-                show_default=True,
-                help="Engine of embedded judges and scorers: auto (llama.cpp for a GGUF "
-                "model when llama-cpp-python is installed, else transformers), transformers "
-                "or llama.cpp.",
-            ),
-            click.option(
-                "--cache-dir",
-                type=OutputFolder(),
-                default=None,
-                help="Where judge answers are cached. Default: $SHIFTBENCH_CACHE_DIR or "
-                "~/.cache/shiftbench.",
-            ),
-            click.option("--no-cache", is_flag=True, help="Keep judge answers in memory only."),
-        ]
-    ):
         func = option(func)
     return func
 

