@@ -33,7 +33,7 @@ from shiftbench.core.settings import bare, declarations, problem
 from shiftbench.core.text.langid import IDENTIFIERS
 from shiftbench.core.text.transforms import TARGETED_PROMPT, expand_transforms
 from shiftbench.errors import InputError
-from shiftbench.evaluate.api import EvalSettings
+from shiftbench.evaluate.settings import EvalSettings
 from shiftbench.gen.api import GenSettings
 from shiftbench.human_eval.api import BatchSettings, ExportSettings
 from shiftbench.llm.backends import backend_target
@@ -132,38 +132,14 @@ HUMAN_EVAL_FIELDS = (
     Field("submit_url", STR, "human-eval export"),
 )  # fmt: skip
 
-EVALUATE_FIELDS = (
-    Field("models", STR_LIST, "evaluate", default=[],
-          help="Encoders to score on the original and every variant, each as evaluate -m "
-          "takes it: a Hub id or local folder (a relative path is read from the spec's "
-          "folder), mteb:NAME or openai:NAME[@URL], each optionally NAME=MODEL to be shown "
-          "as NAME, e.g. [sentence-transformers/all-MiniLM-L6-v2, mini=./models/ft-3]. "
-          "[]: no evaluate stage."),
-    Field("protocol", STR, "evaluate",
-          help="Scoring protocol: shiftbench (mteb's), pteb or hteb. null: the protocol the "
-          "run folder was made with (the top-level protocol)."),
-    Field("batch_size", INT, "evaluate"),
-    Field("device", STR, "evaluate"),
-    Field("precision", STR, "evaluate"),
-    Field("trust_remote_code", BOOL, "evaluate"),
-    Field("model_kwargs", MAPPING, "evaluate",
-          help="Keyword arguments for each model's transformers model, e.g. "
-          "{attn_implementation: eager}."),
-    Field("encode_kwargs", MAPPING, "evaluate",
-          help="Keyword arguments for every encode call, e.g. {normalize_embeddings: true}."),
-    Field("prompts", MAPPING, "evaluate",
-          help="Prompts by name (a task name, a task type, query, document or TYPE-query), "
-          "added to and overriding each model's own, e.g. {query: 'query: '}."),
-    Field("cache_dir", STR, "evaluate", path=True,
-          help="Keep embeddings on disk here, so a re-run encodes only texts never seen "
-          "before. null: no embedding cache."),
-    Field("faithful", STR, "evaluate"),
-    Field("resamples", INT, "evaluate"),
-    Field("resample_seed", INT, "evaluate"),
-    Field("interval", STR, "evaluate"),
-    Field("evalrank_positives", STR, "evaluate"),
-    Field("evalrank_centre", BOOL, "evaluate"),
-    Field("plots", BOOL, "evaluate"),
+# what evaluate scores: not a setting (score_encoders takes it beside EvalSettings), so
+# its one key is written here; the section's other keys are EvalSettings' fields
+MODELS_FIELD = Field(
+    "models", STR_LIST, "evaluate", default=[], flag="--model",
+    help="Encoders to score on the original and every variant, each as evaluate -m takes "
+    "it: a Hub id or local folder (a relative path is read from the spec's folder), "
+    "mteb:NAME or openai:NAME[@URL], each optionally NAME=MODEL to be shown as NAME, e.g. "
+    "[sentence-transformers/all-MiniLM-L6-v2, mini=./models/ft-3]. []: no evaluate stage.",
 )  # fmt: skip
 
 RELEASE_FIELDS = (
@@ -213,14 +189,17 @@ def settings_fields(owner: Any, command: str, own: str, where: str) -> tuple[Fie
     return tuple(
         Field(d.key or f.name, _kind(hints[f.name]), command, help=d.spec_help or d.help,
               path=d.path, single=d.single, setting=f.name, owner=owner,
-              flag=max(d.flags or ("--" + (d.key or f.name).replace("_", "-"),), key=len))
+              flag=max(d.flags or ("--" + (d.key or f.name).replace("_", "-"),),
+                       key=len).split("/")[0])
         for f, d in declarations(owner) if d.spec is not None and (d.spec or own) == where
     )  # fmt: skip
 
 
-def schema(gen: Any = GenSettings) -> tuple[tuple[Field, ...], tuple[Section, ...]]:
+def schema(
+    gen: Any = GenSettings, evaluate: Any = EvalSettings
+) -> tuple[tuple[Field, ...], tuple[Section, ...]]:
     """The spec's top-level keys and its sections, gen's keys read from settings class
-    `gen`'s fields (its own section: generator)."""
+    `gen`'s fields (its own section: generator), evaluate's from `evaluate`'s."""
 
     def at(where: str) -> tuple[Field, ...]:
         return settings_fields(gen, "gen", "generator", where)
@@ -238,7 +217,8 @@ def schema(gen: Any = GenSettings) -> tuple[tuple[Field, ...], tuple[Section, ..
                 HUMAN_EVAL_FIELDS),
         Section("evaluate", "Encoders scored on the original and every variant, into each "
                 "source's results/ folder beside run/; the card and the release carry their "
-                "scores.", EVALUATE_FIELDS),
+                "scores.", (MODELS_FIELD, *settings_fields(evaluate, "evaluate", "evaluate",
+                                                           "evaluate"))),
         Section("release", "The Hugging Face Hub release.", RELEASE_FIELDS),
         Section("scale", "Beyond one machine: where gen runs.", SCALE_FIELDS),
     )  # fmt: skip
@@ -253,12 +233,29 @@ def gen_settings(values: dict[str, Any], source: dict[str, Any], owner: Any = Ge
     settings = dict(given)
     for at, keys in [(values, top), *((source if s.many else values[s.key], s.fields)
                                       for s in sections)]:  # fmt: skip
-        for f in (f for f in keys if f.setting and f.setting not in settings):
-            value = at[f.key]
-            if isinstance(value, list):
-                value = tuple(value) or (None if _setting_default(f) is None else ())
-            settings[f.setting] = value
+        _by_name(at, tuple(f for f in keys if f.owner is owner), settings)
     return owner(**settings)
+
+
+def stage_settings(owner: Any, values: dict[str, Any], **given: Any) -> Any:
+    """Settings class `owner` from a checked spec's section `values` (the stage's own
+    section, e.g. evaluate's), each field by name from its key; `given` (output, quiet)
+    wins. Lists are tuples, mappings stay mappings."""
+    settings = dict(given)
+    _by_name(values, settings_fields(owner, "", "", ""), settings)
+    return owner(**settings)
+
+
+def _by_name(at: dict[str, Any], keys: tuple[Field, ...], settings: dict[str, Any]) -> None:
+    """Each settings field in `keys` not in `settings` yet, from its key in `at`. An empty
+    list where the setting's default is None is None; a mapping is copied."""
+    for f in (f for f in keys if f.setting and f.setting not in settings):
+        value = at[f.key]
+        if isinstance(value, list):
+            value = tuple(value) or (None if _setting_default(f) is None else ())
+        elif isinstance(value, dict):
+            value = dict(value)
+        settings[f.setting] = value
 
 
 TOP_FIELDS, SECTIONS = schema()
@@ -418,10 +415,11 @@ def _refuse_aliases(text: str, where: str) -> None:
         # any other fault is left to PyYAML's reading, which names it in its own words
 
 
-def read_spec(path: Path, gen: Any = GenSettings) -> Spec:
+def read_spec(path: Path, gen: Any = GenSettings, evaluate: Any = EvalSettings) -> Spec:
     """Read and check a spec file; any problem is one InputError naming file:line. Its gen
-    keys are settings class `gen`'s."""
-    top, sections = (TOP_FIELDS, SECTIONS) if gen is GenSettings else schema(gen)
+    keys are settings class `gen`'s, its evaluate keys `evaluate`'s."""
+    own = gen is GenSettings and evaluate is EvalSettings
+    top, sections = (TOP_FIELDS, SECTIONS) if own else schema(gen, evaluate)
     where = str(path)
     try:
         text = path.read_text(encoding="utf-8")
