@@ -25,102 +25,14 @@ from typing import Any
 
 from shiftbench.core.messages import option
 from shiftbench.core.records import ProbeDocument, ReportSummary, ScoreRecord
-from shiftbench.core.settings import check, chosen, ranged
 from shiftbench.errors import InputError
+from shiftbench.evaluate.settings import EncoderSettings, EvalSettings, ProbeRunSettings
 
-PRECISIONS = ("float32", "float16", "bfloat16")  # the dtypes an encoder's weights load in
 # EvalResult.to_dataframe's columns, in order
 COLUMNS = (
     "model", "config", "kind", "transform", "axis", "seed", "split", "subset", "rows",
     "main_score_name", "main_score", "original_same_rows", "delta", "ci95_low", "ci95_high",
 )  # fmt: skip
-# how a delta's interval is read from its bootstrap draws (evaluate.resample.interval)
-INTERVALS = ("percentile", "expanded")
-EVALRANK_POSITIVES = ("quantile", "exact")  # evaluate.evalrank.POSITIVES
-
-
-@dataclass(frozen=True)
-class EncoderSettings:
-    """How an encoder is loaded and run: the options evaluate and probe share.
-
-    Attributes:
-        batch_size: Texts per encoder forward pass.
-        device: Torch device; None picks one.
-        precision: Dtype the weights load in: float32, float16 or bfloat16; None: the
-            command's default (see EvalSettings and ProbeRunSettings).
-        trust_remote_code: Run the model's own code (models that ship it).
-        model_kwargs: Keyword arguments for the model's transformers model.
-        encode_kwargs: Keyword arguments for every `encode` call.
-        prompts: Prompts by name (a task name, a task type, query, document, or
-            TYPE-query), added to and overriding the model's own.
-        cache_dir: Embedding cache folder; None: the default cache.
-    """
-
-    batch_size: int = ranged(32, low=1)
-    device: str | None = None
-    precision: str | None = chosen(None, *PRECISIONS)
-    trust_remote_code: bool = False
-    model_kwargs: dict[str, Any] = field(default_factory=dict)
-    encode_kwargs: dict[str, Any] = field(default_factory=dict)
-    prompts: dict[str, str] = field(default_factory=dict)
-    cache_dir: Path | None = None
-
-    def __post_init__(self) -> None:
-        as_paths(self)
-        check(self)
-
-
-def as_paths(settings: Any) -> None:
-    """A folder given as a str (as Python callers write one) made a Path."""
-    for name in ("output", "cache_dir"):
-        if isinstance(getattr(settings, name, None), str):
-            object.__setattr__(settings, name, Path(getattr(settings, name)))
-
-
-@dataclass(frozen=True)
-class EvalSettings(EncoderSettings):
-    """How evaluate scores; every field is the `shiftbench evaluate` option of its name,
-    the encoder's among them (EncoderSettings: with no precision named, bfloat16 under
-    the hteb protocol for a model loaded here, float32 otherwise).
-
-    Attributes:
-        task_type: Task type of a local folder target.
-        data_dir: Local copy (Hub layout) of an MTEB task's dataset.
-        subsets: Subsets of a source target to score; () for all.
-        splits: Splits of a source target to score; () for mteb's evaluation splits.
-        output: Results folder; None: <cache>/results/<target name>, under
-            $SHIFTBENCH_CACHE_DIR or ~/.cache/shiftbench (the command's default is
-            shiftbench-results/<target name>).
-        faithful: Score only rows certified faithful (e.g. "judge>=4", "human>=4").
-        human_dirs: Human-eval batch folders for `faithful="human..."`.
-        resamples: Bootstrap draws for the intervals; 0 for none, else at least 1000.
-        resample_seed: Seed of the bootstrap draws.
-        interval: "percentile", or "expanded" (the expanded percentile interval, which
-            covers better on few items; see evaluate.resample.interval).
-        evalrank_positives: EvalRank's positives, "quantile" (pairs at or above the 75th
-            percentile of gold, ties kept) or "exact" (the top quarter exactly).
-        evalrank_centre: Centre the embeddings before EvalRank ranks, as its authors'
-            code does.
-        protocol: Scoring protocol; None: the run folder's, else shiftbench's.
-        plots: Draw the plots into the results folder.
-        quiet: No progress bars.
-    """
-
-    task_type: str | None = None
-    data_dir: str | None = None
-    subsets: tuple[str, ...] = ()
-    splits: tuple[str, ...] = ()
-    output: Path | None = None
-    faithful: str | None = None
-    human_dirs: tuple[Path, ...] = ()
-    resamples: int = 1000
-    resample_seed: int = 0
-    interval: str = chosen("percentile", *INTERVALS)
-    evalrank_positives: str = chosen("quantile", *EVALRANK_POSITIVES)
-    evalrank_centre: bool = False
-    protocol: str | None = None
-    plots: bool = True
-    quiet: bool = False
 
 
 def encoder_options(s: EncoderSettings, default_precision: str = "float32") -> dict[str, Any]:
@@ -520,42 +432,6 @@ def score_encoders(
 
 
 @dataclass(frozen=True)
-class ProbeRunSettings(EncoderSettings):
-    """How `probe` runs the alignment probes; every field is the `shiftbench probe` option
-    of its name, the encoder's among them (EncoderSettings; with no precision named,
-    float32).
-
-    Attributes:
-        epsilons: Margins of the per-margin shares, comma-separated.
-        paraphrases: "gold" (the dataset's gold pairs) or a transform config of the run
-            folder whose outputs are the anchors' paraphrases.
-        min_score: STS gold pairs: the lowest score that counts as a paraphrase; None:
-            80% of the way up the score range.
-        seed: Seed of the random partners.
-        random_pairs: Criterion 1's random pairs: "anchor" (each anchor with a random
-            text of its dataset) or "label-0" (ALIGN-SIM's shuffled non-paraphrase pairs).
-        negation_pairs: A file of human-written pairs (JSON Lines, CSV or TSV with the
-            fields `negated` and `affirmative`) to score criterion 4 on, as ALIGN-SIM
-            scores it on AFIN; None: none.
-        output: Results folder; None: <cache>/results/<targets>-probes, under
-            $SHIFTBENCH_CACHE_DIR or ~/.cache/shiftbench (the command's default is
-            shiftbench-results/<targets>-probes).
-        plots: Draw one histogram per similarity measure.
-        quiet: No progress bars.
-    """
-
-    epsilons: str = "0,0.05,0.1,0.2"
-    paraphrases: str = "gold"
-    min_score: float | None = None
-    seed: int = 0
-    random_pairs: str = "anchor"
-    negation_pairs: Path | None = None
-    output: Path | None = None
-    plots: bool = True
-    quiet: bool = False
-
-
-@dataclass(frozen=True)
 class ProbeResult:
     """What probe wrote: the results folder and probes.json as written."""
 
@@ -588,11 +464,9 @@ def probe_encoders(
     from shiftbench.core.progress import bar
     from shiftbench.evaluate.probes import (
         MEASURES,
-        RANDOM_PAIRS,
         ProbeSettings,
         gather_datasets,
         negation_pair_figures,
-        parse_epsilons,
         probe_document,
         read_negation_pairs,
         score,
@@ -605,13 +479,7 @@ def probe_encoders(
     s = settings or ProbeRunSettings()
     if not models:
         raise InputError("name at least one model to probe")
-    if s.random_pairs not in RANDOM_PAIRS:
-        raise InputError(
-            f"{option('random_pairs')} is one of {', '.join(RANDOM_PAIRS)}, not {s.random_pairs!r}"
-        )
-    probe = ProbeSettings(
-        parse_epsilons(s.epsilons), s.seed, s.paraphrases, s.min_score, s.random_pairs
-    )
+    probe = ProbeSettings(s.epsilons, s.seed, s.paraphrases, s.min_score, s.random_pairs)
     collections = [collect_generated(str(target)) for target in targets]
     datasets = gather_datasets(collections, probe)
     human = read_negation_pairs(Path(s.negation_pairs)) if s.negation_pairs else None

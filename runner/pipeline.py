@@ -42,7 +42,7 @@ from shiftbench.core.ratings import RATINGS_FILE
 from shiftbench.core.records import SourceArguments
 from shiftbench.core.text.transforms import TARGETED_PROMPT
 from shiftbench.errors import InputError, RuntimeFault, ShiftbenchError
-from shiftbench.evaluate.api import EvalSettings
+from shiftbench.evaluate.settings import EvalSettings
 from shiftbench.gen.api import GenSettings, TooManyFailures, generate, plan_generation
 from shiftbench.gen.estimate import combine
 from shiftbench.human_eval.api import BatchSettings, export_batches, make_batches
@@ -395,17 +395,7 @@ def _release(spec: Spec, unit: Unit) -> Any:
 
 def evaluate_settings(spec: Spec, unit: Unit, quiet: bool) -> EvalSettings:
     """What the spec gives evaluate for one source: its results go to <folder>/results."""
-    e = spec.values["evaluate"]
-    return EvalSettings(
-        batch_size=e["batch_size"], device=e["device"], precision=e["precision"],
-        trust_remote_code=e["trust_remote_code"], model_kwargs=dict(e["model_kwargs"]),
-        encode_kwargs=dict(e["encode_kwargs"]), prompts=dict(e["prompts"]),
-        cache_dir=Path(e["cache_dir"]) if e["cache_dir"] else None, output=unit.results,
-        faithful=e["faithful"], resamples=e["resamples"], resample_seed=e["resample_seed"],
-        interval=e["interval"], evalrank_positives=e["evalrank_positives"],
-        evalrank_centre=e["evalrank_centre"], protocol=e["protocol"], plots=e["plots"],
-        quiet=quiet,
-    )  # fmt: skip
+    return stage_settings(EvalSettings, spec.values["evaluate"], output=unit.results, quiet=quiet)
 
 
 def run_evaluate(spec: Spec, unit: Unit, ctx: Context) -> None:

@@ -33,7 +33,7 @@ from shiftbench.core.settings import bare, declarations, field_default, problem
 from shiftbench.core.text.langid import IDENTIFIERS
 from shiftbench.core.text.transforms import TARGETED_PROMPT, expand_transforms
 from shiftbench.errors import InputError
-from shiftbench.evaluate.api import EvalSettings
+from shiftbench.evaluate.settings import EvalSettings
 from shiftbench.gen.api import GenSettings
 from shiftbench.human_eval.api import BatchSettings, ExportSettings
 from shiftbench.llm.backends import backend_target
@@ -101,38 +101,14 @@ HUMAN_EVAL_FIELDS = (
     Field("submit_url", STR, "human-eval export"),
 )  # fmt: skip
 
-EVALUATE_FIELDS = (
-    Field("models", STR_LIST, "evaluate", default=[],
-          help="Encoders to score on the original and every variant, each as evaluate -m "
-          "takes it: a Hub id or local folder (a relative path is read from the spec's "
-          "folder), mteb:NAME or openai:NAME[@URL], each optionally NAME=MODEL to be shown "
-          "as NAME, e.g. [sentence-transformers/all-MiniLM-L6-v2, mini=./models/ft-3]. "
-          "[]: no evaluate stage."),
-    Field("protocol", STR, "evaluate",
-          help="Scoring protocol: shiftbench (mteb's), pteb or hteb. null: the protocol the "
-          "run folder was made with (the top-level protocol)."),
-    Field("batch_size", INT, "evaluate"),
-    Field("device", STR, "evaluate"),
-    Field("precision", STR, "evaluate"),
-    Field("trust_remote_code", BOOL, "evaluate"),
-    Field("model_kwargs", MAPPING, "evaluate",
-          help="Keyword arguments for each model's transformers model, e.g. "
-          "{attn_implementation: eager}."),
-    Field("encode_kwargs", MAPPING, "evaluate",
-          help="Keyword arguments for every encode call, e.g. {normalize_embeddings: true}."),
-    Field("prompts", MAPPING, "evaluate",
-          help="Prompts by name (a task name, a task type, query, document or TYPE-query), "
-          "added to and overriding each model's own, e.g. {query: 'query: '}."),
-    Field("cache_dir", STR, "evaluate", path=True,
-          help="Keep embeddings on disk here, so a re-run encodes only texts never seen "
-          "before. null: no embedding cache."),
-    Field("faithful", STR, "evaluate"),
-    Field("resamples", INT, "evaluate"),
-    Field("resample_seed", INT, "evaluate"),
-    Field("interval", STR, "evaluate"),
-    Field("evalrank_positives", STR, "evaluate"),
-    Field("evalrank_centre", BOOL, "evaluate"),
-    Field("plots", BOOL, "evaluate"),
+# what evaluate scores: not a setting (score_encoders takes it beside EvalSettings), so
+# its one key is written here; the section's other keys are EvalSettings' fields
+MODELS_FIELD = Field(
+    "models", STR_LIST, "evaluate", default=[], flag="--model",
+    help="Encoders to score on the original and every variant, each as evaluate -m takes "
+    "it: a Hub id or local folder (a relative path is read from the spec's folder), "
+    "mteb:NAME or openai:NAME[@URL], each optionally NAME=MODEL to be shown as NAME, e.g. "
+    "[sentence-transformers/all-MiniLM-L6-v2, mini=./models/ft-3]. []: no evaluate stage.",
 )  # fmt: skip
 
 RELEASE_FIELDS = (
@@ -182,16 +158,18 @@ def settings_fields(owner: Any, command: str, own: str, where: str) -> tuple[Fie
     return tuple(
         Field(d.key or f.name, _kind(hints[f.name]), command, help=d.spec_help or d.help,
               path=d.path, single=d.single, setting=f.name, owner=owner,
-              flag=max(d.flags or ("--" + (d.key or f.name).replace("_", "-"),), key=len))
+              flag=max(d.flags or ("--" + (d.key or f.name).replace("_", "-"),),
+                       key=len).split("/")[0])
         for f, d in declarations(owner) if d.spec is not None and (d.spec or own) == where
     )  # fmt: skip
 
 
 def schema(
-    gen: Any = GenSettings, validate: Any = ValidateSettings
+    gen: Any = GenSettings, *, validate: Any = ValidateSettings, evaluate: Any = EvalSettings
 ) -> tuple[tuple[Field, ...], tuple[Section, ...]]:
     """The spec's top-level keys and its sections, gen's keys read from settings class
-    `gen`'s fields (its own section: generator), validate's from `validate`'s."""
+    `gen`'s fields (its own section: generator), each other stage's from its settings
+    class (`validate`, `evaluate`; tests pass a wider one)."""
 
     def at(where: str) -> tuple[Field, ...]:
         return settings_fields(gen, "gen", "generator", where)
@@ -209,7 +187,8 @@ def schema(
                 HUMAN_EVAL_FIELDS),
         Section("evaluate", "Encoders scored on the original and every variant, into each "
                 "source's results/ folder beside run/; the card and the release carry their "
-                "scores.", EVALUATE_FIELDS),
+                "scores.", (MODELS_FIELD, *settings_fields(evaluate, "evaluate", "evaluate",
+                                                           "evaluate"))),
         Section("release", "The Hugging Face Hub release.", RELEASE_FIELDS),
         Section("scale", "Beyond one machine: where gen runs.", SCALE_FIELDS),
     )  # fmt: skip
@@ -218,7 +197,7 @@ def schema(
 def stage_settings(owner: Any, values: dict[str, Any], **given: Any) -> Any:
     """Settings class `owner` from a stage's checked spec values (its section, or any
     mapping of its keys), each declared field by its spec key; `given` wins. A list is a
-    tuple; an empty one where the setting's default is None is None."""
+    tuple (an empty one where the setting's default is None is None), a mapping a copy."""
     settings = dict(given)
     for f, d in declarations(owner):
         key = d.key or f.name
@@ -227,6 +206,8 @@ def stage_settings(owner: Any, values: dict[str, Any], **given: Any) -> Any:
         value = values[key]
         if isinstance(value, list):
             value = tuple(value) or (None if field_default(f) is None else ())
+        elif isinstance(value, dict):  # the settings' own copy, not the spec's
+            value = dict(value)
         settings[f.name] = value
     return owner(**settings)
 
@@ -401,11 +382,12 @@ def _refuse_aliases(text: str, where: str) -> None:
         # any other fault is left to PyYAML's reading, which names it in its own words
 
 
-def read_spec(path: Path, gen: Any = GenSettings, validate: Any = ValidateSettings) -> Spec:
+def read_spec(path: Path, gen: Any = GenSettings, **owners: Any) -> Spec:
     """Read and check a spec file; any problem is one InputError naming file:line. Its gen
-    keys are settings class `gen`'s, its validate keys `validate`'s."""
-    stock = gen is GenSettings and validate is ValidateSettings
-    top, sections = (TOP_FIELDS, SECTIONS) if stock else schema(gen, validate)
+    keys are settings class `gen`'s, another stage's those of its class in `owners`
+    (`validate=`, `evaluate=`, as `schema` takes them)."""
+    stock = gen is GenSettings and not owners
+    top, sections = (TOP_FIELDS, SECTIONS) if stock else schema(gen, **owners)
     where = str(path)
     try:
         text = path.read_text(encoding="utf-8")

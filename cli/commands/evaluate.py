@@ -6,14 +6,16 @@ from pathlib import Path
 
 import click
 
+from shiftbench.cli.commands.from_settings import (
+    settings_options,
+    settings_sections,
+    settings_values,
+)
 from shiftbench.cli.commands.options import (
     CONTEXT,
-    EVAL,
-    PROBE,
     NamedResults,
     OutputFolder,
-    encoder_fields,
-    encoder_options,
+    models_option,
     plots_option,
     quiet_option,
     source_options,
@@ -21,29 +23,34 @@ from shiftbench.cli.commands.options import (
 from shiftbench.cli.commands.sections import SectionedCommand
 from shiftbench.core.messages import counted
 from shiftbench.core.records import ScoreRecord
-from shiftbench.evaluate.api import EVALRANK_POSITIVES, INTERVALS
+from shiftbench.evaluate.settings import (
+    EVALUATE_SECTIONS,
+    PROBE_SECTIONS,
+    EvalSettings,
+    ProbeRunSettings,
+)
 
-# the encoder options' section (evaluate's and probe's)
-ENCODERS = (
-    "models", "batch_size", "device", "precision", "trust_remote_code", "model_kwargs",
-    "encode_kwargs", "prompts", "cache_dir",
-)  # fmt: skip
-# evaluate --help's sections: title -> its options' parameter names, in the order shown
-EVALUATE_SECTIONS = {
-    "Source": ("task_type", "data_dir", "subsets", "splits"),
-    "Encoder": ENCODERS,
-    "Scoring": (
-        "protocol", "faithful", "human_dirs", "resamples", "resample_seed", "interval",
-        "evalrank_positives", "evalrank_centre",
-    ),
-    "Output": ("output", "plots"),
-}  # fmt: skip
+# evaluate's and probe's --help sections: the settings' own (each field names its
+# section), after the commands' own options of that section
+EVALUATE = settings_sections(
+    EvalSettings,
+    EVALUATE_SECTIONS,
+    {
+        "Source": ("task_type", "data_dir", "subsets", "splits"),
+        "Encoder": ("models",),
+        "Output": ("output",),
+    },
+)
+PROBE = settings_sections(
+    ProbeRunSettings, PROBE_SECTIONS, {"Encoder": ("models",), "Output": ("output",)}
+)
 
 
-@click.command(cls=SectionedCommand, sections=EVALUATE_SECTIONS, context_settings=CONTEXT)
+@click.command(cls=SectionedCommand, sections=EVALUATE, context_settings=CONTEXT)
 @click.argument("target")
 @source_options
-@encoder_options
+@models_option
+@settings_options(EvalSettings, skip=("output", "quiet"))
 @click.option(
     "--output",
     "-o",
@@ -51,80 +58,6 @@ EVALUATE_SECTIONS = {
     default=None,
     help="Results folder. Default: shiftbench-results/<target>.",
 )
-@click.option(
-    "--faithful",
-    default=None,
-    metavar="CRITERION",
-    help="Also score each transformation on the rows certified as meaning-preserving: "
-    "judge>=4 (validate's LLM judges, 0-5), quality>=4, paraplue>0, a validation measure "
-    "key with >=, >, <= or <, or human[>=3] (human-eval ratings of kept raters). A row "
-    "counts when every text field passes. Run folders only.",
-)
-@click.option(
-    "--human-eval",
-    "human_dirs",
-    multiple=True,
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Human-eval batch folder with imported ratings, for --faithful human; repeatable. "
-    "Default: the run's sibling human-eval/ folder (the layout 'shiftbench run' writes).",
-)
-@click.option(
-    "--resamples",
-    type=int,
-    default=EVAL.resamples,
-    show_default=True,
-    help="Paired-bootstrap draws for each delta's 95% interval (at least 1000; 0 for no "
-    "intervals).",
-)
-@click.option(
-    "--resample-seed",
-    type=int,
-    default=EVAL.resample_seed,
-    show_default=True,
-    help="Seed of the bootstrap draws, made once per split and shared by every variant and model.",
-)
-@click.option(
-    "--interval",
-    type=click.Choice(INTERVALS),
-    default=EVAL.interval,
-    show_default=True,
-    help="How each delta's 95% interval is read from the draws: percentile, or expanded "
-    "(the expanded percentile interval: wider on few items, where the percentile one "
-    "covers less than 95%; about equal from a few hundred items).",
-)
-@click.option(
-    "--evalrank-positives",
-    type=click.Choice(EVALRANK_POSITIVES),
-    default=EVAL.evalrank_positives,
-    show_default=True,
-    help="EvalRank's 'top 25%' of STS pairs: quantile (every pair at or above the 75th "
-    "percentile of gold, ties at the cut kept) or exact (the top quarter exactly, ties "
-    "broken by row order).",
-)
-@click.option(
-    "--evalrank-centre/--no-evalrank-centre",
-    default=EVAL.evalrank_centre,
-    show_default=True,
-    help="Centre the embeddings (subtract the split's mean sentence vector) before "
-    "EvalRank ranks, as its authors' released code does; the paper does not say so.",
-)
-@click.option(
-    "--protocol",
-    default=None,
-    metavar="NAME",
-    help="Scoring protocol: shiftbench (mteb's), pteb or hteb (Classification: one "
-    "logistic regression fitted on the whole train split; hteb also scores a failed "
-    "rewrite with its original text in its place, as HTEB's release does, where the "
-    "others leave the row out, reports HTEB's main scores for pair classification "
-    "(cosine AP), summarisation (one Spearman over all summaries) and reranking (mean "
-    "AP over each query's candidates), seeds clustering with the evaluation seed, "
-    "pools a multilingual dataset's subsets into one score, loads encoders in "
-    "bfloat16 and prints scores x100 with two decimals, as HTEB's tables do; "
-    "results.json keeps mteb's scale). "
-    "Default: the "
-    "protocol the run folder was made with, else shiftbench.",
-)
-@plots_option
 @quiet_option
 def evaluate(
     target: str,
@@ -133,25 +66,9 @@ def evaluate(
     subsets: tuple[str, ...],
     splits: tuple[str, ...],
     models: tuple[str, ...],
-    batch_size: int,
-    device: str | None,
-    precision: str | None,
-    trust_remote_code: bool,
-    model_kwargs: tuple[str, ...],
-    encode_kwargs: tuple[str, ...],
-    prompts: tuple[str, ...],
-    cache_dir: Path | None,
     output: Path | None,
-    faithful: str | None,
-    human_dirs: tuple[Path, ...],
-    resamples: int,
-    resample_seed: int,
-    interval: str,
-    evalrank_positives: str,
-    evalrank_centre: bool,
-    protocol: str | None,
-    plots: bool,
     quiet: bool,
+    **given: object,
 ) -> None:
     """Score encoders on TARGET: a run folder (original and every variant), a published
     release ORG/NAME@vX.Y.Z, or a source (MTEB task, local folder, sample).
@@ -179,31 +96,18 @@ def evaluate(
     (a model it holds at the same revision is replaced), and the report shows them all.
     """
     from shiftbench.core.tables import plain_table
-    from shiftbench.evaluate.api import EvalSettings, Evaluation
+    from shiftbench.evaluate.api import Evaluation
     from shiftbench.evaluate.report import axis_rows
     from shiftbench.evaluate.results import COMMAND_RESULTS
     from shiftbench.evaluate.run import format_table
 
     settings = EvalSettings(
+        **settings_values(EvalSettings, given),
         task_type=task_type,
         data_dir=data_dir,
         subsets=subsets,
         splits=splits,
-        batch_size=batch_size,
-        device=device,
-        precision=precision,
-        **encoder_fields(trust_remote_code, model_kwargs, encode_kwargs, prompts),
-        cache_dir=cache_dir,
         output=output,
-        faithful=faithful,
-        human_dirs=human_dirs,
-        resamples=resamples,
-        resample_seed=resample_seed,
-        interval=interval,
-        evalrank_positives=evalrank_positives,
-        evalrank_centre=evalrank_centre,
-        protocol=protocol,
-        plots=plots,
         quiet=quiet,
     )
     evaluation = Evaluation(target, settings, results_root=COMMAND_RESULTS)
@@ -227,70 +131,10 @@ def evaluate(
     click.echo(f"results: {result.folder}")
 
 
-# probe --help's sections: title -> its options' parameter names, in the order shown
-PROBE_SECTIONS = {
-    "Encoder": ENCODERS,
-    "Probe": (
-        "paraphrases", "min_score", "random_pairs", "negation_pairs", "seed", "epsilons",
-    ),
-    "Output": ("output", "plots"),
-}  # fmt: skip
-
-
-@click.command(cls=SectionedCommand, sections=PROBE_SECTIONS, context_settings=CONTEXT)
+@click.command(cls=SectionedCommand, sections=PROBE, context_settings=CONTEXT)
 @click.argument("targets", metavar="TARGET...", nargs=-1, required=True)
-@encoder_options
-@click.option(
-    "--epsilon",
-    "epsilons",
-    default=PROBE.epsilons,
-    show_default=True,
-    metavar="E[,E...]",
-    help="Margins for the per-margin shares: an anchor passes when its paraphrase is closer "
-    "than the other text by more than E (criterion 1's own average uses one fixed grid, "
-    "-1 to 1 by 0.1, for both measures).",
-)
-@click.option(
-    "--paraphrases",
-    default=PROBE.paraphrases,
-    show_default=True,
-    metavar="gold|CONFIG",
-    help="Where anchors get their paraphrase: gold pairs of the dataset (PairClassification "
-    "label 1, STS score at or above --min-score), or an LLM transform config of the run "
-    "folder (e.g. paraphrase-s1).",
-)
-@click.option(
-    "--min-score",
-    type=float,
-    default=None,
-    help="STS gold pairs: the lowest score that counts as a paraphrase. Default: 80% of "
-    "the way up the score range (4.0 on 0-5).",
-)
-@click.option(
-    "--seed",
-    type=int,
-    default=0,
-    show_default=True,
-    help="Seed of the random partners.",
-)
-@click.option(
-    "--random-pairs",
-    type=click.Choice(["anchor", "label-0"]),
-    default=PROBE.random_pairs,
-    show_default=True,
-    help="Criterion 1's random pairs: each anchor with a random text of its dataset, or "
-    "ALIGN-SIM's (section 5.1): the label-0 pairs of PairClassification data shuffled, a "
-    "row's first text with another row's second.",
-)
-@click.option(
-    "--negation-pairs",
-    type=click.Path(path_type=Path),
-    default=None,
-    metavar="FILE",
-    help="Human-written pairs to score criterion 4 on, as ALIGN-SIM scores it on AFIN: JSON "
-    "Lines, CSV or TSV with the fields negated and affirmative. Without it, criterion 4 "
-    "is only the affirmative-paraphrase control's LLM rewrites (labelled C4-LLM).",
-)
+@models_option
+@settings_options(ProbeRunSettings, skip=("output", "quiet"))
 @click.option(
     "--output",
     "-o",
@@ -299,33 +143,13 @@ PROBE_SECTIONS = {
     help="Results folder. Default: shiftbench-results/<target>-probes (several targets' "
     "names joined by +).",
 )
-@click.option(
-    "--plots/--no-plots",
-    default=True,
-    show_default=True,
-    help="Write one histogram PNG per similarity measure.",
-)
 @quiet_option
 def probe(
     targets: tuple[str, ...],
     models: tuple[str, ...],
-    epsilons: str,
-    paraphrases: str,
-    min_score: float | None,
-    seed: int,
-    random_pairs: str,
-    negation_pairs: Path | None,
-    batch_size: int,
-    device: str | None,
-    precision: str | None,
-    trust_remote_code: bool,
-    model_kwargs: tuple[str, ...],
-    encode_kwargs: tuple[str, ...],
-    prompts: tuple[str, ...],
-    cache_dir: Path | None,
     output: Path | None,
-    plots: bool,
     quiet: bool,
+    **given: object,
 ) -> None:
     """Task-free alignment probes (after ALIGN-SIM) of encoders on each TARGET, a run folder
     (or a release ORG/NAME@vX.Y.Z) that holds control configs ('shiftbench gen SOURCE -t
@@ -345,18 +169,12 @@ def probe(
     (shiftbench's own control). Writes probes.json, probes.md, probe-rows.jsonl and
     plots/probes-<measure>.png.
     """
-    from shiftbench.evaluate.api import ProbeRunSettings, probe_encoders
+    from shiftbench.evaluate.api import probe_encoders
     from shiftbench.evaluate.probes import plain
     from shiftbench.evaluate.results import COMMAND_RESULTS
 
-    settings = ProbeRunSettings(
-        epsilons=epsilons, paraphrases=paraphrases, min_score=min_score, seed=seed,
-        random_pairs=random_pairs, negation_pairs=negation_pairs, batch_size=batch_size,
-        device=device, precision=precision,
-        cache_dir=cache_dir,
-        output=output, plots=plots, quiet=quiet,
-        **encoder_fields(trust_remote_code, model_kwargs, encode_kwargs, prompts),
-    )  # fmt: skip
+    values = settings_values(ProbeRunSettings, given)
+    settings = ProbeRunSettings(**values, output=output, quiet=quiet)
     result = probe_encoders(targets, models, settings, results_root=COMMAND_RESULTS)
     folder, document = result.folder, result.document
     click.echo(plain(document))

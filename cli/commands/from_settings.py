@@ -3,9 +3,10 @@
 Each declared field of a settings dataclass (`shiftbench.core.settings.Declared`: help,
 section, flags, metavar) becomes one option of the command, typed by the field: a bound
 gives the range or the choices, a bool a flag, a tuple a repeatable option that also takes
-comma-separated values, a mapping a repeatable KEY=VALUE option, a (I, N) pair I/N. The
-command's values then become the settings by name (`settings_values`), and its --help
-sections come from the fields' sections (`settings_sections`).
+comma-separated values (a tuple of paths: folders), a mapping a repeatable
+KEY=VALUE option (NAME=TEXT for a mapping of texts), a (I, N) pair I/N. The command's
+values then become the settings by name (`settings_values`), and its --help sections come
+from the fields' sections (`settings_sections`).
 """
 
 from __future__ import annotations
@@ -58,7 +59,8 @@ class ListOption(click.Option):
         extra = super().get_help_extra(ctx)
         default = self.get_default(ctx, call=False)
         if "default" in extra and isinstance(default, list | tuple):
-            extra["default"] = ",".join(str(x) for x in default)
+            shown = (f"{x:g}" if isinstance(x, float) else str(x) for x in default)
+            extra["default"] = ",".join(shown)
         return extra
 
 
@@ -71,15 +73,21 @@ def _option(owner: Any, f: dataclasses.Field[Any], d: Declared, hint: Any) -> Ca
         extra.update(
             type=option_type(owner, f.name), default=field_default(f), multiple=_is_list(kind)
         )
-    elif kind is bool:
-        extra.update(is_flag=True)
+    elif kind is bool:  # a --flag/--no-flag pair may be on by default
+        extra.update(is_flag=True, default=field_default(f))
     elif _is_list(kind) or _is_mapping(kind):
         default = field_default(f)
         listed = default if isinstance(default, tuple) else None
         extra.update(multiple=True, default=listed, cls=ListOption)
+        if _is_list(kind) and get_args(kind)[0] is Path:  # a list of paths: of folders
+            extra.update(type=click.Path(file_okay=False, path_type=Path))
+        elif _is_list(kind):  # text, whatever the default: read by settings_values
+            extra.update(type=click.STRING)
     elif kind is Path:
         path = click.Path(dir_okay=not d.file, path_type=Path)
         extra.update(type=OutputFolder() if d.written else path)
+    elif kind in (int, float):  # a number with no bound; None would read as text
+        extra.update(type=kind, default=field_default(f))
     else:
         extra.update(default=field_default(f))
     return click.option(*flags(f, d), param_name(f, d), **extra)
@@ -131,6 +139,8 @@ def settings_values(owner: Any, given: Mapping[str, Any]) -> dict[str, Any]:
 def _value(value: Any, kind: Any, f: dataclasses.Field[Any], d: Declared) -> Any:
     flag = flags(f, d)[0]
     if _is_mapping(kind):
+        if get_args(kind)[1:] == (str,):  # texts, taken as typed
+            return _named_texts(value or (), flag)
         return key_values(value or (), flag)
     if _is_pair(kind):
         return None if value is None else _pair(value, flag)
@@ -143,6 +153,18 @@ def _value(value: Any, kind: Any, f: dataclasses.Field[Any], d: Declared) -> Any
     if get_args(kind)[0] is int:
         return tuple(dict.fromkeys(_whole(v, flag) for v in value))
     return tuple(value)
+
+
+def _named_texts(pairs: Sequence[str], flag: str) -> dict[str, str]:
+    """`NAME=TEXT` strings as a mapping; NAME may be any word (a task name, STS-query),
+    TEXT is kept as typed, spaces and all."""
+    found: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, text = pair.partition("=")
+        if not sep or not name.strip():
+            raise InputError(f"{flag} {pair!r} is not NAME=TEXT")
+        found[name.strip()] = text
+    return found
 
 
 def _whole(text: str, flag: str) -> int:

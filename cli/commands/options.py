@@ -9,16 +9,14 @@ from typing import Any
 
 import click
 
-from shiftbench.core.settings import bound
-from shiftbench.evaluate.api import EvalSettings, ProbeRunSettings
+from shiftbench.core.settings import bound, declarations
+from shiftbench.evaluate.settings import EvalSettings
 from shiftbench.gen.api import GenSettings
 from shiftbench.human_eval.api import BatchSettings
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 GEN = GenSettings()  # gen's option defaults are the settings' own
-EVAL = EvalSettings()  # and evaluate's (probe shares the encoder options)
 BATCH = BatchSettings()  # and human-eval batch's
-PROBE = ProbeRunSettings()  # and probe's
 
 
 def option_type(owner: Any, name: str) -> click.ParamType:
@@ -110,116 +108,32 @@ def source_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
-def encoder_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """The encoders to score and how they run (shared by evaluate and probe)."""
-    options = [
-        click.option(
-            "--model",
-            "-m",
-            "models",
-            multiple=True,
-            required=True,
-            metavar="[NAME=]MODEL",
-            help="sentence-transformers model (Hub name or local path); mteb:NAME for a model "
-            "of mteb's registry, loaded and prompted as mteb does; or openai:NAME[@URL] for a "
-            "model behind an OpenAI-compatible embeddings endpoint (URL default "
-            "$OPENAI_BASE_URL or http://127.0.0.1:8000/v1; API key from $OPENAI_API_KEY); "
-            "repeatable. NAME= names it in tables, folders, plots and cards (e.g. "
-            "-m mini=/models/ft-3; at most 100 characters); without it, a local model is "
-            "named by its model card or config, else its folder's name, never its path.",
-        ),
-        click.option(
-            "--batch-size",
-            type=option_type(EvalSettings, "batch_size"),
-            default=EVAL.batch_size,
-            show_default=True,
-            help="Texts per encoder batch.",
-        ),
-        click.option(
-            "--device", default=None, help="torch device (cpu, cuda, mps). Default: auto."
-        ),
-        click.option(
-            "--precision",
-            type=option_type(EvalSettings, "precision"),
-            default=None,
-            help="Dtype the encoder's weights are loaded in. Default: float32 (evaluate "
-            "--protocol hteb: bfloat16, as HTEB's release loads every model).",
-        ),
-        click.option(
-            "--trust-remote-code",
-            is_flag=True,
-            help="Run the code a model ships with it (models whose architecture is not in "
-            "transformers).",
-        ),
-        click.option(
-            "--model-kwarg",
-            "model_kwargs",
-            multiple=True,
-            metavar="KEY=VALUE",
-            help="Keyword argument for the model's transformers model (repeatable), e.g. "
-            "attn_implementation=eager; VALUE is read as JSON when it can be.",
-        ),
-        click.option(
-            "--encode-kwarg",
-            "encode_kwargs",
-            multiple=True,
-            metavar="KEY=VALUE",
-            help="Keyword argument for every encode call (repeatable), e.g. "
-            "normalize_embeddings=true or truncate_dim=256; VALUE is read as JSON when it can be.",
-        ),
-        click.option(
-            "--prompt",
-            "prompts",
-            multiple=True,
-            metavar="NAME=TEXT",
-            help="A prompt by name, added to the model's own (repeatable; a given name "
-            "replaces the model's): a task name, a task type, query, document or TYPE-query, "
-            "picked in mteb's order (task-role, task, type-role, type, role), e.g. "
-            "--prompt 'query=query: ' --prompt 'document=passage: '.",
-        ),
-        click.option(
-            "--cache-dir",
-            type=OutputFolder(),
-            default=None,
-            help="Keep embeddings on disk here, keyed by model, revision, precision, model "
-            "and encode arguments, and text, so later runs encode only texts never seen "
-            "before.",
-        ),
-    ]
-    for option in reversed(options):
-        func = option(func)
-    return func
+def models_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The encoders to score (evaluate's and probe's -m): what is scored, not a setting
+    (the encoder settings are EncoderSettings' fields)."""
+    return click.option(
+        "--model",
+        "-m",
+        "models",
+        multiple=True,
+        required=True,
+        metavar="[NAME=]MODEL",
+        help="sentence-transformers model (Hub name or local path); mteb:NAME for a model "
+        "of mteb's registry, loaded and prompted as mteb does; or openai:NAME[@URL] for a "
+        "model behind an OpenAI-compatible embeddings endpoint (URL default "
+        "$OPENAI_BASE_URL or http://127.0.0.1:8000/v1; API key from $OPENAI_API_KEY); "
+        "repeatable. NAME= names it in tables, folders, plots and cards (e.g. "
+        "-m mini=/models/ft-3; at most 100 characters); without it, a local model is "
+        "named by its model card or config, else its folder's name, never its path.",
+    )(func)
 
 
-def encoder_fields(
-    trust_remote_code: bool,
-    model_kwargs: tuple[str, ...],
-    encode_kwargs: tuple[str, ...],
-    prompts: tuple[str, ...],
-) -> dict[str, Any]:
-    """The encoder options as EncoderSettings fields (evaluate's and probe's)."""
-    from shiftbench.core.settings import key_values
-    from shiftbench.errors import InputError
-
-    named: dict[str, str] = {}
-    for pair in prompts:
-        name, sep, text = pair.partition("=")
-        if not sep or not name.strip():
-            raise InputError(f"--prompt {pair!r} is not NAME=TEXT")
-        named[name.strip()] = text
-    return {
-        "trust_remote_code": trust_remote_code,
-        "model_kwargs": key_values(model_kwargs, "--model-kwarg"),
-        "encode_kwargs": key_values(encode_kwargs, "--encode-kwarg"),
-        "prompts": named,
-    }
-
-
+# report's --plots is evaluate's, declared on its settings field
 plots_option = click.option(
     "--plots/--no-plots",
     default=True,
     show_default=True,
-    help="Write the PNG plots (bars, heatmap, scatter).",
+    help=next(d.help for f, d in declarations(EvalSettings) if f.name == "plots"),
 )
 
 
