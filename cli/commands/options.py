@@ -12,14 +12,12 @@ import click
 from shiftbench.core.settings import bound
 from shiftbench.evaluate.api import EvalSettings, ProbeRunSettings
 from shiftbench.gen.api import GenSettings
-from shiftbench.human_eval.api import BatchSettings
 from shiftbench.validate.api import JudgeSettings, ValidateSettings
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 GEN = GenSettings()  # gen's option defaults are the settings' own
 EVAL = EvalSettings()  # and evaluate's (probe shares the encoder options)
 VAL = ValidateSettings()  # and validate's (judge-calibrate shares the judge options)
-BATCH = BatchSettings()  # and human-eval batch's
 PROBE = ProbeRunSettings()  # and probe's
 
 
