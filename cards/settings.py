@@ -37,6 +37,16 @@ class ReleaseSettings:
     version: str | None = declared(
         None, section="Release", help="The version, X.Y.Z; tagged vX.Y.Z."
     )
+    human_dirs: tuple[Path, ...] = declared(
+        (),
+        section="Card and metadata",
+        key="human_eval_dirs",
+        flags=("--human-eval",),
+        separator="",
+        exists=True,
+        spec=None,  # the run's own batch folder, once its report exists
+        help="A human-eval batch folder with a report, to show in the card (repeatable).",
+    )
     license_id: str | None = declared(
         None,
         section="Card and metadata",
@@ -45,23 +55,17 @@ class ReleaseSettings:
         help="The Hub license id to declare, when the source's license is not one "
         "(default: the source's, or 'other' with a note).",
     )
-    date_published: str | None = declared(
+    private: bool = declared(False, section="Release", help="Create the repository as private.")
+    data_format: str | None = chosen(
         None,
-        section="Card and metadata",
-        metavar="DATE",
-        help="Croissant's datePublished, ISO 8601 (default: none, so equal content gives "
-        "equal bytes; Parquet only).",
-    )
-    rai: tuple[str, ...] = declared(
-        (),
-        section="Card and metadata",
-        metavar="FIELD=TEXT",
-        separator="",
-        help="Add to (or, for single-valued fields, replace) a Croissant responsible-AI "
-        "field of croissant.json, e.g. dataLimitations='Only 8 rows per config.' "
-        "(repeatable; Parquet only).",
-        spec_help="Croissant responsible-AI fields to add, FIELD=TEXT each, e.g. "
-        "['dataLimitations=Rewritten by a 135M model.'].",
+        *DATA_FORMATS,
+        section="Release",
+        key="format",
+        flags=("--format",),
+        show_default=True,
+        spec_default="parquet",
+        help="The release's data files: Parquet (typed; the Hub's viewer reads them as they "
+        "are; with croissant.json) or JSON Lines as gen wrote them.",
     )
     results: tuple[str, ...] = declared(
         (),
@@ -75,25 +79,21 @@ class ReleaseSettings:
         "one model (e.g. its Hub id); results whose model id is a local path (written by an "
         "older shiftbench) need it. A DIR whose name holds '=' is read as DIR (repeatable).",
     )
-    human_dirs: tuple[Path, ...] = declared(
+    rai: tuple[str, ...] = declared(
         (),
         section="Card and metadata",
-        key="human_eval_dirs",
-        flags=("--human-eval",),
+        metavar="FIELD=TEXT",
         separator="",
-        exists=True,
-        spec=None,  # the run's own batch folder, once its report exists
-        help="A human-eval batch folder with a report, to show in the card (repeatable).",
+        help="Add to (or, for single-valued fields, replace) a Croissant responsible-AI "
+        "field of croissant.json, e.g. dataLimitations='Only 8 rows per config.' "
+        "(repeatable; Parquet only).",
+        spec_help="Croissant responsible-AI fields to add, FIELD=TEXT each, e.g. "
+        "['dataLimitations=Rewritten by a 135M model.'].",
     )
-    data_format: str | None = chosen(
+    date_published: str | None = declared(
         None,
-        *DATA_FORMATS,
-        section="Release",
-        key="format",
-        flags=("--format",),
-        show_default=True,
-        spec_default="parquet",
-        help="The release's data files: Parquet (typed; the Hub's viewer reads them as they "
-        "are; with croissant.json) or JSON Lines as gen wrote them.",
+        section="Card and metadata",
+        metavar="DATE",
+        help="Croissant's datePublished, ISO 8601 (default: none, so equal content gives "
+        "equal bytes; Parquet only).",
     )
-    private: bool = declared(False, section="Release", help="Create the repository as private.")

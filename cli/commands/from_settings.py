@@ -84,7 +84,10 @@ def _option(
         extra.update(type=OutputFolder() if d.written else path)
     else:
         extra.update(default=field_default(f))
-    return click.option(*flags(f, d), param_name(f, d), **{**extra, **change})
+    extra.update(change)
+    if extra.get("required") and extra.get("default", 0) is None:
+        del extra["default"]  # click takes a given None as a value: nothing would be missing
+    return click.option(*flags(f, d), param_name(f, d), **extra)
 
 
 def settings_options(
