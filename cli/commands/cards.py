@@ -20,7 +20,7 @@ from shiftbench.errors import RuntimeFault
 
 # what card's options say otherwise than publish's (the fields' own help): the card only
 # names the repository and version in its load snippets, and shows its run folder's files
-CARD = {
+CARD: dict[str, dict[str, Any]] = {
     "repo": {"help": "The Hub repository (ORG/NAME) the load snippets name."},
     "version": {"help": "The version (X.Y.Z) the load snippets name."},
     "data_format": {
@@ -30,7 +30,7 @@ CARD = {
     },
 }
 # a release needs both, and its files are Parquet unless asked otherwise
-PUBLISH = {
+PUBLISH: dict[str, dict[str, Any]] = {
     "repo": {"required": True},
     "version": {"required": True},
     "data_format": {"default": "parquet"},
