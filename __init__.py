@@ -64,6 +64,7 @@ if TYPE_CHECKING:
     from shiftbench.human_eval.api import (
         BatchResult as BatchResult,
         BatchSettings as BatchSettings,
+        ExportSettings as ExportSettings,
         ImportResult as ImportResult,
         export_batches as export_batches,
         import_ratings as import_ratings,
@@ -121,6 +122,7 @@ _API = {
     "CalibrateSettings": "shiftbench.validate.settings",
     "calibrate_judges": "shiftbench.validate.api",
     "BatchSettings": "shiftbench.human_eval.api",
+    "ExportSettings": "shiftbench.human_eval.api",
     "BatchResult": "shiftbench.human_eval.api",
     "ImportResult": "shiftbench.human_eval.api",
     "make_batches": "shiftbench.human_eval.api",

@@ -102,6 +102,11 @@ class Declared:
             hold a comma).
         written: The option names a folder the command writes (checked before any work).
         file: The option names a file to read, never a folder.
+        exists: The option's paths (folders, for a list) must exist.
+        spec_default: The spec's default, where it is not the setting's (None: the
+            setting's).
+        spec_list: The spec takes a list of the setting's values, the stage running once
+            for each (export's formats); its default: the setting's alone.
     """
 
     help: str
@@ -117,6 +122,9 @@ class Declared:
     separator: str = ","
     written: bool = False
     file: bool = False
+    exists: bool = False
+    spec_default: Any = None
+    spec_list: bool = False
 
 
 def _metadata(limit: Bound | None, declare: dict[str, Any]) -> dict[str, Any]:

@@ -2,56 +2,36 @@
 
 Each function is one `shiftbench human-eval` command and writes what it writes:
 
-    >>> from shiftbench.human_eval.api import BatchSettings, export_batches, make_batches
+    >>> from shiftbench.human_eval.api import (
+    ...     BatchSettings, ExportSettings, export_batches, make_batches)
     >>> batch = make_batches("runs/sample", "runs/sample-human", BatchSettings(raters=2))
-    >>> export_batches(batch.folder, "html")
+    >>> export_batches(batch.folder, ExportSettings("mturk"))
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from shiftbench.core.messages import counted
 from shiftbench.core.ratings import read_batch, read_ratings
 from shiftbench.core.records import BatchDescription, HumanEvalReport
-from shiftbench.core.settings import check, chosen, ranged
-from shiftbench.errors import InputError
 from shiftbench.human_eval.batches import Plan, build, load_scheme, write
 from shiftbench.human_eval.export import EXPORT_DIR, export
-from shiftbench.human_eval.export import FORMATS as EXPORT_FORMATS
 from shiftbench.human_eval.ingest import canonical, write_ratings
+from shiftbench.human_eval.settings import BatchSettings, ExportSettings
 
-
-@dataclass(frozen=True)
-class BatchSettings:
-    """How rating batches are drawn; every field is the `shiftbench human-eval batch`
-    option of its name.
-
-    Attributes:
-        scheme: Packaged rating scheme: "quality" (1-5) or "similarity" (0-5).
-        scheme_file: Your own scheme (instructions, labels, examples), replacing it.
-        per_stratum: Items drawn per stratum (a transformation, and its output language
-            when that differs from the source's).
-        raters: Batches to make, one per rater.
-        controls: Control pairs per batch (an easy positive and an easy negative each).
-        tolerance: How far a control rating may be from the expected one.
-        seed: Seed of the sample, the controls and every batch's order.
-    """
-
-    scheme: str = chosen("quality", "quality", "similarity")
-    scheme_file: Path | None = None
-    per_stratum: int = ranged(50, low=1)
-    raters: int = ranged(3, low=1)
-    controls: int = ranged(1, low=1)
-    tolerance: float = ranged(1.0, float, low=0)
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        check(self)
+__all__ = [
+    "BatchResult",
+    "BatchSettings",
+    "ExportSettings",
+    "ImportResult",
+    "export_batches",
+    "import_ratings",
+    "make_batches",
+    "report_ratings",
+]
 
 
 @dataclass(frozen=True)
@@ -138,66 +118,18 @@ def make_batches(
     )
 
 
-@dataclass(frozen=True)
-class ExportSettings:
-    """How `shiftbench human-eval export` writes a batch folder's batches.
-
-    Attributes:
-        fmt: The format: "html", "mturk", "labelstudio" or "argilla".
-        items_per_hit: Items per MTurk HIT (mturk only).
-        completion_code: The completion code of the Prolific study (prolific only, and
-            required there): the form shows it, with the link back to Prolific, once the
-            ratings are in.
-        submit_url: Where the prolific form POSTs its ratings CSV (as text/plain; the
-            endpoint must allow cross-origin requests). None: the form downloads the CSV.
-    """
-
-    fmt: str = chosen("html", *EXPORT_FORMATS)
-    items_per_hit: int = ranged(10, low=1)
-    completion_code: str | None = None
-    submit_url: str | None = None
-
-    def __post_init__(self) -> None:
-        check(self)
-        if self.fmt != "prolific":
-            if self.completion_code is not None or self.submit_url is not None:
-                raise InputError("--completion-code and --submit-url apply to --format prolific")
-            return
-        if self.completion_code is None:
-            raise InputError(
-                "--format prolific needs --completion-code, the code Prolific gives the study"
-            )
-        if not re.fullmatch(r"[A-Za-z0-9]{4,40}", self.completion_code):
-            raise InputError(
-                f"completion code {self.completion_code!r} is not 4 to 40 letters and digits"
-            )
-        if self.submit_url is not None:
-            url = urlsplit(self.submit_url)
-            if url.scheme not in ("http", "https") or not url.netloc:
-                raise InputError(f"--submit-url {self.submit_url!r} is not an http(s) URL")
-
-
-def export_batches(
-    batch: str | Path,
-    fmt: str = "html",
-    items_per_hit: int = 10,
-    completion_code: str | None = None,
-    submit_url: str | None = None,
-) -> list[Path]:
+def export_batches(batch: str | Path, settings: ExportSettings | None = None) -> list[Path]:
     """Write a batch folder's batches as files for raters, into BATCH/export/<fmt>/.
 
     Args:
         batch: The batch folder.
-        fmt: "html", "mturk", "labelstudio" or "argilla".
-        items_per_hit: Items per MTurk HIT (mturk only).
-        completion_code: The Prolific study's completion code (prolific only, required).
-        submit_url: Where the prolific form sends its ratings; None: it downloads them.
+        settings: The format and its options; None: ExportSettings() (html).
 
     Returns:
         The files written.
     """
 
-    settings = ExportSettings(fmt, items_per_hit, completion_code, submit_url)
+    settings = settings or ExportSettings()
     folder = Path(batch)
     description, table = read_batch(folder)
     description["items_per_hit"] = settings.items_per_hit
@@ -206,7 +138,7 @@ def export_batches(
             "completion_code": settings.completion_code,
             "submit_url": settings.submit_url,
         }
-    return export(description, table, fmt, folder / EXPORT_DIR / fmt)
+    return export(description, table, settings.fmt, folder / EXPORT_DIR / settings.fmt)
 
 
 def import_ratings(batch: str | Path, files: Sequence[str | Path]) -> ImportResult:

@@ -45,7 +45,12 @@ from shiftbench.errors import InputError, RuntimeFault, ShiftbenchError
 from shiftbench.evaluate.settings import EvalSettings
 from shiftbench.gen.api import GenSettings, TooManyFailures, generate, plan_generation
 from shiftbench.gen.estimate import combine
-from shiftbench.human_eval.api import BatchSettings, export_batches, make_batches
+from shiftbench.human_eval.api import (
+    BatchSettings,
+    ExportSettings,
+    export_batches,
+    make_batches,
+)
 from shiftbench.human_eval.export import EXPORT_DIR
 from shiftbench.runner.spec import (
     STAGES,
@@ -324,16 +329,13 @@ def run_human_eval(spec: Spec, unit: Unit, ctx: Context) -> None:
                 "move it away to make new batches"
             )
         shutil.rmtree(unit.human)
-    settings = BatchSettings(
-        scheme=h["scheme"], scheme_file=Path(h["scheme_file"]) if h["scheme_file"] else None,
-        per_stratum=h["per_stratum"], raters=h["raters"], controls=h["controls"],
-        tolerance=h["tolerance"], seed=h["seed"],
-    )  # fmt: skip
+    settings = stage_settings(BatchSettings, h)
     for line in make_batches(unit.run, unit.human, settings).summary().splitlines():
         report(log, line)
     for fmt in dict.fromkeys(h["formats"]):
-        prolific = (h["completion_code"], h["submit_url"]) if fmt == "prolific" else (None, None)
-        written = export_batches(unit.human, fmt, h["items_per_hit"], *prolific)
+        # the completion code and submit URL are the prolific format's alone
+        alone = {} if fmt == "prolific" else {"completion_code": None, "submit_url": None}
+        written = export_batches(unit.human, stage_settings(ExportSettings, h, fmt=fmt, **alone))
         report(log, f"wrote {counted(len(written), 'file')} to {unit.human / EXPORT_DIR / fmt}")
 
 
@@ -382,14 +384,13 @@ def _human_dirs(unit: Unit) -> tuple[Path, ...]:
     return (unit.human,) if (unit.human / "human_eval.json").is_file() else ()
 
 
-def _release(spec: Spec, unit: Unit) -> Any:
-
-    r = spec.values["release"]
-    return ReleaseSettings(
-        repo=repo_for(spec, unit), version=r["version"], human_dirs=_human_dirs(unit),
-        license_id=r["license"], private=r["private"], data_format=r["format"],
-        rai=tuple(r["rai"] or ()), date_published=r["date_published"],
-        results=(str(unit.results),) if _scored(spec, unit) else (),
+def _release(spec: Spec, unit: Unit) -> ReleaseSettings:
+    """The spec's release settings for one source: its own repository, batch folder and
+    results folder."""
+    scored = (str(unit.results),) if _scored(spec, unit) else ()
+    return stage_settings(
+        ReleaseSettings, spec.values["release"], repo=repo_for(spec, unit),
+        human_dirs=_human_dirs(unit), results=scored,
     )  # fmt: skip
 
 

@@ -23,10 +23,9 @@ from typing import Any, get_args, get_origin, get_type_hints
 
 import yaml
 
-from shiftbench.cards.api import ReleaseSettings
 from shiftbench.cards.croissant import parse_rai
+from shiftbench.cards.settings import ReleaseSettings
 from shiftbench.core.data.parts import PARTS
-from shiftbench.core.data.runfolder import DATA_FORMATS
 from shiftbench.core.data.sources import load_source
 from shiftbench.core.registry import suggest
 from shiftbench.core.settings import bare, declarations, field_default, problem
@@ -35,7 +34,7 @@ from shiftbench.core.text.transforms import TARGETED_PROMPT, expand_transforms
 from shiftbench.errors import InputError
 from shiftbench.evaluate.settings import EvalSettings
 from shiftbench.gen.api import GenSettings
-from shiftbench.human_eval.api import BatchSettings, ExportSettings
+from shiftbench.human_eval.settings import BatchSettings, ExportSettings
 from shiftbench.llm.backends import backend_target
 from shiftbench.validate.settings import ValidateSettings
 
@@ -85,22 +84,6 @@ SOURCE_FIELDS = (
     Field("source_language", STR, "gen"),
 )  # fmt: skip
 
-HUMAN_EVAL_FIELDS = (
-    Field("scheme", STR, "human-eval batch"),
-    Field("scheme_file", STR, "human-eval batch", path=True),
-    Field("per_stratum", INT, "human-eval batch"),
-    Field("raters", INT, "human-eval batch"),
-    Field("controls", INT, "human-eval batch"),
-    Field("tolerance", FLOAT, "human-eval batch"),
-    Field("seed", INT, "human-eval batch"),
-    Field("formats", STR_LIST, "human-eval export", "fmt", default=["html"],
-          help="Export formats, each into <batch>/export/<format>/ (html, mturk, "
-          "labelstudio, argilla)."),
-    Field("items_per_hit", INT, "human-eval export"),
-    Field("completion_code", STR, "human-eval export"),
-    Field("submit_url", STR, "human-eval export"),
-)  # fmt: skip
-
 # what evaluate scores: not a setting (score_encoders takes it beside EvalSettings), so
 # its one key is written here; the section's other keys are EvalSettings' fields
 MODELS_FIELD = Field(
@@ -109,20 +92,6 @@ MODELS_FIELD = Field(
     "it: a Hub id or local folder (a relative path is read from the spec's folder), "
     "mteb:NAME or openai:NAME[@URL], each optionally NAME=MODEL to be shown as NAME, e.g. "
     "[sentence-transformers/all-MiniLM-L6-v2, mini=./models/ft-3]. []: no evaluate stage.",
-)  # fmt: skip
-
-RELEASE_FIELDS = (
-    Field("repo", STR, "publish",
-          help="The Hub dataset repository, ORG/NAME; with several sources, each source's "
-          "folder name is appended (ORG/NAME-<folder>). null: no publish stage."),
-    Field("version", STR, "publish", help="The version, X.Y.Z; tagged vX.Y.Z."),
-    Field("license", STR, "publish", "license_id"),
-    Field("private", BOOL, "publish"),
-    Field("format", STR, "publish", "data_format", default="parquet"),
-    Field("rai", STR_LIST, "publish",
-          help="Croissant responsible-AI fields to add, FIELD=TEXT each, e.g. "
-          "['dataLimitations=Rewritten by a 135M model.']."),
-    Field("date_published", STR, "publish"),
 )  # fmt: skip
 
 SCALE_FIELDS = (
@@ -156,8 +125,9 @@ def settings_fields(owner: Any, command: str, own: str, where: str) -> tuple[Fie
     `where` ("top", a section's key, or `own`, that of a field declared with spec "")."""
     hints = get_type_hints(owner)
     return tuple(
-        Field(d.key or f.name, _kind(hints[f.name]), command, help=d.spec_help or d.help,
-              path=d.path, single=d.single, setting=f.name, owner=owner,
+        Field(d.key or f.name, STR_LIST if d.spec_list else _kind(hints[f.name]), command,
+              help=d.spec_help or d.help, path=d.path, single=d.single, setting=f.name,
+              owner=owner, default=[field_default(f)] if d.spec_list else d.spec_default,
               flag=max(d.flags or ("--" + (d.key or f.name).replace("_", "-"),),
                        key=len).split("/")[0])
         for f, d in declarations(owner) if d.spec is not None and (d.spec or own) == where
@@ -165,11 +135,18 @@ def settings_fields(owner: Any, command: str, own: str, where: str) -> tuple[Fie
 
 
 def schema(
-    gen: Any = GenSettings, *, validate: Any = ValidateSettings, evaluate: Any = EvalSettings
+    gen: Any = GenSettings,
+    *,
+    validate: Any = ValidateSettings,
+    batch: Any = BatchSettings,
+    export: Any = ExportSettings,
+    evaluate: Any = EvalSettings,
+    release: Any = ReleaseSettings,
 ) -> tuple[tuple[Field, ...], tuple[Section, ...]]:
-    """The spec's top-level keys and its sections, gen's keys read from settings class
-    `gen`'s fields (its own section: generator), each other stage's from its settings
-    class (`validate`, `evaluate`; tests pass a wider one)."""
+    """The spec's top-level keys and its sections, each stage's keys read from its
+    settings class's fields: gen's (its own section: generator), validate's, human-eval
+    batch's and export's (human_eval), evaluate's and the release's (tests pass a wider
+    class)."""
 
     def at(where: str) -> tuple[Field, ...]:
         return settings_fields(gen, "gen", "generator", where)
@@ -184,12 +161,14 @@ def schema(
         Section("validate", "Automatic checks, judges, and the error-rate gate.",
                 settings_fields(validate, "validate", "validate", "validate")),
         Section("human_eval", "Rating batches for people, and their export.",
-                HUMAN_EVAL_FIELDS),
+                (*settings_fields(batch, "human-eval batch", "human_eval", "human_eval"),
+                 *settings_fields(export, "human-eval export", "human_eval", "human_eval"))),
         Section("evaluate", "Encoders scored on the original and every variant, into each "
                 "source's results/ folder beside run/; the card and the release carry their "
                 "scores.", (MODELS_FIELD, *settings_fields(evaluate, "evaluate", "evaluate",
                                                            "evaluate"))),
-        Section("release", "The Hugging Face Hub release.", RELEASE_FIELDS),
+        Section("release", "The Hugging Face Hub release.",
+                settings_fields(release, "publish", "release", "release")),
         Section("scale", "Beyond one machine: where gen runs.", SCALE_FIELDS),
     )  # fmt: skip
 
@@ -197,11 +176,13 @@ def schema(
 def stage_settings(owner: Any, values: dict[str, Any], **given: Any) -> Any:
     """Settings class `owner` from a stage's checked spec values (its section, or any
     mapping of its keys), each declared field by its spec key; `given` wins. A list is a
-    tuple (an empty one where the setting's default is None is None), a mapping a copy."""
+    tuple (an empty one where the setting's default is None is None), a mapping a copy. A
+    key that lists several values of one setting (spec_list: export's formats) is the
+    caller's to give."""
     settings = dict(given)
     for f, d in declarations(owner):
         key = d.key or f.name
-        if d.spec is None or f.name in settings or key not in values:
+        if d.spec is None or d.spec_list or f.name in settings or key not in values:
             continue
         value = values[key]
         if isinstance(value, list):
@@ -238,11 +219,7 @@ def _owners(command: str) -> tuple[Any, ...]:
 
     return {
         "gen": (GenSettings, load_source),
-        "validate": (ValidateSettings,),
-        "human-eval batch": (BatchSettings,),
-        "human-eval export": (ExportSettings,),
         "evaluate": (EvalSettings,),
-        "publish": (ReleaseSettings,),
     }[command]
 
 
@@ -385,7 +362,7 @@ def _refuse_aliases(text: str, where: str) -> None:
 def read_spec(path: Path, gen: Any = GenSettings, **owners: Any) -> Spec:
     """Read and check a spec file; any problem is one InputError naming file:line. Its gen
     keys are settings class `gen`'s, another stage's those of its class in `owners`
-    (`validate=`, `evaluate=`, as `schema` takes them)."""
+    (`validate=`, `batch=`, `export=`, `evaluate=`, `release=`, as `schema` takes them)."""
     stock = gen is GenSettings and not owners
     top, sections = (TOP_FIELDS, SECTIONS) if stock else schema(gen, **owners)
     where = str(path)
@@ -598,11 +575,8 @@ def _check_choices(
         raise fail(("validate", "langid"), "must be lingua or langdetect")
     human = values["human_eval"]
     if "prolific" in human["formats"]:
-        from shiftbench.human_eval.api import ExportSettings
-
         try:
-            ExportSettings("prolific", human["items_per_hit"], human["completion_code"],
-                           human["submit_url"])  # fmt: skip
+            stage_settings(ExportSettings, human, fmt="prolific")
         except InputError as exc:
             raise fail(("human_eval", "completion_code"), str(exc)) from None
     release = values["release"]
@@ -619,9 +593,6 @@ def _check_choices(
             check_version(release["version"])
         except InputError as exc:
             raise fail(("release", "version"), str(exc)) from None
-    if release["format"] not in (None, *DATA_FORMATS):
-        raise fail(("release", "format"), f"must be one of {', '.join(DATA_FORMATS)}")
-
     for i, item in enumerate(release["rai"] or ()):
         try:
             parse_rai((item,))

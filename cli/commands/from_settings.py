@@ -64,7 +64,9 @@ class ListOption(click.Option):
         return extra
 
 
-def _option(owner: Any, f: dataclasses.Field[Any], d: Declared, hint: Any) -> Callable[..., Any]:
+def _option(
+    owner: Any, f: dataclasses.Field[Any], d: Declared, hint: Any, change: Mapping[str, Any]
+) -> Callable[..., Any]:
     kind = bare(hint)
     extra: dict[str, Any] = {"help": d.help, "metavar": d.metavar}
     if d.show_default:
@@ -80,25 +82,37 @@ def _option(owner: Any, f: dataclasses.Field[Any], d: Declared, hint: Any) -> Ca
         listed = default if isinstance(default, tuple) else None
         extra.update(multiple=True, default=listed, cls=ListOption)
         if _is_list(kind) and get_args(kind)[0] is Path:  # a list of paths: of folders
-            extra.update(type=click.Path(file_okay=False, path_type=Path))
+            extra.update(type=click.Path(exists=d.exists, file_okay=False, path_type=Path))
         elif _is_list(kind):  # text, whatever the default: read by settings_values
             extra.update(type=click.STRING)
     elif kind is Path:
-        path = click.Path(dir_okay=not d.file, path_type=Path)
+        path = click.Path(exists=d.exists, dir_okay=not d.file, path_type=Path)
         extra.update(type=OutputFolder() if d.written else path)
     elif kind in (int, float):  # a number with no bound; None would read as text
         extra.update(type=kind, default=field_default(f))
     else:
         extra.update(default=field_default(f))
+    extra.update(change)
+    if extra.get("required") and extra.get("default", 0) is None:
+        del extra["default"]  # click takes a given None as a value: nothing would be missing
     return click.option(*flags(f, d), param_name(f, d), **extra)
 
 
-def settings_options(owner: Any, skip: Sequence[str] = ()) -> Callable[..., Any]:
+def settings_options(
+    owner: Any,
+    skip: Sequence[str] = (),
+    changes: Mapping[str, Mapping[str, Any]] | None = None,
+) -> Callable[..., Any]:
     """A decorator adding an option for each declared field of settings class `owner`
-    (those named in `skip` aside), in field order."""
+    (those named in `skip` aside), in field order. `changes` gives a field's option other
+    click arguments in this command (card and publish share ReleaseSettings but not
+    every default, help or requirement)."""
     hints = get_type_hints(owner)
+    changes = changes or {}
     options = [
-        _option(owner, f, d, hints[f.name]) for f, d in declarations(owner) if f.name not in skip
+        _option(owner, f, d, hints[f.name], changes.get(f.name, {}))
+        for f, d in declarations(owner)
+        if f.name not in skip
     ]
 
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -3,19 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
-from shiftbench.cli.commands.options import (
-    BATCH,
-    CONTEXT,
-    OutputFolder,
-    option_type,
-)
+from shiftbench.cli.commands.from_settings import settings_options, settings_values
+from shiftbench.cli.commands.options import CONTEXT, OutputFolder
 from shiftbench.core.messages import counted
-from shiftbench.human_eval.api import BatchSettings, ExportSettings
-
-EXPORT = ExportSettings()  # export's option defaults are the settings' own
+from shiftbench.human_eval.settings import BatchSettings, ExportSettings
 
 
 @click.group("human-eval", context_settings=CONTEXT)
@@ -35,81 +30,26 @@ def human_eval() -> None:
     "--output", "-o", type=OutputFolder(), required=True,
     help="Folder for the batch (items.jsonl, batch.json); it must not hold one already.",
 )  # fmt: skip
-@click.option(
-    "--scheme", type=option_type(BatchSettings, "scheme"), default=BATCH.scheme,
-    show_default=True,
-    help="quality: rewrite quality and fluency, 1-5; similarity: meaning similarity, 0-5.",
-)  # fmt: skip
-@click.option(
-    "--scheme-file", type=click.Path(dir_okay=False, path_type=Path), default=None,
-    help="Your own instructions, labels and examples, shaped like the packaged scheme "
-    "(human_eval/schemes/<scheme>.json).",
-)  # fmt: skip
-@click.option(
-    "--per-stratum", type=option_type(BatchSettings, "per_stratum"),
-    default=BATCH.per_stratum, show_default=True,
-    help="Items drawn per stratum (a transformation, and its output language when that "
-    "differs from the source's).",
-)  # fmt: skip
-@click.option("--raters", type=option_type(BatchSettings, "raters"), default=BATCH.raters,
-              show_default=True,
-              help="Batches to make: one per rater.")  # fmt: skip
-@click.option(
-    "--controls", type=option_type(BatchSettings, "controls"), default=BATCH.controls,
-    show_default=True,
-    help="Control pairs per batch: each is one easy positive (a text and itself) and one "
-    "easy negative (two unrelated texts).",
-)  # fmt: skip
-@click.option("--tolerance", type=option_type(BatchSettings, "tolerance"), default=BATCH.tolerance,
-              show_default=True,
-              help="How far a control rating may be from the expected one.")  # fmt: skip
-@click.option("--seed", type=int, default=BATCH.seed, show_default=True,
-              help="Seed of the sample, the controls and every batch's order.")  # fmt: skip
-def human_eval_batch(
-    run: Path, output: Path, scheme: str, scheme_file: Path | None, per_stratum: int,
-    raters: int, controls: int, tolerance: float, seed: int,
-) -> None:  # fmt: skip
+@settings_options(BatchSettings)
+def human_eval_batch(run: Path, output: Path, **given: Any) -> None:
     """Sample RUN's rewrites into rating batches, stratified by transformation."""
-    from shiftbench.human_eval.api import BatchSettings, make_batches
+    from shiftbench.human_eval.api import make_batches
 
-    settings = BatchSettings(
-        scheme=scheme, scheme_file=scheme_file, per_stratum=per_stratum, raters=raters,
-        controls=controls, tolerance=tolerance, seed=seed,
-    )  # fmt: skip
+    settings = BatchSettings(**settings_values(BatchSettings, given))
     click.echo(make_batches(run, output, settings).summary())
 
 
 @human_eval.command("export", context_settings=CONTEXT)
 @click.argument("batch", type=click.Path(file_okay=False, path_type=Path))
-@click.option(
-    "--format", "fmt", type=option_type(ExportSettings, "fmt"),
-    default=EXPORT.fmt, show_default=True,
-    help="html: a self-contained rating form per batch; mturk: HIT template and batch CSV "
-    "(also Turkle, localturk); labelstudio: tasks and labeling config; argilla: the folder "
-    "argilla.Dataset.from_disk loads; prolific: the html forms for a Prolific study (needs "
-    "--completion-code).",
-)  # fmt: skip
-@click.option("--items-per-hit", type=option_type(ExportSettings, "items_per_hit"),
-              default=EXPORT.items_per_hit, show_default=True,
-              help="Items per MTurk HIT (mturk format).")  # fmt: skip
-@click.option("--completion-code", default=None, metavar="CODE",
-              help="prolific format: the study's completion code, shown (with the link back "
-              "to Prolific) once the ratings are in. The rater id is the URL's PROLIFIC_PID; "
-              "give the study URL ?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}"
-              "&SESSION_ID={{%SESSION_ID%}}.")  # fmt: skip
-@click.option("--submit-url", default=None, metavar="URL",
-              help="prolific format: POST each participant's ratings CSV here (as text/plain; "
-              "the endpoint must allow cross-origin requests). Default: the form downloads "
-              "it.")  # fmt: skip
-def human_eval_export(
-    batch: Path, fmt: str, items_per_hit: int, completion_code: str | None, submit_url: str | None
-) -> None:
+@settings_options(ExportSettings)
+def human_eval_export(batch: Path, **given: Any) -> None:
     """Write BATCH's rating batches as files for raters, into BATCH/export/<format>/."""
     from shiftbench.human_eval.api import export_batches
     from shiftbench.human_eval.export import EXPORT_DIR
 
-    written = export_batches(batch, fmt, items_per_hit, completion_code, submit_url)
-    click.echo(f"wrote {counted(len(written), 'file')} to {batch / EXPORT_DIR / fmt}")
+    settings = ExportSettings(**settings_values(ExportSettings, given))
+    written = export_batches(batch, settings)
+    click.echo(f"wrote {counted(len(written), 'file')} to {batch / EXPORT_DIR / settings.fmt}")
 
 
 @human_eval.command("import", context_settings=CONTEXT)

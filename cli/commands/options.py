@@ -12,11 +12,9 @@ import click
 from shiftbench.core.settings import bound, declarations
 from shiftbench.evaluate.settings import EvalSettings
 from shiftbench.gen.api import GenSettings
-from shiftbench.human_eval.api import BatchSettings
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 GEN = GenSettings()  # gen's option defaults are the settings' own
-BATCH = BatchSettings()  # and human-eval batch's
 
 
 def option_type(owner: Any, name: str) -> click.ParamType:

@@ -72,7 +72,7 @@ def test_human_eval_functions_round_trip(status_run, tmp_path):
     assert batch.raters == 2 and batch.folder == tmp_path / "batch"
     assert sum(batch.strata.values()) == 3
     assert batch.summary().startswith(f"wrote 2 batches of {batch.items_per_batch} items")
-    written = shiftbench.export_batches(batch.folder, "mturk")
+    written = shiftbench.export_batches(batch.folder, shiftbench.ExportSettings("mturk"))
     assert written and all(p.is_file() for p in written)
     with pytest.raises(shiftbench.InputError, match="no ratings imported yet"):
         shiftbench.report_ratings(batch.folder)
