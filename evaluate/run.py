@@ -17,7 +17,7 @@ from shiftbench.core.data.runfolder import (
 from shiftbench.core.models.encoders import Encoder
 from shiftbench.core.progress import bar
 from shiftbench.core.records import ScoreRecord
-from shiftbench.evaluate.clustering import seeded_by_evaluation
+from shiftbench.evaluate.evaluators.clustering import seeded_by_evaluation
 from shiftbench.evaluate.resample import (
     RESAMPLES,
     SEED,
@@ -32,7 +32,7 @@ from shiftbench.evaluate.sides import (
     rewritten_parts,
     side_records,
 )
-from shiftbench.evaluate.tasks import Scoring, evaluator
+from shiftbench.evaluate.evaluators import Scoring, evaluator
 
 if TYPE_CHECKING:
     from shiftbench.evaluate.faithful import CertifiedRows
@@ -53,7 +53,7 @@ from shiftbench.evaluate.collect import (
     require_supported,
     with_ranking_context,
 )
-from shiftbench.evaluate.evalrank import evalrank, top_quarter
+from shiftbench.evaluate.evaluators.evalrank import evalrank, top_quarter
 from shiftbench.evaluate.results import (
     default_output,
     format_table,
@@ -64,7 +64,7 @@ from shiftbench.evaluate.results import (
     write_json,
     write_outputs,
 )
-from shiftbench.evaluate.self_retrieval import self_retrieval, text_pairs
+from shiftbench.evaluate.evaluators.self_retrieval import self_retrieval, text_pairs
 
 
 def score_collection(

@@ -45,7 +45,7 @@ def test_the_stages_registries_and_the_command_lines_choices_agree():
     from shiftbench.core.text.checks import CHECKS
     from shiftbench.core.text.langid import IDENTIFIERS
     from shiftbench.core.text.transforms import REGISTERED
-    from shiftbench.evaluate.tasks import EVALUATORS, evaluator
+    from shiftbench.evaluate.evaluators import EVALUATORS, evaluator
     from shiftbench.human_eval.export import EXPORTERS
     from shiftbench.llm.backends import BACKENDS
 

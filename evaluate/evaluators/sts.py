@@ -2,7 +2,7 @@
 
 Gold scores are normalised to [0, 1] with the task's score range first (as mteb does); the
 correlations are the same either way, the normalisation only keeps the figures comparable.
-Pair similarities are computed in float32, as mteb computes them (evaluate/similarity.py);
+Pair similarities are computed in float32, as mteb computes them (evaluate/evaluators/similarity.py);
 under `--protocol hteb` the cosine is HTEB's (each embedding divided by its length).
 """
 
@@ -15,7 +15,7 @@ import numpy as np
 from scipy.stats import pearsonr, spearmanr
 
 from shiftbench.evaluate.resample import Replicate, weighted_pearson, weighted_spearman
-from shiftbench.evaluate.similarity import (
+from shiftbench.evaluate.evaluators.similarity import (
     pair_cosine,
     paired_cosine,
     paired_euclidean,
@@ -25,7 +25,7 @@ from shiftbench.evaluate.similarity import (
 )
 
 if TYPE_CHECKING:
-    from shiftbench.evaluate.tasks import Scoring
+    from shiftbench.evaluate.evaluators import Scoring
 
 
 class STSMetrics(TypedDict):
