@@ -325,9 +325,9 @@ def write_leaderboard(results: Sequence[Path], output: Path) -> Path:
     `report` output folder (its summary.json, without the results it summarises) gives
     the page from that summary, its drill-down per transformation with seeds averaged."""
     from shiftbench.core.data.jsonfiles import read_json
+    from shiftbench.core.data.resultsfolder import read_results
     from shiftbench.core.data.writes import atomic_write_text
-    from shiftbench.evaluate.report import summarise
-    from shiftbench.evaluate.run import read_results
+    from shiftbench.evaluate.report.summary import summarise
 
     reports = [p for p in results if p.is_dir() and not (p / "results.json").exists()
                and (p / "summary.json").is_file()]  # fmt: skip

@@ -31,10 +31,10 @@ from typing import Any
 from shiftbench.core.data.runfolder import OK, usable
 from shiftbench.core.records import SourceRecord
 from shiftbench.errors import InputError
-from shiftbench.evaluate.evaluators.retrieval import judgements
-from shiftbench.evaluate.run import collect_generated, with_ranking_context
-from shiftbench.evaluate.sides import own_context
+from shiftbench.evaluate.collect import collect_generated, with_ranking_context
 from shiftbench.evaluate.evaluators import train_split
+from shiftbench.evaluate.evaluators.retrieval import judgements
+from shiftbench.evaluate.sides import own_context
 
 # Registered mteb tasks whose evaluator scores a local folder of their type.
 STAND_INS = {

@@ -30,23 +30,23 @@ from shiftbench.core.records import (
 )
 from shiftbench.core.tables import plain_table
 from shiftbench.errors import InputError, RuntimeFault, lock_wait
+from shiftbench.evaluate.collect import Collection
+from shiftbench.evaluate.report.summary import summarise
 from shiftbench.evaluate.report.tables import (
     HTEB_NOTE,
     HTEB_POINTS,
     SCORES,
     Figures,
     figures_for,
+    markdown_blocks,
+    report_blocks,
 )
 from shiftbench.evaluate.sides import (
     config_label,
 )
 
 if TYPE_CHECKING:
-    from shiftbench.evaluate.report import ReportSettings
-
-
-from shiftbench.evaluate.collect import Collection
-from shiftbench.evaluate.report import markdown_blocks, report_blocks, summarise
+    from shiftbench.evaluate.report.summary import ReportSettings
 
 log = logging.getLogger(__name__)
 PLOTS = ("bars.png", "heatmap.png", "scatter.png")  # what plots.write_plots draws

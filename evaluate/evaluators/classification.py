@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from shiftbench.errors import InputError
-from shiftbench.evaluate.resample import Replicate, per_multiset, weighted_mean
 from shiftbench.evaluate.evaluators import train_split
+from shiftbench.evaluate.resample import Replicate, per_multiset, weighted_mean
 
 if TYPE_CHECKING:
     from shiftbench.evaluate.evaluators import Scoring

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from shiftbench.evaluate.resample import Replicate, per_multiset, weighted_average_precision
 from shiftbench.evaluate.evaluators.similarity import (
     pair_cosine,
     paired_cosine,
@@ -26,6 +25,7 @@ from shiftbench.evaluate.evaluators.similarity import (
     paired_own,
     widened,
 )
+from shiftbench.evaluate.resample import Replicate, per_multiset, weighted_average_precision
 
 if TYPE_CHECKING:
     from shiftbench.evaluate.evaluators import Scoring

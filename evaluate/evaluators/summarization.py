@@ -32,8 +32,8 @@ from scipy.stats import pearsonr, spearmanr
 
 from shiftbench.core.messages import counted
 from shiftbench.errors import InputError
-from shiftbench.evaluate.resample import weighted_mean, weighted_spearman
 from shiftbench.evaluate.evaluators.sts import normalised_gold
+from shiftbench.evaluate.resample import weighted_mean, weighted_spearman
 
 if TYPE_CHECKING:
     from shiftbench.evaluate.evaluators import Scoring

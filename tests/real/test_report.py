@@ -7,11 +7,8 @@ import numpy as np
 import pytest
 from support.report import axis_documents
 
-from shiftbench.evaluate.report import (
-    dataset_units,
-    split_half_reliability,
-    units,
-)
+from shiftbench.evaluate.report.statistics import split_half_reliability
+from shiftbench.evaluate.report.units import dataset_units, units
 
 
 def test_split_half_is_near_zero_without_model_signal():

@@ -87,8 +87,8 @@ def test_metrics_match_hand_computed_values():
 def test_self_retrieval_ranks_each_original_among_all_originals():
     """Hand-made vectors: a' is nearest its original, b' is nearer C than B, c' is
     nearest to A then B then C (its original third)."""
-    from shiftbench.evaluate.evaluators.self_retrieval import self_retrieval, text_pairs
     from shiftbench.evaluate.evaluators import Scoring
+    from shiftbench.evaluate.evaluators.self_retrieval import self_retrieval, text_pairs
 
     vectors = {
         "A": [1.0, 0.0, 0.0], "B": [0.0, 1.0, 0.0], "C": [0.0, 0.0, 1.0],
@@ -199,8 +199,9 @@ def test_retrieval_interval_resamples_queries(tmp_path):
     variant's rewrites put the relevant document at rank 2 for q1 and rank 3 for q3, so
     the per-query nDCG@10 are 1/log2(3), 1, 1/2, 1 against the original's 1, 1, 1, 1; a
     draw's delta is the mean over its judged queries of the per-query differences."""
+    from shiftbench.evaluate.collect import Collection, ConfigView
     from shiftbench.evaluate.resample import interval
-    from shiftbench.evaluate.run import Collection, ConfigView, score_collection
+    from shiftbench.evaluate.run import score_collection
 
     angle = {"d0": 0, "d1": 30, "d2": 60, "d3": 90}
     vectors = {f"doc {d}": [np.cos(np.radians(a)), np.sin(np.radians(a))] for d, a in angle.items()}

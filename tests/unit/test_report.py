@@ -13,20 +13,21 @@ from support.report import axis_documents, document, record
 
 from shiftbench.core.data.resultsfolder import read_results
 from shiftbench.core.stats import hodges_lehmann
-from shiftbench.evaluate.report import (
+from shiftbench.evaluate.report.statistics import (
+    model_summary,
+    split_half_reliability,
+    stratified_halves,
+)
+from shiftbench.evaluate.report.summary import ReportSettings, summarise
+from shiftbench.evaluate.report.tables import text_report
+from shiftbench.evaluate.report.units import (
     ALL_MODELS,
     AXES,
     TRANSFORMATIONS_FIRST,
     Pair,
-    ReportSettings,
     Unit,
-    _halves,
     aggregation,
     dataset_units,
-    model_summary,
-    split_half_reliability,
-    summarise,
-    text_report,
     units,
 )
 
@@ -293,7 +294,7 @@ def test_split_half_draw_is_spearman_of_half_means():
     docs = axis_documents(np.random.default_rng(9), models=5, datasets=7, signal=1.0)
     datasets = dataset_units(units(docs))
     by_type = {"STS": ["d0", "d2", "d4", "d6"], "Clustering": ["d1", "d3", "d5"]}
-    a, b = _halves(by_type, np.random.default_rng(0))
+    a, b = stratified_halves(by_type, np.random.default_rng(0))
     assert a | b == {f"d{i}" for i in range(7)} and not a & b
     assert len(a & set(by_type["STS"])) == 2 and abs(len(a) - len(b)) == 1
     scores = {(u.model, u.dataset): u.axes()["Length"].score for u in datasets}
