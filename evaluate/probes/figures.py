@@ -90,13 +90,13 @@ def _control_names(anchors: list[Anchor]) -> list[str]:
 def summarise_measures(
     by_measure: dict[str, dict[str, Values]], epsilons: tuple[float, ...]
 ) -> dict[str, dict[str, Any]]:
-    """`summarise` for every measure; NED's adjustment as printed takes the cosine's pooled
+    """`summarise_measure` for every measure; NED's adjustment as printed takes the cosine's pooled
     random-pair mean, so the cosine is summarised first."""
-    cosine = summarise(by_measure["cosine"], "cosine", epsilons)
+    cosine = summarise_measure(by_measure["cosine"], "cosine", epsilons)
     out = {"cosine": cosine}
     for measure, by_dataset in by_measure.items():
         if measure != "cosine":
-            out[measure] = summarise(
+            out[measure] = summarise_measure(
                 by_dataset, measure, epsilons, cosine["random_pair_mean_pooled"]
             )
     return {m: out[m] for m in by_measure}
@@ -107,7 +107,7 @@ def pooled_random_mean(by_dataset: dict[str, Values]) -> float:
     return float(np.mean([float(np.mean(v.random)) for v in by_dataset.values()]))
 
 
-def summarise(
+def summarise_measure(
     by_dataset: dict[str, Values],
     measure: str,
     epsilons: tuple[float, ...],

@@ -1,5 +1,5 @@
 """The report's summary document (`summary.json`): every figure and statistic for a set of
-evaluate results (`summarise`)."""
+evaluate results (`summarise_results`)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from shiftbench.evaluate.report.statistics import (
 from shiftbench.evaluate.report.units import (
     SEED,
     SPLIT_HALF_DRAWS,
-    Unit,
+    ScoredUnit,
     _interval,
     aggregation,
     dataset_labels,
@@ -43,7 +43,7 @@ class ReportSettings:
     seed: int = SEED
 
 
-def summarise(
+def summarise_results(
     documents: Sequence[ResultsDocument], settings: ReportSettings | None = None
 ) -> ReportSummary:
     """Everything the report shows, as data (it is also written as summary.json)."""
@@ -85,7 +85,7 @@ def summarise(
     return cast(ReportSummary, document)  # built as one literal to keep summary.json's order
 
 
-def _unit_record(u: Unit, method: str) -> dict[str, Any]:
+def _unit_record(u: ScoredUnit, method: str) -> dict[str, Any]:
     return {
         "model": u.model,
         "dataset": u.dataset,
