@@ -180,7 +180,7 @@ def test_run_folders_of_one_source_are_one_dataset_in_the_figures_over_datasets(
 def test_thin_intervals_are_flagged_with_their_items_and_usable_draws():
     """An interval from fewer than 30 items, or with under 95% of its draws defined, is
     marked `*` in every table, with the note saying why; the summary records both."""
-    from shiftbench.evaluate.resample import THIN_NOTE
+    from shiftbench.core.evidence import THIN_NOTE
 
     rng = np.random.default_rng(0)
     full = rng.normal(-0.1, 0.02, 1000)
