@@ -27,9 +27,9 @@ from shiftbench.evaluate.report.units import (
     dataset_labels,
     dataset_units,
     interval_method,
+    scored_units,
     shared_sources,
     transform_name,
-    units,
 )
 from shiftbench.evaluate.sides import shift_summary
 
@@ -48,7 +48,7 @@ def summarise_results(
 ) -> ReportSummary:
     """Everything the report shows, as data (it is also written as summary.json)."""
     settings = settings or ReportSettings()
-    subset_units = units(documents)
+    subset_units = scored_units(documents)
     datasets = dataset_units(subset_units)
     method = interval_method(documents)
     order = aggregation(documents)

@@ -136,7 +136,7 @@ def transform_name(record: ScoreRecord) -> str:
     return name if variant == 1 else f"{name}-p{variant}"
 
 
-def units(documents: Sequence[ResultsDocument]) -> list[ScoredUnit]:
+def scored_units(documents: Sequence[ResultsDocument]) -> list[ScoredUnit]:
     """Every (model, dataset, subset) of the results documents, aggregated over splits
     and seeds."""
     out: list[ScoredUnit] = []

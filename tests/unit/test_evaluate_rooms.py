@@ -112,8 +112,9 @@ def test_every_task_type_is_scored_by_one_call_in_evaluators():
 
 
 def test_each_of_the_once_shared_names_is_defined_once():
-    """`Unit`, `run_gen`, `Stopped`, `summarise` and `render_markdown` each meant different
-    things in two or three modules; each is now defined in one module at most."""
+    """`Unit`, `units`, `run_gen`, `Stopped`, `summarise`, `render_markdown`, `pair_scores`
+    and `read_results` each meant different things in two or three modules; each is now
+    defined in one module at most."""
     where: dict[str, list[str]] = {}
     for name, path in _modules(ROOT).items():
         if name.startswith(f"{PACKAGE}.tests") or name.startswith(f"{PACKAGE}.bench"):
@@ -121,6 +122,7 @@ def test_each_of_the_once_shared_names_is_defined_once():
         for node in ast.parse(path.read_text(encoding="utf-8")).body:
             if isinstance(node, ast.FunctionDef | ast.ClassDef):
                 where.setdefault(node.name, []).append(str(path.relative_to(ROOT)))
-    shared = ("Unit", "run_gen", "Stopped", "summarise", "render_markdown")
+    shared = ("Unit", "units", "run_gen", "Stopped", "summarise", "render_markdown")
+    shared += ("pair_scores", "read_results")
     assert {n: where[n] for n in shared if len(where.get(n, [])) > 1} == {}
     assert where["Stopped"] == ["llm/backends/base.py"]

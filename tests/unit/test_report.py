@@ -28,7 +28,7 @@ from shiftbench.evaluate.report.units import (
     ScoredUnit,
     aggregation,
     dataset_units,
-    units,
+    scored_units,
 )
 
 
@@ -89,7 +89,7 @@ def test_prompt_variant_read_from_config_names_of_older_results(tmp_path):
     (tmp_path / "results.json").write_text(json.dumps(doc), encoding="utf-8")
     read = read_results(tmp_path)
     assert [r.get("prompt_variant") for r in read["models"][0]["results"]] == [None, 3, 1]
-    (unit,) = units([read])
+    (unit,) = scored_units([read])
     assert unit.transforms["paraphrase-p3"].delta == pytest.approx(-0.1)
     assert unit.axes()["Lexical/Stylistic"].delta == pytest.approx(-0.05)
 
@@ -292,7 +292,7 @@ def test_split_half_draw_is_spearman_of_half_means():
     """One draw by hand: the halves are task-stratified, and the draw's rho is scipy's
     Spearman of each model's mean over the half."""
     docs = axis_documents(np.random.default_rng(9), models=5, datasets=7, signal=1.0)
-    datasets = dataset_units(units(docs))
+    datasets = dataset_units(scored_units(docs))
     by_type = {"STS": ["d0", "d2", "d4", "d6"], "Clustering": ["d1", "d3", "d5"]}
     a, b = stratified_halves(by_type, np.random.default_rng(0))
     assert a | b == {f"d{i}" for i in range(7)} and not a & b
@@ -307,9 +307,9 @@ def test_split_half_draw_is_spearman_of_half_means():
 
 def test_split_half_needs_three_models_and_two_datasets():
     docs = axis_documents(np.random.default_rng(1), models=2, datasets=6, signal=1.0)
-    assert split_half_reliability(dataset_units(units(docs))) is None
+    assert split_half_reliability(dataset_units(scored_units(docs))) is None
     docs = axis_documents(np.random.default_rng(1), models=4, datasets=1, signal=1.0)
-    assert split_half_reliability(dataset_units(units(docs))) is None
+    assert split_half_reliability(dataset_units(scored_units(docs))) is None
 
 
 # --- median absolute difference -----------------------------------------------------------
