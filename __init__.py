@@ -25,10 +25,12 @@ if TYPE_CHECKING:
     # mypy --strict too; isort would write each such import as a statement of its own.
     # isort: off
     from shiftbench.cards.api import (
-        ReleaseSettings as ReleaseSettings,
         publish_release as publish_release,
         verify_release as verify_release,
         write_card as write_card,
+    )
+    from shiftbench.cards.settings import (
+        ReleaseSettings as ReleaseSettings,
     )
     from shiftbench.core.data.sources import (
         Source as Source,
@@ -40,36 +42,42 @@ if TYPE_CHECKING:
     )
     from shiftbench.evaluate.api import (
         ConfigScore as ConfigScore,
-        EncoderSettings as EncoderSettings,
         EvalResult as EvalResult,
-        EvalSettings as EvalSettings,
         Evaluation as Evaluation,
         Interval as Interval,
         ModelSummary as ModelSummary,
         ProbeResult as ProbeResult,
-        ProbeRunSettings as ProbeRunSettings,
         probe_encoders as probe_encoders,
         score_encoders as score_encoders,
+    )
+    from shiftbench.evaluate.settings import (
+        EncoderSettings as EncoderSettings,
+        EvalSettings as EvalSettings,
+        ProbeRunSettings as ProbeRunSettings,
     )
     from shiftbench.evaluate.mteb_tasks import (
         mteb_tasks as mteb_tasks,
     )
     from shiftbench.gen.api import (
         GenResult as GenResult,
-        GenSettings as GenSettings,
         TooManyFailures as TooManyFailures,
         generate as generate,
         plan_generation as plan_generation,
     )
+    from shiftbench.gen.settings import (
+        GenSettings as GenSettings,
+    )
     from shiftbench.human_eval.api import (
         BatchResult as BatchResult,
-        BatchSettings as BatchSettings,
-        ExportSettings as ExportSettings,
         ImportResult as ImportResult,
         export_batches as export_batches,
         import_ratings as import_ratings,
         make_batches as make_batches,
         report_ratings as report_ratings,
+    )
+    from shiftbench.human_eval.settings import (
+        BatchSettings as BatchSettings,
+        ExportSettings as ExportSettings,
     )
     from shiftbench.validate.api import (
         ConfigValidation as ConfigValidation,
@@ -95,20 +103,20 @@ except PackageNotFoundError:  # running from a source tree that was never instal
 _API = {
     "load_source": "shiftbench.core.data.sources",
     "Source": "shiftbench.core.data.sources",
-    "GenSettings": "shiftbench.gen.api",
+    "GenSettings": "shiftbench.gen.settings",
     "GenResult": "shiftbench.gen.api",
     "TooManyFailures": "shiftbench.gen.api",
     "generate": "shiftbench.gen.api",
     "plan_generation": "shiftbench.gen.api",
-    "EncoderSettings": "shiftbench.evaluate.api",
-    "EvalSettings": "shiftbench.evaluate.api",
+    "EncoderSettings": "shiftbench.evaluate.settings",
+    "EvalSettings": "shiftbench.evaluate.settings",
     "EvalResult": "shiftbench.evaluate.api",
     "ConfigScore": "shiftbench.evaluate.api",
     "ModelSummary": "shiftbench.evaluate.api",
     "Interval": "shiftbench.evaluate.api",
     "Evaluation": "shiftbench.evaluate.api",
     "score_encoders": "shiftbench.evaluate.api",
-    "ProbeRunSettings": "shiftbench.evaluate.api",
+    "ProbeRunSettings": "shiftbench.evaluate.settings",
     "ProbeResult": "shiftbench.evaluate.api",
     "probe_encoders": "shiftbench.evaluate.api",
     "mteb_tasks": "shiftbench.evaluate.mteb_tasks",
@@ -121,15 +129,15 @@ _API = {
     "validate_runs": "shiftbench.validate.api",
     "CalibrateSettings": "shiftbench.validate.settings",
     "calibrate_judges": "shiftbench.validate.api",
-    "BatchSettings": "shiftbench.human_eval.api",
-    "ExportSettings": "shiftbench.human_eval.api",
+    "BatchSettings": "shiftbench.human_eval.settings",
+    "ExportSettings": "shiftbench.human_eval.settings",
     "BatchResult": "shiftbench.human_eval.api",
     "ImportResult": "shiftbench.human_eval.api",
     "make_batches": "shiftbench.human_eval.api",
     "export_batches": "shiftbench.human_eval.api",
     "import_ratings": "shiftbench.human_eval.api",
     "report_ratings": "shiftbench.human_eval.api",
-    "ReleaseSettings": "shiftbench.cards.api",
+    "ReleaseSettings": "shiftbench.cards.settings",
     "write_card": "shiftbench.cards.api",
     "publish_release": "shiftbench.cards.api",
     "verify_release": "shiftbench.cards.api",

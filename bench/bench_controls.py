@@ -159,8 +159,8 @@ def main() -> None:
 
 def probe_part(run: Path, scratch: Path, pairs: int, warmup: int) -> None:
     """shiftbench probe on `run` against one encode of its unique texts (goal 1.2)."""
+    from shiftbench.evaluate.collect import collect_run_folder
     from shiftbench.evaluate.probes.anchors import ProbeSettings, gather
-    from shiftbench.evaluate.run import collect_run_folder
 
     anchors = gather(collect_run_folder(run), ProbeSettings((0.0,), 0, "gold", None))
     if any(a.random_with is not None for a in anchors):

@@ -180,7 +180,7 @@ def variants_part(
     """evaluate on a run folder of the original plus `variants` variants, whole process,
     against bench/encode_side.py encoding the folder's unique texts once (goal 1.05)."""
     from shiftbench.core.data.sources import resolve_source
-    from shiftbench.evaluate.run import collect_source
+    from shiftbench.evaluate.collect import collect_source
 
     source = resolve_source(str(data / "STSBenchmark"), task_type="STS")
     (original,) = collect_source(source).configs

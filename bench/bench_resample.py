@@ -91,7 +91,8 @@ def whole_process(folder: Path, cache: Path, resamples: int, pairs: int) -> None
 def in_process(folder: Path, resamples: int, pairs: int) -> None:
     """score_collection with intervals against without, embeddings computed beforehand."""
     from shiftbench.core.models.encoders import Encoder
-    from shiftbench.evaluate.run import collect_run_folder, score_collection
+    from shiftbench.evaluate.collect import collect_run_folder
+    from shiftbench.evaluate.run import score_collection
 
     encoder = Encoder(MODEL)
     collection = collect_run_folder(folder)
@@ -126,7 +127,7 @@ def main() -> None:
     print(" ".join(sys.argv), flush=True)
 
     from shiftbench.core.data.sources import resolve_source
-    from shiftbench.evaluate.run import collect_source
+    from shiftbench.evaluate.collect import collect_source
 
     source = resolve_source("STSBenchmark", data_dir=args.data_dir)
     (original,) = collect_source(source).configs

@@ -496,7 +496,7 @@ def build(
     with croissant.early_reader(data_format == "parquet") as early:
         meta = checked if checked is not None else check_folder(folder)
         human = facts.human_reports(human_dirs)
-        models = evaluated.read_results(results, meta)
+        models = evaluated.read_model_scores(results, meta)
         extra: dict[str, Path | bytes] = {}
         for entry in human:
             summary = json.dumps(facts.human_summary(entry), indent=2, ensure_ascii=False) + "\n"

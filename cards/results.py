@@ -57,7 +57,7 @@ def _looks_local(model_id: str) -> bool:
     return model_id.startswith(("/", "./", "../", "~")) or Path(model_id).exists()
 
 
-def read_results(items: tuple[str, ...], meta: RunMeta) -> list[ModelScores]:
+def read_model_scores(items: tuple[str, ...], meta: RunMeta) -> list[ModelScores]:
     """The models' scores from evaluate results folders (`DIR` or `NAME=DIR`), checked
     against the run folder's metadata."""
     source = meta["source"]

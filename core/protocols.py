@@ -47,13 +47,15 @@ CLUSTERING_SCORING = (MTEB, EVALUATION_SEED)
 # How evaluate scores Retrieval: as mteb does (the model's similarity, the top 1000 documents
 # per query, nDCG@10 among mteb's metrics), or as HTEB's release does: an explicit cosine,
 # the top 10 per query (ties in corpus order, a document named as its query left out where
-# the dataset says so) and the mean nDCG@10 rounded to five decimals (evaluate/retrieval.py).
+# the dataset says so) and the mean nDCG@10 rounded to five decimals
+# (evaluate/evaluators/retrieval.py).
 TOP_TEN_COSINE = "top-10-cosine"
 RETRIEVAL_SCORING = (MTEB, TOP_TEN_COSINE)
 
 # How evaluate takes the cosine of a pair (STS, PairClassification): as mteb does
 # (scikit-learn's paired cosine distance), or as HTEB's release does: each embedding divided
-# by its length (at least 1e-12) and the products summed, in float32 (evaluate/similarity.py).
+# by its length (at least 1e-12) and the products summed, in float32
+# (evaluate/evaluators/similarity.py).
 # The two differ by a float32 step at most, which reorders exact ties (identical pairs).
 UNIT_COSINE = "unit-cosine"
 PAIR_COSINE = (MTEB, UNIT_COSINE)

@@ -206,10 +206,10 @@ class Evaluation:
         from shiftbench.core.data.runfolder import is_run_folder, read_meta
         from shiftbench.core.data.sources import resolve_source
         from shiftbench.core.protocols import ORIGINAL_IN_PLACE, scoring_protocol, with_scoring
+        from shiftbench.evaluate.collect import chosen_parts, collect, require_supported
         from shiftbench.evaluate.pool import POOLED, poolable, pooled, pooled_certified
         from shiftbench.evaluate.restore import with_originals_restored
         from shiftbench.evaluate.results import check_addable, default_output
-        from shiftbench.evaluate.run import chosen_parts, collect, require_supported
 
         s = self.settings = settings or EvalSettings()
         if s.resamples < 0 or 0 < s.resamples < 1000:
@@ -462,19 +462,21 @@ def probe_encoders(
     """
     from shiftbench.core.models.encoders import Encoder
     from shiftbench.core.progress import bar
-    from shiftbench.evaluate.probes import (
+    from shiftbench.evaluate.collect import collect_generated
+    from shiftbench.evaluate.probes.anchors import (
         MEASURES,
         ProbeSettings,
         gather_datasets,
+        read_negation_pairs,
+    )
+    from shiftbench.evaluate.probes.figures import (
         negation_pair_figures,
         probe_document,
-        read_negation_pairs,
         score,
         summarise_measures,
-        write_probe_outputs,
     )
+    from shiftbench.evaluate.probes.outputs import write_probe_outputs
     from shiftbench.evaluate.results import default_output
-    from shiftbench.evaluate.run import collect_generated
 
     s = settings or ProbeRunSettings()
     if not models:

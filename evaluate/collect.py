@@ -24,7 +24,7 @@ from shiftbench.core.hub import check_files, fetch_release
 from shiftbench.core.messages import counted
 from shiftbench.core.records import SourceRecord, plain
 from shiftbench.errors import InputError
-from shiftbench.evaluate.tasks import EVALUATORS, train_split
+from shiftbench.evaluate.evaluators import EVALUATORS, train_split
 
 if TYPE_CHECKING:
     pass
@@ -170,7 +170,7 @@ def require_evaluable(source: SourceRecord | dict[str, Any], label: str) -> None
             f"evaluate scores {', '.join(EVALUATORS)} tasks so far; {label} is {task_type}"
         )
     if task_type == "Summarization":
-        from shiftbench.evaluate.summarization import SUPERSEDED
+        from shiftbench.evaluate.evaluators.summarization import SUPERSEDED
 
         newer = SUPERSEDED.get(source.get("mteb_task") or "")
         if newer:

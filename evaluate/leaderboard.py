@@ -325,9 +325,9 @@ def write_leaderboard(results: Sequence[Path], output: Path) -> Path:
     `report` output folder (its summary.json, without the results it summarises) gives
     the page from that summary, its drill-down per transformation with seeds averaged."""
     from shiftbench.core.data.jsonfiles import read_json
+    from shiftbench.core.data.resultsfolder import read_results
     from shiftbench.core.data.writes import atomic_write_text
-    from shiftbench.evaluate.report import summarise
-    from shiftbench.evaluate.run import read_results
+    from shiftbench.evaluate.report.summary import summarise_results
 
     reports = [p for p in results if p.is_dir() and not (p / "results.json").exists()
                and (p / "summary.json").is_file()]  # fmt: skip
@@ -344,7 +344,7 @@ def write_leaderboard(results: Sequence[Path], output: Path) -> Path:
         text = page(summary, [])
     else:
         documents = [read_results(path) for path in results]
-        text = page(summarise(documents), documents)
+        text = page(summarise_results(documents), documents)
     output.mkdir(parents=True, exist_ok=True)
     target = output / "index.html"
     atomic_write_text(target, text)

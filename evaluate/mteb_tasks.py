@@ -31,10 +31,10 @@ from typing import Any
 from shiftbench.core.data.runfolder import OK, usable
 from shiftbench.core.records import SourceRecord
 from shiftbench.errors import InputError
-from shiftbench.evaluate.retrieval import judgements
-from shiftbench.evaluate.run import collect_generated, with_ranking_context
+from shiftbench.evaluate.collect import collect_generated, with_ranking_context
+from shiftbench.evaluate.evaluators import train_split
+from shiftbench.evaluate.evaluators.retrieval import judgements
 from shiftbench.evaluate.sides import own_context
-from shiftbench.evaluate.tasks import train_split
 
 # Registered mteb tasks whose evaluator scores a local folder of their type.
 STAND_INS = {
@@ -131,7 +131,7 @@ def _split_data(kind: str, source: SourceRecord, config: Any, original: Any, spl
         (text,) = source["text_fields"]
         return datasets.Dataset.from_list([{"text": r[text], "label": r["label"]} for r in rows])
     if kind == "Clustering":  # each set a row, as mteb's legacy evaluator reads them
-        from shiftbench.evaluate.clustering import cluster_sets
+        from shiftbench.evaluate.evaluators.clustering import cluster_sets
 
         (text,) = source["text_fields"]
         sets = cluster_sets(rows, text)

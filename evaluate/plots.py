@@ -19,8 +19,8 @@ from typing import Any
 
 from shiftbench.core.evidence import MARK
 from shiftbench.core.records import ReportSummary
-from shiftbench.evaluate.report import AXES, TOTAL
 from shiftbench.evaluate.report.tables import summary_figures
+from shiftbench.evaluate.report.units import AXES, TOTAL
 
 COLOURS = {"original": "#4d4d4d", "Lexical/Stylistic": "#1b9e77", "Length": "#d95f02",
            "Language": "#7570b3", TOTAL: "#e7298a"}  # fmt: skip

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 from shiftbench.core.records import SourceRecord
 
 if TYPE_CHECKING:
+    from shiftbench.evaluate.collect import Collection, ConfigView
     from shiftbench.evaluate.faithful import CertifiedRows
-    from shiftbench.evaluate.run import Collection, ConfigView
 
 POOLED = "pooled"
 # task types whose subsets are scored apart and averaged under HTEB too

@@ -17,9 +17,6 @@ from typing import Any
 
 import numpy as np
 
-# what flags a thin interval lives in the core, where the card reads it too (re-exported)
-from shiftbench.core.evidence import MIN_ITEMS, MIN_USABLE_SHARE, THIN_NOTE, thin  # noqa: F401
-
 RESAMPLES = 1000
 SEED = 0
 LEVEL = 0.95

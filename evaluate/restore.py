@@ -36,7 +36,7 @@ from shiftbench.core.data.listfields import field_texts, regrouped
 from shiftbench.core.data.runfolder import OK
 
 if TYPE_CHECKING:
-    from shiftbench.evaluate.run import Collection, ConfigView
+    from shiftbench.evaluate.collect import Collection, ConfigView
 
 ORIGINAL_PREFIX = "original_"
 

@@ -30,23 +30,23 @@ from shiftbench.core.records import (
 )
 from shiftbench.core.tables import plain_table
 from shiftbench.errors import InputError, RuntimeFault, lock_wait
+from shiftbench.evaluate.collect import Collection
+from shiftbench.evaluate.report.summary import summarise_results
 from shiftbench.evaluate.report.tables import (
     HTEB_NOTE,
     HTEB_POINTS,
     SCORES,
     Figures,
     figures_for,
+    markdown_blocks,
+    report_blocks,
 )
 from shiftbench.evaluate.sides import (
     config_label,
 )
 
 if TYPE_CHECKING:
-    from shiftbench.evaluate.report import ReportSettings
-
-
-from shiftbench.evaluate.collect import Collection
-from shiftbench.evaluate.report import markdown_blocks, report_blocks, summarise
+    from shiftbench.evaluate.report.summary import ReportSettings
 
 log = logging.getLogger(__name__)
 PLOTS = ("bars.png", "heatmap.png", "scatter.png")  # what plots.write_plots draws
@@ -269,7 +269,7 @@ def write_outputs(
     it was (a folder this call made is removed again). Plots drawn earlier are removed
     when none are drawn now, and so is a report.html not asked for now, as they would
     show other results."""
-    summary = summarise(documents, settings)
+    summary = summarise_results(documents, settings)
     texts: dict[Path, str] = {}
     if per_config:
         for path, content in mteb_layout(documents[0]).items():

@@ -17,7 +17,15 @@ from shiftbench.core.data.runfolder import (
 from shiftbench.core.models.encoders import Encoder
 from shiftbench.core.progress import bar
 from shiftbench.core.records import ScoreRecord
-from shiftbench.evaluate.clustering import seeded_by_evaluation
+from shiftbench.evaluate.collect import (
+    Collection,
+    ConfigView,
+    require_supported,
+)
+from shiftbench.evaluate.evaluators import Scoring, evaluator
+from shiftbench.evaluate.evaluators.clustering import seeded_by_evaluation
+from shiftbench.evaluate.evaluators.evalrank import evalrank, top_quarter
+from shiftbench.evaluate.evaluators.self_retrieval import self_retrieval, text_pairs
 from shiftbench.evaluate.resample import (
     RESAMPLES,
     SEED,
@@ -32,39 +40,9 @@ from shiftbench.evaluate.sides import (
     rewritten_parts,
     side_records,
 )
-from shiftbench.evaluate.tasks import Scoring, evaluator
 
 if TYPE_CHECKING:
     from shiftbench.evaluate.faithful import CertifiedRows
-
-
-from shiftbench.core.data.resultsfolder import read_results
-from shiftbench.evaluate.collect import (
-    RELEASE,
-    Collection,
-    ConfigView,
-    chosen_parts,
-    collect,
-    collect_generated,
-    collect_release,
-    collect_run_folder,
-    collect_source,
-    require_evaluable,
-    require_supported,
-    with_ranking_context,
-)
-from shiftbench.evaluate.evalrank import evalrank, top_quarter
-from shiftbench.evaluate.results import (
-    default_output,
-    format_table,
-    model_folder_name,
-    model_meta,
-    mteb_layout,
-    results_document,
-    write_json,
-    write_outputs,
-)
-from shiftbench.evaluate.self_retrieval import self_retrieval, text_pairs
 
 
 def score_collection(
@@ -383,32 +361,3 @@ def evaluation_seeds(collection: Collection, subset: str) -> list[int]:
         and c.meta.get("seed") is not None
     }
     return sorted(found) or list(collection.source["protocol"]["evaluation_seeds"])
-
-
-# the names evaluate.run had before collect and results were its own modules
-__all__ = [
-    "RELEASE",
-    "Collection",
-    "ConfigView",
-    "Draws",
-    "chosen_parts",
-    "collect",
-    "collect_generated",
-    "collect_release",
-    "collect_run_folder",
-    "collect_source",
-    "default_output",
-    "evaluation_seeds",
-    "format_table",
-    "model_folder_name",
-    "model_meta",
-    "mteb_layout",
-    "read_results",
-    "require_evaluable",
-    "require_supported",
-    "results_document",
-    "score_collection",
-    "with_ranking_context",
-    "write_json",
-    "write_outputs",
-]

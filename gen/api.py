@@ -53,7 +53,7 @@ from shiftbench.gen.estimate import (
     read_throughput,
     record_throughput,
 )
-from shiftbench.gen.generate import check_gen, failure_share, run_gen
+from shiftbench.gen.generate import check_gen, failure_share, generate_run_folder
 from shiftbench.gen.plan import plan_gen
 from shiftbench.gen.rewrite import Variant
 from shiftbench.gen.settings import PROTOCOL_OPTIONS, GenSettings
@@ -466,7 +466,7 @@ def _generate_held(
                 rewrite=ready.parts, described=engine.describe(), checked=checked,
             )  # fmt: skip
         began = now()
-        written = run_gen(
+        written = generate_run_folder(
             source,
             ready.variants,
             metered or engine,

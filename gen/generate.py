@@ -165,7 +165,7 @@ def texts_to_rewrite(
     return rewritten, texts
 
 
-def run_gen(
+def generate_run_folder(
     source: Source,
     variants: list[Variant | RuleVariant],
     backend: Backend | None,

@@ -81,7 +81,8 @@ def plan_gen(
     described: dict[str, Any] | None = None,
     checked: Prepared | None = None,
 ) -> GenPlan:
-    """The plan of run_gen with the same arguments; bad input raises the same InputError.
+    """The plan of generate_run_folder with the same arguments; bad input raises the same
+    InputError.
 
     No weights are loaded: a backend that holds them in this process describes its model
     unloaded (`describe_unloaded`); a server backend is checked as gen checks it (load).

@@ -20,15 +20,11 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from typing import Any, Generic, TypeVar
 
-from shiftbench.errors import RuntimeFault
 from shiftbench.llm.backends import Backend, Generation, OnDone, Request, Sampling
+from shiftbench.llm.backends.base import Stopped
 
 T = TypeVar("T")
 MAX_JOBS = 32  # jobs in flight at once; the next one starts as soon as one ends
-
-
-class Stopped(RuntimeFault):
-    """A job stopped because another job of the run failed."""
 
 
 def streams(backend: Backend | None) -> bool:

@@ -162,10 +162,12 @@ def report_ratings(
     """Screen raters on the controls, summarise the ratings (mean ± SD, acceptance,
     Gwet's AC2 with `weights`, Krippendorff's alpha with ordinal and interval distances),
     write human_eval.json and human_eval.md into the batch folder, and return the report."""
-    from shiftbench.human_eval.report import summarise, write
+    from shiftbench.human_eval.report import summarise_ratings, write
 
     folder = Path(batch)
     description, table = read_batch(folder)
-    doc = summarise(description, table, read_ratings(folder), threshold=threshold, weights=weights)
+    doc = summarise_ratings(
+        description, table, read_ratings(folder), threshold=threshold, weights=weights
+    )
     write(folder, doc)
     return doc

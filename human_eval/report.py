@@ -44,7 +44,7 @@ ALPHA_LEVELS = ("ordinal", "interval")
 ALPHA_RESAMPLES = 1000
 
 
-def summarise(
+def summarise_ratings(
     description: BatchDescription,
     table: list[dict[str, Any]],
     ratings: list[dict[str, Any]],
@@ -170,7 +170,7 @@ def drift_correlation(
     return out
 
 
-def render_markdown(doc: HumanEvalReport) -> str:
+def ratings_markdown(doc: HumanEvalReport) -> str:
     lines = [
         "# Human evaluation",
         "",
@@ -230,4 +230,4 @@ def _alpha_cell(alpha: dict[str, Any] | None) -> str:
 def write(folder: Path, doc: HumanEvalReport) -> None:
     # whole or not at all: a report cut short by a kill would be read by card and evaluate
     atomic_write_text(folder / REPORT_JSON, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
-    atomic_write_text(folder / REPORT_MD, render_markdown(doc))
+    atomic_write_text(folder / REPORT_MD, ratings_markdown(doc))

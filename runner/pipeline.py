@@ -405,8 +405,8 @@ def run_evaluate(spec: Spec, unit: Unit, ctx: Context) -> None:
     skipped otherwise), and it is to hold the spec's models on this data, nothing older."""
     from shiftbench.core.tables import plain_table
     from shiftbench.evaluate.api import Evaluation
-    from shiftbench.evaluate.report import axis_rows
-    from shiftbench.evaluate.run import format_table
+    from shiftbench.evaluate.report.tables import axis_rows
+    from shiftbench.evaluate.results import format_table
 
     if unit.results.exists():
         shutil.rmtree(unit.results)

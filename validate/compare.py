@@ -187,7 +187,7 @@ def _judge_matrix(generators: dict[str, dict[str, Any]], key: str) -> JudgeMatri
     return {"measure": key, "items": len(items), "missing_for": [], "means": means, "tests": tests}
 
 
-def render_markdown(doc: ComparisonDocument) -> str:
+def comparison_markdown(doc: ComparisonDocument) -> str:
     """The comparison for people: the per-transform table, then each judge's matrix."""
     measure_keys = sorted({k for r in doc["per_transform"] for k in r["measures"]})
     lines = [

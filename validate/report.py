@@ -66,7 +66,7 @@ from shiftbench.validate.report_text import (
     WORST_DRIFT,
     decisions,
     quote,
-    render_markdown,
+    validation_markdown,
 )
 
 REPORT_JSON = VALIDATION_REPORT
@@ -518,7 +518,7 @@ def _write(
     atomic_write_text(folder / REPORT_JSON, json.dumps(report, indent=2, ensure_ascii=False) + "\n")
     atomic_write_text(
         folder / REPORT_MD,
-        render_markdown(report, worst_rows(folder, report, per_row), decisions(report, meta)),
+        validation_markdown(report, worst_rows(folder, report, per_row), decisions(report, meta)),
     )
 
 

@@ -69,7 +69,7 @@ WORST_DRIFT = 5  # rows of largest drift the worst-rows list shows, per drift me
 SHOWN_CHARS = 80  # an original or output in the worst-rows list is cut to this length
 
 
-def render_markdown(
+def validation_markdown(
     report: ValidationReport,
     worst: list[list[str]] | None = None,
     lead: list[str] | None = None,

@@ -97,9 +97,8 @@ def evaluate(
     """
     from shiftbench.core.tables import plain_table
     from shiftbench.evaluate.api import Evaluation
-    from shiftbench.evaluate.report import axis_rows
-    from shiftbench.evaluate.results import COMMAND_RESULTS
-    from shiftbench.evaluate.run import format_table
+    from shiftbench.evaluate.report.tables import axis_rows
+    from shiftbench.evaluate.results import COMMAND_RESULTS, format_table
 
     settings = EvalSettings(
         **settings_values(EvalSettings, given),
@@ -170,7 +169,7 @@ def probe(
     plots/probes-<measure>.png.
     """
     from shiftbench.evaluate.api import probe_encoders
-    from shiftbench.evaluate.probes import plain
+    from shiftbench.evaluate.probes.tables import plain
     from shiftbench.evaluate.results import COMMAND_RESULTS
 
     values = settings_values(ProbeRunSettings, given)
@@ -239,9 +238,9 @@ def report(
     split-half reliability per axis; prompt sensitivity; and with --baseline PTEB's test
     of every model against the baseline.
     """
-    from shiftbench.evaluate.report import ReportSettings, text_report
-    from shiftbench.evaluate.results import HTML_REPORT, named_results
-    from shiftbench.evaluate.run import write_outputs
+    from shiftbench.evaluate.report.summary import ReportSettings
+    from shiftbench.evaluate.report.tables import text_report
+    from shiftbench.evaluate.results import HTML_REPORT, named_results, write_outputs
 
     documents = [named_results(path, name, f"RESULTS {name}={path}") for name, path in results]
     settings = ReportSettings(baseline=baseline, split_half_draws=draws, seed=seed)

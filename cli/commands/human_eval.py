@@ -82,6 +82,6 @@ def human_eval_report(batch: Path, threshold: float, weights: str) -> None:
     table.
     """
     from shiftbench.human_eval.api import report_ratings
-    from shiftbench.human_eval.report import render_markdown
+    from shiftbench.human_eval.report import ratings_markdown
 
-    click.echo(render_markdown(report_ratings(batch, threshold, weights)), nl=False)
+    click.echo(ratings_markdown(report_ratings(batch, threshold, weights)), nl=False)

@@ -85,10 +85,10 @@ def compare(runs: tuple[Path, ...], kind: str, output: Path | None) -> None:
     with the same --judge options on every run first.
     """
     from shiftbench.validate.compare import compare as make
-    from shiftbench.validate.compare import render_markdown
+    from shiftbench.validate.compare import comparison_markdown
 
     doc = make(list(runs), kind)
-    text = render_markdown(doc)
+    text = comparison_markdown(doc)
     click.echo(text, nl=False)
     if output is not None:
         output.mkdir(parents=True, exist_ok=True)

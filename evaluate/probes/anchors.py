@@ -16,7 +16,7 @@ from shiftbench.core.data.runfolder import usable
 from shiftbench.core.messages import counted, option
 from shiftbench.core.records import SourceRecord
 from shiftbench.errors import InputError
-from shiftbench.evaluate.run import Collection, ConfigView
+from shiftbench.evaluate.collect import Collection, ConfigView
 
 MEASURES = {"cosine": "cosine similarity", "ned": "normalised Euclidean distance"}
 DISTANCES = frozenset({"ned"})  # lower is closer

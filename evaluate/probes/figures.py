@@ -31,7 +31,7 @@ from shiftbench.evaluate.probes.anchors import (
 )
 
 
-def pair_scores(measure: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def measured_pairs(measure: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Row-wise cosine similarity, or NED, of two stacks of embeddings.
 
     NED is ALIGN-SIM's normalised Euclidean distance, 0.5 |a' - b'|^2 / (|a'|^2 + |b'|^2),
@@ -67,17 +67,17 @@ class Values:
 def score(encoder: Encoder, anchors: list[Anchor], measure: str) -> Values:
     texts = [a.text for a in anchors]
     base = encoder.embed(texts)
-    paraphrase = pair_scores(measure, base, encoder.embed([a.paraphrase for a in anchors]))
+    paraphrase = measured_pairs(measure, base, encoder.embed([a.paraphrase for a in anchors]))
     if any(a.random_with is not None for a in anchors):
         firsts = encoder.embed([a.random_with or a.text for a in anchors])
     else:
         firsts = base
-    random = pair_scores(measure, firsts, encoder.embed([a.random for a in anchors]))
+    random = measured_pairs(measure, firsts, encoder.embed([a.random for a in anchors]))
     controls = {}
     for name in _control_names(anchors):
         index = [i for i, a in enumerate(anchors) for _ in a.controls.get(name, [])]
         made = [t for a in anchors for t in a.controls.get(name, [])]
-        values = pair_scores(measure, base[index], encoder.embed(made))
+        values = measured_pairs(measure, base[index], encoder.embed(made))
         controls[name] = (np.asarray(index, dtype=np.int64), values)
     return Values(paraphrase, random, controls)
 
@@ -90,13 +90,13 @@ def _control_names(anchors: list[Anchor]) -> list[str]:
 def summarise_measures(
     by_measure: dict[str, dict[str, Values]], epsilons: tuple[float, ...]
 ) -> dict[str, dict[str, Any]]:
-    """`summarise` for every measure; NED's adjustment as printed takes the cosine's pooled
+    """`summarise_measure` for every measure; NED's adjustment as printed takes the cosine's pooled
     random-pair mean, so the cosine is summarised first."""
-    cosine = summarise(by_measure["cosine"], "cosine", epsilons)
+    cosine = summarise_measure(by_measure["cosine"], "cosine", epsilons)
     out = {"cosine": cosine}
     for measure, by_dataset in by_measure.items():
         if measure != "cosine":
-            out[measure] = summarise(
+            out[measure] = summarise_measure(
                 by_dataset, measure, epsilons, cosine["random_pair_mean_pooled"]
             )
     return {m: out[m] for m in by_measure}
@@ -107,7 +107,7 @@ def pooled_random_mean(by_dataset: dict[str, Values]) -> float:
     return float(np.mean([float(np.mean(v.random)) for v in by_dataset.values()]))
 
 
-def summarise(
+def summarise_measure(
     by_dataset: dict[str, Values],
     measure: str,
     epsilons: tuple[float, ...],
@@ -286,7 +286,7 @@ def negation_pair_figures(
     negated = encoder.embed(list(pairs.negated))
     affirmative = encoder.embed(list(pairs.affirmative))
     for measure, f in figures.items():
-        mean = float(np.mean(pair_scores(measure, negated, affirmative)))
+        mean = float(np.mean(measured_pairs(measure, negated, affirmative)))
         entry = {"n": len(pairs.negated), "mean": mean,
                  "adjusted": adjust(measure, mean, f["adjustment_factor"])}  # fmt: skip
         if "adjustment_factor_ned_inside" in f:

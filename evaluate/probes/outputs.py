@@ -16,7 +16,7 @@ from shiftbench.evaluate.plots import _pyplot, _save, _short
 from shiftbench.evaluate.probes.anchors import MEASURES, Dataset
 from shiftbench.evaluate.probes.figures import Values, closer_by
 from shiftbench.evaluate.probes.tables import _names, markdown
-from shiftbench.evaluate.run import write_json
+from shiftbench.evaluate.results import write_json
 
 
 def row_records(

@@ -22,7 +22,7 @@ from shiftbench.evaluate.report.units import (
     SPLIT_HALF_DRAWS,
     TOTAL,
     TRANSFORMATIONS_FIRST,
-    Unit,
+    ScoredUnit,
     _figure,
     _merge_faithful,
     _transformations_first,
@@ -30,7 +30,7 @@ from shiftbench.evaluate.report.units import (
 
 
 def model_summary(
-    datasets: list[Unit], method: str = "percentile", order: str = PER_DATASET
+    datasets: list[ScoredUnit], method: str = "percentile", order: str = PER_DATASET
 ) -> dict[str, dict[str, Any]]:
     """Per model: the original, each transformation, each axis and the total, averaged
     over the datasets that have them (in `order`), each delta with its 95% interval."""
@@ -113,7 +113,7 @@ def _rank_intervals(summary: dict[str, dict[str, Any]]) -> None:
             f["rank"] = [1 + above, len(ranked) - below]
 
 
-def _observations(datasets: list[Unit], model: str, name: str) -> list[float]:
+def _observations(datasets: list[ScoredUnit], model: str, name: str) -> list[float]:
     """The deltas of `name`, one per dataset: the model's, or for ALL_MODELS the mean
     over the models that have it (HTEB's dataset-level observation)."""
     if model != ALL_MODELS:
@@ -127,7 +127,7 @@ def _observations(datasets: list[Unit], model: str, name: str) -> list[float]:
     return [fmean(v) for v in by_dataset.values()]
 
 
-def transform_tests(datasets: list[Unit], level: float = 0.95) -> list[dict[str, Any]]:
+def transform_tests(datasets: list[ScoredUnit], level: float = 0.95) -> list[dict[str, Any]]:
     """Per model and transformation, over datasets: the Wilcoxon signed-rank test of the
     paired deltas, their Hodges-Lehmann shift with its confidence interval, and Holm's
     adjustment across the model's transformations. With several models, the same again
@@ -167,7 +167,7 @@ def transform_tests(datasets: list[Unit], level: float = 0.95) -> list[dict[str,
     return rows
 
 
-def median_absolute_differences(datasets: list[Unit]) -> list[dict[str, Any]]:
+def median_absolute_differences(datasets: list[ScoredUnit]) -> list[dict[str, Any]]:
     """HTEB's |Δ̃|: per dataset and transformation, the delta averaged over models; its
     absolute value's median over datasets per transformation, and per axis over every
     (dataset, transformation) of the axis (default prompts only)."""
@@ -195,13 +195,13 @@ def median_absolute_differences(datasets: list[Unit]) -> list[dict[str, Any]]:
     return rows
 
 
-def _columns(datasets: list[Unit]) -> list[tuple[str, str]]:
+def _columns(datasets: list[ScoredUnit]) -> list[tuple[str, str]]:
     names = dict.fromkeys(t for u in datasets for t in u.transforms)
     axes = [a for a in AXES if any(a in u.axes() for u in datasets)]
     return [*((n, "transform") for n in names), *((a, "axis") for a in axes), (TOTAL, "total")]
 
 
-def _score_of(u: Unit, of: str, kind: str) -> float | None:
+def _score_of(u: ScoredUnit, of: str, kind: str) -> float | None:
     if kind == "transform":
         return u.transforms[of].score if of in u.transforms else None
     if kind == "axis":
@@ -211,14 +211,14 @@ def _score_of(u: Unit, of: str, kind: str) -> float | None:
     return total.score if total else None
 
 
-def kendall_per_dataset(datasets: list[Unit]) -> list[dict[str, Any]]:
+def kendall_per_dataset(datasets: list[ScoredUnit]) -> list[dict[str, Any]]:
     """HTEB's ranking stability: per dataset, Kendall's tau-b between the models' scores on
     the original and on a transformation (or an axis, or the total); the mean and sample
     SD of those taus over datasets. Datasets where a side is constant (tau undefined) or
     fewer than two models have both scores are left out and counted."""
     from scipy.stats import kendalltau
 
-    by_dataset: dict[str, list[Unit]] = defaultdict(list)
+    by_dataset: dict[str, list[ScoredUnit]] = defaultdict(list)
     for u in datasets:
         by_dataset[u.dataset].append(u)
     rows = []
@@ -289,7 +289,9 @@ def ranking_agreement(summary: dict[str, dict[str, Any]]) -> list[dict[str, Any]
     return out
 
 
-def _halves(by_type: dict[str, list[str]], rng: np.random.Generator) -> tuple[set[str], set[str]]:
+def stratified_halves(
+    by_type: dict[str, list[str]], rng: np.random.Generator
+) -> tuple[set[str], set[str]]:
     """A task-stratified random split of the datasets into two halves: each task type's
     datasets are shuffled and halved; an odd one out goes to the halves in turn."""
     half_a: set[str] = set()
@@ -307,7 +309,7 @@ def _halves(by_type: dict[str, list[str]], rng: np.random.Generator) -> tuple[se
 
 
 def split_half_reliability(
-    datasets: list[Unit], draws: int = SPLIT_HALF_DRAWS, seed: int = SEED, on: str = "score"
+    datasets: list[ScoredUnit], draws: int = SPLIT_HALF_DRAWS, seed: int = SEED, on: str = "score"
 ) -> dict[str, Any] | None:
     """HTEB's split-half reliability of the per-axis profiles, per axis: the datasets are
     split at random into two task-stratified halves; in each half every model gets its
@@ -332,7 +334,7 @@ def split_half_reliability(
     rng = np.random.default_rng(seed)
     values: dict[str, list[float]] = defaultdict(list)
     for _ in range(draws):
-        half_a, half_b = _halves(by_type, rng)
+        half_a, half_b = stratified_halves(by_type, rng)
         for axis in AXES:
             a_side, b_side = [], []
             for model in models:
@@ -376,7 +378,9 @@ def _hl_bootstrap(d: np.ndarray, rng: np.random.Generator) -> tuple[float, float
     return float(low), float(high)
 
 
-def baseline_tests(datasets: list[Unit], baseline: str, seed: int = SEED) -> list[dict[str, Any]]:
+def baseline_tests(
+    datasets: list[ScoredUnit], baseline: str, seed: int = SEED
+) -> list[dict[str, Any]]:
     """PTEB's comparison of each model with a baseline model, per transformation (and the
     original): the differences baseline minus model of the transformed scores (negative
     favours the model), tested two ways as PTEB reports them. "pooled": one observation
@@ -417,7 +421,7 @@ def baseline_tests(datasets: list[Unit], baseline: str, seed: int = SEED) -> lis
 
 
 def _baseline_differences(
-    datasets: list[Unit], mine: dict[str, Unit], model: str, name: str, way: str
+    datasets: list[ScoredUnit], mine: dict[str, ScoredUnit], model: str, name: str, way: str
 ) -> list[float]:
     diffs = []
     for u in datasets:
@@ -436,7 +440,7 @@ def _baseline_differences(
     return diffs
 
 
-def prompt_sensitivity(datasets: list[Unit]) -> list[dict[str, Any]]:
+def prompt_sensitivity(datasets: list[ScoredUnit]) -> list[dict[str, Any]]:
     """Per model and transformation with more than one prompt variant: each variant's
     delta (mean over datasets) and its spread over seeds (per seed, the mean delta over
     datasets; then the sample SD, min and max of those)."""

@@ -1,5 +1,5 @@
 """The report's summary document (`summary.json`): every figure and statistic for a set of
-evaluate results (`summarise`)."""
+evaluate results (`summarise_results`)."""
 
 from __future__ import annotations
 
@@ -21,15 +21,15 @@ from shiftbench.evaluate.report.statistics import (
 from shiftbench.evaluate.report.units import (
     SEED,
     SPLIT_HALF_DRAWS,
-    Unit,
+    ScoredUnit,
     _interval,
     aggregation,
     dataset_labels,
     dataset_units,
     interval_method,
+    scored_units,
     shared_sources,
     transform_name,
-    units,
 )
 from shiftbench.evaluate.sides import shift_summary
 
@@ -43,12 +43,12 @@ class ReportSettings:
     seed: int = SEED
 
 
-def summarise(
+def summarise_results(
     documents: Sequence[ResultsDocument], settings: ReportSettings | None = None
 ) -> ReportSummary:
     """Everything the report shows, as data (it is also written as summary.json)."""
     settings = settings or ReportSettings()
-    subset_units = units(documents)
+    subset_units = scored_units(documents)
     datasets = dataset_units(subset_units)
     method = interval_method(documents)
     order = aggregation(documents)
@@ -85,7 +85,7 @@ def summarise(
     return cast(ReportSummary, document)  # built as one literal to keep summary.json's order
 
 
-def _unit_record(u: Unit, method: str) -> dict[str, Any]:
+def _unit_record(u: ScoredUnit, method: str) -> dict[str, Any]:
     return {
         "model": u.model,
         "dataset": u.dataset,

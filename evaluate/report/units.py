@@ -34,7 +34,7 @@ class Pair:
 
 
 @dataclass
-class Unit:
+class ScoredUnit:
     """One model on one dataset (or one subset of it): the original's score and each
     transformation's, keyed by transformation name (`paraphrase`, `paraphrase-p2`)."""
 
@@ -136,10 +136,10 @@ def transform_name(record: ScoreRecord) -> str:
     return name if variant == 1 else f"{name}-p{variant}"
 
 
-def units(documents: Sequence[ResultsDocument]) -> list[Unit]:
+def scored_units(documents: Sequence[ResultsDocument]) -> list[ScoredUnit]:
     """Every (model, dataset, subset) of the results documents, aggregated over splits
     and seeds."""
-    out: list[Unit] = []
+    out: list[ScoredUnit] = []
     for doc, label in zip(documents, dataset_labels(documents), strict=True):
         for entry in doc["models"]:
             model = entry["model"]["id"]
@@ -180,8 +180,8 @@ def _replicates(records: list[ScoreRecord]) -> np.ndarray | None:
 
 def _unit(
     model: str, dataset: str, subset: str, task_type: str, records: list[ScoreRecord]
-) -> Unit:
-    unit = Unit(model, dataset, subset, task_type)
+) -> ScoredUnit:
+    unit = ScoredUnit(model, dataset, subset, task_type)
     originals = [r["main_score"] for r in records if r["kind"] == "original"]
     unit.original = fmean(originals) if originals else None
     # transformation -> seed -> the records of that config (one per split)
@@ -257,7 +257,7 @@ def _mean_pair(pairs: Sequence[Pair]) -> Pair:
     return Pair(fmean(p.score for p in pairs), fmean(p.delta for p in pairs))
 
 
-def dataset_units(all_units: list[Unit]) -> list[Unit]:
+def dataset_units(all_units: list[ScoredUnit]) -> list[ScoredUnit]:
     """One unit per (model, dataset): its subsets averaged (a multilingual dataset counts
     once, as HTEB counts it), figure by figure over the subsets that have it; then the run
     folders of one source (results documents with the same source name and revision, say
@@ -269,9 +269,12 @@ def dataset_units(all_units: list[Unit]) -> list[Unit]:
 
 
 def _merge_groups(
-    units: list[Unit], key: Callable[[Unit], Any], what: str, items: Callable[[list[int]], int]
-) -> list[Unit]:
-    groups: dict[Any, list[Unit]] = defaultdict(list)
+    units: list[ScoredUnit],
+    key: Callable[[ScoredUnit], Any],
+    what: str,
+    items: Callable[[list[int]], int],
+) -> list[ScoredUnit]:
+    groups: dict[Any, list[ScoredUnit]] = defaultdict(list)
     for u in units:
         groups[key(u)].append(u)
     return [
@@ -280,14 +283,14 @@ def _merge_groups(
     ]
 
 
-def _merged(parts: list[Unit], label: str, items: Callable[[list[int]], int]) -> Unit:
+def _merged(parts: list[ScoredUnit], label: str, items: Callable[[list[int]], int]) -> ScoredUnit:
     """Units of one model averaged figure by figure, each over the parts that have it
     (their items combined by `items`). Parts of one dataset keep its name; run folders of
     one source take the source's."""
     first = parts[0]
     names = {u.dataset for u in parts}
     dataset = first.dataset if len(names) == 1 else first.source[0]
-    merged = Unit(first.model, dataset, label, first.task_type, first.source)
+    merged = ScoredUnit(first.model, dataset, label, first.task_type, first.source)
     originals = [u.original for u in parts if u.original is not None]
     merged.original = fmean(originals) if originals else None
     for name in dict.fromkeys(t for u in parts for t in u.transforms):
@@ -412,7 +415,7 @@ def aggregation(documents: Sequence[ResultsDocument]) -> str:
 
 
 def _transformations_first(
-    transforms: dict[str, dict[str, Any]], mine: list[Unit], method: str
+    transforms: dict[str, dict[str, Any]], mine: list[ScoredUnit], method: str
 ) -> tuple[dict[str, dict[str, Any]], dict[str, Any] | None]:
     """Axes and the total from the transformations' means over datasets (default prompts)."""
 

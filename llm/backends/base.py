@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, ClassVar, Protocol, TypeVar
 
 from shiftbench.core.text.transforms import GROWN
+from shiftbench.errors import RuntimeFault
 
 T = TypeVar("T")
 
@@ -176,6 +177,11 @@ def complete_concurrently(
             wait(futures)
         raise
     return [r for r in results if r is not None]
+
+
+class Stopped(RuntimeFault):
+    """A request or job dropped before it ran because the run is stopping: another job of
+    the run failed, or the caller aborted the backend's queue (its message says which)."""
 
 
 def interrupt(exc: BaseException) -> bool:

@@ -25,7 +25,7 @@ from typing import Any
 from shiftbench.core.messages import option
 from shiftbench.core.packaged import installed_version, package_pin
 from shiftbench.core.progress import loading_line, step
-from shiftbench.errors import InputError, RuntimeFault
+from shiftbench.errors import InputError
 from shiftbench.llm.backends import llamacpp
 from shiftbench.llm.backends.base import (
     EMBEDDED_ENGINES,
@@ -33,6 +33,7 @@ from shiftbench.llm.backends.base import (
     OnDone,
     Request,
     Sampling,
+    Stopped,
     token_budget,
 )
 from shiftbench.llm.backends.threads import CoreShare, threads_from_env, usable_cores
@@ -371,10 +372,6 @@ class EmbeddedBackend:
             reason = "length" if stop is None else "stop"
             results.append(Generation(text, reason, int(prompt_count), len(tokens)))
         return results
-
-
-class Stopped(RuntimeFault):
-    """A request was dropped before it ran, because the run stopped (abort)."""
 
 
 class _Item:

@@ -18,12 +18,9 @@ from typing import Any
 
 from shiftbench.core.messages import counted
 from shiftbench.errors import RuntimeFault
+from shiftbench.llm.backends.base import Stopped
 
 ADD, ABORT, ABORT_ALL = "add", "abort", "abort-all"
-
-
-class Stopped(RuntimeFault):
-    """The stream dropped a caller's requests on request (abort_all)."""
 
 
 class _Batch:

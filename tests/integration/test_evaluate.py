@@ -485,7 +485,7 @@ def test_model_meta_is_the_same_bytes_under_any_hash_seed():
     import sys
 
     code = (
-        "import json; from shiftbench.evaluate.run import model_meta; "
+        "import json; from shiftbench.evaluate.results import model_meta; "
         "print(json.dumps(model_meta({'id': 'sentence-transformers/all-MiniLM-L6-v2'})))"
     )
     outputs = [

@@ -15,7 +15,7 @@ import pytest
 from support.environment import ENCODER
 from support.evaluate import _rotated, _sts_run_folder
 
-from shiftbench.evaluate.resample import THIN_NOTE
+from shiftbench.core.evidence import THIN_NOTE
 
 FAILED = range(0, 42, 4)  # rows whose rewrite failed its checks: left out of the variant
 

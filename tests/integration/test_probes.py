@@ -47,7 +47,8 @@ def test_the_criterion_1_grid_gives_align_sims_table_3_from_its_tables_6_and_7()
     share within 4 points, for all 36 printed cells and both measures (the spread of the
     real differences around their mean accounts for the rest). A NED grid half as wide,
     which NED's smaller gaps might suggest, misses Table 3 by up to 18.6 points."""
-    from shiftbench.evaluate.probes import DISTINCTION_GRIDS, distinction_share
+    from shiftbench.evaluate.probes.anchors import DISTINCTION_GRIDS
+    from shiftbench.evaluate.probes.figures import distinction_share
 
     assert DISTINCTION_GRIDS["cosine"] == DISTINCTION_GRIDS["ned"]
     assert np.allclose(DISTINCTION_GRIDS["cosine"], COSINE_GRID)
@@ -72,7 +73,7 @@ def test_criterion_1_is_one_half_when_the_paraphrase_is_no_closer_than_a_random_
     (and so with a difference symmetric about 0) give a share of one half for either
     measure, on the symmetric grid; a paraphrase that is always closer by a wide margin
     passes every ε but the widest."""
-    from shiftbench.evaluate.probes import distinction_share
+    from shiftbench.evaluate.probes.figures import distinction_share
 
     rng = np.random.default_rng(7)
     for measure, draw in (("cosine", lambda n: rng.uniform(-1, 1, n)),

@@ -258,7 +258,8 @@ def test_the_embedded_backends_callers_share_batches():
     import threading
 
     from shiftbench.llm.backends import Generation, Request, Sampling
-    from shiftbench.llm.backends.embedded import Stopped, _Item, _SharedBatches
+    from shiftbench.llm.backends.base import Stopped
+    from shiftbench.llm.backends.embedded import _Item, _SharedBatches
 
     queue = _SharedBatches(batch_size=4)
     warm, cold = Sampling(temperature=0.7), Sampling(temperature=0.0)

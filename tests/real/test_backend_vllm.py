@@ -166,7 +166,7 @@ def test_requests_from_several_threads_share_the_engine(backend):
 def test_abort_drops_the_queued_requests_and_the_engine_serves_on(backend):
     import threading
 
-    from shiftbench.llm.backends.vllm_stream import Stopped
+    from shiftbench.llm.backends.base import Stopped
 
     first_in = threading.Event()
     failures = []

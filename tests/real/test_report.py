@@ -7,11 +7,8 @@ import numpy as np
 import pytest
 from support.report import axis_documents
 
-from shiftbench.evaluate.report import (
-    dataset_units,
-    split_half_reliability,
-    units,
-)
+from shiftbench.evaluate.report.statistics import split_half_reliability
+from shiftbench.evaluate.report.units import dataset_units, scored_units
 
 
 def test_split_half_is_near_zero_without_model_signal():
@@ -22,7 +19,7 @@ def test_split_half_is_near_zero_without_model_signal():
     medians = []
     for seed in range(5):
         docs = axis_documents(np.random.default_rng(seed), models=30, datasets=24, signal=0.0)
-        half = split_half_reliability(dataset_units(units(docs)), draws=300)
+        half = split_half_reliability(dataset_units(scored_units(docs)), draws=300)
         assert set(half["axes"]) == {"Lexical/Stylistic", "Length", "Language"}
         for v in half["axes"].values():
             assert abs(v["median"]) < 0.35
@@ -31,7 +28,7 @@ def test_split_half_is_near_zero_without_model_signal():
             medians.append(v["median"])
     assert abs(np.mean(medians)) < 0.1
     strong = split_half_reliability(
-        dataset_units(units(axis_documents(np.random.default_rng(5), 8, 24, signal=20.0))),
+        dataset_units(scored_units(axis_documents(np.random.default_rng(5), 8, 24, signal=20.0))),
         draws=200,
     )
     for v in strong["axes"].values():

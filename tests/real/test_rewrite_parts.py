@@ -14,7 +14,7 @@ from shiftbench.core.models.encoders import Encoder
 
 
 def _ndcg(encoder: Encoder, queries: list[dict], documents: list[dict], qrels: dict) -> float:
-    from shiftbench.evaluate.retrieval import document_text, rank, retrieval_metrics
+    from shiftbench.evaluate.evaluators.retrieval import document_text, rank, retrieval_metrics
 
     ranking = rank(
         encoder.model.similarity,
@@ -43,7 +43,7 @@ def test_four_combinations_equal_a_computation_by_hand(corpus_run, invoke, tmp_p
     ]
     original, both, query_side, corpus_side = records
 
-    from shiftbench.evaluate.retrieval import judgements
+    from shiftbench.evaluate.evaluators.retrieval import judgements
 
     qrels = judgements(read_rows(corpus_run / "original.en" / "qrels.test.jsonl"))
     new_queries = read_rows(corpus_run / "paraphrase-s1.en" / "test.jsonl")
@@ -113,7 +113,7 @@ def test_faithful_on_a_rewritten_corpus_keeps_its_certified_documents(
     rewrite the judge does not certify is left out of both corpora, as a failed one is."""
     from support.judge_backend import similarity
 
-    from shiftbench.evaluate.retrieval import judgements
+    from shiftbench.evaluate.evaluators.retrieval import judgements
 
     done = invoke("validate", corpus_run, "--judge", "judgebot", "-q")
     assert done.exit_code == 0, done.output

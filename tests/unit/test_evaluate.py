@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from shiftbench.evaluate.sts import sts_metrics
+from shiftbench.evaluate.evaluators.sts import sts_metrics
 
 
 class _PointScoring:
@@ -13,7 +13,7 @@ class _PointScoring:
 
     @staticmethod
     def make(train, rows, main="accuracy"):
-        from shiftbench.evaluate.tasks import Scoring
+        from shiftbench.evaluate.evaluators import Scoring
 
         class Points(Scoring):
             def embed(self, texts, role=None):
@@ -43,7 +43,7 @@ def test_two_labels_left_of_a_many_label_task_get_no_average_precision():
     label 1 and failed the whole run; a many-label task reports no AP at all."""
     from sklearn.metrics import accuracy_score, average_precision_score
 
-    from shiftbench.evaluate.classification import evaluate
+    from shiftbench.evaluate.evaluators.classification import evaluate
 
     many = _PointScoring.make(_points([0, 1, 2, 3, 4, 5] * 2), _points([4, 5, 4]), main="f1")
     scores = evaluate(many)
@@ -60,7 +60,7 @@ def test_two_labels_left_of_a_many_label_task_get_no_average_precision():
 
 
 def test_pair_thresholds_never_split_ties():
-    from shiftbench.evaluate.pair_classification import threshold_metrics
+    from shiftbench.evaluate.evaluators.pair_classification import threshold_metrics
 
     # Two pairs share the score 0.5, one similar and one not: no threshold separates them.
     scores = np.array([0.9, 0.5, 0.5, 0.1])
@@ -87,8 +87,8 @@ def test_metrics_match_hand_computed_values():
 def test_self_retrieval_ranks_each_original_among_all_originals():
     """Hand-made vectors: a' is nearest its original, b' is nearer C than B, c' is
     nearest to A then B then C (its original third)."""
-    from shiftbench.evaluate.self_retrieval import self_retrieval, text_pairs
-    from shiftbench.evaluate.tasks import Scoring
+    from shiftbench.evaluate.evaluators import Scoring
+    from shiftbench.evaluate.evaluators.self_retrieval import self_retrieval, text_pairs
 
     vectors = {
         "A": [1.0, 0.0, 0.0], "B": [0.0, 1.0, 0.0], "C": [0.0, 0.0, 1.0],
@@ -121,7 +121,7 @@ def test_evalrank_by_hand():
     pair ranks both ways among the other seven sentences. Cosine: A->B is beaten by C
     (rank 2), B->A by C, G and H (rank 4). l2: C is far away (|A-C| = 8.06), so A->B is
     first and B->A is beaten by G (0.283) and H (0.142) only (rank 3)."""
-    from shiftbench.evaluate.evalrank import evalrank, top_quarter
+    from shiftbench.evaluate.evaluators.evalrank import evalrank, top_quarter
 
     vectors = {
         "A": [1.0, 0.0], "B": [0.8, 0.6], "C": [9.0, 1.0], "D": [0.0, 1.0],
@@ -199,8 +199,9 @@ def test_retrieval_interval_resamples_queries(tmp_path):
     variant's rewrites put the relevant document at rank 2 for q1 and rank 3 for q3, so
     the per-query nDCG@10 are 1/log2(3), 1, 1/2, 1 against the original's 1, 1, 1, 1; a
     draw's delta is the mean over its judged queries of the per-query differences."""
+    from shiftbench.evaluate.collect import Collection, ConfigView
     from shiftbench.evaluate.resample import interval
-    from shiftbench.evaluate.run import Collection, ConfigView, score_collection
+    from shiftbench.evaluate.run import score_collection
 
     angle = {"d0": 0, "d1": 30, "d2": 60, "d3": 90}
     vectors = {f"doc {d}": [np.cos(np.radians(a)), np.sin(np.radians(a))] for d, a in angle.items()}

@@ -174,7 +174,7 @@ LIMIT = 600  # lines a module may hold
 # to be split by its cohesive pieces. A ceiling only comes down (a module that grows past
 # its own fails), and a module back under the limit leaves the list.
 CEILINGS = {
-    "runner/spec.py": 703,
+    "runner/spec.py": 674,
 }
 
 

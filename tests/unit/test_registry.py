@@ -45,13 +45,13 @@ def test_the_stages_registries_and_the_command_lines_choices_agree():
     from shiftbench.core.text.checks import CHECKS
     from shiftbench.core.text.langid import IDENTIFIERS
     from shiftbench.core.text.transforms import REGISTERED
-    from shiftbench.evaluate.tasks import EVALUATORS, evaluator
+    from shiftbench.evaluate.evaluators import EVALUATORS, evaluator
     from shiftbench.human_eval.export import EXPORTERS
     from shiftbench.llm.backends import BACKENDS
 
     for registry in (CHECKS, EVALUATORS, EXPORTERS, IDENTIFIERS, BACKENDS, REGISTERED):
         assert isinstance(registry, Registry) and registry.names
-    fmt = next(p for p in cli.human_eval_export.params if p.name == "fmt")
+    fmt = next(p for p in cli.human_eval_export.params if p.name == "formats")
     assert tuple(fmt.type.choices) == EXPORTERS.names
     assert callable(evaluator("STS"))
     with pytest.raises(InputError, match=r"unknown task type 'STSS'; .*did you mean STS"):

@@ -13,21 +13,22 @@ from support.report import axis_documents, document, record
 
 from shiftbench.core.data.resultsfolder import read_results
 from shiftbench.core.stats import hodges_lehmann
-from shiftbench.evaluate.report import (
+from shiftbench.evaluate.report.statistics import (
+    model_summary,
+    split_half_reliability,
+    stratified_halves,
+)
+from shiftbench.evaluate.report.summary import ReportSettings, summarise_results
+from shiftbench.evaluate.report.tables import text_report
+from shiftbench.evaluate.report.units import (
     ALL_MODELS,
     AXES,
     TRANSFORMATIONS_FIRST,
     Pair,
-    ReportSettings,
-    Unit,
-    _halves,
+    ScoredUnit,
     aggregation,
     dataset_units,
-    model_summary,
-    split_half_reliability,
-    summarise,
-    text_report,
-    units,
+    scored_units,
 )
 
 
@@ -60,7 +61,7 @@ def test_prompt_variants_are_rows_of_their_own_and_stay_out_of_the_axes():
             ]},
         )
     ]  # fmt: skip
-    summary = summarise(docs)
+    summary = summarise_results(docs)
     model = summary["models"]["m"]
     assert set(model["transforms"]) == {"paraphrase", "paraphrase-p2", "summarisation"}
     assert model["transforms"]["paraphrase"]["delta"] == pytest.approx(-0.08)
@@ -88,7 +89,7 @@ def test_prompt_variant_read_from_config_names_of_older_results(tmp_path):
     (tmp_path / "results.json").write_text(json.dumps(doc), encoding="utf-8")
     read = read_results(tmp_path)
     assert [r.get("prompt_variant") for r in read["models"][0]["results"]] == [None, 3, 1]
-    (unit,) = units([read])
+    (unit,) = scored_units([read])
     assert unit.transforms["paraphrase-p3"].delta == pytest.approx(-0.1)
     assert unit.axes()["Lexical/Stylistic"].delta == pytest.approx(-0.05)
 
@@ -119,7 +120,7 @@ def test_tests_take_one_observation_per_dataset():
     """A multilingual dataset's subsets are averaged into one observation, and the pooled
     test averages the models within a dataset (HTEB), so n is the number of datasets."""
     docs = multilingual_documents(np.random.default_rng(11))
-    summary = summarise(docs)
+    summary = summarise_results(docs)
     rows = {(r["model"], r["transform"]): r for r in summary["tests"]}
     per_dataset = {}  # (model, dataset, transform) -> mean delta over subsets
     for doc in docs:
@@ -157,7 +158,7 @@ def test_run_folders_of_one_source_are_one_dataset_in_the_figures_over_datasets(
     for doc in (docs[0], twice):
         doc["source"]["revision"] = "abc"
     docs.append(twice)
-    summary = summarise(docs)
+    summary = summarise_results(docs)
     assert summary["datasets"][0] == "d0 (d0-first-generator)"
     assert summary["shared_sources"] == [
         {"source": "d0", "revision": "abc",
@@ -173,13 +174,13 @@ def test_run_folders_of_one_source_are_one_dataset_in_the_figures_over_datasets(
     assert "Run folders of one source:" in text_report(summary)
     # a different revision is another dataset
     twice["source"]["revision"] = "def"
-    assert summarise(docs)["tests"][0]["n"] == 7
+    assert summarise_results(docs)["tests"][0]["n"] == 7
 
 
 def test_thin_intervals_are_flagged_with_their_items_and_usable_draws():
     """An interval from fewer than 30 items, or with under 95% of its draws defined, is
     marked `*` in every table, with the note saying why; the summary records both."""
-    from shiftbench.evaluate.resample import THIN_NOTE
+    from shiftbench.core.evidence import THIN_NOTE
 
     rng = np.random.default_rng(0)
     full = rng.normal(-0.1, 0.02, 1000)
@@ -192,7 +193,7 @@ def test_thin_intervals_are_flagged_with_their_items_and_usable_draws():
         return d
 
     for rows, replicates, flagged in ((40, full, False), (29, full, True), (40, holed, True)):
-        summary = summarise([doc("a", rows, replicates)])
+        summary = summarise_results([doc("a", rows, replicates)])
         figure = summary["models"]["m"]["transforms"]["paraphrase"]
         assert figure["items"] == rows
         assert figure["usable_draws"] == np.isfinite(replicates).sum()
@@ -201,7 +202,7 @@ def test_thin_intervals_are_flagged_with_their_items_and_usable_draws():
         assert ("]*" in text) == flagged
         assert (THIN_NOTE in text) == flagged
     # over datasets the items add up: two datasets of 20 rows each are 40 items
-    summary = summarise([doc("a", 20, full), doc("b", 20, full)])
+    summary = summarise_results([doc("a", 20, full), doc("b", 20, full)])
     assert summary["models"]["m"]["total"]["items"] == 40
     assert "]*" not in text_report(summary)
     assert summary["interval"] == "percentile"
@@ -222,12 +223,12 @@ def test_report_reads_intervals_the_way_evaluate_made_them():
         )
         return d
 
-    summary = summarise([doc("a", "expanded"), doc("b", "expanded")])
+    summary = summarise_results([doc("a", "expanded"), doc("b", "expanded")])
     assert summary["interval"] == "expanded"
     figure = summary["models"]["m"]["transforms"]["paraphrase"]
     assert figure["ci95"] == interval(replicates, method="expanded", items=24)
     with pytest.raises(InputError) as refused:
-        summarise([doc("a", "expanded"), doc("b", "percentile")])
+        summarise_results([doc("a", "expanded"), doc("b", "percentile")])
     assert str(refused.value) == (
         "the results mix interval methods (expanded, percentile): evaluate them again "
         "with one --interval"
@@ -243,7 +244,7 @@ def test_figures_are_means_over_datasets_not_subsets():
              + [record("paraphrase-s1", 0.3, -0.1, subset=s) for s in ("x", "y", "z")]},
         )
     )  # fmt: skip
-    model = summarise(docs)["models"]["m"]
+    model = summarise_results(docs)["models"]["m"]
     assert model["original"] == pytest.approx((0.8 + 0.4) / 2)
     assert model["transforms"]["paraphrase"]["delta"] == pytest.approx((-0.2 - 0.1) / 2)
     assert model["datasets"] == 2
@@ -261,7 +262,7 @@ def test_kendall_tau_per_dataset_mean_and_sd():
         "d3": {"a": (0.3, {"paraphrase-s1": 0.3}), "b": (0.4, {"paraphrase-s1": 0.4}),
                "c": (0.5, {"paraphrase-s1": 0.5})},
     }  # fmt: skip
-    summary = summarise(simple_documents(scores))
+    summary = summarise_results(simple_documents(scores))
     taus = [
         scipy_stats.kendalltau(
             [scores[d][m][0] for m in "abc"], [scores[d][m][1]["paraphrase-s1"] for m in "abc"]
@@ -291,9 +292,9 @@ def test_split_half_draw_is_spearman_of_half_means():
     """One draw by hand: the halves are task-stratified, and the draw's rho is scipy's
     Spearman of each model's mean over the half."""
     docs = axis_documents(np.random.default_rng(9), models=5, datasets=7, signal=1.0)
-    datasets = dataset_units(units(docs))
+    datasets = dataset_units(scored_units(docs))
     by_type = {"STS": ["d0", "d2", "d4", "d6"], "Clustering": ["d1", "d3", "d5"]}
-    a, b = _halves(by_type, np.random.default_rng(0))
+    a, b = stratified_halves(by_type, np.random.default_rng(0))
     assert a | b == {f"d{i}" for i in range(7)} and not a & b
     assert len(a & set(by_type["STS"])) == 2 and abs(len(a) - len(b)) == 1
     scores = {(u.model, u.dataset): u.axes()["Length"].score for u in datasets}
@@ -306,9 +307,9 @@ def test_split_half_draw_is_spearman_of_half_means():
 
 def test_split_half_needs_three_models_and_two_datasets():
     docs = axis_documents(np.random.default_rng(1), models=2, datasets=6, signal=1.0)
-    assert split_half_reliability(dataset_units(units(docs))) is None
+    assert split_half_reliability(dataset_units(scored_units(docs))) is None
     docs = axis_documents(np.random.default_rng(1), models=4, datasets=1, signal=1.0)
-    assert split_half_reliability(dataset_units(units(docs))) is None
+    assert split_half_reliability(dataset_units(scored_units(docs))) is None
 
 
 # --- median absolute difference -----------------------------------------------------------
@@ -328,7 +329,7 @@ def test_median_absolute_difference_per_transformation_and_axis():
             ]
         )
     }
-    rows = {r["of"]: r for r in summarise(simple_documents(scores))["median_abs_delta"]}
+    rows = {r["of"]: r for r in summarise_results(simple_documents(scores))["median_abs_delta"]}
     paraphrase = [abs((-0.1 - 0.3) / 2), abs((0.05 + 0.15) / 2), abs((-0.4 + 0.0) / 2)]
     back = [abs((0.02 + 0.04) / 2), abs((-0.01 - 0.03) / 2), abs((0.0 + 0.1) / 2)]
     assert rows["paraphrase"]["median_abs_delta"] == pytest.approx(np.median(paraphrase))
@@ -351,7 +352,7 @@ def test_baseline_test_pooled_over_dataset_seed_pairs_and_run_averaged():
                       for s in range(1337, 1343)})
             for m, bonus in (("base", 0.0), ("good", 0.03), ("same", 0.0))
         }  # fmt: skip
-    summary = summarise(simple_documents(scores), ReportSettings(baseline="base"))
+    summary = summarise_results(simple_documents(scores), ReportSettings(baseline="base"))
     rows = {(r["transform"], r["way"], r["model"]): r for r in summary["baseline_tests"]}
     for model in ("good", "same"):
         pooled = [
@@ -379,7 +380,7 @@ def test_baseline_test_pooled_over_dataset_seed_pairs_and_run_averaged():
     with pytest.raises(
         Exception, match="--baseline nobody is not among the models: base, good, same"
     ):
-        summarise(simple_documents(scores), ReportSettings(baseline="nobody"))
+        summarise_results(simple_documents(scores), ReportSettings(baseline="nobody"))
 
 
 # PTEB's Table 6: each encoder's original and PTEB (mean of six paraphrase runs) STS score
@@ -420,7 +421,9 @@ def test_the_run_averaged_baseline_test_gives_ptebs_table_14_from_its_table_6():
         }
         for i, name in enumerate(datasets)
     }
-    summary = summarise(simple_documents(scores), ReportSettings(baseline="all-mpnet-base-v2"))
+    summary = summarise_results(
+        simple_documents(scores), ReportSettings(baseline="all-mpnet-base-v2")
+    )
     rows = {
         r["model"]: r
         for r in summary["baseline_tests"]
@@ -457,7 +460,7 @@ def test_delta_intervals_average_paired_replicates_and_rank_models():
                 for s in (1, 2)
             ]  # fmt: skip
         docs.append(document(d, per_model))
-    summary = summarise(docs)
+    summary = summarise_results(docs)
     for m in "abc":
         joint = np.mean([reps[(m, d, s)] for d in ("d0", "d1") for s in (1, 2)], axis=0)
         expected = list(np.quantile(joint, [0.025, 0.975]))
@@ -687,7 +690,7 @@ HTEB_TABLE_17 = {
 
 def _htebunit(model, dataset, original, axis_scores):
     """A dataset unit holding one transformation per axis, scored as the axis."""
-    unit = Unit(model, dataset, "default", "STS", original=original)
+    unit = ScoredUnit(model, dataset, "default", "STS", original=original)
     for name, axis, score in zip(
         ("paraphrase", "expansion", "translation"), AXES, axis_scores, strict=True
     ):
@@ -737,7 +740,7 @@ def test_htebs_order_averages_each_transformation_over_datasets_first():
         ("A", 0.9, {"paraphrase": 0.8, "backtranslation": 0.6, "expansion": 0.5}),
         ("B", 0.8, {"paraphrase": 0.4, "expansion": 0.7}),
     ]:
-        unit = Unit("m", name, "default", "STS", original=original)
+        unit = ScoredUnit("m", name, "default", "STS", original=original)
         for t, score in scores.items():
             unit.transforms[t] = Pair(score, score - original)
             unit.axis_of[t] = axis[t]

@@ -129,8 +129,8 @@ class _Points:
 
 
 def _clustered(protocol):
-    from shiftbench.evaluate.clustering import evaluate
-    from shiftbench.evaluate.tasks import Scoring
+    from shiftbench.evaluate.evaluators import Scoring
+    from shiftbench.evaluate.evaluators.clustering import evaluate
 
     rng = np.random.default_rng(6)
     centres = {"a": (0, 0), "b": (3, 0), "c": (0, 3)}

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from shiftbench.core.text.checks import CHECKS
-from shiftbench.validate.report_text import decisions, render_markdown
+from shiftbench.validate.report_text import decisions, validation_markdown
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guides" / "validate.md"
 
@@ -31,7 +31,7 @@ def _report(encoder: dict) -> dict:
 
 
 def _meaning_sentence(report: dict) -> str:
-    page = render_markdown(report)
+    page = validation_markdown(report)
     return next(line for line in page.splitlines() if "The meaning check marks a row" in line)
 
 

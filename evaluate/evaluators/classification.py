@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from shiftbench.errors import InputError
+from shiftbench.evaluate.evaluators import train_split
 from shiftbench.evaluate.resample import Replicate, per_multiset, weighted_mean
-from shiftbench.evaluate.tasks import train_split
 
 if TYPE_CHECKING:
-    from shiftbench.evaluate.tasks import Scoring
+    from shiftbench.evaluate.evaluators import Scoring
 
 # mteb's defaults, used when the task does not set its own.
 DEFAULTS = {"n_experiments": 10, "samples_per_label": 8, "seed": 42}

@@ -1,12 +1,17 @@
-"""Task evaluators: one per MTEB task type, each scoring rows the way mteb does.
+"""Evaluators: what an encoder's embeddings score, one module per MTEB task type.
 
-An evaluator takes a `Scoring` (the source's description, the encoder, the rows to score
-and the context splits of the original, such as Classification's train split) and returns
-mteb's metrics by name. An evaluator also leaves on the `Scoring` a `replicate`: the main
-score of any weighted draw of its rows (see evaluate/resample.py), computed from what it
-already embedded, so a delta's bootstrap interval never embeds again. Adding a task type
-is one module and one line in `EVALUATORS`; modules load only when their task type is
-scored.
+Every task type's module has one call: `evaluate(scoring: Scoring) -> metrics`, mteb's
+metrics by name, computed the way mteb does (the same signature mteb's `_evaluators/` give
+each task type). A `Scoring` holds the source's description, the encoder, the rows to
+score and the context splits of the original, such as Classification's train split. An
+evaluator also leaves on the `Scoring` a `replicate`: the main score of any weighted draw
+of its rows (see evaluate/resample.py), computed from what it already embedded, so a
+delta's bootstrap interval never embeds again. Adding a task type is one module and one
+line in `EVALUATORS`; modules load only when their task type is scored.
+
+Beside them: `similarity` (the pair similarities STS and PairClassification share), and the
+two measures every variant also gets, whatever its task type: `self_retrieval` and
+`evalrank` (STS only).
 """
 
 from __future__ import annotations
@@ -23,13 +28,13 @@ from shiftbench.evaluate.resample import Replicate
 EVALUATORS = Registry(
     "task type",
     {
-        "STS": "shiftbench.evaluate.sts:evaluate",
-        "PairClassification": "shiftbench.evaluate.pair_classification:evaluate",
-        "Classification": "shiftbench.evaluate.classification:evaluate",
-        "Clustering": "shiftbench.evaluate.clustering:evaluate",
-        "Retrieval": "shiftbench.evaluate.retrieval:evaluate",
-        "Reranking": "shiftbench.evaluate.retrieval:evaluate",
-        "Summarization": "shiftbench.evaluate.summarization:evaluate",
+        "STS": "shiftbench.evaluate.evaluators.sts:evaluate",
+        "PairClassification": "shiftbench.evaluate.evaluators.pair_classification:evaluate",
+        "Classification": "shiftbench.evaluate.evaluators.classification:evaluate",
+        "Clustering": "shiftbench.evaluate.evaluators.clustering:evaluate",
+        "Retrieval": "shiftbench.evaluate.evaluators.retrieval:evaluate",
+        "Reranking": "shiftbench.evaluate.evaluators.retrieval:evaluate",
+        "Summarization": "shiftbench.evaluate.evaluators.summarization:evaluate",
     },
 )
 

@@ -48,7 +48,7 @@ from shiftbench.evaluate.resample import (
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from shiftbench.evaluate.tasks import Scoring
+    from shiftbench.evaluate.evaluators import Scoring
 
 SEED = 42
 BATCH = 500

@@ -4,7 +4,7 @@ Each pair gets five scores: the model's own similarity, cosine similarity, Manha
 Euclidean distance (lower is more similar) and the dot product. For each, the best
 accuracy and the best F1 (with its precision and recall) over all thresholds, and the
 average precision; `max_*` is the best of the five. The scores are computed in float32, as
-mteb computes them (evaluate/similarity.py; under `--protocol hteb` the cosine is HTEB's,
+mteb computes them (evaluate/evaluators/similarity.py; under `--protocol hteb` the cosine is HTEB's,
 each embedding divided by its length). A threshold only ever falls between two
 different scores, so tied pairs are never split and row order cannot change a figure.
 """
@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from shiftbench.evaluate.resample import Replicate, per_multiset, weighted_average_precision
-from shiftbench.evaluate.similarity import (
+from shiftbench.evaluate.evaluators.similarity import (
     pair_cosine,
     paired_cosine,
     paired_dot,
@@ -26,9 +25,10 @@ from shiftbench.evaluate.similarity import (
     paired_own,
     widened,
 )
+from shiftbench.evaluate.resample import Replicate, per_multiset, weighted_average_precision
 
 if TYPE_CHECKING:
-    from shiftbench.evaluate.tasks import Scoring
+    from shiftbench.evaluate.evaluators import Scoring
 
 METRICS = ("accuracy", "f1", "precision", "recall", "ap")
 

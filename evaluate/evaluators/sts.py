@@ -2,8 +2,9 @@
 
 Gold scores are normalised to [0, 1] with the task's score range first (as mteb does); the
 correlations are the same either way, the normalisation only keeps the figures comparable.
-Pair similarities are computed in float32, as mteb computes them (evaluate/similarity.py);
-under `--protocol hteb` the cosine is HTEB's (each embedding divided by its length).
+Pair similarities are computed in float32, as mteb computes them
+(evaluate/evaluators/similarity.py); under `--protocol hteb` the cosine is HTEB's (each
+embedding divided by its length).
 """
 
 from __future__ import annotations
@@ -14,8 +15,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 import numpy as np
 from scipy.stats import pearsonr, spearmanr
 
-from shiftbench.evaluate.resample import Replicate, weighted_pearson, weighted_spearman
-from shiftbench.evaluate.similarity import (
+from shiftbench.evaluate.evaluators.similarity import (
     pair_cosine,
     paired_cosine,
     paired_euclidean,
@@ -23,9 +23,10 @@ from shiftbench.evaluate.similarity import (
     paired_own,
     widened,
 )
+from shiftbench.evaluate.resample import Replicate, weighted_pearson, weighted_spearman
 
 if TYPE_CHECKING:
-    from shiftbench.evaluate.tasks import Scoring
+    from shiftbench.evaluate.evaluators import Scoring
 
 
 class STSMetrics(TypedDict):

@@ -32,11 +32,11 @@ from scipy.stats import pearsonr, spearmanr
 
 from shiftbench.core.messages import counted
 from shiftbench.errors import InputError
+from shiftbench.evaluate.evaluators.sts import normalised_gold
 from shiftbench.evaluate.resample import weighted_mean, weighted_spearman
-from shiftbench.evaluate.sts import normalised_gold
 
 if TYPE_CHECKING:
-    from shiftbench.evaluate.tasks import Scoring
+    from shiftbench.evaluate.evaluators import Scoring
 
 # mteb tasks that still score with mteb's first summarisation metric (it averaged each
 # correlation together with its p-value), and the task with the same data that does not.

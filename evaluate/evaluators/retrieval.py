@@ -52,7 +52,7 @@ from shiftbench.evaluate.resample import weighted_mean
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from shiftbench.evaluate.tasks import Scoring
+    from shiftbench.evaluate.evaluators import Scoring
 
 K_VALUES = (1, 3, 5, 10, 20, 100, 1000)
 # Reranking's main score under --protocol hteb: HTEB's mean of per-query average precision
