@@ -9,12 +9,12 @@ item's tolerance of its expected value.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Required, TypedDict, cast
 
 from shiftbench.core.data.jsonfiles import read_json, read_jsonl
 from shiftbench.core.data.runfolder import read_report
 from shiftbench.core.messages import counted
-from shiftbench.core.records import BatchDescription, HumanEvalReport, RaterScreening
+from shiftbench.core.records import BatchDescription, HumanEvalReport
 from shiftbench.errors import InputError
 
 BATCH_FILE = "batch.json"  # the batch's description: run, scheme, criteria, seed
@@ -23,6 +23,24 @@ RATINGS_FILE = "ratings.jsonl"  # every imported rating, one per line
 HUMAN_REPORT = "human_eval.json"  # what `human-eval report` writes
 ITEM_FIELDS = ("item_id", "is_control")
 RATING_FIELDS = ("batch_id", "item_id", "rater_id", "criterion", "rating")
+
+
+class ControlMiss(TypedDict):
+    """A rating of a control item outside its tolerance."""
+
+    item_id: str
+    criterion: str
+    rating: float
+    expected: float
+
+
+class RaterScreening(TypedDict, total=False):
+    """One rater's screening on the control items: kept, or why not."""
+
+    controls: Required[int]  # control ratings given
+    misses: Required[list[ControlMiss]]
+    kept: Required[bool]
+    reason: str
 
 
 def read_batch(folder: Path) -> tuple[BatchDescription, list[dict[str, Any]]]:

@@ -17,15 +17,19 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shiftbench.core.data.sources import Source
 from shiftbench.core.messages import counted, report
-from shiftbench.core.records import CalibrationRecord, ConfigValidationRecord, ValidationReport
+from shiftbench.core.records import ConfigValidationRecord, ValidationReport
 from shiftbench.core.settings import check, chosen, ranged
 from shiftbench.errors import InputError, RuntimeFault
 from shiftbench.llm.backends.base import EMBEDDED_ENGINES
 from shiftbench.validate.meaning import DEFAULT_ENCODER, DEFAULT_THRESHOLD, MEANING_CHANGED
+
+if TYPE_CHECKING:
+    # calibrate imports scipy: only its record's name is needed here
+    from shiftbench.validate.calibrate import CalibrationRecord
 
 log = logging.getLogger(__name__)
 
