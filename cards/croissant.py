@@ -188,8 +188,12 @@ def _generated(meta: RunMeta, report: ValidationReport | None) -> dict[str, list
     configs = meta["configs"]
     variants = {n: i for n, i in configs.items() if i.get("kind") == "transform"}
     controls = [n for n, i in configs.items() if i.get("kind") == "control"]
-    models = sorted({str((i.get("model") or {}).get("id")) for i in variants.values()})
-    backends = sorted({str((i.get("backend") or {}).get("name")) for i in variants.values()})
+    models = sorted(
+        {str(m.get("id") if (m := i.get("model")) else None) for i in variants.values()}
+    )
+    backends = sorted(
+        {str(b.get("name") if (b := i.get("backend")) else None) for i in variants.values()}
+    )
     transforms = sorted({str(i.get("transform")) for i in variants.values()})
     seeds = sorted({i["seed"] for i in variants.values() if i.get("seed") is not None})
     statuses: Counter[str] = Counter()

@@ -14,6 +14,20 @@ from __future__ import annotations
 
 from typing import Any, Literal, Required, TypedDict, TypeVar
 
+from shiftbench.core.report_rows import (
+    BaselineTest,
+    KendallPerDataset,
+    KendallRow,
+    MedianAbsDelta,
+    ModelFigures,
+    PromptSensitivityRow,
+    SharedSource,
+    SideRow,
+    SplitHalf,
+    TransformTest,
+    UnitRecord,
+)
+
 T = TypeVar("T")
 
 # What a config of a run folder is: the source's rows as they are, an LLM rewrite of them,
@@ -70,6 +84,65 @@ class PromptRecord(TypedDict):
     text: str
 
 
+class GeneratorModel(TypedDict, total=False):
+    """The generator's model as its backend describes it (`Backend.describe`): its id and
+    what pins its outputs (a digest, a file, the engine, the precision). Every key is in
+    every cache key and settings hash, so a key is added only where it changes outputs."""
+
+    id: Required[str]
+    digest: str | None  # ollama's model digest, or a GGUF file's sha256
+    num_ctx: int | None  # ollama's context window, when set
+    file: str  # the GGUF file of a repository
+    package: str  # `dist==version` of a packaged model
+    path: str  # where a model named by a path was read from
+    engine: str  # the embedded backend's llama.cpp engine and its version
+    runtime: Literal["vllm"]
+    dtype: str  # vLLM's precision
+    served_as: str  # how vLLM serves a GGUF file
+
+
+class GeneratorBackend(TypedDict, total=False):
+    """The backend that ran the model: its name and its library or server versions."""
+
+    name: Required[str]
+    base_url: str  # openai
+    httpx: str
+    host: str  # ollama
+    server_version: str
+    ollama_client: str
+    vllm: str  # vllm
+    max_model_len: int
+    engine_args: dict[str, object]
+    llama_cpp: str  # embedded
+    transformers: str
+    torch: str
+    max_model_length: int  # an imported HTEB pair's generator
+
+
+class BackendDescription(TypedDict):
+    """What a backend's `describe()` gives: its model and itself."""
+
+    model: GeneratorModel
+    backend: GeneratorBackend
+
+
+# How a call's token budget is set: grown with its input, or flat (text/transforms.py).
+BudgetMode = Literal["grown", "flat"]
+
+
+class SamplingRecord(TypedDict, total=False):
+    """A variant's sampling settings (`Sampling.as_dict`); top_k and budgets only where
+    they differ from their defaults, so older hashes hold. An imported HTEB pair's is
+    empty (HTEB's files do not record it)."""
+
+    temperature: float | None
+    top_p: float | None
+    max_new_tokens: int | None
+    top_k: int | None
+    budgets: BudgetMode
+    hteb_request: dict[str, object]  # what HTEB's engine adds to every request (hteb_requests)
+
+
 class ConfigRecord(TypedDict, total=False):
     """One config of a run folder: its kind, subset and row count per split, and for a
     variant how it was made (transform, seed, prompts, generator, sampling, languages)
@@ -91,9 +164,9 @@ class ConfigRecord(TypedDict, total=False):
     token_budgets: list[str]
     max_new_tokens: int | None
     budget_growth: int
-    model: dict[str, Any]  # the generator's own description (backend.describe)
-    backend: dict[str, Any]
-    sampling: dict[str, Any]
+    model: GeneratorModel  # the generator's own description (backend.describe)
+    backend: GeneratorBackend
+    sampling: SamplingRecord
     max_attempts: int
     source_language: str | None
     source_languages: dict[str, str | None]
@@ -269,203 +342,6 @@ class ResultsDocument(TypedDict, total=False):
     main_score: Required[str]
     models: Required[list[ModelResults]]
     protocol: ScoringProtocol
-
-
-# The kind of column a figure over datasets is of: one transformation, an axis (its
-# default-prompt transformations), or the total over the axes.
-ColumnKind = Literal["transform", "axis", "total"]
-
-
-class FigureRecord(TypedDict, total=False):
-    """A mean score and delta over datasets: the delta's 95% interval, when every dataset
-    has bootstrap replicates, the draws it rests on, and the datasets' items."""
-
-    score: Required[float]
-    delta: Required[float]
-    ci95: Required[list[float] | None]
-    resamples: Required[int | None]
-    usable_draws: Required[int | None]
-    items: Required[int | None]
-    rank: list[int]  # an axis's or the total's rank interval (low, high), with 2+ models
-
-
-class FaithfulFigure(TypedDict):
-    """The delta on the rows certified faithful (`evaluate --faithful`), None when a
-    config had too few of them to score."""
-
-    criterion: str
-    rows: int
-    delta: float | None
-
-
-class TransformFigure(FigureRecord, total=False):
-    """One transformation's figure in a model's summary."""
-
-    axis: Required[str]
-    prompt_variant: Required[int]
-    self_retrieval: dict[str, float]  # mrr, hits_at_1, hits_at_3
-    evalrank: dict[str, float]  # the same, and delta_mrr where the original has them
-    faithful: FaithfulFigure
-
-
-class ModelFigures(TypedDict):
-    """One model over the datasets: original, each transformation, each axis and total."""
-
-    datasets: int
-    original: float | None
-    transforms: dict[str, TransformFigure]
-    axes: dict[str, FigureRecord]
-    total: FigureRecord | None
-
-
-class UnitTransform(TypedDict, total=False):
-    """One transformation of a unit: its score and delta averaged over seeds."""
-
-    axis: Required[str]
-    prompt_variant: Required[int]
-    seeds: Required[int]
-    score: Required[float]
-    delta: Required[float]
-    ci95: Required[list[float] | None]
-    self_retrieval: dict[str, float]
-    evalrank: dict[str, float]
-    faithful: FaithfulFigure
-
-
-class UnitRecord(TypedDict):
-    """One model on one dataset's subset."""
-
-    model: str
-    dataset: str
-    subset: str
-    task_type: str
-    original: float | None
-    transforms: dict[str, UnitTransform]
-
-
-class SharedSource(TypedDict):
-    """A source several results documents score, and their dataset labels."""
-
-    source: str
-    revision: str | None
-    merged: list[str]
-
-
-class SideFigure(TypedDict):
-    score: float
-    delta: float
-
-
-class SideRow(TypedDict):
-    """A ranking transformation's four figures: the original on the variant's rows, and
-    query-side, corpus-side and both-sides (None where no dataset has the side)."""
-
-    model: str
-    transform: str
-    datasets: int
-    original: float | None
-    both_sides: SideFigure | None
-    query_side: SideFigure | None
-    corpus_side: SideFigure | None
-
-
-class TransformTest(TypedDict, total=False):
-    """Per model and transformation over datasets: Wilcoxon, Hodges-Lehmann, Holm."""
-
-    model: Required[str]
-    transform: Required[str]
-    axis: Required[str]
-    n: Required[int]
-    mean_delta: Required[float]
-    hodges_lehmann: Required[float]
-    ci_low: Required[float]
-    ci_high: Required[float]
-    ci_level: Required[float]
-    wilcoxon_statistic: Required[float]
-    p: Required[float]
-    p_method: Required[str]
-    p_holm: float  # added once the model's transformations are all tested
-
-
-class BaselineTest(TypedDict, total=False):
-    """PTEB's test of a model against the baseline model on one transformation."""
-
-    transform: Required[str]
-    way: Required[Literal["pooled", "run-averaged"]]
-    baseline: Required[str]
-    model: Required[str]
-    n: Required[int]
-    hodges_lehmann: Required[float]
-    ci_low: Required[float]
-    ci_high: Required[float]
-    ci_level: Required[float]
-    wilcoxon_statistic: Required[float]
-    p: Required[float]
-    p_method: Required[str]
-    p_holm: float
-
-
-class MedianAbsDelta(TypedDict):
-    """HTEB's median absolute delta of a transformation or an axis."""
-
-    of: str
-    kind: Literal["transform", "axis"]
-    n: int
-    median_abs_delta: float
-
-
-class KendallPerDataset(TypedDict):
-    """HTEB's per-dataset Kendall tau between the original's ranking and a column's."""
-
-    of: str
-    kind: ColumnKind
-    datasets: int
-    undefined: int
-    mean_tau: float | None
-    sd_tau: float | None
-    per_dataset: dict[str, float]
-
-
-class KendallRow(TypedDict):
-    """The pooled Kendall tau between the original's ranking and a column's."""
-
-    of: str
-    kind: ColumnKind
-    models: int
-    tau: float
-    p: float
-
-
-class SplitHalfAxis(TypedDict):
-    median: float
-    low: float
-    high: float
-    spearman_brown: float | None
-    draws: int
-
-
-class SplitHalf(TypedDict, total=False):
-    """HTEB's split-half reliability of the per-axis profiles."""
-
-    on: Required[Literal["score", "delta"]]
-    draws: Required[int]
-    datasets: Required[int]
-    models: Required[int]
-    axes: dict[str, SplitHalfAxis]
-
-
-class PromptSensitivityRow(TypedDict):
-    """One prompt variant's delta and its spread over seeds."""
-
-    model: str
-    transform: str
-    variant: str
-    prompt_variant: int
-    delta: float
-    seeds: int
-    seed_sd: float | None
-    seed_min: float
-    seed_max: float
 
 
 class ReportSummary(TypedDict, total=False):

@@ -4,6 +4,7 @@ rule-based control; and each transformed row with its originals and statuses."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, cast
 
 from shiftbench.core.data.listfields import field_texts, regrouped
@@ -53,7 +54,7 @@ def variant_config(
     subset: str,
     splits: dict[str, list[dict[str, Any]]],
     variant: Variant,
-    described: dict[str, Any],
+    described: Mapping[str, Any],
     done: dict[str, dict[str, RowResult]],
     languages: tuple[Language | None, ...],
 ) -> ConfigData:
@@ -236,7 +237,9 @@ def recorded_settings(record: ConfigRecord) -> dict[str, Any]:
     }
 
 
-def variant_settings(variant: Variant | RuleVariant, described: dict[str, Any]) -> dict[str, Any]:
+def variant_settings(
+    variant: Variant | RuleVariant, described: Mapping[str, Any]
+) -> dict[str, Any]:
     """What recorded_settings gives for the config `variant` would make now."""
     if isinstance(variant, RuleVariant):
         return {k: v for k, v in variant.settings().items() if k not in ("transform", "seed")}

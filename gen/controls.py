@@ -15,6 +15,7 @@ import json
 import random
 import re
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib.metadata import version
@@ -115,7 +116,7 @@ class RuleVariant:
             **({"lexicon": self.lexicon.describe()} if self.lexicon else {}),
         }
 
-    def settings_sha256(self, described: dict[str, Any] | None = None) -> str:
+    def settings_sha256(self, described: Mapping[str, Any] | None = None) -> str:
         return row_key(**self.settings())
 
     def apply(self, texts: list[str]) -> dict[str, RowResult]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -126,7 +127,7 @@ def check_gen(
 def prepare_gen(
     source: Source,
     variants: list[Variant | RuleVariant],
-    described: dict[str, Any],
+    described: Mapping[str, Any],
     output: Path,
     *,
     limit: int | None = None,
@@ -190,7 +191,7 @@ def run_gen(
     calls go to the backend as one stream when it serves many at once (gen/schedule.py).
     Returns the configs written.
     """
-    described = backend.describe() if backend is not None else {}
+    described: Mapping[str, Any] = backend.describe() if backend is not None else {}
     ready = prepare_gen(
         source,
         variants,
@@ -366,7 +367,7 @@ def _require_english(
 def _configs_to_make(
     source: Source,
     variants: list[Variant | RuleVariant],
-    described: dict[str, Any],
+    described: Mapping[str, Any],
     meta: RunMeta | None,
     output: Path,
     overwrite: bool,

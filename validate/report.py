@@ -470,7 +470,7 @@ def _validate_config(
         "transform": transform,
         "axis": config.get("axis"),
         "seed": config.get("seed"),
-        "model": (config.get("model") or {}).get("id"),
+        "model": m.get("id") if (m := config.get("model")) else None,
         "settings_sha256": config.get("settings_sha256"),
         "rows": n,
         "error_counts": {c: counts[c] for c in CHECKS},

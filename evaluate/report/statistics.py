@@ -12,7 +12,7 @@ from typing import Literal
 
 import numpy as np
 
-from shiftbench.core.records import (
+from shiftbench.core.report_rows import (
     BaselineTest,
     ColumnKind,
     FigureRecord,

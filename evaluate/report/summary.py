@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
 
-from shiftbench.core.records import ReportSummary, ResultsDocument, UnitRecord, UnitTransform
+from shiftbench.core.records import ReportSummary, ResultsDocument
+from shiftbench.core.report_rows import UnitRecord, UnitTransform
 from shiftbench.evaluate.report.statistics import (
     baseline_tests,
     kendall_per_dataset,

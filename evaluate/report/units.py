@@ -12,15 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from shiftbench.core.records import (
-    FaithfulFigure,
-    FigureRecord,
-    ResultsDocument,
-    ScoreRecord,
-    SharedSource,
-    TransformFigure,
-    present,
-)
+from shiftbench.core.records import ResultsDocument, ScoreRecord, present
+from shiftbench.core.report_rows import FaithfulFigure, FigureRecord, SharedSource, TransformFigure
 from shiftbench.errors import InputError
 from shiftbench.evaluate.resample import LEVEL, tail_share, usable_draws
 

@@ -12,6 +12,7 @@ import json
 import time
 from typing import Any
 
+from shiftbench.core.records import BackendDescription
 from shiftbench.core.registry import suggest
 from shiftbench.core.retries import (
     TransientError,
@@ -106,7 +107,7 @@ class OllamaBackend(ServedBackend):
             "server": version,
         }
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> BackendDescription:
         from importlib.metadata import version
 
         if self._info is None:

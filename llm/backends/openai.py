@@ -13,6 +13,7 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
+from shiftbench.core.records import BackendDescription
 from shiftbench.core.registry import suggest
 from shiftbench.core.retries import (
     TransientError,
@@ -98,7 +99,7 @@ class OpenAIBackend(ServedBackend):
             f"cannot reach an OpenAI-compatible server at {self.base_url} (set --base-url)"
         )
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> BackendDescription:
         import httpx
 
         return {

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from shiftbench.core.packaged import package_pin
+from shiftbench.core.records import BackendDescription, GeneratorBackend, GeneratorModel
 from shiftbench.core.settings import key_values
 from shiftbench.errors import InputError, RuntimeFault
 from shiftbench.llm.backends.base import Generation, OnDone, Request, Sampling, token_budget
@@ -90,7 +91,7 @@ class VLLMBackend:
         self.engine_args = dict(engine_args or {})
         self.cache_dir = cache_dir
         self._llm: Any = None
-        self._described: dict[str, Any] | None = None
+        self._described: BackendDescription | None = None
 
     # -- loading -------------------------------------------------------------------------
 
@@ -131,16 +132,16 @@ class VLLMBackend:
         kwargs.update(self.engine_args)
         return kwargs
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> BackendDescription:
         if self._described is None:
             self._described = self._describe()
         return self._described
 
-    def _describe(self) -> dict[str, Any]:
+    def _describe(self) -> BackendDescription:
         self.load()
         return self._description(str(self._llm.llm_engine.model_config.dtype))
 
-    def describe_unloaded(self) -> dict[str, Any] | None:
+    def describe_unloaded(self) -> BackendDescription | None:
         """describe() without loading the engine (gen --dry-run), or None when the
         precision is known only once vLLM has loaded the model (on a GPU, unless
         --engine-arg dtype=... names it)."""
@@ -154,13 +155,13 @@ class VLLMBackend:
             return None
         return self._description(DTYPE_ALIASES.get(dtype, dtype))
 
-    def _description(self, dtype: str) -> dict[str, Any]:
+    def _description(self, dtype: str) -> BackendDescription:
         import vllm
 
         dtype = dtype.removeprefix("torch.")
         # The runtime and the precision change the outputs, so they are part of the model's
         # identity (and of every cache key), not only of the provenance.
-        info: dict[str, Any] = {"id": self.location.spec, "runtime": "vllm", "dtype": dtype}
+        info: GeneratorModel = {"id": self.location.spec, "runtime": "vllm", "dtype": dtype}
         if self.location.gguf_file is not None:
             info["file"] = self.location.gguf_file
             info["digest"] = self.location.digest()
@@ -169,7 +170,7 @@ class VLLMBackend:
             info["package"] = package_pin(self.location.package)
         if self.location.path != self.location.spec and self.location.package is None:
             info["path"] = self.location.path
-        backend: dict[str, Any] = {
+        backend: GeneratorBackend = {
             "name": self.name,
             "vllm": vllm.__version__,
             "max_model_len": self.max_model_len,
