@@ -30,6 +30,10 @@ from shiftbench.core.report_rows import (
 
 T = TypeVar("T")
 
+# A dataset's row as the dataset holds it: column name to value. Rows are the one open
+# mapping a signature may carry (their columns are the dataset's own).
+DataRow = dict[str, Any]
+
 # What a config of a run folder is: the source's rows as they are, an LLM rewrite of them,
 # or a rule-based control whose effect on meaning is known.
 ConfigKind = Literal["original", "transform", "control"]
