@@ -25,7 +25,7 @@ from shiftbench.core.data.names import check_name
 from shiftbench.core.data.runcard import META_FILE
 from shiftbench.core.data.source_languages import field_languages
 from shiftbench.core.messages import counted
-from shiftbench.core.records import ConfigRecord, RunMeta
+from shiftbench.core.records import ConfigRecord, DataRow, RunMeta
 from shiftbench.errors import InputError
 
 DEFAULT_CONTEXT = 8192  # HTEB's max_model_length when its config names none
@@ -65,7 +65,7 @@ def hteb_language(source: Any) -> str | None:
 
 
 def write_pair(
-    root: Path, doc: dict[str, Any], originals: list[dict[str, Any]], rows: list[dict[str, Any]]
+    root: Path, doc: dict[str, Any], originals: list[DataRow], rows: list[DataRow]
 ) -> Path:
     """One pair as HTEB writes it: two struct columns of one type, no schema metadata."""
     import pyarrow as pa
@@ -150,8 +150,8 @@ def made_metadata(
 def write_checked(
     stage: Path,
     doc: dict[str, Any],
-    originals: list[dict[str, Any]],
-    transformed: list[dict[str, Any]],
+    originals: list[DataRow],
+    transformed: list[DataRow],
     run: Path,
     name: str,
 ) -> Pair:

@@ -20,7 +20,7 @@ from shiftbench.core.data.source_languages import field_languages
 from shiftbench.core.data.sources import (
     Source,
 )
-from shiftbench.core.records import ConfigRecord
+from shiftbench.core.records import ConfigRecord, DataRow
 from shiftbench.core.text.languages import Language
 from shiftbench.core.text.transforms import PIVOT, SOURCE
 from shiftbench.gen.controls import RuleVariant
@@ -32,9 +32,7 @@ from shiftbench.gen.rewrite import (
 )
 
 
-def original_config(
-    source: Source, subset: str, splits: dict[str, list[dict[str, Any]]]
-) -> ConfigData:
+def original_config(source: Source, subset: str, splits: dict[str, list[DataRow]]) -> ConfigData:
     meta: ConfigRecord = {
         "kind": "original",
         "subset": subset,
@@ -52,7 +50,7 @@ def subset_language(source: Source, subset: str) -> Language | None:
 def variant_config(
     source: Source,
     subset: str,
-    splits: dict[str, list[dict[str, Any]]],
+    splits: dict[str, list[DataRow]],
     variant: Variant,
     described: Mapping[str, Any],
     done: dict[str, dict[str, RowResult]],
@@ -60,7 +58,7 @@ def variant_config(
 ) -> ConfigData:
     fields = source.text_fields
     pivot = any(step.language == PIVOT for step in variant.transform.steps)
-    out: dict[str, list[dict[str, Any]]] = {}
+    out: dict[str, list[DataRow]] = {}
     counts: dict[str, dict[str, int]] = {}
     control = variant.transform.control
     for split, rows in splits.items():
@@ -122,7 +120,7 @@ def _drawn_languages(variant: Variant, used: list[RowResult]) -> dict[str, list[
 
 
 def _variant_row(
-    row: dict[str, Any],
+    row: DataRow,
     fields: tuple[str, ...],
     done: dict[str, dict[str, RowResult]],
     transform: str,
@@ -177,14 +175,14 @@ def _variant_row(
 def rule_config(
     source: Source,
     subset: str,
-    splits: dict[str, list[dict[str, Any]]],
+    splits: dict[str, list[DataRow]],
     variant: RuleVariant,
     done: dict[str, RowResult],
 ) -> ConfigData:
     """A rule-based control's config: each field perturbed, kept beside its original, with
     its own status and the row's (the first field's failure, if any)."""
     fields = source.text_fields
-    out: dict[str, list[dict[str, Any]]] = {}
+    out: dict[str, list[DataRow]] = {}
     counts: dict[str, dict[str, int]] = {}
     for split, rows in splits.items():
         out[split] = []

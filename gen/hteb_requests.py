@@ -42,7 +42,7 @@ from shiftbench.core.data.listfields import field_texts
 from shiftbench.core.data.runfolder import FALLBACK, OK, TRUNCATED, ConfigData, tally_status
 from shiftbench.core.messages import option
 from shiftbench.core.progress import Bar, bar
-from shiftbench.core.records import ConfigRecord, SamplingRecord
+from shiftbench.core.records import ConfigRecord, DataRow, SamplingRecord
 from shiftbench.core.text.languages import LANGUAGES, Language
 from shiftbench.core.text.transforms import PIVOT, Prompt, Transform
 from shiftbench.errors import InputError
@@ -414,7 +414,7 @@ def _complete(
 def hteb_config(
     source: Source,
     subset: str,
-    rewritten: dict[str, list[dict[str, Any]]],
+    rewritten: dict[str, list[DataRow]],
     variant: Variant,
     described: Mapping[str, Any],
     found: list[Slot],
@@ -487,7 +487,7 @@ def hteb_config(
 def rewrite_subset(
     source: Source,
     subset: str,
-    rewritten: dict[str, list[dict[str, Any]]],
+    rewritten: dict[str, list[DataRow]],
     variant: Variant,
     described: Mapping[str, Any],
     languages: tuple[Language | None, ...],
@@ -495,7 +495,7 @@ def rewrite_subset(
     cache: GenerationCache,
     *,
     start: int,
-    context: Mapping[str, list[dict[str, Any]]],
+    context: Mapping[str, list[DataRow]],
     quiet: bool = False,
 ) -> ConfigData:
     """One config made as HTEB's generator makes it; `start` is the count of non-blank
