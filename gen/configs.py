@@ -125,7 +125,7 @@ def _variant_row(
     done: dict[str, dict[str, RowResult]],
     transform: str,
     pivot: bool,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The row with its fields rewritten, its originals kept, and one status for the row.
 
     A failed field stays empty rather than falling back to the original text, and the row's
@@ -219,7 +219,7 @@ def rule_config(
     return ConfigData(config_name(variant.base_name, subset, source.multi_subset), meta, out)
 
 
-def recorded_settings(record: ConfigRecord) -> dict[str, Any]:
+def recorded_settings(record: ConfigRecord) -> dict[str, object]:
     """The settings a config's rows depend on (those its settings_sha256 hashes, beyond the
     transform and seed its name holds), as its record in shiftbench.json gives them."""
     if record.get("kind") == "control":
@@ -237,7 +237,7 @@ def recorded_settings(record: ConfigRecord) -> dict[str, Any]:
 
 def variant_settings(
     variant: Variant | RuleVariant, described: Mapping[str, Any]
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """What recorded_settings gives for the config `variant` would make now."""
     if isinstance(variant, RuleVariant):
         return {k: v for k, v in variant.settings().items() if k not in ("transform", "seed")}

@@ -142,7 +142,7 @@ class OpenAIBackend(ServedBackend):
         }
         return self._retried(lambda: self._post_logprobs(body))
 
-    def _post_logprobs(self, body: dict[str, Any]) -> Generation:
+    def _post_logprobs(self, body: dict[str, object]) -> Generation:
         """The first reply token's alternatives as a JSON {token: logprob} in `text`."""
         data = self._request(body)
         try:
@@ -155,7 +155,7 @@ class OpenAIBackend(ServedBackend):
             ) from None
         return Generation(json.dumps(top), "logprobs")
 
-    def _request(self, body: dict[str, Any]) -> Any:
+    def _request(self, body: dict[str, object]) -> Any:
         """POST /chat/completions; the JSON answer, or TransientError / RuntimeFault."""
         import httpx
 
@@ -175,7 +175,7 @@ class OpenAIBackend(ServedBackend):
         except ValueError:
             raise TransientError("malformed response body") from None
 
-    def _post(self, body: dict[str, Any]) -> Generation:
+    def _post(self, body: dict[str, object]) -> Generation:
         start = time.perf_counter()
         data = self._request(body)
         try:

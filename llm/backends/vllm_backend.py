@@ -43,7 +43,7 @@ from shiftbench.llm.backends.weights import (
 from shiftbench.llm.logprobs import TOP_LOGPROBS, from_top_logprobs
 
 # Defaults on a CPU-only host, where vLLM's own ones do not suit this tool:
-CPU_DEFAULTS: dict[str, Any] = {
+CPU_DEFAULTS: dict[str, object] = {
     # vLLM reserves 92% of a NUMA node's memory by default, more than a shared host spares.
     "gpu_memory_utilization": 0.5,
     # In bfloat16 (vLLM's CPU default) a text's output changes with the other texts in its
@@ -64,7 +64,7 @@ _STREAMS_LOCK = threading.Lock()
 _TOKENIZER_LOCK = threading.Lock()
 
 
-def parse_engine_args(pairs: tuple[str, ...] | list[str]) -> dict[str, Any]:
+def parse_engine_args(pairs: tuple[str, ...] | list[str]) -> dict[str, object]:
     """`KEY=VALUE` strings as keyword arguments for `vllm.LLM`; values are JSON when they
     parse as JSON (numbers, booleans, objects) and strings otherwise."""
 
@@ -82,7 +82,7 @@ class VLLMBackend:
         self,
         model: str | None = None,
         num_ctx: int = 8192,
-        engine_args: dict[str, Any] | None = None,
+        engine_args: dict[str, object] | None = None,
         cache_dir: Path | None = None,
         **_: Any,
     ) -> None:
@@ -123,10 +123,10 @@ class VLLMBackend:
                 ) from None
         self._llm = _ENGINES[memo]
 
-    def engine_kwargs(self) -> dict[str, Any]:
+    def engine_kwargs(self) -> dict[str, object]:
         """The keyword arguments `vllm.LLM` gets besides the model and tokenizer: the
         context, seed 0, the CPU defaults on a CPU-only host, then the engine arguments."""
-        kwargs: dict[str, Any] = {"max_model_len": self.max_model_len, "seed": 0}
+        kwargs: dict[str, object] = {"max_model_len": self.max_model_len, "seed": 0}
         if _on_cpu():
             kwargs.update(CPU_DEFAULTS)
         kwargs.update(self.engine_args)
@@ -284,7 +284,7 @@ def _prompt_ids(tokenizer: Any, prompt: str) -> list[int]:
     return list(tokenizer(prompt)["input_ids"])
 
 
-def sampling_kwargs(request: Request, sampling: Sampling) -> dict[str, Any]:
+def sampling_kwargs(request: Request, sampling: Sampling) -> dict[str, object]:
     """The keyword arguments of one request's `SamplingParams`: one output, the sampling
     settings sent, the request's seed and its token budget."""
     return {
