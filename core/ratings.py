@@ -25,6 +25,19 @@ ITEM_FIELDS = ("item_id", "is_control")
 RATING_FIELDS = ("batch_id", "item_id", "rater_id", "criterion", "rating")
 
 
+class Rating(TypedDict, total=False):
+    """One line of a batch's ratings.jsonl: one rater's rating of one item on one
+    criterion, and the file it was imported from."""
+
+    batch_id: Required[str]
+    item_id: Required[str]
+    rater_id: Required[str]
+    criterion: Required[str]
+    rating: Required[float]
+    time: str | None
+    file: str
+
+
 class ControlMiss(TypedDict):
     """A rating of a control item outside its tolerance."""
 
@@ -65,12 +78,13 @@ def read_human_report(folder: Path) -> HumanEvalReport | None:
     return cast("HumanEvalReport | None", found)
 
 
-def read_ratings(folder: Path) -> list[dict[str, Any]]:
+def read_ratings(folder: Path) -> list[Rating]:
     """The ratings imported into a batch folder so far (none before the first import)."""
-    return read_jsonl(folder / RATINGS_FILE, required=RATING_FIELDS, missing_ok=True)
+    found = read_jsonl(folder / RATINGS_FILE, required=RATING_FIELDS, missing_ok=True)
+    return cast(list[Rating], found)
 
 
-def screen(table: list[dict[str, Any]], ratings: list[dict[str, Any]]) -> dict[str, RaterScreening]:
+def screen(table: list[dict[str, Any]], ratings: list[Rating]) -> dict[str, RaterScreening]:
     """rater -> {kept, controls rated, misses [(item, criterion, rating, expected)]}."""
     controls = {r["item_id"]: r for r in table if r["is_control"]}
     raters: dict[str, RaterScreening] = {}
