@@ -26,7 +26,7 @@ import os
 import sys
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from typing import Any
 
@@ -182,18 +182,19 @@ def _validated(meta: RunMeta, report: ValidationReport | None) -> list[str]:
     return out
 
 
+def _named(part: Mapping[str, object] | None, key: str) -> str:
+    """A recorded part's name (its `key`), "None" where the part or the key is missing."""
+    return str(part.get(key) if part else None)
+
+
 def _generated(meta: RunMeta, report: ValidationReport | None) -> dict[str, list[str]]:
     """The RAI fields shiftbench fills from the run's own record."""
     source = meta["source"]
     configs = meta["configs"]
     variants = {n: i for n, i in configs.items() if i.get("kind") == "transform"}
     controls = [n for n, i in configs.items() if i.get("kind") == "control"]
-    models = sorted(
-        {str(m.get("id") if (m := i.get("model")) else None) for i in variants.values()}
-    )
-    backends = sorted(
-        {str(b.get("name") if (b := i.get("backend")) else None) for i in variants.values()}
-    )
+    models = sorted({_named(i.get("model"), "id") for i in variants.values()})
+    backends = sorted({_named(i.get("backend"), "name") for i in variants.values()})
     transforms = sorted({str(i.get("transform")) for i in variants.values()})
     seeds = sorted({i["seed"] for i in variants.values() if i.get("seed") is not None})
     statuses: Counter[str] = Counter()
