@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from shiftbench.core.data.hteb import (
     DATASETS,
@@ -253,7 +252,7 @@ def _split_rows(
     return {s: out[s] for s in allowed if s in out}
 
 
-def _source_fields(record: DataRow) -> dict[str, Any]:
+def _source_fields(record: DataRow) -> dict[str, object]:
     return {k: v for k, v in record.items() if not k.startswith("_hteb_") and k not in HTEB_FIELDS}
 
 

@@ -77,7 +77,7 @@ def original_config(
 
 def finish_row(
     row: DataRow, statuses: list[str], ours: str, judged: list[str] | None = None
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """`row` with its status (its first unusable text's among `judged`, all `statuses`
     unless given) and no attempt count."""
     failed = [s for s in (statuses if judged is None else judged) if not usable(s, ours)]
@@ -143,7 +143,7 @@ def variant_config(
     return ConfigData(f"{ours}-s{pair.seed}", record, out)
 
 
-def hteb_protocol(pairs: Iterable[Pair], task_type: str) -> dict[str, Any]:
+def hteb_protocol(pairs: Iterable[Pair], task_type: str) -> dict[str, object]:
     """The hteb protocol's record for a run of `pairs` of a `task_type` dataset."""
     pairs = list(pairs)
     applied = apply_protocol(

@@ -102,7 +102,7 @@ def _corpus(pair: Pair) -> bool:
     return bool(pair.metadata.get("transform_corpus"))
 
 
-def _fields(record: DataRow) -> dict[str, Any]:
+def _fields(record: DataRow) -> dict[str, object]:
     return {k: v for k, v in record.items() if not k.startswith("_hteb_") and k != "language"}
 
 

@@ -247,7 +247,7 @@ def make_judges(settings: JudgeSettings) -> list[Any]:
     from shiftbench.validate.judge import Judge, build_backend
     from shiftbench.validate.paraplue import Paraplue
 
-    backends: dict[str, Any] = {}
+    backends: dict[str, object] = {}
 
     def backend(spec: str) -> Any:
         if spec not in backends:

@@ -190,7 +190,7 @@ def slot_languages(
 
 def statistics(
     originals: list[DataRow], transformed: list[DataRow], fields: tuple[str, ...]
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """generation_statistics as HTEB counts a stored pair: the non-blank texts rewritten,
     those given up on (empty) and those written back unchanged, and their records; the
     retry history unknown."""

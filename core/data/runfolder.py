@@ -180,7 +180,7 @@ def is_run_folder(path: Path) -> bool:
     return (path / META_FILE).is_file()
 
 
-def read_report(path: Path, what: str) -> dict[str, Any] | None:
+def read_report(path: Path, what: str) -> dict[str, object] | None:
     """A report a stage wrote (validation.json, human_eval.json), its shape checked: an
     object whose `configs`, if it has them, is an object of objects. None when there is
     no such file (the stage has not run); any other fault is an InputError naming it."""
