@@ -32,13 +32,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, Required, TypedDict, cast
+from typing import Any, cast
 
 from shiftbench.core.data.jsonfiles import read_jsonl
 from shiftbench.core.records import DataRow
 from shiftbench.core.text.checks import CHECKS, Case
 from shiftbench.core.text.langid import DEFAULT_IDENTIFIER, LanguageID, checkable, get_identifier
 from shiftbench.errors import InputError
+from shiftbench.validate.measure_rows import FalseAlarmRow, Measurement, MissRow
 from shiftbench.validate.planted import PLANTS
 
 FORMAT = 1
@@ -125,57 +126,6 @@ DATASETS: tuple[Dataset, ...] = (
         for code in ("en", "de", "es")
     ),
 )
-
-
-class FalseAlarmRow(TypedDict, total=False):
-    """One check on one dataset and language's unchanged texts (or paraphrase pairs)."""
-
-    check: Required[str]
-    dataset: Required[str]
-    language: Required[str]
-    data: Required[str]  # texts, pairs, or texts with no input
-    measured: Required[bool]
-    texts: int
-    alarms: int
-    rate: float
-    why: str  # why it was not measured
-
-
-class MissRow(TypedDict, total=False):
-    """One check against one kind of planted failure on one dataset and language."""
-
-    check: Required[str]
-    kind: Required[str]
-    held_out: Required[bool | None]
-    dataset: Required[str]
-    language: Required[str]
-    measured: Required[bool]
-    planted: int
-    missed: int
-    rate: float
-    missed_by_all: int
-    why: str
-
-
-class MeasureSettings(TypedDict):
-    command: str
-    cap: int
-    plant_cap: int
-    seed: int
-    language_id: str
-    paraphrase_share: float
-    goal: dict[str, float]
-    datasets: list[str]
-    not_measured: dict[str, str]
-
-
-class Measurement(TypedDict, total=False):
-    """validate/measured.json (empty when the package holds none)."""
-
-    format: int
-    settings: MeasureSettings
-    false_alarms: list[FalseAlarmRow]
-    misses: list[MissRow]
 
 
 # --- reading and sampling the data ----------------------------------------------------------
