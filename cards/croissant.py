@@ -26,7 +26,7 @@ import os
 import sys
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from typing import Any
 
@@ -42,7 +42,7 @@ ASIDE_DEADLINE_S = 600.0
 CONFORMS_TO = ["http://mlcommons.org/croissant/1.0", "http://mlcommons.org/croissant/RAI/1.0"]
 
 # Croissant's JSON-LD context for version 1.0, with the RAI prefix.
-CONTEXT: dict[str, Any] = {
+CONTEXT: dict[str, object] = {
     "@language": "en",
     "@vocab": "https://schema.org/",
     "citeAs": "cr:citeAs",
@@ -137,11 +137,11 @@ def data_type(arrow_type: Any) -> tuple[str, bool]:
     return "sc:Text", False
 
 
-def _record_set(name: str, path: str, schema: Any) -> dict[str, Any]:
+def _record_set(name: str, path: str, schema: Any) -> dict[str, object]:
     fields = []
     for column in schema:
         kind, repeated = data_type(column.type)
-        entry: dict[str, Any] = {
+        entry: dict[str, object] = {
             "@type": "cr:Field",
             "@id": f"{name}/{column.name}",
             "name": column.name,
@@ -182,14 +182,19 @@ def _validated(meta: RunMeta, report: ValidationReport | None) -> list[str]:
     return out
 
 
+def _named(part: Mapping[str, object] | None, key: str) -> str:
+    """A recorded part's name (its `key`), "None" where the part or the key is missing."""
+    return str(part.get(key) if part else None)
+
+
 def _generated(meta: RunMeta, report: ValidationReport | None) -> dict[str, list[str]]:
     """The RAI fields shiftbench fills from the run's own record."""
     source = meta["source"]
     configs = meta["configs"]
     variants = {n: i for n, i in configs.items() if i.get("kind") == "transform"}
     controls = [n for n, i in configs.items() if i.get("kind") == "control"]
-    models = sorted({str((i.get("model") or {}).get("id")) for i in variants.values()})
-    backends = sorted({str((i.get("backend") or {}).get("name")) for i in variants.values()})
+    models = sorted({_named(i.get("model"), "id") for i in variants.values()})
+    backends = sorted({_named(i.get("backend"), "name") for i in variants.values()})
     transforms = sorted({str(i.get("transform")) for i in variants.values()})
     seeds = sorted({i["seed"] for i in variants.values() if i.get("seed") is not None})
     statuses: Counter[str] = Counter()
@@ -245,7 +250,7 @@ def _generated(meta: RunMeta, report: ValidationReport | None) -> dict[str, list
 
 def build(
     meta: RunMeta,
-    schemas: dict[str, dict[str, Any]],
+    schemas: dict[str, dict[str, tuple[str, Any]]],
     sha256: dict[str, str],
     *,
     name: str,
@@ -260,13 +265,13 @@ def build(
     cite_as: str | None,
     rai: list[tuple[str, str]],
     validation: ValidationReport | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The Croissant document of a release.
 
     `schemas` maps each card config to its splits' Parquet paths and Arrow schemas
     (`{config: {split: (path, schema)}}`); `sha256` maps every data file to its digest.
     """
-    doc: dict[str, Any] = {
+    doc: dict[str, object] = {
         "@context": CONTEXT,
         "@type": "sc:Dataset",
         "conformsTo": CONFORMS_TO,
@@ -283,8 +288,8 @@ def build(
         doc["version"] = version.removeprefix("v")
     if cite_as:
         doc["citeAs"] = cite_as
-    files: list[dict[str, Any]] = []
-    record_sets: list[dict[str, Any]] = []
+    files: list[dict[str, object]] = []
+    record_sets: list[dict[str, object]] = []
     for config, splits in schemas.items():
         for split, (path, schema) in splits.items():
             files.append({
@@ -314,7 +319,7 @@ def build(
     return doc
 
 
-def validate(doc: dict[str, Any]) -> None:
+def validate(doc: dict[str, object]) -> None:
     """Read `doc` with mlcroissant; what it reports as an error is one InputError line."""
     import mlcroissant as mlc
 
@@ -339,12 +344,12 @@ class EarlyReader:
     def __init__(self, documents: Any, verdicts: Any) -> None:
         self.documents, self.verdicts = documents, verdicts
 
-    def hand(self, doc: dict[str, Any]) -> None:
+    def hand(self, doc: dict[str, object]) -> None:
         """Send `doc` to the child from a thread: the pipe holds less than a document, and
         the child reads only once its imports are done, which the caller need not wait for."""
         threading.Thread(target=self._send, args=(doc,), daemon=True).start()
 
-    def _send(self, doc: dict[str, Any]) -> None:
+    def _send(self, doc: dict[str, object]) -> None:
         # the child gone, or the pipe closed meanwhile: no verdict comes, and the caller
         # validates itself
         with suppress(OSError, ValueError):
@@ -405,7 +410,7 @@ def _read_when_handed(documents: Any, sender: Any, parents: tuple[Any, ...]) -> 
 
 @contextmanager
 def validating(
-    doc: dict[str, Any] | None, early: EarlyReader | None = None
+    doc: dict[str, object] | None, early: EarlyReader | None = None
 ) -> Iterator[Callable[[], None]]:
     """`validate(doc)` started beside the body of the `with`; yields the function that
     waits for it and raises what `validate` raises (a no-op when `doc` is None).
@@ -450,7 +455,7 @@ def validating(
         child.join()
 
 
-def _waiting(doc: dict[str, Any], receiver: Any) -> Callable[[], None]:
+def _waiting(doc: dict[str, object], receiver: Any) -> Callable[[], None]:
     """The wait for a child's verdict on `doc` through `receiver`: an error raised as
     InputError, no verdict at all validated here."""
 
@@ -467,7 +472,7 @@ def _waiting(doc: dict[str, Any], receiver: Any) -> Callable[[], None]:
     return wait
 
 
-def _validate_in_child(doc: dict[str, Any], sender: Any) -> None:
+def _validate_in_child(doc: dict[str, object], sender: Any) -> None:
     """Sends "" when `doc` validates and the one-line error when it does not; any other
     failure sends nothing (the parent then validates itself and shows it)."""
     gc.disable()  # a short life: collecting the parent's heap would only cost time
@@ -486,5 +491,5 @@ def first_issue(exc: BaseException) -> str:
     return (found or lines or [type(exc).__name__])[0]
 
 
-def dumps(doc: dict[str, Any]) -> str:
+def dumps(doc: dict[str, object]) -> str:
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"

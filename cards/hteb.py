@@ -59,7 +59,7 @@ from shiftbench.core.data.listfields import field_texts, regrouped
 from shiftbench.core.data.runfolder import read_config_split, read_meta
 from shiftbench.core.data.source_languages import field_languages
 from shiftbench.core.data.writes import stage_beside, writing
-from shiftbench.core.records import ConfigRecord, RunMeta
+from shiftbench.core.records import ConfigRecord, DataRow, RunMeta
 from shiftbench.errors import InputError
 
 READ = ("STS", "PairClassification", "Classification", "Clustering")
@@ -118,7 +118,7 @@ def _export(run: Path, output: Path, generator: str | None) -> Exported:
             f"{run}: HTEB's {dataset} has one subset; the run has {', '.join(subsets)}"
         )
 
-    def records(stem: str) -> list[dict[str, Any]]:
+    def records(stem: str) -> list[DataRow]:
         """A config's records over every subset, in the source's subset order."""
         out = []
         for subset in subsets:
@@ -169,7 +169,7 @@ def _export(run: Path, output: Path, generator: str | None) -> Exported:
 
 
 def _languages_agree(
-    rows: list[dict[str, Any]], originals: list[dict[str, Any]], doc: dict[str, Any], source: Any
+    rows: list[DataRow], originals: list[DataRow], doc: dict[str, Any], source: Any
 ) -> bool:
     """Whether each translated text is in the language HTEB's rules will name for it
     (always, for a transformation that keeps the language)."""
@@ -190,7 +190,7 @@ def _languages_agree(
 
 def _records(
     run: Path, meta: RunMeta, name: str, source: Any, language: str | None
-) -> list[dict[str, Any]]:
+) -> list[DataRow]:
     """A config's rows as HTEB's records: the context (train) split first, then the
     scored ones, each row without its row_id and with `_hteb_split` and `language`."""
     info = meta["configs"][name]
@@ -207,7 +207,7 @@ def _records(
 
 
 def _transformed(
-    original: dict[str, Any], row: dict[str, Any], fields: list[str], transform: str
+    original: DataRow, row: DataRow, fields: list[str], transform: str
 ) -> dict[str, Any]:
     """The original record with its text fields as the variant has them, empty where
     HTEB's generator would have fallen back (core/data/hteb.py `gave_up`, as evaluate's
@@ -230,8 +230,8 @@ def _metadata(
     model: str,
     dataset: str,
     source: Any,
-    originals: list[dict[str, Any]],
-    transformed: list[dict[str, Any]],
+    originals: list[DataRow],
+    transformed: list[DataRow],
     layout: str | None,
 ) -> dict[str, Any]:
     """The pair's metadata, in HTEB's key order."""
@@ -240,7 +240,7 @@ def _metadata(
         return kept
     fields = source["text_fields"]
 
-    def pairs(o: dict[str, Any], t: dict[str, Any]) -> list[tuple[Any, Any]]:
+    def pairs(o: DataRow, t: DataRow) -> list[tuple[Any, Any]]:
         """Each text of a record beside its rewrite (every member of a set of texts)."""
         return [p for f in fields for p in zip(field_texts(o[f]), field_texts(t[f]), strict=True)]
 

@@ -35,7 +35,7 @@ from shiftbench.core.data.listfields import field_texts
 from shiftbench.core.data.parts import folder_split
 from shiftbench.core.data.runfolder import read_config_split
 from shiftbench.core.data.writes import stage_beside
-from shiftbench.core.records import ConfigRecord, RunMeta
+from shiftbench.core.records import ConfigRecord, DataRow, RunMeta
 from shiftbench.errors import InputError
 
 LISTED = ("Reranking", "Summarization")
@@ -84,7 +84,7 @@ def export_listed(
     return tuple(folders), left_out(meta, chosen)
 
 
-def _text(row: dict[str, Any], rewritten: bool) -> str:
+def _text(row: DataRow, rewritten: bool) -> str:
     """A row's text as HTEB reads it: empty where its generator would have given up on a
     rewrite; a document's title and text joined by a space."""
     if rewritten and given_up(row, "text")[0]:
@@ -101,8 +101,8 @@ def _records(
     reranking: bool,
     imported: bool,
     language: str | None,
-    originals: list[dict[str, Any]] | None,
-) -> list[dict[str, Any]]:
+    originals: list[DataRow] | None,
+) -> list[DataRow]:
     """A config's rows as HTEB's records (the original's when `originals` is None, else
     a variant's, each text HTEB would have given up on empty)."""
     rows = read_config_split(run, meta, name, split)
@@ -148,7 +148,7 @@ def _records(
 class _Documents(dict):
     """A config's documents by id; a candidate it lacks is refused in one line."""
 
-    def __init__(self, rows: list[dict[str, Any]], where: str) -> None:
+    def __init__(self, rows: list[DataRow], where: str) -> None:
         super().__init__((str(d["id"]), d) for d in rows)
         self.where = where
 
@@ -190,8 +190,8 @@ def _metadata(
     model: str,
     dataset: str,
     source: Any,
-    originals: list[dict[str, Any]],
-    transformed: list[dict[str, Any]],
+    originals: list[DataRow],
+    transformed: list[DataRow],
     kind: str,
     own_corpus: bool,
 ) -> dict[str, Any]:

@@ -8,7 +8,7 @@ out and the result of an export."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,7 @@ from shiftbench.core.data.names import check_name
 from shiftbench.core.data.runcard import META_FILE
 from shiftbench.core.data.source_languages import field_languages
 from shiftbench.core.messages import counted
-from shiftbench.core.records import ConfigRecord, RunMeta
+from shiftbench.core.records import ConfigRecord, DataRow, RunMeta
 from shiftbench.errors import InputError
 
 DEFAULT_CONTEXT = 8192  # HTEB's max_model_length when its config names none
@@ -65,7 +65,7 @@ def hteb_language(source: Any) -> str | None:
 
 
 def write_pair(
-    root: Path, doc: dict[str, Any], originals: list[dict[str, Any]], rows: list[dict[str, Any]]
+    root: Path, doc: dict[str, Any], originals: list[DataRow], rows: list[DataRow]
 ) -> Path:
     """One pair as HTEB writes it: two struct columns of one type, no schema metadata."""
     import pyarrow as pa
@@ -92,7 +92,7 @@ def write_pair(
 def generator_id(run: Path, name: str, info: ConfigRecord, generator: str | None) -> str:
     """The Hub id of config `name`'s generator: `generator` where given, else the one the
     run recorded; a local path is refused in one line."""
-    model = generator or str((info.get("model") or {}).get("id") or "")
+    model = generator or str((m.get("id") if (m := info.get("model")) else None) or "")
     if not model or model.startswith(("/", "./", "../", "~")):
         raise InputError(
             f"{run}: config {name} records no Hub model id for its generator; "
@@ -126,7 +126,7 @@ def made_metadata(
     generation time, the limits the run recorded, `statistics`, then the data filter
     report and the dataset's `revision` where given."""
     transformation = HTEB_NAMES[str(info["transform"])]
-    backend = info.get("backend") or {}
+    backend: Mapping[str, Any] = info.get("backend") or {}
     doc: dict[str, Any] = {
         "generator_model": model,
         "transformation": transformation,
@@ -150,8 +150,8 @@ def made_metadata(
 def write_checked(
     stage: Path,
     doc: dict[str, Any],
-    originals: list[dict[str, Any]],
-    transformed: list[dict[str, Any]],
+    originals: list[DataRow],
+    transformed: list[DataRow],
     run: Path,
     name: str,
 ) -> Pair:

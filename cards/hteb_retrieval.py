@@ -54,7 +54,7 @@ from shiftbench.core.data.hteb_retrieval import (
 from shiftbench.core.data.parts import folder_split
 from shiftbench.core.data.runfolder import read_config_split
 from shiftbench.core.data.writes import stage_beside
-from shiftbench.core.records import ConfigRecord, RunMeta
+from shiftbench.core.records import ConfigRecord, DataRow, RunMeta
 from shiftbench.errors import InputError
 
 LAYOUT_KEY = "records"  # gen/hteb_retrieval.py keeps the records' layout there
@@ -124,11 +124,11 @@ def export_retrieval(
 
 
 def _transformed(
-    originals: list[dict[str, Any]],
-    own: dict[str, list[dict[str, Any]]],
+    originals: list[DataRow],
+    own: dict[str, list[DataRow]],
     rewrites_corpus: bool,
     where: str,
-) -> list[dict[str, Any]]:
+) -> list[DataRow]:
     """The original records with each text HTEB rewrote as the variant has it: empty
     where HTEB's generator would have given up, the original where HTEB never sent it (a
     blank text) or the run did not rewrite it (a document's title, which gen keeps)."""
@@ -160,8 +160,8 @@ def _metadata(
     model: str,
     dataset: str,
     source: Any,
-    originals: list[dict[str, Any]],
-    transformed: list[dict[str, Any]],
+    originals: list[DataRow],
+    transformed: list[DataRow],
     rewrites_corpus: bool,
 ) -> dict[str, Any]:
     """The pair's metadata, in the order HTEB's writer puts its keys."""

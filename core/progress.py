@@ -106,7 +106,7 @@ def _honest_tqdm(tqdm: type) -> type:
         rate_of: Any = None  # the Bar's rate method
 
         @property
-        def format_dict(self) -> dict[str, Any]:
+        def format_dict(self) -> dict[str, object]:
             shown = super().format_dict
             if self.rate_of is None:
                 return shown

@@ -9,12 +9,12 @@ item's tolerance of its expected value.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Required, TypedDict, cast
 
 from shiftbench.core.data.jsonfiles import read_json, read_jsonl
 from shiftbench.core.data.runfolder import read_report
 from shiftbench.core.messages import counted
-from shiftbench.core.records import BatchDescription, HumanEvalReport, RaterScreening
+from shiftbench.core.records import BatchDescription, HumanEvalReport
 from shiftbench.errors import InputError
 
 BATCH_FILE = "batch.json"  # the batch's description: run, scheme, criteria, seed
@@ -23,6 +23,37 @@ RATINGS_FILE = "ratings.jsonl"  # every imported rating, one per line
 HUMAN_REPORT = "human_eval.json"  # what `human-eval report` writes
 ITEM_FIELDS = ("item_id", "is_control")
 RATING_FIELDS = ("batch_id", "item_id", "rater_id", "criterion", "rating")
+
+
+class Rating(TypedDict, total=False):
+    """One line of a batch's ratings.jsonl: one rater's rating of one item on one
+    criterion, and the file it was imported from."""
+
+    batch_id: Required[str]
+    item_id: Required[str]
+    rater_id: Required[str]
+    criterion: Required[str]
+    rating: Required[float]
+    time: str | None
+    file: str
+
+
+class ControlMiss(TypedDict):
+    """A rating of a control item outside its tolerance."""
+
+    item_id: str
+    criterion: str
+    rating: float
+    expected: float
+
+
+class RaterScreening(TypedDict, total=False):
+    """One rater's screening on the control items: kept, or why not."""
+
+    controls: Required[int]  # control ratings given
+    misses: Required[list[ControlMiss]]
+    kept: Required[bool]
+    reason: str
 
 
 def read_batch(folder: Path) -> tuple[BatchDescription, list[dict[str, Any]]]:
@@ -47,12 +78,13 @@ def read_human_report(folder: Path) -> HumanEvalReport | None:
     return cast("HumanEvalReport | None", found)
 
 
-def read_ratings(folder: Path) -> list[dict[str, Any]]:
+def read_ratings(folder: Path) -> list[Rating]:
     """The ratings imported into a batch folder so far (none before the first import)."""
-    return read_jsonl(folder / RATINGS_FILE, required=RATING_FIELDS, missing_ok=True)
+    found = read_jsonl(folder / RATINGS_FILE, required=RATING_FIELDS, missing_ok=True)
+    return cast(list[Rating], found)
 
 
-def screen(table: list[dict[str, Any]], ratings: list[dict[str, Any]]) -> dict[str, RaterScreening]:
+def screen(table: list[dict[str, Any]], ratings: list[Rating]) -> dict[str, RaterScreening]:
     """rater -> {kept, controls rated, misses [(item, criterion, rating, expected)]}."""
     controls = {r["item_id"]: r for r in table if r["is_control"]}
     raters: dict[str, RaterScreening] = {}

@@ -14,7 +14,25 @@ from __future__ import annotations
 
 from typing import Any, Literal, Required, TypedDict, TypeVar
 
+from shiftbench.core.report_rows import (
+    BaselineTest,
+    KendallPerDataset,
+    KendallRow,
+    MedianAbsDelta,
+    ModelFigures,
+    PromptSensitivityRow,
+    SharedSource,
+    SideRow,
+    SplitHalf,
+    TransformTest,
+    UnitRecord,
+)
+
 T = TypeVar("T")
+
+# A dataset's row as the dataset holds it: column name to value. Rows are the one open
+# mapping a signature may carry (their columns are the dataset's own).
+DataRow = dict[str, Any]
 
 # What a config of a run folder is: the source's rows as they are, an LLM rewrite of them,
 # or a rule-based control whose effect on meaning is known.
@@ -70,6 +88,65 @@ class PromptRecord(TypedDict):
     text: str
 
 
+class GeneratorModel(TypedDict, total=False):
+    """The generator's model as its backend describes it (`Backend.describe`): its id and
+    what pins its outputs (a digest, a file, the engine, the precision). Every key is in
+    every cache key and settings hash, so a key is added only where it changes outputs."""
+
+    id: Required[str]
+    digest: str | None  # ollama's model digest, or a GGUF file's sha256
+    num_ctx: int | None  # ollama's context window, when set
+    file: str  # the GGUF file of a repository
+    package: str  # `dist==version` of a packaged model
+    path: str  # where a model named by a path was read from
+    engine: str  # the embedded backend's llama.cpp engine and its version
+    runtime: Literal["vllm"]
+    dtype: str  # vLLM's precision
+    served_as: str  # how vLLM serves a GGUF file
+
+
+class GeneratorBackend(TypedDict, total=False):
+    """The backend that ran the model: its name and its library or server versions."""
+
+    name: Required[str]
+    base_url: str  # openai
+    httpx: str
+    host: str  # ollama
+    server_version: str
+    ollama_client: str
+    vllm: str  # vllm
+    max_model_len: int
+    engine_args: dict[str, object]
+    llama_cpp: str  # embedded
+    transformers: str
+    torch: str
+    max_model_length: int  # an imported HTEB pair's generator
+
+
+class BackendDescription(TypedDict):
+    """What a backend's `describe()` gives: its model and itself."""
+
+    model: GeneratorModel
+    backend: GeneratorBackend
+
+
+# How a call's token budget is set: grown with its input, or flat (text/transforms.py).
+BudgetMode = Literal["grown", "flat"]
+
+
+class SamplingRecord(TypedDict, total=False):
+    """A variant's sampling settings (`Sampling.as_dict`); top_k and budgets only where
+    they differ from their defaults, so older hashes hold. An imported HTEB pair's is
+    empty (HTEB's files do not record it)."""
+
+    temperature: float | None
+    top_p: float | None
+    max_new_tokens: int | None
+    top_k: int | None
+    budgets: BudgetMode
+    hteb_request: dict[str, object]  # what HTEB's engine adds to every request (hteb_requests)
+
+
 class ConfigRecord(TypedDict, total=False):
     """One config of a run folder: its kind, subset and row count per split, and for a
     variant how it was made (transform, seed, prompts, generator, sampling, languages)
@@ -91,9 +168,9 @@ class ConfigRecord(TypedDict, total=False):
     token_budgets: list[str]
     max_new_tokens: int | None
     budget_growth: int
-    model: dict[str, Any]  # the generator's own description (backend.describe)
-    backend: dict[str, Any]
-    sampling: dict[str, Any]
+    model: GeneratorModel  # the generator's own description (backend.describe)
+    backend: GeneratorBackend
+    sampling: SamplingRecord
     max_attempts: int
     source_language: str | None
     source_languages: dict[str, str | None]
@@ -276,43 +353,20 @@ class ReportSummary(TypedDict, total=False):
     list holds one object per row of the report's table of the same name."""
 
     datasets: Required[list[str]]  # each results document's dataset label, in order
-    shared_sources: list[dict[str, Any]]  # sources that several documents score
-    sides: list[dict[str, Any]]  # query-side and corpus-side figures (ranking)
+    shared_sources: list[SharedSource]  # sources that several documents score
+    sides: list[SideRow]  # query-side and corpus-side figures (ranking)
     interval: Required[str]  # percentile or expanded
     aggregation: Required[str]  # per-dataset (shiftbench) or per-transformation (hteb)
-    units: Required[list[dict[str, Any]]]  # per model, dataset and subset
-    models: Required[dict[str, dict[str, Any]]]  # per model: original, axes, total, ranks
-    tests: Required[list[dict[str, Any]]]
-    baseline_tests: Required[list[dict[str, Any]]]
-    median_abs_delta: Required[list[dict[str, Any]]]
-    kendall_per_dataset: Required[list[dict[str, Any]]]
-    kendall: Required[list[dict[str, Any]]]
-    split_half: Required[dict[str, Any] | None]
-    split_half_delta: Required[dict[str, Any] | None]
-    prompt_sensitivity: Required[list[dict[str, Any]]]
-
-
-class CalibrationRecord(TypedDict, total=False):
-    """One judge or scorer against gold similarity scores (`judge-calibrate`'s JSON)."""
-
-    format: int
-    shiftbench_version: Required[str]
-    judge: Required[dict[str, Any]]  # the scorer's own description
-    judge_key: Required[str]
-    gold_range: Required[list[float]]
-    judge_scale: list[float] | None
-    pairs: Required[int]
-    scored: Required[int]
-    unscored: Required[int]
-    problems: dict[str, int]
-    spearman: Required[float | None]
-    spearman_ci95: list[float] | None
-    pearson: float | None
-    mae: float | None
-    bins: list[dict[str, Any]]
-    why_no_correlation: str  # when no correlation could be computed
-    examples: list[dict[str, Any]]
-    source: dict[str, Any]  # the gold pairs' source: name, path, revision
+    units: Required[list[UnitRecord]]  # per model, dataset and subset
+    models: Required[dict[str, ModelFigures]]  # per model: original, axes, total, ranks
+    tests: Required[list[TransformTest]]
+    baseline_tests: Required[list[BaselineTest]]
+    median_abs_delta: Required[list[MedianAbsDelta]]
+    kendall_per_dataset: Required[list[KendallPerDataset]]
+    kendall: Required[list[KendallRow]]
+    split_half: Required[SplitHalf | None]
+    split_half_delta: Required[SplitHalf | None]
+    prompt_sensitivity: Required[list[PromptSensitivityRow]]
 
 
 class BatchDescription(TypedDict, total=False):
@@ -383,114 +437,3 @@ def plain(record: SourceRecord | ConfigRecord | RunMeta) -> dict[str, Any]:
     (evaluate marks a released source, a restored config): the one place a typed record
     becomes untyped, so every such crossing is named."""
     return dict(record)
-
-
-class SourceArguments(TypedDict):
-    """`load_source`'s arguments, as a spec's source gives them to gen (and to each of a
-    Ray run's shards, as JSON)."""
-
-    name: str
-    task_type: str | None
-    data_dir: str | None
-    subsets: tuple[str, ...]
-    splits: tuple[str, ...]
-    source_language: str | None
-
-
-class ScaleSection(TypedDict):
-    """A spec's `scale:` section: where gen runs."""
-
-    runner: Literal["local", "ray"]
-    shards: int
-    ray_address: str | None
-    cpus_per_shard: float
-    gpus_per_shard: float
-
-
-class DataFiles(TypedDict):
-    """One split of a card config: its name and its data file in the repository."""
-
-    split: str
-    path: str
-
-
-class CardConfig(TypedDict, total=False):
-    """One entry of a dataset card's `configs:` list (the Hub's dataset viewer and
-    `load_dataset` read it)."""
-
-    config_name: Required[str]
-    data_files: Required[list[DataFiles]]
-    default: bool
-
-
-class ControlMiss(TypedDict):
-    """A rating of a control item outside its tolerance."""
-
-    item_id: str
-    criterion: str
-    rating: float
-    expected: float
-
-
-class RaterScreening(TypedDict, total=False):
-    """One rater's screening on the control items: kept, or why not."""
-
-    controls: Required[int]  # control ratings given
-    misses: Required[list[ControlMiss]]
-    kept: Required[bool]
-    reason: str
-
-
-class GeneratorRef(TypedDict):
-    run: str
-    model: str
-
-
-class TransformComparison(TypedDict):
-    """One (generator, transform) row of compare's per-transform table."""
-
-    generator: str
-    transform: str
-    configs: int
-    rows: int
-    total_error_rate: float
-    error_rates: dict[str, float]
-    mean_edit_distance: float
-    measures: dict[str, float]
-
-
-class JudgeMean(TypedDict):
-    mean: float
-    ci95: list[float]
-
-
-class JudgeTest(TypedDict):
-    """A paired bootstrap test between two generators on one judge, Holm-adjusted."""
-
-    a: str
-    b: str
-    mean_difference: float
-    p: float
-    p_holm: float
-
-
-class JudgeMatrix(TypedDict):
-    """One judge's means per generator over the items all of them have, and the tests."""
-
-    measure: str
-    items: int
-    missing_for: list[str]
-    means: dict[str, JudgeMean]
-    tests: list[JudgeTest]
-
-
-class ComparisonDocument(TypedDict):
-    """compare.json: generators compared on their validation reports."""
-
-    format: int
-    shiftbench_version: str
-    kind: str
-    bootstrap_samples: int
-    generators: dict[str, GeneratorRef]
-    per_transform: list[TransformComparison]
-    matrix: list[JudgeMatrix]

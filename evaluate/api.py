@@ -18,7 +18,7 @@ shiftbench-results/<target> in the current folder.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -162,7 +162,7 @@ class EvalResult:
         return frame.astype({**dict.fromkeys(numbers, float), "seed": "Int64"})
 
 
-def _interval(entry: dict[str, Any] | None) -> Interval | None:
+def _interval(entry: Mapping[str, Any] | None) -> Interval | None:
     if not entry:
         return None
     ci = entry.get("ci95")

@@ -148,7 +148,7 @@ def _protocol(doc: ResultsDocument) -> str:
     return scoring["name"] if scoring else "shiftbench"
 
 
-def _order_key(model: dict[str, Any]) -> tuple[float, float]:
+def _order_key(model: Mapping[str, Any]) -> tuple[float, float]:
     total = model.get("total") or {}
     rank = total.get("rank") or [10**9, 10**9]
     return (rank[0], -(total.get("delta") or 0.0))

@@ -14,6 +14,7 @@ A thin or zero-width interval (core/evidence.py) is marked `*`, as in the tables
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -48,12 +49,12 @@ def _short(model: str) -> str:
     return model.rstrip("/").split("/")[-1]
 
 
-def _same_rows(figure: dict[str, Any]) -> float:
+def _same_rows(figure: Mapping[str, Any]) -> float:
     """The original's score on the rows a variant figure was scored on."""
     return float(figure["score"] - figure["delta"])
 
 
-def _weak(summary: ReportSummary, figure: dict[str, Any]) -> bool:
+def _weak(summary: ReportSummary, figure: Mapping[str, Any]) -> bool:
     """Whether the tables mark this figure's interval (thin, or no width as printed)."""
     return summary_figures(summary).interval(figure).endswith(MARK)
 
@@ -131,7 +132,10 @@ def heatmap(summary: ReportSummary, path: Path) -> None:
     plt = _pyplot()
     models = list(summary["models"])
     transforms = list(dict.fromkeys(t for s in summary["models"].values() for t in s["transforms"]))
-    figures = [[summary["models"][m]["transforms"].get(t) for t in transforms] for m in models]
+    # None only where the grid holds NaN, a cell never drawn
+    figures: list[list[Any]] = [
+        [summary["models"][m]["transforms"].get(t) for t in transforms] for m in models
+    ]
     grid = [[f["delta"] if f else float("nan") for f in row] for row in figures]
     shown = summary_figures(summary)
     finite = [abs(v) for row in grid for v in row if v == v]

@@ -4,6 +4,7 @@ rule-based control; and each transformed row with its originals and statuses."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, cast
 
 from shiftbench.core.data.listfields import field_texts, regrouped
@@ -19,7 +20,7 @@ from shiftbench.core.data.source_languages import field_languages
 from shiftbench.core.data.sources import (
     Source,
 )
-from shiftbench.core.records import ConfigRecord
+from shiftbench.core.records import ConfigRecord, DataRow
 from shiftbench.core.text.languages import Language
 from shiftbench.core.text.transforms import PIVOT, SOURCE
 from shiftbench.gen.controls import RuleVariant
@@ -31,9 +32,7 @@ from shiftbench.gen.rewrite import (
 )
 
 
-def original_config(
-    source: Source, subset: str, splits: dict[str, list[dict[str, Any]]]
-) -> ConfigData:
+def original_config(source: Source, subset: str, splits: dict[str, list[DataRow]]) -> ConfigData:
     meta: ConfigRecord = {
         "kind": "original",
         "subset": subset,
@@ -51,15 +50,15 @@ def subset_language(source: Source, subset: str) -> Language | None:
 def variant_config(
     source: Source,
     subset: str,
-    splits: dict[str, list[dict[str, Any]]],
+    splits: dict[str, list[DataRow]],
     variant: Variant,
-    described: dict[str, Any],
+    described: Mapping[str, Any],
     done: dict[str, dict[str, RowResult]],
     languages: tuple[Language | None, ...],
 ) -> ConfigData:
     fields = source.text_fields
     pivot = any(step.language == PIVOT for step in variant.transform.steps)
-    out: dict[str, list[dict[str, Any]]] = {}
+    out: dict[str, list[DataRow]] = {}
     counts: dict[str, dict[str, int]] = {}
     control = variant.transform.control
     for split, rows in splits.items():
@@ -121,12 +120,12 @@ def _drawn_languages(variant: Variant, used: list[RowResult]) -> dict[str, list[
 
 
 def _variant_row(
-    row: dict[str, Any],
+    row: DataRow,
     fields: tuple[str, ...],
     done: dict[str, dict[str, RowResult]],
     transform: str,
     pivot: bool,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The row with its fields rewritten, its originals kept, and one status for the row.
 
     A failed field stays empty rather than falling back to the original text, and the row's
@@ -176,14 +175,14 @@ def _variant_row(
 def rule_config(
     source: Source,
     subset: str,
-    splits: dict[str, list[dict[str, Any]]],
+    splits: dict[str, list[DataRow]],
     variant: RuleVariant,
     done: dict[str, RowResult],
 ) -> ConfigData:
     """A rule-based control's config: each field perturbed, kept beside its original, with
     its own status and the row's (the first field's failure, if any)."""
     fields = source.text_fields
-    out: dict[str, list[dict[str, Any]]] = {}
+    out: dict[str, list[DataRow]] = {}
     counts: dict[str, dict[str, int]] = {}
     for split, rows in splits.items():
         out[split] = []
@@ -220,7 +219,7 @@ def rule_config(
     return ConfigData(config_name(variant.base_name, subset, source.multi_subset), meta, out)
 
 
-def recorded_settings(record: ConfigRecord) -> dict[str, Any]:
+def recorded_settings(record: ConfigRecord) -> dict[str, object]:
     """The settings a config's rows depend on (those its settings_sha256 hashes, beyond the
     transform and seed its name holds), as its record in shiftbench.json gives them."""
     if record.get("kind") == "control":
@@ -236,7 +235,9 @@ def recorded_settings(record: ConfigRecord) -> dict[str, Any]:
     }
 
 
-def variant_settings(variant: Variant | RuleVariant, described: dict[str, Any]) -> dict[str, Any]:
+def variant_settings(
+    variant: Variant | RuleVariant, described: Mapping[str, Any]
+) -> dict[str, object]:
     """What recorded_settings gives for the config `variant` would make now."""
     if isinstance(variant, RuleVariant):
         return {k: v for k, v in variant.settings().items() if k not in ("transform", "seed")}

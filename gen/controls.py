@@ -15,7 +15,7 @@ import json
 import random
 import re
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib.metadata import version
@@ -70,7 +70,7 @@ class Lexicon:
     wordnet: WordNet
     parts_of_speech: tuple[str, ...]
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, object]:
         return {
             "wordnet": self.wordnet.describe(),
             "tagger": f"textblob {version('textblob')} (pattern English lexicon)",
@@ -107,7 +107,7 @@ class RuleVariant:
     def base_name(self) -> str:
         return f"{self.transform.name}-s{self.seed}"
 
-    def settings(self) -> dict[str, Any]:
+    def settings(self) -> dict[str, object]:
         """Everything the outputs depend on besides the text itself."""
         return {
             "transform": self.transform.name,
@@ -116,7 +116,7 @@ class RuleVariant:
             **({"lexicon": self.lexicon.describe()} if self.lexicon else {}),
         }
 
-    def settings_sha256(self, described: dict[str, Any] | None = None) -> str:
+    def settings_sha256(self, described: Mapping[str, Any] | None = None) -> str:
         return row_key(**self.settings())
 
     def apply(self, texts: list[str]) -> dict[str, RowResult]:
@@ -139,7 +139,7 @@ class RuleVariant:
         return swap_words(text, count, rng, self.lexicon, rule)
 
 
-def _row_rng(settings: dict[str, Any], text: str) -> random.Random:
+def _row_rng(settings: dict[str, object], text: str) -> random.Random:
     """A generator seeded by the control's settings and the text alone."""
     blob = json.dumps([settings, text], sort_keys=True, ensure_ascii=False)
     return random.Random(int(hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16], 16))

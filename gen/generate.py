@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -36,7 +37,7 @@ from shiftbench.core.data.sources import (
 )
 from shiftbench.core.messages import differences, option
 from shiftbench.core.protocols import check_protocol
-from shiftbench.core.records import RunExtras, RunMeta, SourceRecord
+from shiftbench.core.records import DataRow, RunExtras, RunMeta, SourceRecord
 from shiftbench.core.text.languages import Language, draw
 from shiftbench.core.text.transforms import PER_DATASET, PER_TEXT
 from shiftbench.errors import InputError
@@ -64,7 +65,7 @@ from shiftbench.llm.cache import GenerationCache
 class Prepared:
     """What gen read and checked before its first call, and the configs still to make."""
 
-    data: dict[str, dict[str, list[dict[str, Any]]]]  # subset -> split -> rows
+    data: dict[str, dict[str, list[DataRow]]]  # subset -> split -> rows
     languages: dict[str, tuple[Language | None, ...]]  # subset -> each field's language
     recorded: SourceRecord
     top: RunExtras
@@ -126,7 +127,7 @@ def check_gen(
 def prepare_gen(
     source: Source,
     variants: list[Variant | RuleVariant],
-    described: dict[str, Any],
+    described: Mapping[str, Any],
     output: Path,
     *,
     limit: int | None = None,
@@ -150,8 +151,8 @@ def prepare_gen(
 
 
 def texts_to_rewrite(
-    source: Source, splits: dict[str, list[dict[str, Any]]], parts: tuple[str, ...]
-) -> tuple[dict[str, list[dict[str, Any]]], list[str]]:
+    source: Source, splits: dict[str, list[DataRow]], parts: tuple[str, ...]
+) -> tuple[dict[str, list[DataRow]], list[str]]:
     """The splits a variant rewrites, and their texts in order (repeats included); a
     list-valued field (Summarization's machine summaries) gives each of its texts."""
     rewritten = {s: splits[s] for s in parts}
@@ -190,7 +191,7 @@ def generate_run_folder(
     calls go to the backend as one stream when it serves many at once (gen/schedule.py).
     Returns the configs written.
     """
-    described = backend.describe() if backend is not None else {}
+    described: Mapping[str, Any] = backend.describe() if backend is not None else {}
     ready = prepare_gen(
         source,
         variants,
@@ -264,7 +265,7 @@ class FieldGroup:
 
 
 def field_groups(
-    rewritten: dict[str, list[dict[str, Any]]],
+    rewritten: dict[str, list[DataRow]],
     fields: tuple[str, ...],
     languages: tuple[Language | None, ...],
     variant: Variant,
@@ -290,7 +291,7 @@ def field_groups(
 
 
 def _rewrite_fields(
-    rewritten: dict[str, list[dict[str, Any]]],
+    rewritten: dict[str, list[DataRow]],
     fields: tuple[str, ...],
     languages: tuple[Language | None, ...],
     variant: Variant,
@@ -366,7 +367,7 @@ def _require_english(
 def _configs_to_make(
     source: Source,
     variants: list[Variant | RuleVariant],
-    described: dict[str, Any],
+    described: Mapping[str, Any],
     meta: RunMeta | None,
     output: Path,
     overwrite: bool,
@@ -433,7 +434,7 @@ def _subset_rows(
     loaded: dict[str, Any],
     limit: int | None,
     shard: tuple[int, int] | None,
-) -> dict[str, list[dict[str, Any]]]:
+) -> dict[str, list[DataRow]]:
     """A subset's rows per run-folder split (`loaded`: its splits as _rewritable read
     them): the splits limited and sharded, a ranking context limited to what the kept
     queries need (shiftbench.core.data.parts)."""
@@ -458,7 +459,7 @@ def _rows(
     limit: int | None,
     shard: tuple[int, int] | None,
     label_field: str | None = None,
-) -> dict[str, list[dict[str, Any]]]:
+) -> dict[str, list[DataRow]]:
     """Each split's rows with their `row_id` (position in the split), limited and sharded.
     With a `label_field` the limit spreads over the labels (spread_over_labels) instead of
     taking the first rows, which in a label-sorted split would all share one class."""
@@ -497,7 +498,7 @@ def _refuse_at_line(source: Source, subset: str, split: str, index: int, field: 
         raise InputError(f"{where}: field {field} must be {want}, not {kind}")
 
 
-def _check_gold(source: Source, subset: str, split: str, rows: list[dict[str, Any]]) -> None:
+def _check_gold(source: Source, subset: str, split: str, rows: list[DataRow]) -> None:
     """The task's gold scores or labels hold what every later stage checks them for
     (runfolder.GOLD_FIELDS): a null or NaN score is refused here, naming the file and line
     of a local JSON Lines source, rather than carried into a run folder evaluate refuses."""
@@ -533,9 +534,7 @@ def spread_over_labels(labels: list[Any], limit: int) -> list[int]:
     return sorted(picked)
 
 
-def _check_text_columns(
-    source: Source, subset: str, splits: dict[str, list[dict[str, Any]]]
-) -> None:
+def _check_text_columns(source: Source, subset: str, splits: dict[str, list[DataRow]]) -> None:
     for split, rows in splits.items():
         _check_gold(source, subset, split, rows)
         for field in source.text_fields:

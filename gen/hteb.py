@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from shiftbench.core.data.hteb import (
     DATASETS,
@@ -43,7 +42,7 @@ from shiftbench.core.data.runfolder import (
 from shiftbench.core.data.source_languages import field_languages
 from shiftbench.core.data.sources import load_source
 from shiftbench.core.protocols import get_protocol
-from shiftbench.core.records import RunExtras, SourceRecord
+from shiftbench.core.records import DataRow, RunExtras, SourceRecord
 from shiftbench.errors import InputError
 from shiftbench.gen.hteb_imported import (
     TRANSLATING,
@@ -215,7 +214,7 @@ def import_hteb(
 
 
 def _subsets(
-    layout: str | None, known: tuple[str, ...], records: list[dict[str, Any]], where: Path
+    layout: str | None, known: tuple[str, ...], records: list[DataRow], where: Path
 ) -> dict[str, list[int]]:
     """The positions of the records of each subset: a per-language clustering file's
     records by their `language` (a subset of the source's, in the source's order);
@@ -235,12 +234,12 @@ def _subsets(
 
 
 def _split_rows(
-    task_type: str, eval_split: str, records: list[dict[str, Any]], where: Path, dataset: str
-) -> dict[str, list[dict[str, Any]]]:
+    task_type: str, eval_split: str, records: list[DataRow], where: Path, dataset: str
+) -> dict[str, list[DataRow]]:
     """HTEB's records as run-folder rows per split: the split from `_hteb_split`, a
     `row_id` counting within it, and every field HTEB read from the dataset."""
     allowed = (eval_split, "train") if task_type == "Classification" else (eval_split,)
-    out: dict[str, list[dict[str, Any]]] = {}
+    out: dict[str, list[DataRow]] = {}
     for record in records:
         split = str(record.get("_hteb_split") or eval_split)
         if split not in allowed:
@@ -253,7 +252,7 @@ def _split_rows(
     return {s: out[s] for s in allowed if s in out}
 
 
-def _source_fields(record: dict[str, Any]) -> dict[str, Any]:
+def _source_fields(record: DataRow) -> dict[str, object]:
     return {k: v for k, v in record.items() if not k.startswith("_hteb_") and k not in HTEB_FIELDS}
 
 
@@ -270,9 +269,9 @@ def _languages(
 def _variant(
     pair: Pair,
     fields: tuple[str, ...],
-    splits: dict[str, list[dict[str, Any]]],
-    originals: list[dict[str, Any]],
-    transformed: list[dict[str, Any]],
+    splits: dict[str, list[DataRow]],
+    originals: list[DataRow],
+    transformed: list[DataRow],
     languages: dict[str, str | None],
     members: list[int],
     subset: str,
@@ -285,7 +284,7 @@ def _variant(
     language = next(iter(languages.values()))
     targets: set[str] = set()
     positions: dict[str, int] = {}
-    out: dict[str, list[dict[str, Any]]] = {s: [] for s in splits}
+    out: dict[str, list[DataRow]] = {s: [] for s in splits}
     # rows pair up by position, as HTEB's loader pairs them
     for i in members:
         original, rewritten = originals[i], transformed[i]

@@ -26,7 +26,7 @@ from shiftbench.core.data.sources import Source, source_meta
 from shiftbench.core.data.writes import writing
 from shiftbench.core.hub import sha256_file
 from shiftbench.core.protocols import apply_protocol, get_protocol
-from shiftbench.core.records import ConfigRecord, RunExtras, SourceRecord
+from shiftbench.core.records import ConfigRecord, DataRow, RunExtras, SourceRecord
 from shiftbench.core.text.transforms import TRANSFORMS
 
 TRANSLATING = ("translation", "cross-translation")  # ours that send a text elsewhere
@@ -67,7 +67,7 @@ def imported_source(source: Source, dataset: str, first: Pair) -> SourceRecord:
 
 
 def original_config(
-    splits: dict[str, list[dict[str, Any]]], subset: str = "default", name: str = "original"
+    splits: dict[str, list[DataRow]], subset: str = "default", name: str = "original"
 ) -> ConfigData:
     """The original config holding `splits`."""
     counts = {s: len(r) for s, r in splits.items()}
@@ -76,8 +76,8 @@ def original_config(
 
 
 def finish_row(
-    row: dict[str, Any], statuses: list[str], ours: str, judged: list[str] | None = None
-) -> dict[str, Any]:
+    row: DataRow, statuses: list[str], ours: str, judged: list[str] | None = None
+) -> dict[str, object]:
     """`row` with its status (its first unusable text's among `judged`, all `statuses`
     unless given) and no attempt count."""
     failed = [s for s in (statuses if judged is None else judged) if not usable(s, ours)]
@@ -89,7 +89,7 @@ def finish_row(
 def variant_config(
     pair: Pair,
     subset: str,
-    out: dict[str, list[dict[str, Any]]],
+    out: dict[str, list[DataRow]],
     language: str | None,
     languages: dict[str, str | None],
     targets: Iterable[str],
@@ -143,7 +143,7 @@ def variant_config(
     return ConfigData(f"{ours}-s{pair.seed}", record, out)
 
 
-def hteb_protocol(pairs: Iterable[Pair], task_type: str) -> dict[str, Any]:
+def hteb_protocol(pairs: Iterable[Pair], task_type: str) -> dict[str, object]:
     """The hteb protocol's record for a run of `pairs` of a `task_type` dataset."""
     pairs = list(pairs)
     applied = apply_protocol(

@@ -36,7 +36,7 @@ from shiftbench.core.data.parts import REFERENCES, folder_split, with_parts
 from shiftbench.core.data.runfolder import ConfigData
 from shiftbench.core.data.sources import Source, source_meta
 from shiftbench.core.protocols import RANKING_PARTS
-from shiftbench.core.records import RunExtras, SourceRecord
+from shiftbench.core.records import DataRow, RunExtras, SourceRecord
 from shiftbench.errors import InputError
 from shiftbench.gen.hteb_imported import (
     TRANSLATING,
@@ -102,23 +102,21 @@ def _corpus(pair: Pair) -> bool:
     return bool(pair.metadata.get("transform_corpus"))
 
 
-def _fields(record: dict[str, Any]) -> dict[str, Any]:
+def _fields(record: DataRow) -> dict[str, object]:
     return {k: v for k, v in record.items() if not k.startswith("_hteb_") and k != "language"}
 
 
-def query_id(record: dict[str, Any], index: int) -> str:
+def query_id(record: DataRow, index: int) -> str:
     """A reranking record's query id: its `_id`, else its position."""
     return str(record["_id"]) if record.get("_id") is not None else str(index)
 
 
-def _ranking_splits(
-    records: list[dict[str, Any]], split: str, where: Path
-) -> dict[str, list[dict[str, Any]]]:
+def _ranking_splits(records: list[DataRow], split: str, where: Path) -> dict[str, list[DataRow]]:
     """The queries, documents, judgements and candidates of a reranking file."""
-    queries: list[dict[str, Any]] = []
-    corpus: list[dict[str, Any]] = []
-    qrels: list[dict[str, Any]] = []
-    ranked: list[dict[str, Any]] = []
+    queries: list[DataRow] = []
+    corpus: list[DataRow] = []
+    qrels: list[DataRow] = []
+    ranked: list[DataRow] = []
     for i, record in enumerate(records):
         qid = query_id(record, i)
         if any(q["id"] == qid for q in queries):
@@ -146,9 +144,9 @@ def _variant(
     pair: Pair,
     dataset: str,
     source: Source,
-    splits: dict[str, list[dict[str, Any]]],
-    originals: list[dict[str, Any]],
-    transformed: list[dict[str, Any]],
+    splits: dict[str, list[DataRow]],
+    originals: list[DataRow],
+    transformed: list[DataRow],
     language: str | None,
 ) -> ConfigData:
     """One pair as a transform config: each rewritten text beside its original, with its
@@ -178,7 +176,7 @@ def _variant(
                 targets.add(str(drawn))
         return texts, statuses, languages
 
-    out: dict[str, list[dict[str, Any]]] = {split: []}
+    out: dict[str, list[DataRow]] = {split: []}
     if reranking:
         documents = iter(splits[folder_split(f"corpus/{split}")])
         corpus = []

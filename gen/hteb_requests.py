@@ -42,7 +42,7 @@ from shiftbench.core.data.listfields import field_texts
 from shiftbench.core.data.runfolder import FALLBACK, OK, TRUNCATED, ConfigData, tally_status
 from shiftbench.core.messages import option
 from shiftbench.core.progress import Bar, bar
-from shiftbench.core.records import ConfigRecord
+from shiftbench.core.records import ConfigRecord, DataRow, SamplingRecord
 from shiftbench.core.text.languages import LANGUAGES, Language
 from shiftbench.core.text.transforms import PIVOT, Prompt, Transform
 from shiftbench.errors import InputError
@@ -88,7 +88,7 @@ _TRANSLATING = ("translation", "cross_translation")
 
 # What OpenAI-compatible servers (vLLM's among them) take for HTEB's engine settings:
 # the JSON output constraint, the repetition penalty and its chat template's switch
-REQUEST_EXTRAS: dict[str, Any] = {
+REQUEST_EXTRAS: dict[str, object] = {
     "repetition_penalty": REPETITION_PENALTY,
     "response_format": {
         "type": "json_schema",
@@ -195,7 +195,7 @@ class HtebSampling(Sampling):
     def sent(self) -> dict[str, Any]:
         return {**super().sent(), **REQUEST_EXTRAS}
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> SamplingRecord:
         return {**super().as_dict(), "hteb_request": REQUEST_EXTRAS}
 
 
@@ -414,9 +414,9 @@ def _complete(
 def hteb_config(
     source: Source,
     subset: str,
-    rewritten: dict[str, list[dict[str, Any]]],
+    rewritten: dict[str, list[DataRow]],
     variant: Variant,
-    described: dict[str, Any],
+    described: Mapping[str, Any],
     found: list[Slot],
     results: list[SlotResult],
     languages: tuple[Language | None, ...],
@@ -487,15 +487,15 @@ def hteb_config(
 def rewrite_subset(
     source: Source,
     subset: str,
-    rewritten: dict[str, list[dict[str, Any]]],
+    rewritten: dict[str, list[DataRow]],
     variant: Variant,
-    described: dict[str, Any],
+    described: Mapping[str, Any],
     languages: tuple[Language | None, ...],
     backend: Backend,
     cache: GenerationCache,
     *,
     start: int,
-    context: Mapping[str, list[dict[str, Any]]],
+    context: Mapping[str, list[DataRow]],
     quiet: bool = False,
 ) -> ConfigData:
     """One config made as HTEB's generator makes it; `start` is the count of non-blank

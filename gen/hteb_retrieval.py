@@ -16,7 +16,6 @@ so an export writes the same files back.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from shiftbench.core.data.hteb import (
     TRANSFORMATIONS,
@@ -47,7 +46,7 @@ from shiftbench.core.data.runfolder import (
     ConfigData,
 )
 from shiftbench.core.data.sources import Source
-from shiftbench.core.records import RunExtras
+from shiftbench.core.records import DataRow, RunExtras
 from shiftbench.errors import InputError
 from shiftbench.gen.hteb_imported import (
     TRANSLATING,
@@ -68,7 +67,7 @@ LAYOUT_KEY = "records"  # where a variant's `hteb` keeps the records' layout
 def import_retrieval(
     folder: Path,
     output: Path,
-    read: list[tuple[Pair, list[dict[str, Any]], list[dict[str, Any]]]],
+    read: list[tuple[Pair, list[DataRow], list[DataRow]]],
     source: Source,
 ) -> Imported:
     """Write the checked pairs `read` ((pair, originals, rewritten) each, one original
@@ -109,7 +108,7 @@ def import_retrieval(
 
 
 def _languages(
-    pair: Pair, dataset: str, originals: list[dict[str, Any]], default: str | None
+    pair: Pair, dataset: str, originals: list[DataRow], default: str | None
 ) -> dict[tuple[int, str], str | None]:
     """Where a translation or cross-translation sent each text (HTEB's rules: its files do
     not say); every other transformation keeps the text's language."""
@@ -133,9 +132,9 @@ def _variant(
     pair: Pair,
     dataset: str,
     layout: Layout,
-    originals: list[dict[str, Any]],
-    transformed: list[dict[str, Any]],
-    rows: dict[str, list[dict[str, Any]]],
+    originals: list[DataRow],
+    transformed: list[DataRow],
+    rows: dict[str, list[DataRow]],
     split: str,
     language: str | None,
 ) -> ConfigData:
@@ -145,7 +144,7 @@ def _variant(
     rewrites_corpus = bool(pair.metadata["transform_corpus"])
     sent = targets(originals, rewrites_corpus)
     languages = _languages(pair, dataset, originals, language)
-    out: dict[str, list[dict[str, Any]]] = {split: []}
+    out: dict[str, list[DataRow]] = {split: []}
     if rewrites_corpus:
         out[folder_split(f"corpus/{split}")] = []
     position = {QUERIES: 0, CORPUS: 0}

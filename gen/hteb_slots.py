@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from shiftbench.core.data.hteb import PAIR_TASKS
 from shiftbench.core.data.listfields import field_texts
+from shiftbench.core.records import DataRow
 from shiftbench.core.text.languages import Language
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ class Slot:
 
 
 def slots(
-    rewritten: Mapping[str, list[dict[str, Any]]],
+    rewritten: Mapping[str, list[DataRow]],
     fields: tuple[str, ...],
     languages: tuple[Language | None, ...],
     pair_task: bool,
@@ -78,8 +79,8 @@ class _Numbered:
 
 def reranking_slots(
     source: Source,
-    rewritten: Mapping[str, list[dict[str, Any]]],
-    context: Mapping[str, list[dict[str, Any]]],
+    rewritten: Mapping[str, list[DataRow]],
+    context: Mapping[str, list[DataRow]],
     language: Language | None,
     start: int = 0,
 ) -> list[Slot]:
@@ -117,8 +118,8 @@ def reranking_slots(
 
 def subset_slots(
     source: Source,
-    rewritten: Mapping[str, list[dict[str, Any]]],
-    context: Mapping[str, list[dict[str, Any]]],
+    rewritten: Mapping[str, list[DataRow]],
+    context: Mapping[str, list[DataRow]],
     languages: tuple[Language | None, ...],
     start: int = 0,
 ) -> list[Slot]:
@@ -147,8 +148,8 @@ def row_fields(split: str, row: Mapping[str, Any], fields: tuple[str, ...]) -> t
 
 def nonblank(
     source: Source,
-    rewritten: Mapping[str, list[dict[str, Any]]],
-    context: Mapping[str, list[dict[str, Any]]],
+    rewritten: Mapping[str, list[DataRow]],
+    context: Mapping[str, list[DataRow]],
 ) -> int:
     """How many texts of a subset HTEB numbers (its non-blank slots)."""
     languages = (None,) * len(source.text_fields)

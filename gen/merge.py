@@ -18,7 +18,7 @@ from shiftbench.core.data.runfolder import (
     write_run,
 )
 from shiftbench.core.messages import differences
-from shiftbench.core.records import ConfigRecord, RunExtras, RunMeta
+from shiftbench.core.records import ConfigRecord, DataRow, RunExtras, RunMeta
 from shiftbench.errors import InputError
 from shiftbench.gen.configs import recorded_settings
 
@@ -111,7 +111,7 @@ def _settings_of(info: ConfigRecord) -> tuple[Any, ...]:
 def _merge_config(
     name: str, info: ConfigRecord, folders: list[Path], metas: list[RunMeta]
 ) -> ConfigData:
-    splits: dict[str, list[dict[str, Any]]] = {}
+    splits: dict[str, list[DataRow]] = {}
     for split in info["rows"]:
         rows = []
         for folder in folders:

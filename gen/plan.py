@@ -13,6 +13,7 @@ time they take, going by a throughput measured on this machine.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -78,7 +79,7 @@ def plan_gen(
     shard: tuple[int, int] | None = None,
     overwrite: bool = False,
     rewrite: tuple[str, ...] = DEFAULT,
-    described: dict[str, Any] | None = None,
+    described: Mapping[str, Any] | None = None,
     checked: Prepared | None = None,
 ) -> GenPlan:
     """The plan of generate_run_folder with the same arguments; bad input raises the same
@@ -127,12 +128,12 @@ def plan_gen(
     return GenPlan(output, tuple(configs), known)
 
 
-def _described(backend: Backend | None) -> dict[str, Any] | None:
+def _described(backend: Backend | None) -> Mapping[str, Any] | None:
     if backend is None:
         return {}
     unloaded = getattr(backend, "describe_unloaded", None)
     if unloaded is not None:
-        described: dict[str, Any] | None = unloaded()
+        described: Mapping[str, Any] | None = unloaded()
         return described
     backend.load()  # a server: checks it answers and serves the model, loads nothing here
     return backend.describe()

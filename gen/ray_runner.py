@@ -15,10 +15,9 @@ import pickle
 import shutil
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
-from shiftbench.core.data.sources import load_source
-from shiftbench.core.records import ScaleSection, SourceArguments
+from shiftbench.core.data.sources import SourceArguments, load_source
 from shiftbench.errors import InputError, RuntimeFault, ShiftbenchError
 from shiftbench.gen.api import generate
 from shiftbench.gen.merge import merge_shards
@@ -27,6 +26,16 @@ if TYPE_CHECKING:
     from shiftbench.gen.api import GenSettings
 
 ENV_PREFIXES = ("SHIFTBENCH_", "HF_", "XDG_CACHE_HOME", "OPENAI_", "OLLAMA_")
+
+
+class ScaleSection(TypedDict):
+    """A spec's `scale:` section: where gen runs."""
+
+    runner: Literal["local", "ray"]
+    shards: int
+    ray_address: str | None
+    cpus_per_shard: float
+    gpus_per_shard: float
 
 
 def gen_shard(row: dict[str, Any]) -> dict[str, Any]:

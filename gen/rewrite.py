@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from shiftbench.core.data.runfolder import IDENTICAL, IDENTITY_KEPT, OK, TRUNCATED, usable
 from shiftbench.core.progress import Bar, bar
+from shiftbench.core.records import GeneratorModel
 from shiftbench.core.text.checks import Case, first_failure, gen_checks, identical, negation_cues
 from shiftbench.core.text.languages import DEFAULT_POOL, LANGUAGES, Language, draw
 from shiftbench.core.text.transforms import (
@@ -77,7 +78,7 @@ class Variant:
         variant = f"-p{self.prompt_variant}" if self.prompt_variant != 1 else ""
         return f"{self.transform.name}{variant}-s{self.seed}"
 
-    def settings_sha256(self, described: dict[str, Any]) -> str:
+    def settings_sha256(self, described: Mapping[str, Any]) -> str:
         """A hash of every setting the variant's rows depend on (not batch size or order).
 
         The seed stays in it under greedy decoding too, where calls leave it out: it still
@@ -235,7 +236,7 @@ def _status(
 def call_key(
     text: str,
     variant: Variant,
-    model: dict[str, Any],
+    model: GeneratorModel,
     step: int,
     lang: Language | None,
     attempt: int,
@@ -282,7 +283,7 @@ class Call:
 def _run_step(
     current: dict[str, str],
     variant: Variant,
-    model: dict[str, Any],
+    model: GeneratorModel,
     step: int,
     plans: dict[str, tuple[Language | None, ...]],
     attempt: int,

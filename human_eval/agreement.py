@@ -66,7 +66,7 @@ class Agreement:
     raters: int
     ratings: int
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return asdict(self)
 
 
@@ -182,7 +182,7 @@ class Alpha:
     raters: int
     ratings: int
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return asdict(self)
 
 

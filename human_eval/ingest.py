@@ -26,7 +26,7 @@ from typing import Any
 
 from shiftbench.core.data.jsonfiles import wrong_unicode
 from shiftbench.core.data.writes import atomic_write_text
-from shiftbench.core.ratings import RATINGS_FILE
+from shiftbench.core.ratings import RATINGS_FILE, Rating
 from shiftbench.core.records import BatchDescription
 from shiftbench.core.tables import from_spreadsheet_cell
 from shiftbench.errors import InputError
@@ -199,14 +199,14 @@ def _argilla(path: Path, records: list[dict[str, Any]]) -> list[Record]:
 
 def canonical(
     files: list[Path], description: BatchDescription, table: list[dict[str, Any]],
-    earlier: list[dict[str, Any]] | None = None,
-) -> list[dict[str, Any]]:  # fmt: skip
+    earlier: list[Rating] | None = None,
+) -> list[Rating]:  # fmt: skip
     """Every rating of every file, checked against the batch; InputError on the first
     fault, naming file and line."""
     criteria = description["scheme"]["criteria"]
     known = {(r["batch_id"], r["item_id"]) for r in table}
     seen = {(r["item_id"], r["rater_id"], r["criterion"]): r["file"] for r in earlier or []}
-    ratings: list[dict[str, Any]] = []
+    ratings: list[Rating] = []
     for path in files:
         for where, row in read_records(path, list(criteria)):
             batch, item, rater, criterion = (row[c] for c in FORM_COLUMNS[:4])
@@ -256,7 +256,7 @@ def canonical(
     return ratings
 
 
-def write_ratings(folder: Path, ratings: list[dict[str, Any]]) -> None:
+def write_ratings(folder: Path, ratings: list[Rating]) -> None:
 
     atomic_write_text(
         folder / RATINGS_FILE,

@@ -30,7 +30,7 @@ from shiftbench import __version__
 from shiftbench.core.data.jsonfiles import read_jsonl
 from shiftbench.core.data.writes import atomic_write_text
 from shiftbench.core.ratings import HUMAN_REPORT as REPORT_JSON
-from shiftbench.core.ratings import screen
+from shiftbench.core.ratings import Rating, screen
 from shiftbench.core.records import BatchDescription, HumanEvalReport
 from shiftbench.core.stats import bootstrap_statistic_ci, spearman_or_nan
 from shiftbench.core.tables import markdown_table, markdown_text
@@ -47,7 +47,7 @@ ALPHA_RESAMPLES = 1000
 def summarise_ratings(
     description: BatchDescription,
     table: list[dict[str, Any]],
-    ratings: list[dict[str, Any]],
+    ratings: list[Rating],
     *,
     threshold: float = 3.0,
     weights: str = "ordinal",
@@ -131,7 +131,7 @@ def summarise_ratings(
 
 def drift_correlation(
     description: BatchDescription,
-    ratings: list[dict[str, Any]],
+    ratings: list[Rating],
     kept: set[str],
     info: dict[str, dict[str, Any]],
 ) -> list[dict[str, Any]]:

@@ -58,7 +58,7 @@ def ask(
 ) -> list[dict[str, float | None]]:
     """Per prompt, {answer: log-probability or None}; cached per (prompt, model, answers),
     each chunk stored as soon as the backend returns it."""
-    model: dict[str, Any] = backend.describe()["model"]
+    model = backend.describe()["model"]
     keys = [
         row_key(
             kind="answer-logprobs",

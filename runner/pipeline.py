@@ -35,11 +35,10 @@ from shiftbench.core.data.hubfolder import folder_digest
 from shiftbench.core.data.jsonfiles import read_json
 from shiftbench.core.data.resultsfolder import RESULTS_FILE
 from shiftbench.core.data.runfolder import SPEC_FILE as SPEC_COPY
-from shiftbench.core.data.sources import load_source
+from shiftbench.core.data.sources import SourceArguments, load_source
 from shiftbench.core.messages import counted, differences, report
 from shiftbench.core.protocols import DEFAULT_PROTOCOL
 from shiftbench.core.ratings import RATINGS_FILE
-from shiftbench.core.records import SourceArguments
 from shiftbench.core.text.transforms import TARGETED_PROMPT
 from shiftbench.errors import InputError, RuntimeFault, ShiftbenchError
 from shiftbench.evaluate.settings import EvalSettings

@@ -17,14 +17,18 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shiftbench.core.data.sources import Source
 from shiftbench.core.messages import counted, report
-from shiftbench.core.records import CalibrationRecord, ConfigValidationRecord, ValidationReport
+from shiftbench.core.records import ConfigValidationRecord, ValidationReport
 from shiftbench.errors import InputError, RuntimeFault
 from shiftbench.validate.meaning import MEANING_CHANGED
 from shiftbench.validate.settings import CalibrateSettings, JudgeSettings, ValidateSettings
+
+if TYPE_CHECKING:
+    # calibrate imports scipy: only its record's name is needed here
+    from shiftbench.validate.calibrate import CalibrationRecord
 
 log = logging.getLogger(__name__)
 
@@ -149,7 +153,7 @@ def make_judges(settings: JudgeSettings) -> list[Any]:
     from shiftbench.validate.judge import Judge, build_backend
     from shiftbench.validate.paraplue import Paraplue
 
-    backends: dict[str, Any] = {}
+    backends: dict[str, object] = {}
 
     def backend(spec: str) -> Any:
         if spec not in backends:

@@ -13,19 +13,50 @@ from __future__ import annotations
 import itertools
 import statistics
 from collections import Counter
-from typing import Any
+from typing import Required, TypedDict
 
 from scipy.stats import pearsonr, spearmanr
 
 from shiftbench import __version__
 from shiftbench.core.data.sources import Source
 from shiftbench.core.messages import counted
-from shiftbench.core.records import CalibrationRecord
 from shiftbench.core.stats import bootstrap_statistic_ci, spearman_or_nan
 from shiftbench.errors import InputError
 from shiftbench.llm.cache import GenerationCache
 from shiftbench.validate.judge import Item, Judge
 from shiftbench.validate.report import Measure
+
+
+class CalibrationBin(TypedDict):
+    """One unit-wide bin of the gold score: its pairs, error and mean rating."""
+
+    gold: str
+    pairs: int
+    mae: float | None
+    mean_rating: float | None
+
+
+class CalibrationRecord(TypedDict, total=False):
+    """One judge or scorer against gold similarity scores (`judge-calibrate`'s JSON)."""
+
+    format: int
+    shiftbench_version: Required[str]
+    judge: Required[dict[str, object]]  # the scorer's own description
+    judge_key: Required[str]
+    gold_range: Required[list[float]]
+    judge_scale: list[float] | None
+    pairs: Required[int]
+    scored: Required[int]
+    unscored: Required[int]
+    problems: dict[str, int]
+    spearman: Required[float | None]
+    spearman_ci95: list[float] | None
+    pearson: float | None
+    mae: float | None
+    bins: list[CalibrationBin]
+    why_no_correlation: str  # when no correlation could be computed
+    examples: list[dict[str, object]]
+    source: dict[str, object]  # the gold pairs' source: name, path, revision
 
 
 def gold_pairs(source: Source, limit: int | None = None) -> list[tuple[str, str, float]]:
@@ -110,11 +141,11 @@ def calibrate(
     return report
 
 
-def _bins(kept: list[tuple[float, float]], scale: tuple[float, float]) -> list[dict[str, Any]]:
+def _bins(kept: list[tuple[float, float]], scale: tuple[float, float]) -> list[CalibrationBin]:
     """Unit-wide bins of the (mapped) gold score; the last one includes the top."""
     low, high = scale
     edges = list(range(int(low), int(high) + 1))
-    bins = []
+    bins: list[CalibrationBin] = []
     for left, right in itertools.pairwise(edges):
         last = right == edges[-1]
         inside = [(g, s) for g, s in kept if left <= g < right or (last and g == right)]

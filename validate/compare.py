@@ -17,27 +17,74 @@ import itertools
 import statistics
 from collections import Counter, defaultdict
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from shiftbench import __version__
 from shiftbench.core.data.jsonfiles import read_jsonl
 from shiftbench.core.data.names import inside
 from shiftbench.core.data.runfolder import read_meta, read_validation
-from shiftbench.core.records import (
-    ComparisonDocument,
-    JudgeMatrix,
-    JudgeMean,
-    JudgeTest,
-    RunMeta,
-    TransformComparison,
-    ValidationReport,
-)
+from shiftbench.core.records import RunMeta, ValidationReport
 from shiftbench.core.stats import BOOTSTRAP_SAMPLES, bootstrap_mean_ci, holm, paired_bootstrap_p
 from shiftbench.core.tables import markdown_table
 from shiftbench.errors import InputError
 from shiftbench.validate.report import REPORT_JSON, ROWS_DIR
 
 ItemId = tuple[str, str, str, Any, str]  # transform, subset, split, row_id, field
+
+
+class GeneratorRef(TypedDict):
+    run: str
+    model: str
+
+
+class TransformComparison(TypedDict):
+    """One (generator, transform) row of compare's per-transform table."""
+
+    generator: str
+    transform: str
+    configs: int
+    rows: int
+    total_error_rate: float
+    error_rates: dict[str, float]
+    mean_edit_distance: float
+    measures: dict[str, float]
+
+
+class JudgeMean(TypedDict):
+    mean: float
+    ci95: list[float]
+
+
+class JudgeTest(TypedDict):
+    """A paired bootstrap test between two generators on one judge, Holm-adjusted."""
+
+    a: str
+    b: str
+    mean_difference: float
+    p: float
+    p_holm: float
+
+
+class JudgeMatrix(TypedDict):
+    """One judge's means per generator over the items all of them have, and the tests."""
+
+    measure: str
+    items: int
+    missing_for: list[str]
+    means: dict[str, JudgeMean]
+    tests: list[JudgeTest]
+
+
+class ComparisonDocument(TypedDict):
+    """compare.json: generators compared on their validation reports."""
+
+    format: int
+    shiftbench_version: str
+    kind: str
+    bootstrap_samples: int
+    generators: dict[str, GeneratorRef]
+    per_transform: list[TransformComparison]
+    matrix: list[JudgeMatrix]
 
 
 def load_generators(runs: list[Path]) -> dict[str, dict[str, Any]]:

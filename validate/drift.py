@@ -6,8 +6,6 @@ while an output about something else moves towards 1. Empty outputs get no value
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from shiftbench.core.models.encoders import Encoder
@@ -33,7 +31,7 @@ class Drift:
         )  # fmt: skip
         self.key = f"drift:{self.encoder.name}"
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, object]:
         return {"kind": "drift", "encoder": self.encoder.describe()}
 
     def score(

@@ -28,6 +28,7 @@ from importlib import resources
 from typing import Any, NamedTuple
 
 from shiftbench.core.progress import bar as progress_bar
+from shiftbench.core.records import GeneratorModel
 from shiftbench.errors import InputError
 from shiftbench.llm.backends import Backend, Generation, Request, Sampling, get_backend
 from shiftbench.llm.cache import GenerationCache, row_key
@@ -212,9 +213,8 @@ class Judge:
         return (self.mode.low, self.mode.high)
 
     @property
-    def model(self) -> dict[str, Any]:
-        model: dict[str, Any] = self.backend.describe()["model"]
-        return model
+    def model(self) -> GeneratorModel:
+        return self.backend.describe()["model"]
 
     @property
     def key(self) -> str:

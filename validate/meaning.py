@@ -129,7 +129,7 @@ class MeaningCheck:
             return False
         return not self.english_only or (language or "en") == "en"
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, object]:
         return {
             "encoder": self.encoder.describe(),
             "threshold": self.threshold,
@@ -174,7 +174,7 @@ def choose(
             out.append((d, kinds))
         return out
 
-    def flagged(d: Any, kinds: dict[str, Any], used: tuple[str, ...], t: float) -> float:
+    def flagged(d: Any, kinds: dict[str, object], used: tuple[str, ...], t: float) -> float:
         hit = np.nan_to_num(d, nan=-1.0) > t
         for k in used:
             hit |= kinds[k]

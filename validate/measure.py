@@ -28,16 +28,18 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from shiftbench.core.data.jsonfiles import read_jsonl
+from shiftbench.core.records import DataRow
 from shiftbench.core.text.checks import CHECKS, Case
 from shiftbench.core.text.langid import DEFAULT_IDENTIFIER, LanguageID, checkable, get_identifier
 from shiftbench.errors import InputError
+from shiftbench.validate.measure_rows import FalseAlarmRow, Measurement, MissRow
 from shiftbench.validate.planted import PLANTS
 
 FORMAT = 1
@@ -125,10 +127,11 @@ DATASETS: tuple[Dataset, ...] = (
     ),
 )
 
+
 # --- reading and sampling the data ----------------------------------------------------------
 
 
-def _rows(data_dir: Path, dataset: Dataset) -> list[dict[str, Any]]:
+def _rows(data_dir: Path, dataset: Dataset) -> list[DataRow]:
     path = data_dir / dataset.path
     if not path.is_file():
         raise InputError(
@@ -146,7 +149,7 @@ def _sample(items: Iterable[Any], cap: int, name: str, seed: int) -> list[Any]:
     return pool
 
 
-def _pairs(rows: list[dict[str, Any]], dataset: Dataset) -> list[tuple[str, str]]:
+def _pairs(rows: list[DataRow], dataset: Dataset) -> list[tuple[str, str]]:
     assert dataset.pairs is not None
     key, top = dataset.pairs
     first, second = dataset.fields[:2]
@@ -157,11 +160,11 @@ def _pairs(rows: list[dict[str, Any]], dataset: Dataset) -> list[tuple[str, str]
     return [(r[first], r[second]) for r in good]
 
 
-def _texts(rows: list[dict[str, Any]], dataset: Dataset) -> list[str]:
+def _texts(rows: list[DataRow], dataset: Dataset) -> list[str]:
     return [r[f] for r in rows for f in dataset.fields if r[f].strip()]
 
 
-def _aligned(rows: list[dict[str, Any]], dataset: Dataset) -> dict[str, str]:
+def _aligned(rows: list[DataRow], dataset: Dataset) -> dict[str, str]:
     """Unit key -> text, keys shared by the same text's versions in other languages."""
     out = {}
     for i, row in enumerate(rows):
@@ -185,7 +188,7 @@ def measure_checks(
     plant_cap: int,
     seed: int = SEED,
     identifier: LanguageID | None = None,
-) -> dict[str, Any]:
+) -> Measurement:
     """Every check's false alarms and misses on the real datasets of `data_dir`.
 
     Args:
@@ -206,8 +209,8 @@ def measure_checks(
         raise InputError(f"{data_dir}: no such folder (the shared data folder is needed)")
     lid = identifier or get_identifier(DEFAULT_IDENTIFIER)
     rows = {d: _rows(data_dir, d) for d in DATASETS}
-    false_alarms: list[dict[str, Any]] = []
-    misses: list[dict[str, Any]] = []
+    false_alarms: list[FalseAlarmRow] = []
+    misses: list[MissRow] = []
     for d in DATASETS:
         false_alarms += _false_alarms(d, rows[d], cap, seed, lid)
     for d in DATASETS:
@@ -239,14 +242,14 @@ def _detect(lid: LanguageID, texts: list[str], language: str) -> list[str | None
 
 
 def _false_alarms(
-    d: Dataset, rows: list[dict[str, Any]], cap: int, seed: int, lid: LanguageID
-) -> list[dict[str, Any]]:
+    d: Dataset, rows: list[DataRow], cap: int, seed: int, lid: LanguageID
+) -> list[FalseAlarmRow]:
     name = f"{d.name}/{d.language}"
     texts = _sample(_texts(rows, d), cap, f"texts:{name}", seed)
     pairs = _sample(_pairs(rows, d), cap, f"pairs:{name}", seed) if d.pairs else []
-    out = []
+    out: list[FalseAlarmRow] = []
 
-    def row(check: str, data: str, cases: list[Case]) -> dict[str, Any]:
+    def row(check: str, data: str, cases: list[Case]) -> FalseAlarmRow:
         alarms = sum(CHECKS[check](c) for c in cases)
         return {"check": check, "dataset": d.name, "language": d.language, "data": data,
                 "measured": True, "texts": len(cases), "alarms": alarms,
@@ -276,7 +279,7 @@ def _false_alarms(
     return out
 
 
-def _planted(d: Dataset, rows: list[dict[str, Any]], plant_cap: int, seed: int) -> list[dict]:
+def _planted(d: Dataset, rows: list[DataRow], plant_cap: int, seed: int) -> list[MissRow]:
     name = f"{d.name}/{d.language}"
     texts = _sample(_texts(rows, d), plant_cap, f"plants:{name}", seed)
     others = [c for c in CHECKS if c != "wrong-language"]
@@ -297,15 +300,15 @@ def _planted(d: Dataset, rows: list[dict[str, Any]], plant_cap: int, seed: int) 
 def _miss_row(
     check: str, kind: str, held_out: bool | None, d: Dataset, planted: int, missed: int,
     missed_all: int,
-) -> dict[str, Any]:  # fmt: skip
+) -> MissRow:  # fmt: skip
     return {"check": check, "kind": kind, "held_out": held_out, "dataset": d.name,
             "language": d.language, "measured": True, "planted": planted, "missed": missed,
             "rate": _rate(missed, planted), "missed_by_all": missed_all}  # fmt: skip
 
 
 def _translations(
-    rows: dict[Dataset, list[dict[str, Any]]], cap: int, seed: int, lid: LanguageID
-) -> list[dict[str, Any]]:
+    rows: dict[Dataset, list[DataRow]], cap: int, seed: int, lid: LanguageID
+) -> list[MissRow]:
     """wrong-language's misses: a text's real translation (aligned datasets), or a text of
     another language of the same dataset (MasakhaNEWS), as the output where the text's
     own language is expected. Pairs whose two texts are the same are left out."""
@@ -313,7 +316,7 @@ def _translations(
     by_name: dict[str, list[Dataset]] = {}
     for d in DATASETS:
         by_name.setdefault(d.name, []).append(d)
-    out = []
+    out: list[MissRow] = []
     for name, group in by_name.items():
         if len(group) < 2:
             continue
@@ -363,16 +366,15 @@ def packaged_path() -> Path:
 
 
 @cache
-def measured() -> dict[str, Any]:
+def measured() -> Measurement:
     """The packaged measurement (validate/measured.json); empty when it is not there."""
     path = packaged_path()
     if not path.is_file():
         return {}
-    document: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return document
+    return cast(Measurement, json.loads(path.read_text(encoding="utf-8")))
 
 
-def dumps(document: dict[str, Any]) -> str:
+def dumps(document: Measurement) -> str:
     """The measurement as measured.json holds it: one row a line, so a change shows as the
     rows it changed."""
 
@@ -394,7 +396,7 @@ def _percent(rate: float) -> str:
     return f"{rate:.1%}"
 
 
-def render_table(document: dict[str, Any]) -> str:
+def render_table(document: Measurement) -> str:
     """The guide's section body: how the figures were made, the false alarms per dataset
     and language (one column per check), and the misses per check and planted failure."""
     from shiftbench.core.tables import markdown_table
@@ -471,7 +473,7 @@ def render_table(document: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def with_table(page: str, document: dict[str, Any]) -> str:
+def with_table(page: str, document: Measurement) -> str:
     """`page` (the guide) with its generated part between START and END replaced."""
     if START not in page or END not in page:
         raise InputError(f"the guide has no {START} ... {END} part to fill")
@@ -485,7 +487,7 @@ def guide_path() -> Path:
     return Path(__file__).resolve().parents[1] / GUIDE
 
 
-def write_measurement(document: dict[str, Any], guide: Path | None = None) -> list[Path]:
+def write_measurement(document: Measurement, guide: Path | None = None) -> list[Path]:
     """Write the packaged measured.json and the guide's table (the guide of this source
     tree unless `guide` names another); the paths written."""
     from shiftbench.core.data.writes import atomic_write_text
@@ -519,7 +521,12 @@ def unreliable(languages: Iterable[str], dataset: str | None = None) -> list[str
     unjudged: dict[str, list[str]] = {}
     # (check, kind, held-out phrasing) -> [planted, missed]
     planted: dict[tuple[str, str, bool], list[int]] = {}
-    for what, rows in (("false alarms", document["false_alarms"]), ("misses", document["misses"])):
+    # both kinds of row, read by the keys they share (and a miss by its own)
+    tables: tuple[tuple[str, Sequence[Mapping[str, Any]]], ...] = (
+        ("false alarms", document["false_alarms"]),
+        ("misses", document["misses"]),
+    )
+    for what, rows in tables:
         for r in rows:
             if r["language"] not in wanted and r["dataset"] != dataset:
                 continue

@@ -13,7 +13,6 @@ and " yes" (likewise for No) that are single tokens.
 from __future__ import annotations
 
 import hashlib
-from typing import Any
 
 from shiftbench.llm.backends import Backend
 from shiftbench.llm.cache import GenerationCache
@@ -35,7 +34,7 @@ class Paraplue:
         self.model = model
         self.key = f"paraplue:{backend.name}:{model['id']}"
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, object]:
         return {
             "kind": "paraplue",
             "answers": list(ANSWERS),

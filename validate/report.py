@@ -44,6 +44,8 @@ from shiftbench.core.data.writes import atomic_write_text
 from shiftbench.core.progress import bar
 from shiftbench.core.records import (
     ConfigValidationRecord,
+    DataRow,
+    ExampleRecord,
     RunMeta,
     ValidationReport,
 )
@@ -180,7 +182,7 @@ def validate_run(
         "checks": list(CHECKS),
         "configs": {},
     }
-    per_row: dict[str, list[dict[str, Any]]] = {}
+    per_row: dict[str, list[DataRow]] = {}
     # one step per config for the automatic checks, and one per config and measure; a
     # judge's own count of pairs shows beside it
     steps = len(chosen) * (1 + len(measures))
@@ -207,7 +209,7 @@ def _keep_earlier(
     folder: Path,
     meta: RunMeta,
     report: dict[str, Any],
-    per_row: dict[str, list[dict[str, Any]]],
+    per_row: dict[str, list[DataRow]],
 ) -> None:
     """Carry over an earlier report's results that this run did not recompute, as long as
     the config is unchanged (same settings): measures of the configs checked now, and (when
@@ -242,7 +244,7 @@ def _keep_earlier_measures(
     name: str,
     before: ConfigValidationRecord,
     summary: dict[str, Any],
-    rows: list[dict[str, Any]],
+    rows: list[DataRow],
 ) -> None:
     missing = [k for k in before.get("measures", {}) if k not in summary.get("measures", {})]
     if not missing:
@@ -269,7 +271,7 @@ def _keep_earlier_measures(
 
 def _measure_config(
     summary: dict[str, Any],
-    rows: list[dict[str, Any]],
+    rows: list[DataRow],
     fields: list[str],
     measures: tuple[Measure, ...],
     cache: GenerationCache,
@@ -318,7 +320,7 @@ def _measure_config(
 
 def _meaning_config(
     summary: dict[str, Any],
-    rows: list[dict[str, Any]],
+    rows: list[DataRow],
     fields: list[str],
     check: MeaningCheck,
     examples: int,
@@ -341,7 +343,7 @@ def _meaning_config(
     found = check.judge(pairs)
     checked: set[int] = set()
     changed: set[int] = set()
-    shown: list[dict[str, Any]] = []
+    shown: list[dict[str, object]] = []
     for (i, field), verdict, (original, output) in zip(where, found, pairs, strict=True):
         result = rows[i]["_result"]
         result.setdefault("meaning_drift", {})[field] = verdict.drift
@@ -375,14 +377,14 @@ def _validate_config(
     name: str,
     identifier: LanguageID,
     examples: int,
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+) -> tuple[dict[str, Any], list[DataRow]]:
     """The config's summary, and its rows as read, each with its check results under
     `_result` (its line in validation/<config>.jsonl). Every split is read as evaluate
     reads it (runfolder.read_config_split), so validate passes no folder evaluate refuses."""
     config = meta["configs"][name]
     fields = meta["source"]["text_fields"]
     transform = config["transform"]
-    rows: list[dict[str, Any]] = []
+    rows: list[DataRow] = []
     for split in sorted(config["rows"]):
         read = read_config_split(folder, meta, name, split, required=("row_id",))
         rows += [{"_split": split, **row} for row in read]
@@ -401,7 +403,7 @@ def _validate_config(
     detected = iter(found_at.get(i, NOT_CHECKED) for i in range(len(outputs)))
     unchecked: Counter[str] = Counter()  # fields per language language ID does not know
     unchecked_rows = 0
-    shown: dict[str, list[dict[str, Any]]] = {c: [] for c in CHECKS}
+    shown: dict[str, list[ExampleRecord]] = {c: [] for c in CHECKS}
     counts: Counter[str] = Counter()
     languages: Counter[str] = Counter()
     distances = []
@@ -470,7 +472,7 @@ def _validate_config(
         "transform": transform,
         "axis": config.get("axis"),
         "seed": config.get("seed"),
-        "model": (config.get("model") or {}).get("id"),
+        "model": m.get("id") if (m := config.get("model")) else None,
         "settings_sha256": config.get("settings_sha256"),
         "rows": n,
         "error_counts": {c: counts[c] for c in CHECKS},
@@ -502,7 +504,7 @@ def rows_folder(folder: Path) -> Path:
 def _write(
     folder: Path,
     report: ValidationReport,
-    per_row: dict[str, list[dict[str, Any]]],
+    per_row: dict[str, list[DataRow]],
     meta: RunMeta,
 ) -> None:
     rows_dir = rows_folder(folder)
@@ -535,14 +537,14 @@ def _texts_held(row: Any, key: str) -> bool:
 
 
 def worst_rows(
-    folder: Path, report: ValidationReport, per_row: dict[str, list[dict[str, Any]]]
+    folder: Path, report: ValidationReport, per_row: dict[str, list[DataRow]]
 ) -> list[list[str]]:
     """The worst-rows table's rows: per drift measure the WORST_DRIFT rows of largest
     drift (each by its field of largest drift), then the first example of each failure
     kind found. A config carried over from an earlier report is read from its rows file;
     rows written before the files held their texts are left out of the drift list."""
     configs = report["configs"]
-    rows_of: dict[str, list[dict[str, Any]]] = {}
+    rows_of: dict[str, list[DataRow]] = {}
     for name in configs:
         if name in per_row:
             rows_of[name] = per_row[name]

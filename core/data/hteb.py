@@ -36,6 +36,7 @@ from shiftbench.core.data.hteb_sets import listed_languages
 from shiftbench.core.data.listfields import field_texts, text_statuses
 from shiftbench.core.data.runfolder import FALLBACK, TRUNCATED
 from shiftbench.core.messages import counted
+from shiftbench.core.records import DataRow
 from shiftbench.core.text.languages import get_language
 from shiftbench.errors import InputError
 
@@ -116,7 +117,7 @@ def gave_up(text: Any, status: Any) -> bool:
     return unusable(text) or (isinstance(status, str) and status in GAVE_UP)
 
 
-def given_up(row: dict[str, Any], field: str) -> list[bool]:
+def given_up(row: DataRow, field: str) -> list[bool]:
     """For each text of a rewritten row's `field`, whether HTEB would have given up on it
     (gave_up, with the text's own status, or the row's in a row that records none)."""
     texts = field_texts(row.get(field))
@@ -196,7 +197,7 @@ def cross_translation_target(seed: int, ordinal: int, source: Iterable[str]) -> 
 
 
 def text_ordinals(
-    records: list[dict[str, Any]], fields: tuple[str, ...], pair_task: bool
+    records: list[DataRow], fields: tuple[str, ...], pair_task: bool
 ) -> dict[tuple[int, str], int]:
     """HTEB's numbering of the texts a transformation rewrites, keyed by (record, field):
     non-blank texts only, in record order, field by field within a record; for a pair
@@ -214,7 +215,7 @@ def text_ordinals(
 
 
 def translated_languages(
-    records: list[dict[str, Any]],
+    records: list[DataRow],
     fields: tuple[str, ...],
     transformation: str,
     dataset: str,
@@ -518,7 +519,7 @@ def latest_pair(folder: Path) -> Pair:
     return chosen[0]
 
 
-def read_pair(pair: Pair) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def read_pair(pair: Pair) -> tuple[list[DataRow], list[DataRow]]:
     """The original and the transformed records of a pair, row for row, once the file is
     what HTEB writes: exactly the two struct columns of one type, no schema metadata, as
     many rows as its statistics count."""

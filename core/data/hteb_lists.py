@@ -31,6 +31,7 @@ from shiftbench.core.data.hteb import (
     translation_target,
 )
 from shiftbench.core.data.runfolder import FALLBACK, IDENTICAL, OK
+from shiftbench.core.records import DataRow
 from shiftbench.errors import InputError
 
 CANDIDATES = ("positive", "negative")
@@ -64,7 +65,7 @@ def _texts(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(t, str) for t in value)
 
 
-def check_originals(records: list[dict[str, Any]], task_type: str, where: Path) -> None:
+def check_originals(records: list[DataRow], task_type: str, where: Path) -> None:
     """The original records as HTEB's loader and filter accept them (module docstring)."""
     for i, record in enumerate(records):
         at = f"{where}: record {i}"
@@ -100,7 +101,7 @@ def check_originals(records: list[dict[str, Any]], task_type: str, where: Path) 
         raise InputError(f"{where}: the relevance scores must hold two distinct values")
 
 
-def scores_of(record: dict[str, Any]) -> Any:
+def scores_of(record: DataRow) -> Any:
     """A summarisation record's scores: its first of HTEB's score keys."""
     return next((record[k] for k in SCORE_KEYS if k in record), None)
 
@@ -129,8 +130,8 @@ def slot_pairs(
 
 
 def check_pair(
-    originals: list[dict[str, Any]],
-    transformed: list[dict[str, Any]],
+    originals: list[DataRow],
+    transformed: list[DataRow],
     task_type: str,
     transform_corpus: bool,
     where: Path,
@@ -150,9 +151,7 @@ def check_pair(
             slot_pairs(before[field], after.get(field), where, i, field)
 
 
-def slots(
-    records: list[dict[str, Any]], fields: tuple[str, ...]
-) -> Iterator[tuple[int, str, int, str]]:
+def slots(records: list[DataRow], fields: tuple[str, ...]) -> Iterator[tuple[int, str, int, str]]:
     """Every text of `fields` in HTEB's order: (record, field, position in the field,
     text), record by record, field by field."""
     for i, record in enumerate(records):
@@ -163,7 +162,7 @@ def slots(
 
 
 def slot_languages(
-    records: list[dict[str, Any]],
+    records: list[DataRow],
     fields: tuple[str, ...],
     transformation: str,
     dataset: str,
@@ -190,8 +189,8 @@ def slot_languages(
 
 
 def statistics(
-    originals: list[dict[str, Any]], transformed: list[dict[str, Any]], fields: tuple[str, ...]
-) -> dict[str, Any]:
+    originals: list[DataRow], transformed: list[DataRow], fields: tuple[str, ...]
+) -> dict[str, object]:
     """generation_statistics as HTEB counts a stored pair: the non-blank texts rewritten,
     those given up on (empty) and those written back unchanged, and their records; the
     retry history unknown."""

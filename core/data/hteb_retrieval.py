@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from shiftbench.core.records import DataRow
 from shiftbench.errors import InputError
 
 CORPUS, QUERIES, QRELS = "corpus", "queries", "qrels"
@@ -167,13 +168,13 @@ def check_records(records: list[Any], where: Path) -> Layout:
     return Layout(fields, splits, next(iter(languages)))
 
 
-def part_counts(records: list[dict[str, Any]]) -> dict[str, int]:
+def part_counts(records: list[DataRow]) -> dict[str, int]:
     """HTEB's record counts of a filter report: all records, and each part's."""
     parts = Counter(r.get("_hteb_part") for r in records)
     return {"records": len(records), **{p: parts[p] for p in PARTS}}
 
 
-def check_filter_report(report: dict[str, Any], records: list[dict[str, Any]], where: Path) -> None:
+def check_filter_report(report: dict[str, Any], records: list[DataRow], where: Path) -> None:
     """A retrieval pair's `data_filtering` as HTEB's loader checks it beyond what every
     task's report is checked for (core/data/hteb.py check_filtering): counts that add up,
     exclusions of HTEB's shape that account for the counts, and counts after the filter
@@ -235,9 +236,7 @@ def check_filter_report(report: dict[str, Any], records: list[dict[str, Any]], w
         refuse("a query or document it left out is among the stored records")
 
 
-def targets(
-    records: list[dict[str, Any]], transform_corpus: bool
-) -> dict[tuple[int, str], int | None]:
+def targets(records: list[DataRow], transform_corpus: bool) -> dict[tuple[int, str], int | None]:
     """The texts HTEB's generator was given, keyed by (record, field), in its order
     (record by record, a document's title before its text), each with its ordinal among
     the non-blank ones (None for a blank text, which it sends nowhere)."""
@@ -256,7 +255,7 @@ def targets(
 
 
 def check_rewrite(
-    originals: list[dict[str, Any]],
+    originals: list[DataRow],
     transformed: list[Any],
     transform_corpus: bool,
     where: str,
@@ -282,7 +281,7 @@ def check_rewrite(
                 raise InputError(f"{at}: {field} differs from the original's, yet {why}")
 
 
-def rows_of(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+def rows_of(records: list[DataRow]) -> dict[str, list[DataRow]]:
     """Each part's records as run-folder rows: `_id` as `id`, the fields HTEB adds left
     out (the layout keeps them), the other parts' fields too; documents and queries
     numbered by `row_id`."""
@@ -292,17 +291,17 @@ def rows_of(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
         for p in PARTS
     }  # fmt: skip
     own = {p: list(dict.fromkeys(keys)) for p, keys in own.items()}
-    out: dict[str, list[dict[str, Any]]] = {p: [] for p in PARTS}
+    out: dict[str, list[DataRow]] = {p: [] for p in PARTS}
     for record in records:
         part = record["_hteb_part"]
-        row: dict[str, Any] = {} if part == QRELS else {"row_id": len(out[part])}
+        row: DataRow = {} if part == QRELS else {"row_id": len(out[part])}
         for key in own[part]:
             row[RUN_ID if key == "_id" else key] = record.get(key)
         out[part].append(row)
     return out
 
 
-def records_of(rows: dict[str, list[dict[str, Any]]], layout: Layout) -> list[dict[str, Any]]:
+def records_of(rows: dict[str, list[DataRow]], layout: Layout) -> list[DataRow]:
     """Run-folder rows (rows_of's) as HTEB's records, in the layout's field order."""
     out = []
     for part in PARTS:
@@ -324,7 +323,7 @@ def records_of(rows: dict[str, list[dict[str, Any]]], layout: Layout) -> list[di
 
 
 def derived_layout(
-    rows: dict[str, list[dict[str, Any]]], splits: dict[str, str], language: str | None
+    rows: dict[str, list[DataRow]], splits: dict[str, str], language: str | None
 ) -> Layout:
     """The layout HTEB's loader gives rows read from the Hub: each part's fields in
     order of first appearance (`id` as `_id`), each followed by the fields HTEB adds."""

@@ -25,25 +25,26 @@ from typing import Any
 
 from shiftbench.core.data.listfields import field_texts, regrouped
 from shiftbench.core.data.runfolder import FALLBACK, IDENTICAL, OK
+from shiftbench.core.records import DataRow
 from shiftbench.errors import InputError
 
 # HTEB's record field -> the run folder's, per dataset (HTEB reads the Hub's own columns)
 RENAMED: dict[str, dict[str, str]] = {"semrel2024": {"label": "score"}}
 
 
-def to_run(dataset: str, record: dict[str, Any]) -> dict[str, Any]:
+def to_run(dataset: str, record: DataRow) -> dict[str, Any]:
     """A record's fields under the run folder's names, in the same order."""
     names = RENAMED.get(dataset, {})
     return {names.get(k, k): v for k, v in record.items()}
 
 
-def to_hteb(dataset: str, record: dict[str, Any]) -> dict[str, Any]:
+def to_hteb(dataset: str, record: DataRow) -> dict[str, Any]:
     """A run-folder record's fields under HTEB's names, in the same order."""
     names = {ours: theirs for theirs, ours in RENAMED.get(dataset, {}).items()}
     return {names.get(k, k): v for k, v in record.items()}
 
 
-def ordered(record: dict[str, Any], keys: list[str] | None) -> dict[str, Any]:
+def ordered(record: DataRow, keys: list[str] | None) -> dict[str, Any]:
     """The record with its keys in `keys`' order (the order an imported file had)."""
     if not keys or set(keys) != set(record):
         return record
@@ -52,11 +53,11 @@ def ordered(record: dict[str, Any], keys: list[str] | None) -> dict[str, Any]:
 
 def as_hteb(
     layout: str | None,
-    originals: list[dict[str, Any]],
-    transformed: list[dict[str, Any]],
+    originals: list[DataRow],
+    transformed: list[DataRow],
     keys: list[str] | None,
     run: Path,
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+) -> tuple[list[DataRow], list[DataRow]]:
     """A run's records as HTEB's file holds them: an imported pair's fields in its file's
     order (`keys`); for a nested dataset whose rows hold one text each (a run gen made from
     mteb's rows), every row made one set (`sentences`, `labels`, then `language` and
@@ -77,7 +78,7 @@ def as_hteb(
 SET_KEYS = ("sentences", "labels")
 
 
-def _one_set(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _one_set(records: list[DataRow]) -> list[DataRow]:
     first = records[0]
     whole = {k: [r[k] for r in records] for k in SET_KEYS}
     return [{**whole, **{k: first[k] for k in ("language", "_hteb_split") if k in first}}]
@@ -91,8 +92,8 @@ def check_records(
     dataset: str,
     layout: str | None,
     fields: tuple[str, ...],
-    originals: list[dict[str, Any]],
-    transformed: list[dict[str, Any]],
+    originals: list[DataRow],
+    transformed: list[DataRow],
     where: Path,
 ) -> None:
     """A pair's records checked as HTEB's loader checks them: for nested clustering,
@@ -156,7 +157,7 @@ def text_outcomes(before: Any, after: Any) -> tuple[Any, Any, list[str]]:
 
 
 def listed_languages(
-    records: list[dict[str, Any]],
+    records: list[DataRow],
     fields: tuple[str, ...],
     transformation: str,
     seed: int,
@@ -186,7 +187,7 @@ def listed_languages(
 
 
 def language_order(
-    records: list[dict[str, Any]], configs: tuple[str, ...], where: Path
+    records: list[DataRow], configs: tuple[str, ...], where: Path
 ) -> dict[str, list[int]]:
     """The positions of each config's records, for a dataset HTEB reads config by config:
     every record's `language` one of `configs`, and the configs one after another in

@@ -59,7 +59,7 @@ def get_task(name: str) -> Any:
         ) from None
 
 
-def task_protocol(task: Any) -> dict[str, Any]:
+def task_protocol(task: Any) -> dict[str, object]:
     """The evaluation settings an mteb task carries: Classification's rounds, sizes and
     seed; which of mteb's two clustering protocols a Clustering task uses; a ranking task
     that leaves the query's own id out of its ranking says so (`ignore_identical_ids`)."""

@@ -23,6 +23,7 @@ from typing import Any
 
 from shiftbench.core.data.sources import RANKING_TABLES, RANKING_TYPES
 from shiftbench.core.messages import option
+from shiftbench.core.records import DataRow
 from shiftbench.errors import InputError
 
 QUERIES, CORPUS, TRAIN, REFERENCES = "queries", "corpus", "train", "references"
@@ -110,18 +111,18 @@ def rewritten_splits(source: Any, rewrite: tuple[str, ...]) -> tuple[str, ...]:
 
 def ranking_rows(
     source: Any,
-    queries: dict[str, list[dict[str, Any]]],
+    queries: dict[str, list[DataRow]],
     tables: dict[str, Any],
     limit: int | None,
-) -> dict[str, list[dict[str, Any]]]:
+) -> dict[str, list[DataRow]]:
     """The corpus (with row ids), judgements and candidates of each scored split, as run
     folder splits; with `limit`, cut down to what the kept queries need plus the first
     `limit` documents."""
-    out: dict[str, list[dict[str, Any]]] = {}
+    out: dict[str, list[DataRow]] = {}
     for split in source.splits:
         kept = {str(r["id"]) for r in queries[split]}
 
-        def wanted(row: dict[str, Any], kept: set[str] = kept) -> bool:
+        def wanted(row: DataRow, kept: set[str] = kept) -> bool:
             return limit is None or str(row["query-id"]) in kept
 
         qrels = [r for r in tables[f"qrels/{split}"].to_list() if wanted(r)]

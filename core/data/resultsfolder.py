@@ -53,7 +53,7 @@ SAFE = "a safe name (letters, digits and . _ - +, a letter or digit first)"
 FINITE_OR_NULL = "a finite number or null"
 
 
-def check_values(document: dict[str, Any], file: Path) -> None:
+def check_values(document: dict[str, object], file: Path) -> None:
     """Every model and record of a results document holds what its readers compute with
     (the fields evaluate writes: results.results_document and records.ScoreRecord): a
     fault is an InputError naming the file and the key path, so a hand-edited or spoilt

@@ -4,10 +4,28 @@ configs of their own) and a short table of the configs. The full dataset card is
 
 from __future__ import annotations
 
+from typing import Required, TypedDict
+
 from shiftbench.core.data.parts import context_name
-from shiftbench.core.records import CardConfig, ConfigRecord, DataFiles, RunMeta
+from shiftbench.core.records import ConfigRecord, RunMeta
 
 META_FILE = "shiftbench.json"  # the run folder's record of its source and configs
+
+
+class DataFiles(TypedDict):
+    """One split of a card config: its name and its data file in the repository."""
+
+    split: str
+    path: str
+
+
+class CardConfig(TypedDict, total=False):
+    """One entry of a dataset card's `configs:` list (the Hub's dataset viewer and
+    `load_dataset` read it)."""
+
+    config_name: Required[str]
+    data_files: Required[list[DataFiles]]
+    default: bool
 
 
 def render_card(meta: RunMeta, data_format: str = "jsonl") -> str:

@@ -29,6 +29,7 @@ from shiftbench.core.data.writes import atomic_write_text, is_held, leftovers, s
 from shiftbench.core.messages import counted, differences, option
 from shiftbench.core.records import (
     ConfigRecord,
+    DataRow,
     RunExtras,
     RunMeta,
     ShardRecord,
@@ -81,7 +82,7 @@ def read_split(
     required: Iterable[str] = (),
     strings: Iterable[str] = (),
     values: Mapping[str, str] | None = None,
-) -> list[dict[str, Any]]:
+) -> list[DataRow]:
     """The rows of one split of a config folder, JSON Lines or Parquet, checked as
     read_jsonl checks them (a Parquet column's missing values are absent keys)."""
     path = split_file(folder, split)
@@ -114,7 +115,7 @@ def row_texts(meta: RunMeta) -> tuple[str, ...]:
 
 def read_config_split(
     folder: Path, meta: RunMeta, name: str, split: str, *, required: Iterable[str] = ()
-) -> list[dict[str, Any]]:
+) -> list[DataRow]:
     """One split of a config that `meta` (the folder's shiftbench.json) lists, checked as
     every stage needs it: the file is there, each row holds the `required` fields and the
     source's text fields as strings (a ranking table's rows: those it has), and it holds
@@ -158,7 +159,7 @@ class ConfigData:
 
     name: str
     meta: ConfigRecord
-    splits: dict[str, list[dict[str, Any]]]
+    splits: dict[str, list[DataRow]]
 
 
 def usable(status: str | None, transform: str | None) -> bool:
@@ -167,7 +168,7 @@ def usable(status: str | None, transform: str | None) -> bool:
     return status == OK or (status == IDENTICAL and transform in IDENTITY_KEPT)
 
 
-def tally_status(rows: list[dict[str, Any]]) -> dict[str, int]:
+def tally_status(rows: list[DataRow]) -> dict[str, int]:
     """How many rows have each status, in name order."""
     counts: dict[str, int] = {}
     for row in rows:
@@ -179,7 +180,7 @@ def is_run_folder(path: Path) -> bool:
     return (path / META_FILE).is_file()
 
 
-def read_report(path: Path, what: str) -> dict[str, Any] | None:
+def read_report(path: Path, what: str) -> dict[str, object] | None:
     """A report a stage wrote (validation.json, human_eval.json), its shape checked: an
     object whose `configs`, if it has them, is an object of objects. None when there is
     no such file (the stage has not run); any other fault is an InputError naming it."""

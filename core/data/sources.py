@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypedDict, cast
 
 from shiftbench.core.data.hubfolder import (
     card_metadata,
@@ -29,6 +29,18 @@ from shiftbench.errors import InputError
 
 SAMPLE_NAME = "sample"
 SAMPLE_DIR = Path(__file__).resolve().parents[2] / "sample"  # the package root's
+
+
+class SourceArguments(TypedDict):
+    """`load_source`'s arguments, as a spec's source gives them to gen (and to each of a
+    Ray run's shards, as JSON)."""
+
+    name: str
+    task_type: str | None
+    data_dir: str | None
+    subsets: tuple[str, ...]
+    splits: tuple[str, ...]
+    source_language: str | None
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -18,7 +17,7 @@ class EmbeddingStore:
     the sha256 of prompt and text. Writes are committed per batch, so a crash loses at
     most the batch being encoded."""
 
-    def __init__(self, folder: Path, key: dict[str, Any]) -> None:
+    def __init__(self, folder: Path, key: dict[str, object]) -> None:
         import sqlite3
 
         folder.mkdir(parents=True, exist_ok=True)

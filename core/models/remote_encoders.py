@@ -69,7 +69,7 @@ class EmbeddingsEndpoint:
         name: str,
         base_url: str,
         *,
-        extra: dict[str, Any] | None = None,
+        extra: dict[str, object] | None = None,
         timeout: float | None = None,
         tries: int = 5,
     ) -> None:

@@ -8,10 +8,23 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from statistics import fmean, median, stdev
-from typing import Any
+from typing import Literal
 
 import numpy as np
 
+from shiftbench.core.report_rows import (
+    BaselineTest,
+    ColumnKind,
+    FigureRecord,
+    KendallPerDataset,
+    KendallRow,
+    MedianAbsDelta,
+    ModelFigures,
+    PromptSensitivityRow,
+    SplitHalf,
+    TransformFigure,
+    TransformTest,
+)
 from shiftbench.core.stats import hodges_lehmann, holm, wilcoxon_signed_rank
 from shiftbench.evaluate.report.units import (
     ALL_MODELS,
@@ -28,21 +41,27 @@ from shiftbench.evaluate.report.units import (
     _transformations_first,
 )
 
+# the ScoredUnit attribute of each probe's figures, and its key in a transformation's figure
+_PROBES: tuple[tuple[str, Literal["self_retrieval", "evalrank"]], ...] = (
+    ("probe", "self_retrieval"),
+    ("evalrank", "evalrank"),
+)
+
 
 def model_summary(
     datasets: list[ScoredUnit], method: str = "percentile", order: str = PER_DATASET
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, ModelFigures]:
     """Per model: the original, each transformation, each axis and the total, averaged
     over the datasets that have them (in `order`), each delta with its 95% interval."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, ModelFigures] = {}
     for model in dict.fromkeys(u.model for u in datasets):
         mine = [u for u in datasets if u.model == model]
         names = dict.fromkeys(t for u in mine for t in u.transforms)
         originals = [u.original for u in mine if u.original is not None]
-        transforms = {}
+        transforms: dict[str, TransformFigure] = {}
         for t in names:
             having = [u for u in mine if t in u.transforms]
-            row: dict[str, Any] = {
+            row: TransformFigure = {
                 "axis": having[0].axis_of[t],
                 "prompt_variant": having[0].prompt_of.get(t, 1),
                 **_figure(
@@ -52,7 +71,7 @@ def model_summary(
                     method,
                 ),
             }
-            for attr, key in (("probe", "self_retrieval"), ("evalrank", "evalrank")):
+            for attr, key in _PROBES:
                 figures = [getattr(u, attr)[t] for u in having if t in getattr(u, attr)]
                 if figures:
                     keys = set.intersection(*(set(f) for f in figures))
@@ -61,7 +80,7 @@ def model_summary(
             if certified:
                 row["faithful"] = _merge_faithful(certified, len(having))
             transforms[t] = row
-        axes = {}
+        axes: dict[str, FigureRecord] = {}
         for axis in AXES:
             having = [u for u in mine if axis in u.axes()]
             if having:
@@ -95,7 +114,7 @@ def model_summary(
     return out
 
 
-def _rank_intervals(summary: dict[str, dict[str, Any]]) -> None:
+def _rank_intervals(summary: dict[str, ModelFigures]) -> None:
     """Give each model's axis and total deltas a rank interval: a model ranks ahead of
     another only when its whole 95% interval lies above the other's, so models whose
     intervals overlap share ranks (rank 1 = the smallest drop)."""
@@ -103,13 +122,12 @@ def _rank_intervals(summary: dict[str, dict[str, Any]]) -> None:
         holders = {
             m: (s["total"] if axis is None else s["axes"].get(axis)) for m, s in summary.items()
         }
-        ranked = {m: f for m, f in holders.items() if f and f.get("ci95")}
+        ranked = {m: (f, ci) for m, f in holders.items() if f and (ci := f.get("ci95"))}
         if len(ranked) < 2:
             continue
-        for m, f in ranked.items():
-            low, high = f["ci95"]
-            above = sum(1 for o, g in ranked.items() if o != m and g["ci95"][0] > high)
-            below = sum(1 for o, g in ranked.items() if o != m and g["ci95"][1] < low)
+        for m, (f, (low, high)) in ranked.items():
+            above = sum(1 for o, (_, g) in ranked.items() if o != m and g[0] > high)
+            below = sum(1 for o, (_, g) in ranked.items() if o != m and g[1] < low)
             f["rank"] = [1 + above, len(ranked) - below]
 
 
@@ -127,12 +145,12 @@ def _observations(datasets: list[ScoredUnit], model: str, name: str) -> list[flo
     return [fmean(v) for v in by_dataset.values()]
 
 
-def transform_tests(datasets: list[ScoredUnit], level: float = 0.95) -> list[dict[str, Any]]:
+def transform_tests(datasets: list[ScoredUnit], level: float = 0.95) -> list[TransformTest]:
     """Per model and transformation, over datasets: the Wilcoxon signed-rank test of the
     paired deltas, their Hodges-Lehmann shift with its confidence interval, and Holm's
     adjustment across the model's transformations. With several models, the same again
     as "(all models)" on one delta per dataset, the mean over the models (HTEB)."""
-    rows: list[dict[str, Any]] = []
+    rows: list[TransformTest] = []
     models = list(dict.fromkeys(u.model for u in datasets))
     groups = [(m, [u for u in datasets if u.model == m]) for m in models]
     if len(models) > 1:
@@ -167,7 +185,7 @@ def transform_tests(datasets: list[ScoredUnit], level: float = 0.95) -> list[dic
     return rows
 
 
-def median_absolute_differences(datasets: list[ScoredUnit]) -> list[dict[str, Any]]:
+def median_absolute_differences(datasets: list[ScoredUnit]) -> list[MedianAbsDelta]:
     """HTEB's |Δ̃|: per dataset and transformation, the delta averaged over models; its
     absolute value's median over datasets per transformation, and per axis over every
     (dataset, transformation) of the axis (default prompts only)."""
@@ -180,7 +198,7 @@ def median_absolute_differences(datasets: list[ScoredUnit]) -> list[dict[str, An
             axis_of[name] = u.axis_of[name]
             prompt_of[name] = u.prompt_of.get(name, 1)
     cells = {key: abs(fmean(v)) for key, v in by_cell.items()}
-    rows = []
+    rows: list[MedianAbsDelta] = []
     for name in dict.fromkeys(n for _, n in cells):
         values = [v for (_, n), v in cells.items() if n == name]
         rows.append(
@@ -195,7 +213,7 @@ def median_absolute_differences(datasets: list[ScoredUnit]) -> list[dict[str, An
     return rows
 
 
-def _columns(datasets: list[ScoredUnit]) -> list[tuple[str, str]]:
+def _columns(datasets: list[ScoredUnit]) -> list[tuple[str, ColumnKind]]:
     names = dict.fromkeys(t for u in datasets for t in u.transforms)
     axes = [a for a in AXES if any(a in u.axes() for u in datasets)]
     return [*((n, "transform") for n in names), *((a, "axis") for a in axes), (TOTAL, "total")]
@@ -211,7 +229,7 @@ def _score_of(u: ScoredUnit, of: str, kind: str) -> float | None:
     return total.score if total else None
 
 
-def kendall_per_dataset(datasets: list[ScoredUnit]) -> list[dict[str, Any]]:
+def kendall_per_dataset(datasets: list[ScoredUnit]) -> list[KendallPerDataset]:
     """HTEB's ranking stability: per dataset, Kendall's tau-b between the models' scores on
     the original and on a transformation (or an axis, or the total); the mean and sample
     SD of those taus over datasets. Datasets where a side is constant (tau undefined) or
@@ -221,7 +239,7 @@ def kendall_per_dataset(datasets: list[ScoredUnit]) -> list[dict[str, Any]]:
     by_dataset: dict[str, list[ScoredUnit]] = defaultdict(list)
     for u in datasets:
         by_dataset[u.dataset].append(u)
-    rows = []
+    rows: list[KendallPerDataset] = []
     for of, kind in _columns(datasets):
         taus: dict[str, float] = {}
         skipped = 0
@@ -254,7 +272,7 @@ def kendall_per_dataset(datasets: list[ScoredUnit]) -> list[dict[str, Any]]:
     return rows
 
 
-def ranking_agreement(summary: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+def ranking_agreement(summary: dict[str, ModelFigures]) -> list[KendallRow]:
     """Pooled Kendall's tau-b: between the models' ranking on the original and on each
     transformation and axis, with every score first averaged over datasets (not HTEB's
     per-dataset figure; kept as a summary of the overall ranking). Two models or more."""
@@ -264,7 +282,7 @@ def ranking_agreement(summary: dict[str, dict[str, Any]]) -> list[dict[str, Any]
     if len(models) < 2:
         return []
     original = [summary[m]["original"] for m in models]
-    columns: dict[str, tuple[str, str]] = {}
+    columns: dict[str, tuple[ColumnKind, str]] = {}
     for m in models:
         for t in summary[m]["transforms"]:
             columns.setdefault(t, ("transform", t))
@@ -273,20 +291,24 @@ def ranking_agreement(summary: dict[str, dict[str, Any]]) -> list[dict[str, Any]
             columns[axis] = ("axis", axis)
     if all(summary[m]["total"] for m in models):
         columns[TOTAL] = ("total", TOTAL)
-    out = []
+    out: list[KendallRow] = []
     for label, (kind, key) in columns.items():
-        if kind == "total":
-            shifted = [summary[m]["total"]["score"] for m in models]
-        else:
-            group = "transforms" if kind == "transform" else "axes"
-            if not all(key in summary[m][group] for m in models):
-                continue
-            shifted = [summary[m][group][key]["score"] for m in models]
+        figures = [_column_figure(summary[m], kind, key) for m in models]
+        if any(f is None for f in figures):
+            continue
+        shifted = [f["score"] for f in figures if f is not None]
         tau, p = kendalltau(original, shifted)
         out.append(
             {"of": label, "kind": kind, "models": len(models), "tau": float(tau), "p": float(p)}
         )
     return out
+
+
+def _column_figure(figures: ModelFigures, kind: ColumnKind, key: str) -> FigureRecord | None:
+    """A model's figure of one column: the total, an axis or a transformation."""
+    if kind == "total":
+        return figures["total"]
+    return (figures["transforms"] if kind == "transform" else figures["axes"]).get(key)
 
 
 def stratified_halves(
@@ -309,8 +331,11 @@ def stratified_halves(
 
 
 def split_half_reliability(
-    datasets: list[ScoredUnit], draws: int = SPLIT_HALF_DRAWS, seed: int = SEED, on: str = "score"
-) -> dict[str, Any] | None:
+    datasets: list[ScoredUnit],
+    draws: int = SPLIT_HALF_DRAWS,
+    seed: int = SEED,
+    on: Literal["score", "delta"] = "score",
+) -> SplitHalf | None:
     """HTEB's split-half reliability of the per-axis profiles, per axis: the datasets are
     split at random into two task-stratified halves; in each half every model gets its
     mean axis figure (`on` = "score", HTEB's; or "delta"); Spearman's rho across models
@@ -347,7 +372,7 @@ def split_half_reliability(
                 values[axis].append(float(spearmanr(a_side, b_side)[0]))
     if not values:
         return None
-    out: dict[str, Any] = {"on": on, "draws": draws, "datasets": len(names), "models": len(models)}
+    out: SplitHalf = {"on": on, "draws": draws, "datasets": len(names), "models": len(models)}
     out["axes"] = {}
     for axis in AXES:
         if axis not in values:
@@ -380,7 +405,7 @@ def _hl_bootstrap(d: np.ndarray, rng: np.random.Generator) -> tuple[float, float
 
 def baseline_tests(
     datasets: list[ScoredUnit], baseline: str, seed: int = SEED
-) -> list[dict[str, Any]]:
+) -> list[BaselineTest]:
     """PTEB's comparison of each model with a baseline model, per transformation (and the
     original): the differences baseline minus model of the transformed scores (negative
     favours the model), tested two ways as PTEB reports them. "pooled": one observation
@@ -392,7 +417,7 @@ def baseline_tests(
     others = [m for m in dict.fromkeys(u.model for u in datasets) if m != baseline]
     names = ["original", *dict.fromkeys(t for u in mine.values() for t in u.transforms)]
     rng = np.random.default_rng(seed)
-    rows: list[dict[str, Any]] = []
+    rows: list[BaselineTest] = []
     for name in names:
         for way in ("pooled", "run-averaged"):
             first = len(rows)
@@ -440,11 +465,11 @@ def _baseline_differences(
     return diffs
 
 
-def prompt_sensitivity(datasets: list[ScoredUnit]) -> list[dict[str, Any]]:
+def prompt_sensitivity(datasets: list[ScoredUnit]) -> list[PromptSensitivityRow]:
     """Per model and transformation with more than one prompt variant: each variant's
     delta (mean over datasets) and its spread over seeds (per seed, the mean delta over
     datasets; then the sample SD, min and max of those)."""
-    rows = []
+    rows: list[PromptSensitivityRow] = []
     for model in dict.fromkeys(u.model for u in datasets):
         mine = [u for u in datasets if u.model == model]
         names = dict.fromkeys(t for u in mine for t in u.transforms)

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import cast
 
 from shiftbench.core.records import ReportSummary, ResultsDocument
+from shiftbench.core.report_rows import UnitRecord, UnitTransform
 from shiftbench.evaluate.report.statistics import (
     baseline_tests,
     kendall_per_dataset,
@@ -85,24 +86,31 @@ def summarise_results(
     return cast(ReportSummary, document)  # built as one literal to keep summary.json's order
 
 
-def _unit_record(u: ScoredUnit, method: str) -> dict[str, Any]:
+def _unit_record(u: ScoredUnit, method: str) -> UnitRecord:
     return {
         "model": u.model,
         "dataset": u.dataset,
         "subset": u.subset,
         "task_type": u.task_type,
         "original": u.original,
-        "transforms": {
-            t: {
-                "axis": u.axis_of[t],
-                "prompt_variant": u.prompt_of.get(t, 1),
-                "seeds": u.seeds[t],
-                **vars(p),
-                "ci95": _interval(u.replicates.get(t), method, u.items.get(t)),
-                **({"self_retrieval": u.probe[t]} if t in u.probe else {}),
-                **({"evalrank": u.evalrank[t]} if t in u.evalrank else {}),
-                **({"faithful": u.faithful[t]} if t in u.faithful else {}),
-            }
-            for t, p in u.transforms.items()
-        },
+        "transforms": {t: _unit_transform(u, t, method) for t in u.transforms},
     }
+
+
+def _unit_transform(u: ScoredUnit, t: str, method: str) -> UnitTransform:
+    p = u.transforms[t]
+    record: UnitTransform = {
+        "axis": u.axis_of[t],
+        "prompt_variant": u.prompt_of.get(t, 1),
+        "seeds": u.seeds[t],
+        "score": p.score,
+        "delta": p.delta,
+        "ci95": _interval(u.replicates.get(t), method, u.items.get(t)),
+    }
+    if t in u.probe:
+        record["self_retrieval"] = u.probe[t]
+    if t in u.evalrank:
+        record["evalrank"] = u.evalrank[t]
+    if t in u.faithful:
+        record["faithful"] = u.faithful[t]
+    return record

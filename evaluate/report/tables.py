@@ -93,7 +93,7 @@ def _shift(test: Mapping[str, Any]) -> list[str]:
     return [SCORES.num(test["hodges_lehmann"], True, places), f"[{low}, {high}]"]
 
 
-def _rank(figure: dict[str, Any] | None) -> str:
+def _rank(figure: Mapping[str, Any] | None) -> str:
     if not figure or "rank" not in figure:
         return ""
     low, high = figure["rank"]
@@ -209,7 +209,7 @@ def _sides_table(summary: ReportSummary) -> Table:
     )
 
 
-def _side(figure: dict[str, Any] | None) -> str:
+def _side(figure: Mapping[str, Any] | None) -> str:
     if not figure:
         return ""
     return f"{figure['score']:.4f} ({figure['delta']:+.4f})"

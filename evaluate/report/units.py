@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from shiftbench.core.records import ResultsDocument, ScoreRecord, present
+from shiftbench.core.report_rows import FaithfulFigure, FigureRecord, SharedSource, TransformFigure
 from shiftbench.errors import InputError
 from shiftbench.evaluate.resample import LEVEL, tail_share, usable_draws
 
@@ -61,7 +62,7 @@ class ScoredUnit:
     evalrank: dict[str, dict[str, float]] = field(default_factory=dict)
     # per transformation: the delta on the rows certified as faithful (`evaluate
     # --faithful`), with the criterion and the number of rows behind it
-    faithful: dict[str, dict[str, Any]] = field(default_factory=dict)
+    faithful: dict[str, FaithfulFigure] = field(default_factory=dict)
     # per transformation: the items its interval rests on (its fewest over seeds)
     items: dict[str, int] = field(default_factory=dict)
 
@@ -158,7 +159,7 @@ def source_identity(document: ResultsDocument) -> tuple[str, str | None]:
     return document["source"]["name"], document["source"].get("revision")
 
 
-def shared_sources(documents: Sequence[ResultsDocument]) -> list[dict[str, Any]]:
+def shared_sources(documents: Sequence[ResultsDocument]) -> list[SharedSource]:
     """The sources that more than one results document scores, with those documents'
     dataset labels: each is one dataset in the figures over datasets."""
     labels: dict[tuple[str, str | None], list[str]] = defaultdict(list)
@@ -224,7 +225,7 @@ def _unit(
 
 def _faithful_figures(
     records: list[dict[str, Any]], seeds: dict[Any, list[ScoreRecord]]
-) -> dict[str, Any]:
+) -> FaithfulFigure:
     """The delta on certified rows, averaged as the full delta is (splits, then seeds);
     None when some config had too few certified rows to score."""
     per_seed: list[float] = []
@@ -319,7 +320,7 @@ def _merged(parts: list[ScoredUnit], label: str, items: Callable[[list[int]], in
     return merged
 
 
-def _merge_faithful(figures: list[dict[str, Any]], expected: int) -> dict[str, Any]:
+def _merge_faithful(figures: list[FaithfulFigure], expected: int) -> FaithfulFigure:
     """Certified-row figures of several subsets or datasets: rows added, deltas averaged
     (None unless every one of the `expected` parts has one)."""
     deltas = [f["delta"] for f in figures if f["delta"] is not None]
@@ -373,7 +374,7 @@ def _figure(
     replicates: list[np.ndarray | None],
     items: list[int | None],
     method: str = "percentile",
-) -> dict[str, Any]:
+) -> FigureRecord:
     """A mean score and delta over datasets, with the delta's 95% interval when every
     dataset has bootstrap replicates, the draws it rests on, and the datasets' items."""
     total = None if any(i is None for i in items) else sum(i for i in items if i)
@@ -382,7 +383,7 @@ def _figure(
 
 def _figure_of(
     mean: Pair, joint: np.ndarray | None, items: int | None, method: str
-) -> dict[str, Any]:
+) -> FigureRecord:
     """A figure's record: its score and delta, the delta's interval from `joint` (the
     bootstrap deltas, if any), the draws it rests on and its items."""
     return {
@@ -415,8 +416,8 @@ def aggregation(documents: Sequence[ResultsDocument]) -> str:
 
 
 def _transformations_first(
-    transforms: dict[str, dict[str, Any]], mine: list[ScoredUnit], method: str
-) -> tuple[dict[str, dict[str, Any]], dict[str, Any] | None]:
+    transforms: dict[str, TransformFigure], mine: list[ScoredUnit], method: str
+) -> tuple[dict[str, FigureRecord], FigureRecord | None]:
     """Axes and the total from the transformations' means over datasets (default prompts)."""
 
     def combined(names: list[str]) -> tuple[Pair, np.ndarray | None, int | None]:

@@ -7,8 +7,9 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed, wait
 from dataclasses import asdict, dataclass
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar, cast
 
+from shiftbench.core.records import BackendDescription, SamplingRecord
 from shiftbench.core.text.transforms import GROWN
 from shiftbench.errors import RuntimeFault
 
@@ -39,7 +40,7 @@ class Sampling:
         """Whether outputs are drawn at random (so a new seed can give a new output)."""
         return self.temperature is None or self.temperature > 0
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> SamplingRecord:
         """Every setting, the later ones only where they differ from their default (so
         settings made before they existed keep their cache keys and hashes)."""
         out = asdict(self)
@@ -47,7 +48,7 @@ class Sampling:
             del out["top_k"]
         if self.budgets == GROWN:
             del out["budgets"]
-        return out
+        return cast(SamplingRecord, out)
 
     def sent(self) -> dict[str, float]:
         """The temperature, top_p and top_k to send, leaving out those the backend
@@ -126,7 +127,7 @@ class Backend(Protocol):
     def load(self) -> None:
         """Check the model is there (a one-line InputError if not) and get it ready."""
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> BackendDescription:
         """Model id, revision or digest, and library versions, for provenance."""
 
     def generate(

@@ -25,6 +25,7 @@ from typing import Any
 from shiftbench.core.messages import option
 from shiftbench.core.packaged import installed_version, package_pin
 from shiftbench.core.progress import loading_line, step
+from shiftbench.core.records import BackendDescription, GeneratorModel
 from shiftbench.errors import InputError
 from shiftbench.llm.backends import llamacpp
 from shiftbench.llm.backends.base import (
@@ -160,16 +161,16 @@ class EmbeddedBackend:
         self.cache_dir = cache_dir  # its models/ folder holds the dequantised GGUF copy
         self.threads = thread_count()
         self._queue = _SharedBatches(1 if self.engine == LLAMA_CPP else batch_size)
-        self._described: dict[str, Any] | None = None
+        self._described: BackendDescription | None = None
         self._share = CoreShare()  # counts from here: the first batch's choice needs no wait
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> BackendDescription:
         if self._described is None:
             self._described = self._describe()
         return self._described
 
-    def _describe(self) -> dict[str, Any]:
-        info: dict[str, Any] = {"id": self.location.spec}
+    def _describe(self) -> BackendDescription:
+        info: GeneratorModel = {"id": self.location.spec}
         if self.location.gguf_file is not None:
             info["file"] = self.location.gguf_file
             info["digest"] = self.location.digest()
@@ -195,7 +196,7 @@ class EmbeddedBackend:
             },
         }
 
-    def describe_unloaded(self) -> dict[str, Any]:
+    def describe_unloaded(self) -> BackendDescription:
         """describe(), which needs no weights loaded (gen --dry-run)."""
         return self.describe()
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, TypedDict
 
+from shiftbench.core.records import BackendDescription
 from shiftbench.core.registry import suggest
 from shiftbench.core.retries import (
     TransientError,
@@ -36,6 +38,14 @@ DEFAULT_NUM_CTX = 8192
 DEFAULT_MAX_TOKENS = 512
 
 
+class _ServerInfo(TypedDict):
+    """What load() learns of the server and the model."""
+
+    digest: str | None
+    thinking: bool
+    server: str
+
+
 class OllamaBackend(ServedBackend):
     """Chats with a model served by Ollama, several requests at a time."""
 
@@ -51,7 +61,7 @@ class OllamaBackend(ServedBackend):
         """`settings`: ServedBackend's (base_url, concurrency, timeout, tries)."""
         super().__init__(model, **settings)
         self.num_ctx = num_ctx
-        self._info: dict[str, Any] | None = None
+        self._info: _ServerInfo | None = None
 
     def _ollama(self) -> Any:
         if self._client is None:
@@ -106,7 +116,7 @@ class OllamaBackend(ServedBackend):
             "server": version,
         }
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> BackendDescription:
         from importlib.metadata import version
 
         if self._info is None:
@@ -151,7 +161,7 @@ class OllamaBackend(ServedBackend):
     def _chat(
         self,
         request: Request,
-        options: dict[str, Any],
+        options: Mapping[str, object],
         budget: int,
         top_logprobs: int | None = None,
     ) -> Generation:
@@ -165,7 +175,7 @@ class OllamaBackend(ServedBackend):
         start = time.perf_counter()
         think = False if self._info["thinking"] else None
         try:
-            extra: dict[str, Any] = {}
+            extra: dict[str, object] = {}
             if top_logprobs is not None:
                 extra = {"logprobs": True, "top_logprobs": top_logprobs}
             response = self._ollama().chat(

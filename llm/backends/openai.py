@@ -13,6 +13,7 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
+from shiftbench.core.records import BackendDescription
 from shiftbench.core.registry import suggest
 from shiftbench.core.retries import (
     TransientError,
@@ -97,7 +98,7 @@ class OpenAIBackend(ServedBackend):
             f"cannot reach an OpenAI-compatible server at {self.base_url} (set --base-url)"
         )
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> BackendDescription:
         import httpx
 
         return {
@@ -140,7 +141,7 @@ class OpenAIBackend(ServedBackend):
         }
         return self._retried(lambda: self._post_logprobs(body))
 
-    def _post_logprobs(self, body: dict[str, Any]) -> Generation:
+    def _post_logprobs(self, body: dict[str, object]) -> Generation:
         """The first reply token's alternatives as a JSON {token: logprob} in `text`."""
         data = self._request(body)
         try:
@@ -153,11 +154,11 @@ class OpenAIBackend(ServedBackend):
             ) from None
         return Generation(json.dumps(top), "logprobs")
 
-    def _request(self, body: dict[str, Any]) -> Any:
+    def _request(self, body: dict[str, object]) -> Any:
         """POST /chat/completions; the JSON answer, or TransientError / RuntimeFault."""
         return post_json(self._http(), "/chat/completions", body, self.base_url, self.timeout)
 
-    def _post(self, body: dict[str, Any]) -> Generation:
+    def _post(self, body: dict[str, object]) -> Generation:
         start = time.perf_counter()
         data = self._request(body)
         try:

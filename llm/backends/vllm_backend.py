@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from shiftbench.core.packaged import package_pin
+from shiftbench.core.records import BackendDescription, GeneratorBackend, GeneratorModel
 from shiftbench.core.settings import key_values
 from shiftbench.errors import InputError, RuntimeFault
 from shiftbench.llm.backends.base import Generation, OnDone, Request, Sampling, token_budget
@@ -42,7 +43,7 @@ from shiftbench.llm.backends.weights import (
 from shiftbench.llm.logprobs import TOP_LOGPROBS, from_top_logprobs
 
 # Defaults on a CPU-only host, where vLLM's own ones do not suit this tool:
-CPU_DEFAULTS: dict[str, Any] = {
+CPU_DEFAULTS: dict[str, object] = {
     # vLLM reserves 92% of a NUMA node's memory by default, more than a shared host spares.
     "gpu_memory_utilization": 0.5,
     # In bfloat16 (vLLM's CPU default) a text's output changes with the other texts in its
@@ -63,7 +64,7 @@ _STREAMS_LOCK = threading.Lock()
 _TOKENIZER_LOCK = threading.Lock()
 
 
-def parse_engine_args(pairs: tuple[str, ...] | list[str]) -> dict[str, Any]:
+def parse_engine_args(pairs: tuple[str, ...] | list[str]) -> dict[str, object]:
     """`KEY=VALUE` strings as keyword arguments for `vllm.LLM`; values are JSON when they
     parse as JSON (numbers, booleans, objects) and strings otherwise."""
 
@@ -81,7 +82,7 @@ class VLLMBackend:
         self,
         model: str | None = None,
         num_ctx: int = 8192,
-        engine_args: dict[str, Any] | None = None,
+        engine_args: dict[str, object] | None = None,
         cache_dir: Path | None = None,
         **_: Any,
     ) -> None:
@@ -90,7 +91,7 @@ class VLLMBackend:
         self.engine_args = dict(engine_args or {})
         self.cache_dir = cache_dir
         self._llm: Any = None
-        self._described: dict[str, Any] | None = None
+        self._described: BackendDescription | None = None
 
     # -- loading -------------------------------------------------------------------------
 
@@ -122,25 +123,25 @@ class VLLMBackend:
                 ) from None
         self._llm = _ENGINES[memo]
 
-    def engine_kwargs(self) -> dict[str, Any]:
+    def engine_kwargs(self) -> dict[str, object]:
         """The keyword arguments `vllm.LLM` gets besides the model and tokenizer: the
         context, seed 0, the CPU defaults on a CPU-only host, then the engine arguments."""
-        kwargs: dict[str, Any] = {"max_model_len": self.max_model_len, "seed": 0}
+        kwargs: dict[str, object] = {"max_model_len": self.max_model_len, "seed": 0}
         if _on_cpu():
             kwargs.update(CPU_DEFAULTS)
         kwargs.update(self.engine_args)
         return kwargs
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> BackendDescription:
         if self._described is None:
             self._described = self._describe()
         return self._described
 
-    def _describe(self) -> dict[str, Any]:
+    def _describe(self) -> BackendDescription:
         self.load()
         return self._description(str(self._llm.llm_engine.model_config.dtype))
 
-    def describe_unloaded(self) -> dict[str, Any] | None:
+    def describe_unloaded(self) -> BackendDescription | None:
         """describe() without loading the engine (gen --dry-run), or None when the
         precision is known only once vLLM has loaded the model (on a GPU, unless
         --engine-arg dtype=... names it)."""
@@ -154,13 +155,13 @@ class VLLMBackend:
             return None
         return self._description(DTYPE_ALIASES.get(dtype, dtype))
 
-    def _description(self, dtype: str) -> dict[str, Any]:
+    def _description(self, dtype: str) -> BackendDescription:
         import vllm
 
         dtype = dtype.removeprefix("torch.")
         # The runtime and the precision change the outputs, so they are part of the model's
         # identity (and of every cache key), not only of the provenance.
-        info: dict[str, Any] = {"id": self.location.spec, "runtime": "vllm", "dtype": dtype}
+        info: GeneratorModel = {"id": self.location.spec, "runtime": "vllm", "dtype": dtype}
         if self.location.gguf_file is not None:
             info["file"] = self.location.gguf_file
             info["digest"] = self.location.digest()
@@ -169,7 +170,7 @@ class VLLMBackend:
             info["package"] = package_pin(self.location.package)
         if self.location.path != self.location.spec and self.location.package is None:
             info["path"] = self.location.path
-        backend: dict[str, Any] = {
+        backend: GeneratorBackend = {
             "name": self.name,
             "vllm": vllm.__version__,
             "max_model_len": self.max_model_len,
@@ -283,7 +284,7 @@ def _prompt_ids(tokenizer: Any, prompt: str) -> list[int]:
     return list(tokenizer(prompt)["input_ids"])
 
 
-def sampling_kwargs(request: Request, sampling: Sampling) -> dict[str, Any]:
+def sampling_kwargs(request: Request, sampling: Sampling) -> dict[str, object]:
     """The keyword arguments of one request's `SamplingParams`: one output, the sampling
     settings sent, the request's seed and its token budget."""
     return {
