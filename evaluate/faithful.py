@@ -157,6 +157,16 @@ def _mean(values: list[float | None]) -> float | None:
     return statistics.fmean(present) if present else None
 
 
+def _rated_text(item: dict[str, Any]) -> tuple[str, str, Any, str]:
+    """Where a batch item's text stands: (config, split, row_id, field). A batch made before
+    its items carried them has them in its item id, config/split/row_id/field."""
+    if "config" in item:
+        return item["config"], item["split"], item["row_id"], item["field"]
+    config, split, *row, field = item["item_id"].split("/")
+    row_id = "/".join(row)
+    return config, split, int(row_id) if row_id.isdigit() else row_id, field
+
+
 def _human_values(
     folder: Path, criterion: Faithful, human_dirs: list[Path]
 ) -> dict[str, dict[RowKey, dict[str, float | None]]]:
@@ -192,8 +202,7 @@ def _human_values(
             item = items.get(r["item_id"])
             if item is None or r["rater_id"] not in kept:
                 continue
-            key = (item["config"], item["split"], item["row_id"], item["field"])
-            ratings[key][r["criterion"]].append(float(r["rating"]))
+            ratings[_rated_text(item)][r["criterion"]].append(float(r["rating"]))
     out: dict[str, dict[RowKey, dict[str, float | None]]] = defaultdict(dict)
     for (config, split, row_id, field), per_criterion in ratings.items():
         means = [statistics.fmean(v) for v in per_criterion.values()]

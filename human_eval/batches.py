@@ -212,6 +212,11 @@ def _item_row(batch_id: str, item: dict[str, Any]) -> dict[str, Any]:
         "position": 0,
         "item_id": item["item_id"],
         "stratum": item["stratum"],
+        # where the rated text stands, so that evaluate --faithful human finds its row
+        "config": item["config"],
+        "split": item["split"],
+        "row_id": item["row_id"],
+        "field": item["field"],
         "transform": item["transform"],
         "axis": item["axis"],
         "language": item["language"],
