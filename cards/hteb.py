@@ -24,8 +24,8 @@ A config imported from HTEB (`shiftbench hteb import`) gets its own metadata bac
 the run folder: no generation time (so the files are `data.parquet` and `metadata.JSON`,
 which HTEB reads and any dated pair outranks), `max_tokens` its token cap, `max_retries`
 its attempts less one, `max_model_length` the generator's context where the run recorded
-it (else HTEB's default, 8192), and statistics counted from the rows, the retry history
-unknown.
+it (Ollama's num_ctx, vllm's max_model_len; else HTEB's default, 8192), and statistics
+counted from the rows, the retry history unknown.
 """
 
 from __future__ import annotations

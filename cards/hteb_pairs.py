@@ -127,13 +127,16 @@ def made_metadata(
     report and the dataset's `revision` where given."""
     transformation = HTEB_NAMES[str(info["transform"])]
     backend: Mapping[str, Any] = info.get("backend") or {}
+    generator: Mapping[str, Any] = info.get("model") or {}
+    # the context the run recorded: vllm's max_model_len, Ollama's num_ctx (on its model)
+    context = backend.get("max_model_len") or generator.get("num_ctx")
     doc: dict[str, Any] = {
         "generator_model": model,
         "transformation": transformation,
         "dataset": dataset,
         "seed_transform": int(info.get("seed", 0)),
         "generation_datetime": None,
-        "max_model_length": int(backend.get("num_ctx") or DEFAULT_CONTEXT),
+        "max_model_length": int(context or DEFAULT_CONTEXT),
         "max_tokens": int(info.get("max_new_tokens") or 512),
         "max_retries": max(int(info.get("max_attempts") or 1) - 1, 0),
         "generation_statistics": statistics,
