@@ -3,12 +3,15 @@ shares (cards/hteb.py, cards/hteb_lists.py, cards/hteb_retrieval.py): HTEB's def
 context, the keys an import adds to HTEB's metadata, the language HTEB names a
 one-language dataset's records with, the generator's Hub id, a pair's metadata (kept from
 an import or made from the run), the writing and reading back of a pair, the configs left
-out and the result of an export."""
+out, the staged writing of the tree and the result of an export."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+import os
+import shutil
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +27,7 @@ from shiftbench.core.data.hteb import (
 from shiftbench.core.data.names import check_name
 from shiftbench.core.data.runcard import META_FILE
 from shiftbench.core.data.source_languages import field_languages
+from shiftbench.core.data.writes import stage_beside
 from shiftbench.core.messages import counted
 from shiftbench.core.records import ConfigRecord, DataRow, RunMeta
 from shiftbench.errors import InputError
@@ -99,6 +103,43 @@ def generator_id(run: Path, name: str, info: ConfigRecord, generator: str | None
             "name it with --generator"
         )
     return model
+
+
+def hteb_configs(run: Path, meta: RunMeta) -> dict[str, ConfigRecord]:
+    """The run's transform configs HTEB has a transformation for, by name; a run with
+    none is refused."""
+    chosen = {
+        n: c
+        for n, c in meta["configs"].items()
+        if c.get("kind") == "transform" and c.get("transform") in HTEB_NAMES
+    }
+    if not chosen:
+        raise InputError(f"{run} holds no config of a transformation HTEB has")
+    return chosen
+
+
+@contextmanager
+def staged(output: Path) -> Iterator[Path]:
+    """A folder beside `output` to write the tree in, renamed to `output` once all of it
+    is written, removed on any failure (so a refused export writes nothing)."""
+    stage = stage_beside(output)
+    try:
+        yield stage
+        os.replace(stage, output)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+
+
+def pinned(revision: Any) -> str | None:
+    """A dataset revision as HTEB's metadata keeps it: a full 40-character commit, else
+    none."""
+    return revision if isinstance(revision, str) and len(revision) == 40 else None
+
+
+def pair_folder(doc: Mapping[str, Any]) -> str:
+    """The <transformation>/<seed> folder a pair's metadata `doc` names."""
+    return f"{doc['transformation']}/{doc['seed_transform']}"
 
 
 def kept_metadata(
