@@ -29,7 +29,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import Any, ClassVar, cast
 
 from shiftbench.core.data.hteb import (
     HTEB_NAMES,
@@ -43,22 +43,19 @@ from shiftbench.core.data.runfolder import FALLBACK, OK, TRUNCATED, ConfigData, 
 from shiftbench.core.messages import option
 from shiftbench.core.progress import Bar, bar
 from shiftbench.core.records import ConfigRecord, DataRow, SamplingRecord
-from shiftbench.core.text.languages import LANGUAGES, Language
+from shiftbench.core.text.languages import LANGUAGES
 from shiftbench.core.text.transforms import PIVOT, Prompt, Transform
 from shiftbench.errors import InputError
-from shiftbench.gen.configs import _drawn_languages, _variant_row, variant_config
+from shiftbench.gen.configs import SubsetVariant, _drawn_languages, _variant_row, variant_config
 from shiftbench.gen.hteb_slots import (
     TITLE,
     Slot,
     subset_slots,
 )
-from shiftbench.gen.rewrite import EMPTY_INPUT, NOT_APPLICABLE, RowResult, Variant
+from shiftbench.gen.rewrite import EMPTY_INPUT, NOT_APPLICABLE, RowResult
 from shiftbench.llm.backends import Backend, Generation, Request, Sampling
 from shiftbench.llm.cache import GenerationCache, row_key
 from shiftbench.llm.calls import CACHED, NOT_CACHED, call_backend
-
-if TYPE_CHECKING:
-    from shiftbench.core.data.sources import Source
 
 # HTEB's stages of each transformation (hteb/config.py transformation_stages)
 STAGES = {
@@ -411,20 +408,12 @@ def _complete(
     return outputs
 
 
-def hteb_config(
-    source: Source,
-    subset: str,
-    rewritten: dict[str, list[DataRow]],
-    variant: Variant,
-    described: Mapping[str, Any],
-    found: list[Slot],
-    results: list[SlotResult],
-    languages: tuple[Language | None, ...],
-) -> ConfigData:
+def hteb_config(made: SubsetVariant, found: list[Slot], results: list[SlotResult]) -> ConfigData:
     """The variant's config from its slots' results: each row from its own slots (two
     rows holding the same text keep their own rewrites), with the counts and languages
     of every slot."""
-    fields = source.text_fields
+    rewritten, variant = made.rows, made.variant
+    fields = made.source.text_fields
     name = variant.transform.name
     done: dict[tuple[str, int], dict[str, dict[str, RowResult]]] = {}
     first: dict[str, dict[str, RowResult]] = {f: {} for f in fields}
@@ -453,7 +442,7 @@ def hteb_config(
                     if text not in kept[f]:  # a reranking document among no candidates
                         kept[f][text] = RowResult(text, NOT_APPLICABLE, 0, "", ())
                         first[f].setdefault(text, kept[f][text])
-    made = variant_config(source, subset, rewritten, variant, described, first, languages)
+    config = variant_config(made, first)
     pivot = any(step.language == PIVOT for step in variant.transform.steps)
     splits = {
         split: [_variant_row(row, fields, done[(split, i)], name, pivot) for i, row in
@@ -471,7 +460,7 @@ def hteb_config(
         row[f"status_{TITLE}"] = result.status
         if result.status in (FALLBACK, TRUNCATED) and row["status"] == OK:
             row["status"] = result.status  # the row's first failed text
-    meta = cast(dict[str, Any], dict(made.meta))
+    meta = cast(dict[str, Any], dict(config.meta))
     meta.update(_drawn_languages(variant, used))
     meta["status_counts"] = {split: tally_status(rows) for split, rows in splits.items()}
     meta["hteb_requests"] = {
@@ -481,16 +470,11 @@ def hteb_config(
         "max_retries": variant.max_attempts - 1,
         "per_slot": True,
     }
-    return ConfigData(made.name, cast(ConfigRecord, meta), splits)
+    return ConfigData(config.name, cast(ConfigRecord, meta), splits)
 
 
 def rewrite_subset(
-    source: Source,
-    subset: str,
-    rewritten: dict[str, list[DataRow]],
-    variant: Variant,
-    described: Mapping[str, Any],
-    languages: tuple[Language | None, ...],
+    made: SubsetVariant,
     backend: Backend,
     cache: GenerationCache,
     *,
@@ -502,7 +486,8 @@ def rewrite_subset(
     texts of the source's earlier subsets (HTEB numbers a dataset's texts across all its
     languages), `context` the subset's run-folder splits (a reranking's judgements and
     candidate lists)."""
-    found = subset_slots(source, rewritten, context, languages, start)
+    source, variant, languages = made.source, made.variant, made.languages
+    found = subset_slots(source, made.rows, context, languages, start)
     sent = sum(s.ordinal is not None for s in found)
     with bar(sent * variant.transform.calls, variant.base_name, unit="call", quiet=quiet) as shown:
         results = rewrite_slots(
@@ -512,4 +497,4 @@ def rewrite_subset(
             record_languages=tuple(lang.code for lang in languages if lang),
             progress=shown,
         )  # fmt: skip
-    return hteb_config(source, subset, rewritten, variant, described, found, results, languages)
+    return hteb_config(made, found, results)
