@@ -35,6 +35,7 @@ from typing import Any
 
 from shiftbench.cards.hteb_lists import LISTED, export_listed
 from shiftbench.cards.hteb_pairs import (
+    ConfigPair,
     Exported,
     generator_id,
     hteb_configs,
@@ -150,8 +151,9 @@ def _export(run: Path, output: Path, generator: str | None) -> Exported:
             # text each made one set, as HTEB's loader groups the Hub's rows
             keys = (info.get("hteb") or {}).get("record_keys")
             theirs, transformed = as_hteb(layout, originals, transformed, keys, run)
-            doc = _metadata(info, model, dataset, source, theirs, transformed, layout)
-            pair = write_checked(stage, doc, theirs, transformed, run, name)
+            config = ConfigPair(name, info, model, theirs, transformed)
+            doc = _metadata(config, dataset, source, layout)
+            pair = write_checked(stage, doc, config, run)
             check_records(dataset, layout, tuple(source["text_fields"]), theirs, transformed,
                           pair.data)  # fmt: skip
             folders.append(pair_folder(doc))
@@ -217,19 +219,12 @@ def _transformed(
     return {k: out[k] for k in original}
 
 
-def _metadata(
-    info: ConfigRecord,
-    model: str,
-    dataset: str,
-    source: Any,
-    originals: list[DataRow],
-    transformed: list[DataRow],
-    layout: str | None,
-) -> dict[str, Any]:
+def _metadata(config: ConfigPair, dataset: str, source: Any, layout: str | None) -> dict[str, Any]:
     """The pair's metadata, in HTEB's key order."""
-    kept = kept_metadata(info, model)
+    kept = kept_metadata(config)
     if kept is not None:
         return kept
+    originals, transformed = config.originals, config.transformed
     fields = source["text_fields"]
 
     def pairs(o: DataRow, t: DataRow) -> list[tuple[Any, Any]]:
@@ -257,7 +252,7 @@ def _metadata(
         fallback,
         sum(1 for before, after in texts if after and after == before),
     )
-    doc = made_metadata(info, model, dataset, statistics, pinned(revision))
+    doc = made_metadata(config, dataset, statistics, pinned(revision))
     if layout:
         doc["clustering_format"] = layout
     return doc

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from shiftbench.cards.hteb_pairs import (
+    ConfigPair,
     generator_id,
     hteb_configs,
     hteb_language,
@@ -36,7 +37,7 @@ from shiftbench.core.data.hteb_lists import check_pair, statistics, targeted_fie
 from shiftbench.core.data.listfields import field_texts
 from shiftbench.core.data.parts import folder_split
 from shiftbench.core.data.runfolder import read_config_split
-from shiftbench.core.records import ConfigRecord, DataRow, RunMeta
+from shiftbench.core.records import DataRow, RunMeta
 from shiftbench.errors import InputError
 
 LISTED = ("Reranking", "Summarization")
@@ -67,8 +68,9 @@ def export_listed(
             transformed = _records(run, meta, name, split, reranking, imported, language,
                                    originals)  # fmt: skip
             kind = "reranking" if reranking else "summarisation"
-            doc = _metadata(info, model, dataset, source, originals, transformed, kind, own)
-            pair = write_checked(stage, doc, originals, transformed, run, name)
+            config = ConfigPair(name, info, model, originals, transformed)
+            doc = _metadata(config, dataset, source, kind, own)
+            pair = write_checked(stage, doc, config, run)
             check_pair(originals, transformed, kind, own, pair.data)
             folders.append(pair_folder(doc))
     return tuple(folders), left_out(meta, chosen)
@@ -176,22 +178,15 @@ def _candidates(run: Path, meta: RunMeta, split: str) -> list[dict[str, list[str
 
 
 def _metadata(
-    info: ConfigRecord,
-    model: str,
-    dataset: str,
-    source: Any,
-    originals: list[DataRow],
-    transformed: list[DataRow],
-    kind: str,
-    own_corpus: bool,
+    config: ConfigPair, dataset: str, source: Any, kind: str, own_corpus: bool
 ) -> dict[str, Any]:
     """The pair's metadata, in HTEB's key order: an imported config's own, else made from
     the run (counts from the records, the retry history unknown)."""
-    kept = kept_metadata(info, model)
+    kept = kept_metadata(config)
     if kept is not None:
         return kept
-    counts = statistics(originals, transformed, targeted_fields(kind, own_corpus))
-    doc = made_metadata(info, model, dataset, counts, pinned(source.get("revision")))
+    counts = statistics(config.originals, config.transformed, targeted_fields(kind, own_corpus))
+    doc = made_metadata(config, dataset, counts, pinned(source.get("revision")))
     if kind == "reranking":
         doc["transform_corpus"] = own_corpus
     return doc

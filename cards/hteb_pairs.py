@@ -142,22 +142,33 @@ def pair_folder(doc: Mapping[str, Any]) -> str:
     return f"{doc['transformation']}/{doc['seed_transform']}"
 
 
-def kept_metadata(
-    info: ConfigRecord, model: str, also: tuple[str, ...] = ()
-) -> dict[str, Any] | None:
-    """An imported config's own metadata for generator `model`, without what import added
+@dataclass(frozen=True)
+class ConfigPair:
+    """One transform config of the run as an export writes it: its name and record
+    (`info`), the generator's Hub id (`model`), and its original and rewritten records in
+    HTEB's layout."""
+
+    name: str
+    info: ConfigRecord
+    model: str
+    originals: list[DataRow]
+    transformed: list[DataRow]
+
+
+def kept_metadata(config: ConfigPair, also: tuple[str, ...] = ()) -> dict[str, Any] | None:
+    """An imported config's own metadata for its generator, without what import added
     (IMPORTED_KEYS and `also`); None for a config made by shiftbench."""
+    info = config.info
     held = info.get("hteb")
     if held and held.get("transformation") == HTEB_NAMES[str(info["transform"])]:
         kept = {k: v for k, v in held.items() if k not in (*IMPORTED_KEYS, *also)}
-        kept["generator_model"] = model
+        kept["generator_model"] = config.model
         return kept
     return None
 
 
 def made_metadata(
-    info: ConfigRecord,
-    model: str,
+    config: ConfigPair,
     dataset: str,
     statistics: dict[str, Any],
     revision: str | None,
@@ -166,10 +177,11 @@ def made_metadata(
     """A pair's metadata made from the run, in the order HTEB's writer puts its keys: no
     generation time, the limits the run recorded, `statistics`, then the data filter
     report and the dataset's `revision` where given."""
+    info = config.info
     transformation = HTEB_NAMES[str(info["transform"])]
     backend: Mapping[str, Any] = info.get("backend") or {}
     doc: dict[str, Any] = {
-        "generator_model": model,
+        "generator_model": config.model,
         "transformation": transformation,
         "dataset": dataset,
         "seed_transform": int(info.get("seed", 0)),
@@ -188,18 +200,13 @@ def made_metadata(
     return doc
 
 
-def write_checked(
-    stage: Path,
-    doc: dict[str, Any],
-    originals: list[DataRow],
-    transformed: list[DataRow],
-    run: Path,
-    name: str,
-) -> Pair:
-    """Write config `name`'s pair under `stage` and read it back with HTEB's rules; the
-    pair read. A dataset, transformation or seed that cannot name a folder is refused."""
+def write_checked(stage: Path, doc: dict[str, Any], config: ConfigPair, run: Path) -> Pair:
+    """Write the config's pair (metadata `doc`) under `stage` and read it back with HTEB's
+    rules; the pair read. A dataset, transformation or seed that cannot name a folder is
+    refused."""
     for key in ("dataset", "transformation", "seed_transform"):  # folders of the tree
-        check_name(str(doc[key]), run / META_FILE, f"configs.{name}.hteb.{key}")
+        check_name(str(doc[key]), run / META_FILE, f"configs.{config.name}.hteb.{key}")
+    originals, transformed = config.originals, config.transformed
     folder = write_pair(stage, doc, originals, transformed)
     pair = latest_pair(folder)  # HTEB's rules, on what was written
     if read_pair(pair) != (originals, transformed):

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from shiftbench.cards.hteb_pairs import (
+    ConfigPair,
     Exported,
     generator_id,
     hteb_configs,
@@ -54,7 +55,7 @@ from shiftbench.core.data.hteb_retrieval import (
 )
 from shiftbench.core.data.parts import folder_split
 from shiftbench.core.data.runfolder import read_config_split
-from shiftbench.core.records import ConfigRecord, DataRow, RunMeta
+from shiftbench.core.records import DataRow, RunMeta
 from shiftbench.errors import InputError
 
 LAYOUT_KEY = "records"  # gen/hteb_retrieval.py keeps the records' layout there
@@ -104,8 +105,9 @@ def export_retrieval(
             if rewrites_corpus:
                 own[CORPUS] = read_config_split(run, meta, name, names[CORPUS])
             transformed = _transformed(originals, own, rewrites_corpus, f"{run / name}")
-            doc = _metadata(info, model, dataset, source, originals, transformed, rewrites_corpus)
-            pair = write_checked(stage, doc, originals, transformed, run, name)
+            config = ConfigPair(name, info, model, originals, transformed)
+            doc = _metadata(config, dataset, source, rewrites_corpus)
+            pair = write_checked(stage, doc, config, run)
             check_records(originals, pair.data)
             if "data_filtering" in doc:
                 check_filter_report(doc["data_filtering"], originals, pair.data)
@@ -147,18 +149,13 @@ def _transformed(
 
 
 def _metadata(
-    info: ConfigRecord,
-    model: str,
-    dataset: str,
-    source: Any,
-    originals: list[DataRow],
-    transformed: list[DataRow],
-    rewrites_corpus: bool,
+    config: ConfigPair, dataset: str, source: Any, rewrites_corpus: bool
 ) -> dict[str, Any]:
     """The pair's metadata, in the order HTEB's writer puts its keys."""
-    kept = kept_metadata(info, model, (LAYOUT_KEY,))
+    kept = kept_metadata(config, (LAYOUT_KEY,))
     if kept is not None:
         return kept
+    originals, transformed = config.originals, config.transformed
     sent = [(k, n) for k, n in targets(originals, rewrites_corpus).items() if n is not None]
     failed = [(i, f) for (i, f), _ in sent if blank(transformed[i][f])]
     unchanged = [(i, f) for (i, f), _ in sent if transformed[i][f] == originals[i][f]]
@@ -185,6 +182,6 @@ def _metadata(
         "excluded_documents": [],
         "excluded_candidates": [],
     }
-    doc = made_metadata(info, model, dataset, statistics, revision if pinned else None, filtering)
+    doc = made_metadata(config, dataset, statistics, revision if pinned else None, filtering)
     doc["transform_corpus"] = rewrites_corpus
     return doc
