@@ -52,7 +52,7 @@ from shiftbench.gen.hteb_slots import (
     Slot,
     subset_slots,
 )
-from shiftbench.gen.rewrite import EMPTY_INPUT, NOT_APPLICABLE, RowResult
+from shiftbench.gen.rewrite import EMPTY_INPUT, NOT_APPLICABLE, RowResult, Variant
 from shiftbench.llm.backends import Backend, Generation, Request, Sampling
 from shiftbench.llm.cache import GenerationCache, row_key
 from shiftbench.llm.calls import CACHED, NOT_CACHED, call_backend
@@ -299,11 +299,7 @@ def stage_tokens(stage: str, max_new_tokens: int | None) -> int:
 
 def rewrite_slots(
     found: list[Slot],
-    transform: Transform,
-    prompts: tuple[Prompt, ...],
-    seed: int,
-    sampling: Sampling,
-    max_attempts: int,
+    variant: Variant,
     backend: Backend,
     cache: GenerationCache,
     *,
@@ -314,13 +310,14 @@ def rewrite_slots(
     """Each slot through HTEB's stages, request for request as its generator sends them.
 
     A stage sends every slot still going, then again (seed + retry) those whose reply was
-    cut at the budget or held no usable text, `max_attempts` tries in all; the rest of a
-    slot's stages are sent only once a stage gave it a text. Every call is cached under
-    its whole request and its slot's ordinal, so a resumed run sends only what is missing
-    and two slots of the same text are still two calls.
+    cut at the budget or held no usable text, the variant's `max_attempts` tries in all;
+    the rest of a slot's stages are sent only once a stage gave it a text. Every call is
+    cached under its whole request and its slot's ordinal, so a resumed run sends only
+    what is missing and two slots of the same text are still two calls.
     """
+    seed, sampling, prompts = variant.seed, variant.sampling, variant.prompts
     model = backend.describe()["model"]
-    names = stages(transform.name)
+    names = stages(variant.transform.name)
     results: dict[int, SlotResult] = {}
     current = {i: s.text for i, s in enumerate(found) if s.ordinal is not None}
     for i, s in enumerate(found):
@@ -335,7 +332,7 @@ def rewrite_slots(
         pending = list(current)
         cut: set[int] = set()
         tries = dict.fromkeys(pending, 0)
-        for attempt in range(max_attempts):
+        for attempt in range(variant.max_attempts):
             if not pending:
                 break
             requests = {}
@@ -491,9 +488,7 @@ def rewrite_subset(
     sent = sum(s.ordinal is not None for s in found)
     with bar(sent * variant.transform.calls, variant.base_name, unit="call", quiet=quiet) as shown:
         results = rewrite_slots(
-            found, variant.transform, variant.prompts, variant.seed, variant.sampling,
-            variant.max_attempts, backend, cache,
-            dataset=dataset_name(source.mteb_task, source.name),
+            found, variant, backend, cache, dataset=dataset_name(source.mteb_task, source.name),
             record_languages=tuple(lang.code for lang in languages if lang),
             progress=shown,
         )  # fmt: skip
