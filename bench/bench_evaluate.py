@@ -30,14 +30,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from paired import Run, paired
+from paired import Run, paired, shiftbench_env
 
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 GOAL = 0.90  # shiftbench / mteb, median of the pairs (docs/benchmarks.md)
@@ -88,17 +87,10 @@ def compare(
     theirs = [sys.executable, side, kind, str(folder), model_folder(), "{out}"]
     report = paired(
         f"{name}: A = shiftbench evaluate, B = mteb.evaluate", ours, theirs, pairs,
-        same_main_score, env_a=_env(shiftbench_path), warmup=warmup,
+        same_main_score, env_a=shiftbench_env(shiftbench_path), warmup=warmup,
     )  # fmt: skip
     for line in report.lines(goal=GOAL):
         print(line, flush=True)
-
-
-def _env(shiftbench_path: str | None) -> dict[str, str] | None:
-    """shiftbench's environment: `shiftbench_path` first on PYTHONPATH, when given."""
-    if not shiftbench_path:
-        return None
-    return {"PYTHONPATH": os.pathsep.join([shiftbench_path, os.environ.get("PYTHONPATH", "")])}
 
 
 def main() -> None:
@@ -205,7 +197,7 @@ def variants_part(
         report = paired(
             f"original + {variants} variants: A = shiftbench evaluate, B = one encode of the "
             f"{len(texts)} unique texts",
-            ours, theirs, pairs, same_variant_scores, env_a=_env(shiftbench_path),
+            ours, theirs, pairs, same_variant_scores, env_a=shiftbench_env(shiftbench_path),
             warmup=warmup,
         )  # fmt: skip
     for line in report.lines(goal=VARIANTS_GOAL):

@@ -48,7 +48,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests"))
 
-from paired import Run, paired, run_process  # noqa: E402
+from paired import Run, paired, run_process, shiftbench_env  # noqa: E402
 
 TOKEN = "hf_benchFAKEtoken"
 TAG = "v1.0.0"
@@ -175,10 +175,7 @@ def main() -> None:
             HF_HOME=str(Path(scratch) / "hf-home"),
         )  # fmt: skip
         os.environ.pop("HF_HUB_OFFLINE", None)
-        env_a = None
-        if args.shiftbench_path:
-            path = os.pathsep.join([args.shiftbench_path, os.environ.get("PYTHONPATH", "")])
-            env_a = {"PYTHONPATH": path}
+        env_a = shiftbench_env(args.shiftbench_path)
         files = sum(1 for p in args.run.rglob("*") if p.is_file())
         print(f"run folder: {args.run} ({files} files); local Hub at {hub.url}", flush=True)
         try:

@@ -87,6 +87,26 @@ def summary(ratios: Sequence[float]) -> tuple[float, float, float]:
     return min(ratios), statistics.median(ratios), max(ratios)
 
 
+def throughput_lines(report: Report, floor: float) -> list[str]:
+    """The report against a throughput goal of A at least `floor` times B's (A's time at
+    most 1/floor of B's), then A's throughput relative to B's: min / median / max."""
+    lo, mid, hi = summary([1 / r for r in report.ratios])
+    met = "met" if mid >= floor else "not met"
+    return [
+        *report.lines(goal=1 / floor),
+        f"  throughput A/B (B/A in time) min / median / max  {lo:.3f} / {mid:.3f} / {hi:.3f}  "
+        f"goal >= {floor:.2f}: {met} (median)",
+    ]
+
+
+def shiftbench_env(shiftbench_path: str | None) -> dict[str, str] | None:
+    """A side's environment with `shiftbench_path` first on PYTHONPATH (to time another
+    copy of shiftbench); None when not given."""
+    if not shiftbench_path:
+        return None
+    return {"PYTHONPATH": os.pathsep.join([shiftbench_path, os.environ.get("PYTHONPATH", "")])}
+
+
 def order(pairs: int) -> list[tuple[str, str]]:
     """Which side runs first in each pair: A,B then B,A, alternating."""
     return [("A", "B") if i % 2 == 0 else ("B", "A") for i in range(pairs)]

@@ -30,25 +30,27 @@ counted from the rows, the retry history unknown.
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 from typing import Any
 
 from shiftbench.cards.hteb_lists import LISTED, export_listed
 from shiftbench.cards.hteb_pairs import (
+    ConfigPair,
     Exported,
     generator_id,
+    hteb_configs,
     hteb_language,
     kept_metadata,
     left_out,
     made_metadata,
+    pair_folder,
+    pinned,
+    staged,
     write_checked,
 )
 from shiftbench.cards.hteb_retrieval import export_retrieval
 from shiftbench.core.data.hteb import (
     DATASETS,
-    HTEB_NAMES,
     MTEB_NAMES,
     given_up,
     stored_statistics,
@@ -58,7 +60,7 @@ from shiftbench.core.data.hteb_sets import as_hteb, check_records, to_hteb
 from shiftbench.core.data.listfields import field_texts, regrouped
 from shiftbench.core.data.runfolder import read_config_split, read_meta
 from shiftbench.core.data.source_languages import field_languages
-from shiftbench.core.data.writes import stage_beside, writing
+from shiftbench.core.data.writes import writing
 from shiftbench.core.records import ConfigRecord, DataRow, RunMeta
 from shiftbench.errors import InputError
 
@@ -131,18 +133,13 @@ def _export(run: Path, output: Path, generator: str | None) -> Exported:
 
     originals = records("original")
     stems: dict[str, ConfigRecord] = {}  # transform configs across subsets, by stem
-    for name, info in meta["configs"].items():
-        subset = info.get("subset", "default")
-        if info.get("kind") == "transform" and info.get("transform") in HTEB_NAMES:
-            stems.setdefault(name.removesuffix(f".{subset}"), info)
+    for name, info in hteb_configs(run, meta).items():
+        stems.setdefault(name.removesuffix(f".{info.get('subset', 'default')}"), info)
     chosen = set()
     for stem in stems:
         chosen |= {stem if s == "default" else f"{stem}.{s}" for s in subsets}
-    if not stems:
-        raise InputError(f"{run} holds no config of a transformation HTEB has")
-    stage = stage_beside(output)
-    try:
-        folders, relabelled = [], []
+    folders, relabelled = [], []
+    with staged(output) as stage:
         for name, info in stems.items():
             model = generator_id(run, name, info, generator)
             rows = records(name)
@@ -154,17 +151,14 @@ def _export(run: Path, output: Path, generator: str | None) -> Exported:
             # text each made one set, as HTEB's loader groups the Hub's rows
             keys = (info.get("hteb") or {}).get("record_keys")
             theirs, transformed = as_hteb(layout, originals, transformed, keys, run)
-            doc = _metadata(info, model, dataset, source, theirs, transformed, layout)
-            pair = write_checked(stage, doc, theirs, transformed, run, name)
+            config = ConfigPair(name, info, model, theirs, transformed)
+            doc = _metadata(config, dataset, source, layout)
+            pair = write_checked(stage, doc, config, run)
             check_records(dataset, layout, tuple(source["text_fields"]), theirs, transformed,
                           pair.data)  # fmt: skip
-            folders.append(f"{doc['transformation']}/{doc['seed_transform']}")
+            folders.append(pair_folder(doc))
             if not _languages_agree(rows, originals, doc, source):
                 relabelled.append(name)
-        os.replace(stage, output)
-    except BaseException:
-        shutil.rmtree(stage, ignore_errors=True)
-        raise
     return Exported(output, tuple(folders), left_out(meta, chosen), tuple(relabelled))
 
 
@@ -225,19 +219,12 @@ def _transformed(
     return {k: out[k] for k in original}
 
 
-def _metadata(
-    info: ConfigRecord,
-    model: str,
-    dataset: str,
-    source: Any,
-    originals: list[DataRow],
-    transformed: list[DataRow],
-    layout: str | None,
-) -> dict[str, Any]:
+def _metadata(config: ConfigPair, dataset: str, source: Any, layout: str | None) -> dict[str, Any]:
     """The pair's metadata, in HTEB's key order."""
-    kept = kept_metadata(info, model)
+    kept = kept_metadata(config)
     if kept is not None:
         return kept
+    originals, transformed = config.originals, config.transformed
     fields = source["text_fields"]
 
     def pairs(o: DataRow, t: DataRow) -> list[tuple[Any, Any]]:
@@ -265,8 +252,7 @@ def _metadata(
         fallback,
         sum(1 for before, after in texts if after and after == before),
     )
-    pinned = revision if isinstance(revision, str) and len(revision) == 40 else None
-    doc = made_metadata(info, model, dataset, statistics, pinned)
+    doc = made_metadata(config, dataset, statistics, pinned(revision))
     if layout:
         doc["clustering_format"] = layout
     return doc

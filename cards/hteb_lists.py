@@ -16,26 +16,28 @@ into place.
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 from typing import Any
 
 from shiftbench.cards.hteb_pairs import (
+    ConfigPair,
     generator_id,
+    hteb_configs,
     hteb_language,
     kept_metadata,
     left_out,
     made_metadata,
+    pair_folder,
+    pinned,
+    staged,
     write_checked,
 )
-from shiftbench.core.data.hteb import HTEB_NAMES, given_up
+from shiftbench.core.data.hteb import given_up
 from shiftbench.core.data.hteb_lists import check_pair, statistics, targeted_fields
 from shiftbench.core.data.listfields import field_texts
 from shiftbench.core.data.parts import folder_split
 from shiftbench.core.data.runfolder import read_config_split
-from shiftbench.core.data.writes import stage_beside
-from shiftbench.core.records import ConfigRecord, DataRow, RunMeta
+from shiftbench.core.records import DataRow, RunMeta
 from shiftbench.errors import InputError
 
 LISTED = ("Reranking", "Summarization")
@@ -54,33 +56,23 @@ def export_listed(
     split = source["splits"][0]
     if "original" not in meta["configs"] or split not in meta["configs"]["original"]["rows"]:
         raise InputError(f"{run}: its original config holds no split {split}")
-    chosen = {
-        n: c
-        for n, c in meta["configs"].items()
-        if c.get("kind") == "transform" and c.get("transform") in HTEB_NAMES
-    }
-    if not chosen:
-        raise InputError(f"{run} holds no config of a transformation HTEB has")
+    chosen = hteb_configs(run, meta)
     imported = any("hteb" in c for c in chosen.values())
     language = hteb_language(source)
     originals = _records(run, meta, "original", split, reranking, imported, language, None)
-    stage = stage_beside(output)
     folders = []
-    try:
+    with staged(output) as stage:
         for name, info in chosen.items():
             model = generator_id(run, name, info, generator)
             own = reranking and folder_split(f"corpus/{split}") in info["rows"]
             transformed = _records(run, meta, name, split, reranking, imported, language,
                                    originals)  # fmt: skip
             kind = "reranking" if reranking else "summarisation"
-            doc = _metadata(info, model, dataset, source, originals, transformed, kind, own)
-            pair = write_checked(stage, doc, originals, transformed, run, name)
+            config = ConfigPair(name, info, model, originals, transformed)
+            doc = _metadata(config, dataset, source, kind, own)
+            pair = write_checked(stage, doc, config, run)
             check_pair(originals, transformed, kind, own, pair.data)
-            folders.append(f"{doc['transformation']}/{doc['seed_transform']}")
-        os.replace(stage, output)
-    except BaseException:
-        shutil.rmtree(stage, ignore_errors=True)
-        raise
+            folders.append(pair_folder(doc))
     return tuple(folders), left_out(meta, chosen)
 
 
@@ -186,24 +178,15 @@ def _candidates(run: Path, meta: RunMeta, split: str) -> list[dict[str, list[str
 
 
 def _metadata(
-    info: ConfigRecord,
-    model: str,
-    dataset: str,
-    source: Any,
-    originals: list[DataRow],
-    transformed: list[DataRow],
-    kind: str,
-    own_corpus: bool,
+    config: ConfigPair, dataset: str, source: Any, kind: str, own_corpus: bool
 ) -> dict[str, Any]:
     """The pair's metadata, in HTEB's key order: an imported config's own, else made from
     the run (counts from the records, the retry history unknown)."""
-    kept = kept_metadata(info, model)
+    kept = kept_metadata(config)
     if kept is not None:
         return kept
-    counts = statistics(originals, transformed, targeted_fields(kind, own_corpus))
-    revision = source.get("revision")
-    pinned = revision if isinstance(revision, str) and len(revision) == 40 else None
-    doc = made_metadata(info, model, dataset, counts, pinned)
+    counts = statistics(config.originals, config.transformed, targeted_fields(kind, own_corpus))
+    doc = made_metadata(config, dataset, counts, pinned(source.get("revision")))
     if kind == "reranking":
         doc["transform_corpus"] = own_corpus
     return doc

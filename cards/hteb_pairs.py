@@ -3,12 +3,15 @@ shares (cards/hteb.py, cards/hteb_lists.py, cards/hteb_retrieval.py): HTEB's def
 context, the keys an import adds to HTEB's metadata, the language HTEB names a
 one-language dataset's records with, the generator's Hub id, a pair's metadata (kept from
 an import or made from the run), the writing and reading back of a pair, the configs left
-out and the result of an export."""
+out, the staged writing of the tree and the result of an export."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+import os
+import shutil
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +27,7 @@ from shiftbench.core.data.hteb import (
 from shiftbench.core.data.names import check_name
 from shiftbench.core.data.runcard import META_FILE
 from shiftbench.core.data.source_languages import field_languages
+from shiftbench.core.data.writes import stage_beside
 from shiftbench.core.messages import counted
 from shiftbench.core.records import ConfigRecord, DataRow, RunMeta
 from shiftbench.errors import InputError
@@ -101,22 +105,70 @@ def generator_id(run: Path, name: str, info: ConfigRecord, generator: str | None
     return model
 
 
-def kept_metadata(
-    info: ConfigRecord, model: str, also: tuple[str, ...] = ()
-) -> dict[str, Any] | None:
-    """An imported config's own metadata for generator `model`, without what import added
+def hteb_configs(run: Path, meta: RunMeta) -> dict[str, ConfigRecord]:
+    """The run's transform configs HTEB has a transformation for, by name; a run with
+    none is refused."""
+    chosen = {
+        n: c
+        for n, c in meta["configs"].items()
+        if c.get("kind") == "transform" and c.get("transform") in HTEB_NAMES
+    }
+    if not chosen:
+        raise InputError(f"{run} holds no config of a transformation HTEB has")
+    return chosen
+
+
+@contextmanager
+def staged(output: Path) -> Iterator[Path]:
+    """A folder beside `output` to write the tree in, renamed to `output` once all of it
+    is written, removed on any failure (so a refused export writes nothing)."""
+    stage = stage_beside(output)
+    try:
+        yield stage
+        os.replace(stage, output)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+
+
+def pinned(revision: Any) -> str | None:
+    """A dataset revision as HTEB's metadata keeps it: a full 40-character commit, else
+    none."""
+    return revision if isinstance(revision, str) and len(revision) == 40 else None
+
+
+def pair_folder(doc: Mapping[str, Any]) -> str:
+    """The <transformation>/<seed> folder a pair's metadata `doc` names."""
+    return f"{doc['transformation']}/{doc['seed_transform']}"
+
+
+@dataclass(frozen=True)
+class ConfigPair:
+    """One transform config of the run as an export writes it: its name and record
+    (`info`), the generator's Hub id (`model`), and its original and rewritten records in
+    HTEB's layout."""
+
+    name: str
+    info: ConfigRecord
+    model: str
+    originals: list[DataRow]
+    transformed: list[DataRow]
+
+
+def kept_metadata(config: ConfigPair, also: tuple[str, ...] = ()) -> dict[str, Any] | None:
+    """An imported config's own metadata for its generator, without what import added
     (IMPORTED_KEYS and `also`); None for a config made by shiftbench."""
+    info = config.info
     held = info.get("hteb")
     if held and held.get("transformation") == HTEB_NAMES[str(info["transform"])]:
         kept = {k: v for k, v in held.items() if k not in (*IMPORTED_KEYS, *also)}
-        kept["generator_model"] = model
+        kept["generator_model"] = config.model
         return kept
     return None
 
 
 def made_metadata(
-    info: ConfigRecord,
-    model: str,
+    config: ConfigPair,
     dataset: str,
     statistics: dict[str, Any],
     revision: str | None,
@@ -125,13 +177,14 @@ def made_metadata(
     """A pair's metadata made from the run, in the order HTEB's writer puts its keys: no
     generation time, the limits the run recorded, `statistics`, then the data filter
     report and the dataset's `revision` where given."""
+    info = config.info
     transformation = HTEB_NAMES[str(info["transform"])]
     backend: Mapping[str, Any] = info.get("backend") or {}
     generator: Mapping[str, Any] = info.get("model") or {}
     # the context the run recorded: vllm's max_model_len, Ollama's num_ctx (on its model)
     context = backend.get("max_model_len") or generator.get("num_ctx")
     doc: dict[str, Any] = {
-        "generator_model": model,
+        "generator_model": config.model,
         "transformation": transformation,
         "dataset": dataset,
         "seed_transform": int(info.get("seed", 0)),
@@ -150,18 +203,13 @@ def made_metadata(
     return doc
 
 
-def write_checked(
-    stage: Path,
-    doc: dict[str, Any],
-    originals: list[DataRow],
-    transformed: list[DataRow],
-    run: Path,
-    name: str,
-) -> Pair:
-    """Write config `name`'s pair under `stage` and read it back with HTEB's rules; the
-    pair read. A dataset, transformation or seed that cannot name a folder is refused."""
+def write_checked(stage: Path, doc: dict[str, Any], config: ConfigPair, run: Path) -> Pair:
+    """Write the config's pair (metadata `doc`) under `stage` and read it back with HTEB's
+    rules; the pair read. A dataset, transformation or seed that cannot name a folder is
+    refused."""
     for key in ("dataset", "transformation", "seed_transform"):  # folders of the tree
-        check_name(str(doc[key]), run / META_FILE, f"configs.{name}.hteb.{key}")
+        check_name(str(doc[key]), run / META_FILE, f"configs.{config.name}.hteb.{key}")
+    originals, transformed = config.originals, config.transformed
     folder = write_pair(stage, doc, originals, transformed)
     pair = latest_pair(folder)  # HTEB's rules, on what was written
     if read_pair(pair) != (originals, transformed):

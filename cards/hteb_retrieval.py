@@ -19,22 +19,24 @@ history unknown, and a data filter report that left nothing out.
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 from pathlib import Path
 from typing import Any
 
 from shiftbench.cards.hteb_pairs import (
+    ConfigPair,
     Exported,
     generator_id,
+    hteb_configs,
     hteb_language,
     kept_metadata,
     left_out,
     made_metadata,
+    pair_folder,
+    staged,
     write_checked,
 )
-from shiftbench.core.data.hteb import DATASETS, HTEB_NAMES, given_up, stored_statistics
+from shiftbench.core.data.hteb import DATASETS, given_up, stored_statistics
 from shiftbench.core.data.hteb_retrieval import (
     CORPUS,
     PARTS,
@@ -53,8 +55,7 @@ from shiftbench.core.data.hteb_retrieval import (
 )
 from shiftbench.core.data.parts import folder_split
 from shiftbench.core.data.runfolder import read_config_split
-from shiftbench.core.data.writes import stage_beside
-from shiftbench.core.records import ConfigRecord, DataRow, RunMeta
+from shiftbench.core.records import DataRow, RunMeta
 from shiftbench.errors import InputError
 
 LAYOUT_KEY = "records"  # gen/hteb_retrieval.py keeps the records' layout there
@@ -85,42 +86,34 @@ def export_retrieval(
             "--rewrite queries,corpus"
         )
     rows = {part: read_config_split(run, meta, "original", n) for part, n in names.items()}
-    stems = [
-        (name, info)
-        for name, info in meta["configs"].items()
-        if info.get("kind") == "transform" and info.get("transform") in HTEB_NAMES
-    ]
-    if not stems:
-        raise InputError(f"{run} holds no config of a transformation HTEB has")
-    held = next((i["hteb"][LAYOUT_KEY] for _, i in stems if LAYOUT_KEY in i.get("hteb", {})), None)
+    stems = hteb_configs(run, meta)
+    held = next(
+        (i["hteb"][LAYOUT_KEY] for i in stems.values() if LAYOUT_KEY in i.get("hteb", {})), None
+    )
     layout = (
         Layout.from_record(held)
         if held is not None
         else derived_layout(rows, component_splits(dataset, split), hteb_language(source))
     )
     originals = records_of(rows, layout)
-    stage = stage_beside(output)
-    try:
-        folders = []
-        for name, info in stems:
+    folders = []
+    with staged(output) as stage:
+        for name, info in stems.items():
             model = generator_id(run, name, info, generator)
             rewrites_corpus = names[CORPUS] in info["rows"]
             own = {QUERIES: read_config_split(run, meta, name, split)}
             if rewrites_corpus:
                 own[CORPUS] = read_config_split(run, meta, name, names[CORPUS])
             transformed = _transformed(originals, own, rewrites_corpus, f"{run / name}")
-            doc = _metadata(info, model, dataset, source, originals, transformed, rewrites_corpus)
-            pair = write_checked(stage, doc, originals, transformed, run, name)
+            config = ConfigPair(name, info, model, originals, transformed)
+            doc = _metadata(config, dataset, source, rewrites_corpus)
+            pair = write_checked(stage, doc, config, run)
             check_records(originals, pair.data)
             if "data_filtering" in doc:
                 check_filter_report(doc["data_filtering"], originals, pair.data)
             check_rewrite(originals, transformed, rewrites_corpus, str(pair.data))
-            folders.append(f"{doc['transformation']}/{doc['seed_transform']}")
-        os.replace(stage, output)
-    except BaseException:
-        shutil.rmtree(stage, ignore_errors=True)
-        raise
-    return Exported(output, tuple(folders), left_out(meta, (name for name, _ in stems)))
+            folders.append(pair_folder(doc))
+    return Exported(output, tuple(folders), left_out(meta, stems))
 
 
 def _transformed(
@@ -156,18 +149,13 @@ def _transformed(
 
 
 def _metadata(
-    info: ConfigRecord,
-    model: str,
-    dataset: str,
-    source: Any,
-    originals: list[DataRow],
-    transformed: list[DataRow],
-    rewrites_corpus: bool,
+    config: ConfigPair, dataset: str, source: Any, rewrites_corpus: bool
 ) -> dict[str, Any]:
     """The pair's metadata, in the order HTEB's writer puts its keys."""
-    kept = kept_metadata(info, model, (LAYOUT_KEY,))
+    kept = kept_metadata(config, (LAYOUT_KEY,))
     if kept is not None:
         return kept
+    originals, transformed = config.originals, config.transformed
     sent = [(k, n) for k, n in targets(originals, rewrites_corpus).items() if n is not None]
     failed = [(i, f) for (i, f), _ in sent if blank(transformed[i][f])]
     unchanged = [(i, f) for (i, f), _ in sent if transformed[i][f] == originals[i][f]]
@@ -194,6 +182,6 @@ def _metadata(
         "excluded_documents": [],
         "excluded_candidates": [],
     }
-    doc = made_metadata(info, model, dataset, statistics, revision if pinned else None, filtering)
+    doc = made_metadata(config, dataset, statistics, revision if pinned else None, filtering)
     doc["transform_corpus"] = rewrites_corpus
     return doc

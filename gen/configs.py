@@ -5,6 +5,7 @@ rule-based control; and each transformed row with its originals and statuses."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, cast
 
 from shiftbench.core.data.listfields import field_texts, regrouped
@@ -32,13 +33,16 @@ from shiftbench.gen.rewrite import (
 )
 
 
-def original_config(source: Source, subset: str, splits: dict[str, list[DataRow]]) -> ConfigData:
+def original_config(
+    splits: dict[str, list[DataRow]], subset: str = "default", name: str = "original"
+) -> ConfigData:
+    """The original config `name` holding `splits` (gen's, and an HTEB import's)."""
     meta: ConfigRecord = {
         "kind": "original",
         "subset": subset,
         "rows": {s: len(r) for s, r in splits.items()},
     }
-    return ConfigData(config_name("original", subset, source.multi_subset), meta, splits)
+    return ConfigData(name, meta, splits)
 
 
 def subset_language(source: Source, subset: str) -> Language | None:
@@ -47,15 +51,24 @@ def subset_language(source: Source, subset: str) -> Language | None:
     return field_languages(source.languages.get(subset) or [], source.text_fields)[0]
 
 
-def variant_config(
-    source: Source,
-    subset: str,
-    splits: dict[str, list[DataRow]],
-    variant: Variant,
-    described: Mapping[str, Any],
-    done: dict[str, dict[str, RowResult]],
-    languages: tuple[Language | None, ...],
-) -> ConfigData:
+@dataclass(frozen=True)
+class SubsetVariant:
+    """One LLM variant of one subset, as gen makes its config: the subset's rows to rewrite
+    per split (`rows`), the generator's description (`described`) and the subset's
+    language per text field (`languages`)."""
+
+    source: Source
+    subset: str
+    rows: dict[str, list[DataRow]]
+    variant: Variant
+    described: Mapping[str, Any]
+    languages: tuple[Language | None, ...]
+
+
+def variant_config(made: SubsetVariant, done: dict[str, dict[str, RowResult]]) -> ConfigData:
+    """The variant's config from each text's result (`done`, by field and text)."""
+    source, subset, splits, variant = made.source, made.subset, made.rows, made.variant
+    described, languages = made.described, made.languages
     fields = source.text_fields
     pivot = any(step.language == PIVOT for step in variant.transform.steps)
     out: dict[str, list[DataRow]] = {}

@@ -42,6 +42,7 @@ from shiftbench.core.text.languages import Language, draw
 from shiftbench.core.text.transforms import PER_DATASET, PER_TEXT
 from shiftbench.errors import InputError
 from shiftbench.gen.configs import (
+    SubsetVariant,
     original_config,
     recorded_settings,
     rule_config,
@@ -222,7 +223,7 @@ def generate_run_folder(
     for subset, splits in data.items():
         original = config_name("original", subset, source.multi_subset)
         if meta is None or original not in meta["configs"]:
-            configs.append(original_config(source, subset, splits))
+            configs.append(original_config(splits, subset, original))
         rewritten, texts = texts_to_rewrite(source, splits, ready.parts)
         for variant in (v for sub, v in todo if sub == subset):
             if isinstance(variant, RuleVariant):
@@ -231,19 +232,17 @@ def generate_run_folder(
                 continue
             assert backend is not None, "an LLM variant needs a backend"
 
-            def job(engine: Backend, subset=subset, rewritten=rewritten, variant=variant,
-                    splits=splits) -> ConfigData:  # fmt: skip
-                langs = languages[subset]
-                if variant.sampling.hteb:  # as HTEB's generator sends
-                    return rewrite_subset(
-                        source, subset, rewritten, variant, described, langs, engine, cache,
-                        start=starts[subset], context=splits, quiet=quiet,
-                    )  # fmt: skip
+            making = SubsetVariant(source, subset, rewritten, variant, described, languages[subset])
+
+            def job(engine: Backend, making: SubsetVariant = making, splits=splits) -> ConfigData:
+                if making.variant.sampling.hteb:  # as HTEB's generator sends
+                    return rewrite_subset(making, engine, cache, start=starts[making.subset],
+                                          context=splits, quiet=quiet)  # fmt: skip
                 done = _rewrite_fields(
-                    rewritten, source.text_fields, langs, variant, engine, cache,
-                    dataset_id=f"{source.name}/{subset}", quiet=quiet,
+                    making.rows, source.text_fields, making.languages, making.variant, engine,
+                    cache, dataset_id=f"{source.name}/{making.subset}", quiet=quiet,
                 )  # fmt: skip
-                return variant_config(source, subset, rewritten, variant, described, done, langs)
+                return variant_config(making, done)
 
             configs.append(jobs.submit(job))
     made = jobs.gather(configs)

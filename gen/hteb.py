@@ -44,15 +44,15 @@ from shiftbench.core.data.sources import load_source
 from shiftbench.core.protocols import get_protocol
 from shiftbench.core.records import DataRow, RunExtras, SourceRecord
 from shiftbench.errors import InputError
+from shiftbench.gen.configs import original_config
 from shiftbench.gen.hteb_imported import (
     TRANSLATING,
     Imported,
     finish_row,
     hteb_protocol,
     imported_source,
-    original_config,
-    subset_language,
-    variant_config,
+    pair_config,
+    recorded_language,
     write_imported,
 )
 from shiftbench.gen.hteb_lists import LISTED, listed_run
@@ -185,7 +185,7 @@ def import_hteb(
                           first_pair.data)  # fmt: skip
     recorded["subsets"] = list(groups)
     # where each translation pair sent each text (HTEB's rules), once for all subsets
-    first_language = subset_language(recorded, next(iter(groups)))
+    first_language = recorded_language(recorded, next(iter(groups)))
     translated = {
         pair.data: translated_languages(
             originals, source.text_fields, pair.transformation, name, pair.seed, first_language
@@ -309,4 +309,4 @@ def _variant(
         out[split].append(finish_row(row, statuses, ours))
     # the order of a record's fields, for an export to give the same records
     keys = list(originals[members[0]]) if members else []
-    return variant_config(pair, subset, out, language, languages, targets, record_keys=keys)
+    return pair_config(pair, subset, out, language, languages, targets, record_keys=keys)

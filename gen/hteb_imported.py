@@ -48,7 +48,7 @@ class Imported:
         )
 
 
-def subset_language(recorded: SourceRecord, subset: str) -> str | None:
+def recorded_language(recorded: SourceRecord, subset: str) -> str | None:
     """The ISO 639-1 code of a subset's language, as gen records it."""
     found = field_languages((recorded.get("languages") or {}).get(subset) or [], ("text",))[0]
     return found.code if found else None
@@ -66,15 +66,6 @@ def imported_source(source: Source, dataset: str, first: Pair) -> SourceRecord:
     return recorded
 
 
-def original_config(
-    splits: dict[str, list[DataRow]], subset: str = "default", name: str = "original"
-) -> ConfigData:
-    """The original config holding `splits`."""
-    counts = {s: len(r) for s, r in splits.items()}
-    record = cast(ConfigRecord, {"kind": "original", "subset": subset, "rows": counts})
-    return ConfigData(name, record, splits)
-
-
 def finish_row(
     row: DataRow, statuses: list[str], ours: str, judged: list[str] | None = None
 ) -> dict[str, object]:
@@ -86,7 +77,7 @@ def finish_row(
     return row
 
 
-def variant_config(
+def pair_config(
     pair: Pair,
     subset: str,
     out: dict[str, list[DataRow]],

@@ -38,13 +38,13 @@ from shiftbench.core.data.sources import Source, source_meta
 from shiftbench.core.protocols import RANKING_PARTS
 from shiftbench.core.records import DataRow, RunExtras, SourceRecord
 from shiftbench.errors import InputError
+from shiftbench.gen.configs import original_config
 from shiftbench.gen.hteb_imported import (
     TRANSLATING,
     finish_row,
     hteb_protocol,
-    original_config,
-    subset_language,
-    variant_config,
+    pair_config,
+    recorded_language,
 )
 
 LISTED = ("Reranking", "Summarization")
@@ -77,7 +77,7 @@ def listed_run(
     kept = {k: v for k, v in recorded.items() if k in _KEEP}
     recorded = cast(SourceRecord, {**source_meta(source), **kept})
     recorded["subsets"] = ["default"]
-    language = subset_language(recorded, "default")
+    language = recorded_language(recorded, "default")
     if source.task_type == "Reranking":
         splits = _ranking_splits(originals, split, where)
     else:
@@ -205,4 +205,4 @@ def _variant(
                 statuses += own
             out[split].append(finish_row(row, statuses, ours))
     per_field = {f: language for f in source.text_fields}
-    return variant_config(pair, "default", out, language, per_field, targets)
+    return pair_config(pair, "default", out, language, per_field, targets)

@@ -29,7 +29,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import Any, ClassVar, cast
 
 from shiftbench.core.data.hteb import (
     HTEB_NAMES,
@@ -43,10 +43,10 @@ from shiftbench.core.data.runfolder import FALLBACK, OK, TRUNCATED, ConfigData, 
 from shiftbench.core.messages import option
 from shiftbench.core.progress import Bar, bar
 from shiftbench.core.records import ConfigRecord, DataRow, SamplingRecord
-from shiftbench.core.text.languages import LANGUAGES, Language
+from shiftbench.core.text.languages import LANGUAGES
 from shiftbench.core.text.transforms import PIVOT, Prompt, Transform
 from shiftbench.errors import InputError
-from shiftbench.gen.configs import _drawn_languages, _variant_row, variant_config
+from shiftbench.gen.configs import SubsetVariant, _drawn_languages, _variant_row, variant_config
 from shiftbench.gen.hteb_slots import (
     TITLE,
     Slot,
@@ -56,9 +56,6 @@ from shiftbench.gen.rewrite import EMPTY_INPUT, NOT_APPLICABLE, RowResult, Varia
 from shiftbench.llm.backends import Backend, Generation, Request, Sampling
 from shiftbench.llm.cache import GenerationCache, row_key
 from shiftbench.llm.calls import CACHED, NOT_CACHED, call_backend
-
-if TYPE_CHECKING:
-    from shiftbench.core.data.sources import Source
 
 # HTEB's stages of each transformation (hteb/config.py transformation_stages)
 STAGES = {
@@ -302,11 +299,7 @@ def stage_tokens(stage: str, max_new_tokens: int | None) -> int:
 
 def rewrite_slots(
     found: list[Slot],
-    transform: Transform,
-    prompts: tuple[Prompt, ...],
-    seed: int,
-    sampling: Sampling,
-    max_attempts: int,
+    variant: Variant,
     backend: Backend,
     cache: GenerationCache,
     *,
@@ -317,13 +310,14 @@ def rewrite_slots(
     """Each slot through HTEB's stages, request for request as its generator sends them.
 
     A stage sends every slot still going, then again (seed + retry) those whose reply was
-    cut at the budget or held no usable text, `max_attempts` tries in all; the rest of a
-    slot's stages are sent only once a stage gave it a text. Every call is cached under
-    its whole request and its slot's ordinal, so a resumed run sends only what is missing
-    and two slots of the same text are still two calls.
+    cut at the budget or held no usable text, the variant's `max_attempts` tries in all;
+    the rest of a slot's stages are sent only once a stage gave it a text. Every call is
+    cached under its whole request and its slot's ordinal, so a resumed run sends only
+    what is missing and two slots of the same text are still two calls.
     """
+    seed, sampling, prompts = variant.seed, variant.sampling, variant.prompts
     model = backend.describe()["model"]
-    names = stages(transform.name)
+    names = stages(variant.transform.name)
     results: dict[int, SlotResult] = {}
     current = {i: s.text for i, s in enumerate(found) if s.ordinal is not None}
     for i, s in enumerate(found):
@@ -338,7 +332,7 @@ def rewrite_slots(
         pending = list(current)
         cut: set[int] = set()
         tries = dict.fromkeys(pending, 0)
-        for attempt in range(max_attempts):
+        for attempt in range(variant.max_attempts):
             if not pending:
                 break
             requests = {}
@@ -411,20 +405,12 @@ def _complete(
     return outputs
 
 
-def hteb_config(
-    source: Source,
-    subset: str,
-    rewritten: dict[str, list[DataRow]],
-    variant: Variant,
-    described: Mapping[str, Any],
-    found: list[Slot],
-    results: list[SlotResult],
-    languages: tuple[Language | None, ...],
-) -> ConfigData:
+def hteb_config(made: SubsetVariant, found: list[Slot], results: list[SlotResult]) -> ConfigData:
     """The variant's config from its slots' results: each row from its own slots (two
     rows holding the same text keep their own rewrites), with the counts and languages
     of every slot."""
-    fields = source.text_fields
+    rewritten, variant = made.rows, made.variant
+    fields = made.source.text_fields
     name = variant.transform.name
     done: dict[tuple[str, int], dict[str, dict[str, RowResult]]] = {}
     first: dict[str, dict[str, RowResult]] = {f: {} for f in fields}
@@ -453,7 +439,7 @@ def hteb_config(
                     if text not in kept[f]:  # a reranking document among no candidates
                         kept[f][text] = RowResult(text, NOT_APPLICABLE, 0, "", ())
                         first[f].setdefault(text, kept[f][text])
-    made = variant_config(source, subset, rewritten, variant, described, first, languages)
+    config = variant_config(made, first)
     pivot = any(step.language == PIVOT for step in variant.transform.steps)
     splits = {
         split: [_variant_row(row, fields, done[(split, i)], name, pivot) for i, row in
@@ -471,7 +457,7 @@ def hteb_config(
         row[f"status_{TITLE}"] = result.status
         if result.status in (FALLBACK, TRUNCATED) and row["status"] == OK:
             row["status"] = result.status  # the row's first failed text
-    meta = cast(dict[str, Any], dict(made.meta))
+    meta = cast(dict[str, Any], dict(config.meta))
     meta.update(_drawn_languages(variant, used))
     meta["status_counts"] = {split: tally_status(rows) for split, rows in splits.items()}
     meta["hteb_requests"] = {
@@ -481,16 +467,11 @@ def hteb_config(
         "max_retries": variant.max_attempts - 1,
         "per_slot": True,
     }
-    return ConfigData(made.name, cast(ConfigRecord, meta), splits)
+    return ConfigData(config.name, cast(ConfigRecord, meta), splits)
 
 
 def rewrite_subset(
-    source: Source,
-    subset: str,
-    rewritten: dict[str, list[DataRow]],
-    variant: Variant,
-    described: Mapping[str, Any],
-    languages: tuple[Language | None, ...],
+    made: SubsetVariant,
     backend: Backend,
     cache: GenerationCache,
     *,
@@ -502,14 +483,13 @@ def rewrite_subset(
     texts of the source's earlier subsets (HTEB numbers a dataset's texts across all its
     languages), `context` the subset's run-folder splits (a reranking's judgements and
     candidate lists)."""
-    found = subset_slots(source, rewritten, context, languages, start)
+    source, variant, languages = made.source, made.variant, made.languages
+    found = subset_slots(source, made.rows, context, languages, start)
     sent = sum(s.ordinal is not None for s in found)
     with bar(sent * variant.transform.calls, variant.base_name, unit="call", quiet=quiet) as shown:
         results = rewrite_slots(
-            found, variant.transform, variant.prompts, variant.seed, variant.sampling,
-            variant.max_attempts, backend, cache,
-            dataset=dataset_name(source.mteb_task, source.name),
+            found, variant, backend, cache, dataset=dataset_name(source.mteb_task, source.name),
             record_languages=tuple(lang.code for lang in languages if lang),
             progress=shown,
         )  # fmt: skip
-    return hteb_config(source, subset, rewritten, variant, described, found, results, languages)
+    return hteb_config(made, found, results)

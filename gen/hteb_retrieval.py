@@ -48,15 +48,15 @@ from shiftbench.core.data.runfolder import (
 from shiftbench.core.data.sources import Source
 from shiftbench.core.records import DataRow, RunExtras
 from shiftbench.errors import InputError
+from shiftbench.gen.configs import original_config
 from shiftbench.gen.hteb_imported import (
     TRANSLATING,
     Imported,
     finish_row,
     hteb_protocol,
     imported_source,
-    original_config,
-    subset_language,
-    variant_config,
+    pair_config,
+    recorded_language,
     write_imported,
 )
 from shiftbench.gen.rewrite import EMPTY_INPUT
@@ -97,7 +97,7 @@ def import_retrieval(
     recorded["subsets"] = ["default"]
     recorded["splits"] = [split]
     recorded["context_splits"] = [f"corpus/{split}", f"qrels/{split}"]
-    language = subset_language(recorded, "default")
+    language = recorded_language(recorded, "default")
     configs = [original_config(splits)]
     for pair, _, transformed in read:
         configs.append(_variant(pair, name, layout, originals, transformed, rows, split, language))
@@ -172,5 +172,5 @@ def _variant(
         finish_row(row, statuses, ours, sent_statuses)
         out[split if part == QUERIES else folder_split(f"corpus/{split}")].append(row)
     targeted = {v for k, v in languages.items() if sent[k] is not None and v}
-    return variant_config(pair, "default", out, language, {"text": language}, targeted,
+    return pair_config(pair, "default", out, language, {"text": language}, targeted,
                           **{LAYOUT_KEY: layout.record()})  # fmt: skip

@@ -186,8 +186,8 @@ def rewrite_texts(
             current = {t: t for t in pending}
             cut: set[str] = set()
             for step in range(calls):
-                made = _run_step(current, variant, model, step, plans, attempt, backend, cache,
-                                 progress)  # fmt: skip
+                made = _run_step(_StepCalls(variant, model, step, plans, backend, cache), current,
+                                 attempt, progress)  # fmt: skip
                 for text in list(current):
                     if made[text].finish_reason == LENGTH:
                         cut.add(text)
@@ -280,40 +280,46 @@ class Call:
     budget: int
 
 
+@dataclass(frozen=True)
+class _StepCalls:
+    """Call `step` of a variant's chain, as every text of it is sent: the generator
+    (`model` as it describes itself), each text's languages (`plans`), and the cache."""
+
+    variant: Variant
+    model: GeneratorModel
+    step: int
+    plans: dict[str, tuple[Language | None, ...]]
+    backend: Backend
+    cache: GenerationCache
+
+
 def _run_step(
-    current: dict[str, str],
-    variant: Variant,
-    model: GeneratorModel,
-    step: int,
-    plans: dict[str, tuple[Language | None, ...]],
-    attempt: int,
-    backend: Backend,
-    cache: GenerationCache,
-    progress: Bar,
+    at: _StepCalls, current: dict[str, str], attempt: int, progress: Bar
 ) -> dict[str, Generation]:
-    """Each text's output of call `step`, its input being `current[text]`.
+    """Each text's output of call `at.step`, its input being `current[text]`.
 
     An output cut at its budget (finish reason `length`) is asked for again with
     BUDGET_GROWTH times the budget, never more than the cap, and the same seed, until it
     ends by itself or its budget is the cap. The budgets depend on the input only, so the
     retries are as deterministic as the first call.
     """
+    variant, step, plans = at.variant, at.step, at.plans
     calls = {}
     for text, given in current.items():
-        key = call_key(given, variant, model, step, plans[text][step], attempt)
+        key = call_key(given, variant, at.model, step, plans[text][step], attempt)
         calls[text] = Call(key, int(key[:15], 16), variant.step_budget(step, given))
     outputs: dict[str, Generation] = {}
     # the first attempt's first calls move the count; every call after them is a retry
     count = progress.update if attempt == 1 else progress.retried
     while calls:
-        made = _generate_missing(calls, current, variant, step, plans, backend, cache, count)
+        made = _generate_missing(at, calls, current, count)
         again = {}
         for text, call in calls.items():
             outputs[text] = made[call.key]
             if outputs[text].finish_reason == LENGTH and call.budget < variant.step_cap(step):
                 tokens = min(variant.step_cap(step), call.budget * BUDGET_GROWTH)
                 lang = plans[text][step]
-                key = call_key(current[text], variant, model, step, lang, attempt, tokens)
+                key = call_key(current[text], variant, at.model, step, lang, attempt, tokens)
                 again[text] = Call(key, call.seed, tokens)
         calls = again
         count = progress.retried
@@ -321,14 +327,7 @@ def _run_step(
 
 
 def _generate_missing(
-    calls: dict[str, Call],
-    inputs: dict[str, str],
-    variant: Variant,
-    step: int,
-    plans: dict[str, tuple[Language | None, ...]],
-    backend: Backend,
-    cache: GenerationCache,
-    count: Callable[[int], None],
+    at: _StepCalls, calls: dict[str, Call], inputs: dict[str, str], count: Callable[[int], None]
 ) -> dict[str, Generation]:
     """Outputs for every call: cached ones, then the rest generated chunk by chunk; `count`
     hears how many texts each result finishes.
@@ -337,6 +336,7 @@ def _generate_missing(
     the requests in flight. Texts that share a key are sent once, and a key another job
     of the run is generating already is waited for, not sent again.
     """
+    cache = at.cache
     keys = list(dict.fromkeys(c.key for c in calls.values()))
     outputs = cache.get_many(keys)
     texts_per_key = Counter(c.key for c in calls.values())
@@ -346,8 +346,8 @@ def _generate_missing(
     while missing:
         mine, theirs = cache.claim(missing)
         try:
-            _send([(k, text_of[k]) for k in mine], calls, inputs, variant, step, plans,
-                  backend, cache, outputs, lambda k: count(texts_per_key[k]))  # fmt: skip
+            _send(at, [(k, text_of[k]) for k in mine], calls, inputs, outputs,
+                  lambda k: count(texts_per_key[k]))  # fmt: skip
         finally:
             cache.release([k for k in mine if k not in outputs])
         waited = cache.wait_for(theirs)
@@ -358,19 +358,16 @@ def _generate_missing(
 
 
 def _send(
+    at: _StepCalls,
     todo: list[tuple[str, str]],
     calls: dict[str, Call],
     inputs: dict[str, str],
-    variant: Variant,
-    step: int,
-    plans: dict[str, tuple[Language | None, ...]],
-    backend: Backend,
-    cache: GenerationCache,
     outputs: dict[str, Generation],
     done: Callable[[str], None],
 ) -> None:
     """Generate the (key, text) calls chunk by chunk, keeping each result as it comes."""
-    prompt = variant.prompts[step]
+    backend, cache, plans, step = at.backend, at.cache, at.plans, at.step
+    prompt = at.variant.prompts[step]
     for start in range(0, len(todo), backend.chunk_size):
         chunk = todo[start : start + backend.chunk_size]
         requests = []
@@ -386,4 +383,4 @@ def _send(
             done(key)
 
         kept = CACHED if cache.path is not None else NOT_CACHED
-        call_backend(backend, requests, variant.sampling, keep, kept)
+        call_backend(backend, requests, at.variant.sampling, keep, kept)

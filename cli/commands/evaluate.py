@@ -14,8 +14,8 @@ from shiftbench.cli.commands.from_settings import (
 from shiftbench.cli.commands.options import (
     CONTEXT,
     NamedResults,
-    OutputFolder,
     models_option,
+    output_option,
     plots_option,
     quiet_option,
     source_options,
@@ -51,13 +51,7 @@ PROBE = settings_sections(
 @source_options
 @models_option
 @settings_options(EvalSettings, skip=("output", "quiet"))
-@click.option(
-    "--output",
-    "-o",
-    type=OutputFolder(),
-    default=None,
-    help="Results folder. Default: shiftbench-results/<target>.",
-)
+@output_option("Results folder. Default: shiftbench-results/<target>.")
 @quiet_option
 def evaluate(
     target: str,
@@ -134,13 +128,9 @@ def evaluate(
 @click.argument("targets", metavar="TARGET...", nargs=-1, required=True)
 @models_option
 @settings_options(ProbeRunSettings, skip=("output", "quiet"))
-@click.option(
-    "--output",
-    "-o",
-    type=OutputFolder(),
-    default=None,
-    help="Results folder. Default: shiftbench-results/<target>-probes (several targets' "
-    "names joined by +).",
+@output_option(
+    "Results folder. Default: shiftbench-results/<target>-probes (several targets' names "
+    "joined by +)."
 )
 @quiet_option
 def probe(
@@ -183,13 +173,7 @@ def probe(
 
 @click.command(context_settings=CONTEXT)
 @click.argument("results", nargs=-1, required=True, type=NamedResults())
-@click.option(
-    "--output",
-    "-o",
-    type=OutputFolder(),
-    required=True,
-    help="Folder for summary.json, report.md and plots/.",
-)
+@output_option("Folder for summary.json, report.md and plots/.", required=True)
 @click.option(
     "--baseline",
     default=None,
@@ -256,13 +240,7 @@ def report(
 
 @click.command(context_settings=CONTEXT)
 @click.argument("results", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
-@click.option(
-    "--output",
-    "-o",
-    type=OutputFolder(),
-    required=True,
-    help="The folder to write the page to (index.html).",
-)
+@output_option("The folder to write the page to (index.html).", required=True)
 def leaderboard(results: tuple[Path, ...], output: Path) -> None:
     """Write a leaderboard page of evaluate results folders: one self-contained HTML file.
 

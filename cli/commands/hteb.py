@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from shiftbench.cli.commands.options import CONTEXT, OutputFolder
+from shiftbench.cli.commands.options import CONTEXT, output_option
 
 
 @click.group(context_settings=CONTEXT)
@@ -23,13 +23,7 @@ def hteb() -> None:
 
 @hteb.command("import", context_settings=CONTEXT)
 @click.argument("tree", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option(
-    "--output",
-    "-o",
-    type=OutputFolder(),
-    required=True,
-    help="The run folder to write (must not exist, or be empty).",
-)
+@output_option("The run folder to write (must not exist, or be empty).", required=True)
 @click.option(
     "--generator",
     help="The generator to read, by Hub id or folder name, where TREE holds several.",
@@ -61,12 +55,8 @@ def hteb_import(tree: Path, output: Path, generator: str | None, dataset: str | 
 
 @hteb.command("export", context_settings=CONTEXT)
 @click.argument("run", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option(
-    "--output",
-    "-o",
-    type=OutputFolder(),
-    required=True,
-    help="The root of the tree to write, HTEB's data/transformations (must not exist).",
+@output_option(
+    "The root of the tree to write, HTEB's data/transformations (must not exist).", required=True
 )
 @click.option(
     "--generator",

@@ -142,6 +142,12 @@ def quiet_option(func: Callable[..., Any]) -> Callable[..., Any]:
     )(func)
 
 
+def output_option(help: str, *, required: bool = False) -> Callable[..., Any]:
+    """-o/--output, the folder a command writes: `required`, or None when not given."""
+    given: dict[str, Any] = {"required": True} if required else {"default": None}
+    return click.option("--output", "-o", type=OutputFolder(), **given, help=help)
+
+
 def _quiet_here_or_at_root(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
     return value or bool(ctx.find_root().params.get("quiet"))
 

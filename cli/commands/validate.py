@@ -4,7 +4,9 @@ generators, pick a judge, measure how reliable the checks are."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -15,8 +17,8 @@ from shiftbench.cli.commands.from_settings import (
 )
 from shiftbench.cli.commands.options import (
     CONTEXT,
-    OutputFolder,
     option_type,
+    output_option,
     quiet_option,
     source_options,
 )
@@ -30,6 +32,18 @@ from shiftbench.validate.settings import (
 )
 
 MEASURE = MeasureChecksSettings()
+
+
+def _measure_option(name: str, help: str) -> Callable[..., Any]:
+    """measure-checks' option of MeasureChecksSettings field `name`: its bound, its default
+    shown."""
+    return click.option(
+        f"--{name.replace('_', '-')}",
+        type=option_type(MeasureChecksSettings, name),
+        default=getattr(MEASURE, name),
+        show_default=True,
+        help=help,
+    )
 
 
 @click.command(
@@ -69,13 +83,7 @@ def validate(runs: tuple[Path, ...], quiet: bool, **given: object) -> None:
     type=click.Choice(["judge-quality", "judge-similarity", "paraplue", "drift"]),
     help="Which measure fills the generators x judges matrix.",
 )
-@click.option(
-    "--output",
-    "-o",
-    type=OutputFolder(),
-    default=None,
-    help="Folder to write comparison.json and comparison.md into.",
-)
+@output_option("Folder to write comparison.json and comparison.md into.")
 def compare(runs: tuple[Path, ...], kind: str, output: Path | None) -> None:
     """Compare RUNS: validated runs of one source made by different generators.
 
@@ -177,19 +185,11 @@ def parse_range(text: str) -> tuple[float, float]:
 # every other option of it (configs, judges, drift, the gate) means nothing here.
 @click.command("measure-checks", context_settings=CONTEXT)
 @click.argument("data_dir", type=click.Path(path_type=Path))
-@click.option(
-    "--cap",
-    type=option_type(MeasureChecksSettings, "cap"),
-    default=MEASURE.cap,
-    show_default=True,
-    help="Texts (or near-paraphrase pairs) per dataset and language checked for false alarms.",
+@_measure_option(
+    "cap", "Texts (or near-paraphrase pairs) per dataset and language checked for false alarms."
 )
-@click.option(
-    "--plant-cap",
-    type=option_type(MeasureChecksSettings, "plant_cap"),
-    default=MEASURE.plant_cap,
-    show_default=True,
-    help="Texts per dataset and language each kind of failure is planted into.",
+@_measure_option(
+    "plant_cap", "Texts per dataset and language each kind of failure is planted into."
 )
 @click.option(
     "--write",

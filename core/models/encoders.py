@@ -247,12 +247,15 @@ class Encoder:
             )
         self.weights: str | None = None  # a loaded object's weights_digest, when it has one
         self.given_object: str | None = None  # a loaded object's class, when one was given
+        # what a name and a loaded object alike are encoded with
+        self.batch_size = batch_size
+        self.progress = progress
+        self.encode_kwargs = dict(encode_kwargs or {})
+        self.given_prompts = dict(prompts or {})
         if not isinstance(spec, str):
             self._adopt(
-                spec, batch_size=batch_size, device=device, precision=precision,
-                cache_dir=cache_dir, progress=progress, trust_remote_code=trust_remote_code,
-                model_kwargs=model_kwargs, encode_kwargs=encode_kwargs, prompts=prompts,
-            )  # fmt: skip
+                spec, precision, cache_dir, bool(device or trust_remote_code or model_kwargs)
+            )
             return
         name, spec = split_named(spec, option)
         precision = precision or "float32"
@@ -263,14 +266,10 @@ class Encoder:
         self.path, self.package = resolve_encoder(spec)
         self.local = self.package is None and as_path(spec)  # a folder on this machine
         self.name = name if name is not None else default_name(spec)  # as shown and recorded
-        self.batch_size = batch_size
         self.device = device
         self.precision = precision
-        self.progress = progress
         self.trust_remote_code = trust_remote_code
         self.model_kwargs = dict(model_kwargs or {})
-        self.encode_kwargs = dict(encode_kwargs or {})
-        self.given_prompts = dict(prompts or {})
         self._check_encode_kwargs()
         if "torch_dtype" in self.model_kwargs or "dtype" in self.model_kwargs:
             raise InputError(
@@ -342,27 +341,18 @@ class Encoder:
         return EmbeddingStore(cache_dir, key)
 
     def _adopt(
-        self,
-        model: Any,
-        *,
-        batch_size: int,
-        device: str | None,
-        precision: str | None,
-        cache_dir: Path | None,
-        progress: bool,
-        trust_remote_code: bool,
-        model_kwargs: dict[str, Any] | None,
-        encode_kwargs: dict[str, Any] | None,
-        prompts: dict[str, str] | None,
+        self, model: Any, precision: str | None, cache_dir: Path | None, loading: bool
     ) -> None:
-        """A model the caller loaded: used as it is (see the class's docstring)."""
+        """A model the caller loaded: used as it is (see the class's docstring); `loading`
+        is true when any option that loads a model was given (device, trust_remote_code,
+        model_kwargs), which do not apply."""
         from_mteb = is_mteb_model(model)
         if not from_mteb and not callable(getattr(model, "encode", None)):
             raise InputError(
                 f"a model is a name, a SentenceTransformer or an object mteb.get_model "
                 f"returns, not a {type(model).__name__}"
             )
-        if device or trust_remote_code or model_kwargs:
+        if loading:
             raise InputError(
                 f"{argument('device')}, {argument('trust_remote_code')} and "
                 f"{argument('model_kwargs', '--model-kwarg')} load a model; they do not apply "
@@ -375,19 +365,15 @@ class Encoder:
                 f"{argument('precision')} {precision}: the model object given is loaded in "
                 f"{dtype}; convert it (model.to(torch.{precision})) or name no precision"
             )
-        if from_mteb and prompts:
+        if from_mteb and self.given_prompts:
             raise InputError(
                 f"an mteb model object uses the prompts of mteb's registry; "
                 f"{argument('prompts', '--prompt')} does not apply"
             )
-        self.batch_size = batch_size
         self.device = None
         self.precision = dtype or precision or "float32"
-        self.progress = progress
         self.trust_remote_code = False
         self.model_kwargs = {}
-        self.encode_kwargs = dict(encode_kwargs or {})
-        self.given_prompts = dict(prompts or {})
         self._check_encode_kwargs()
         self.endpoint = False
         self.from_mteb = from_mteb
