@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from support.ollama_server import OllamaStub
 
-from shiftbench.cards.hteb_pairs import DEFAULT_CONTEXT, made_metadata
+from shiftbench.cards.hteb_pairs import DEFAULT_CONTEXT, ConfigPair, made_metadata
 from shiftbench.core.data.hteb import latest_pair
 from shiftbench.llm.backends.ollama import OllamaBackend
 
@@ -45,5 +45,6 @@ def test_an_ollama_runs_context_is_the_pairs_max_model_length(
 )
 def test_the_recorded_context_is_read_from_where_each_backend_records_it(model, backend, length):
     info = {"transform": "paraphrase", "seed": 7, "model": model, "backend": backend}
-    doc = made_metadata(info, "org/m", "stsbenchmark-sts", {}, None)
+    config = ConfigPair("paraphrase-s7", info, "org/m", [], [])
+    doc = made_metadata(config, "stsbenchmark-sts", {}, None)
     assert doc["max_model_length"] == length
