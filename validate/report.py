@@ -398,6 +398,23 @@ def _texts_held(row: Any, key: str) -> bool:
     )
 
 
+def _rows_of(
+    folder: Path, report: ValidationReport, per_row: dict[str, list[DataRow]]
+) -> dict[str, list[DataRow]]:
+    """Each config's rows: checked in this run (`per_row`), else read from its rows file
+    (none when it has none or it cannot be read)."""
+    rows_of: dict[str, list[DataRow]] = {}
+    for name in report["configs"]:
+        if name in per_row:
+            rows_of[name] = per_row[name]
+            continue
+        try:
+            rows_of[name] = read_jsonl(rows_folder(folder) / f"{name}.jsonl")
+        except InputError:  # none, or unreadable: nothing of it to list
+            rows_of[name] = []
+    return rows_of
+
+
 def worst_rows(
     folder: Path, report: ValidationReport, per_row: dict[str, list[DataRow]]
 ) -> list[list[str]]:
@@ -406,15 +423,7 @@ def worst_rows(
     kind found. A config carried over from an earlier report is read from its rows file;
     rows written before the files held their texts are left out of the drift list."""
     configs = report["configs"]
-    rows_of: dict[str, list[DataRow]] = {}
-    for name in configs:
-        if name in per_row:
-            rows_of[name] = per_row[name]
-            continue
-        try:
-            rows_of[name] = read_jsonl(rows_folder(folder) / f"{name}.jsonl")
-        except InputError:  # none, or unreadable: nothing of it to list
-            rows_of[name] = []
+    rows_of = _rows_of(folder, report, per_row)
     out: list[list[str]] = []
     keys = sorted(
         {k for c in configs.values() for k in c.get("measures", {}) if k.startswith("drift:")}
