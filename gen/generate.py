@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -193,32 +193,14 @@ def generate_run_folder(
     """
     described: Mapping[str, Any] = backend.describe() if backend is not None else {}
     ready = prepare_gen(
-        source,
-        variants,
-        described,
-        output,
-        limit=limit,
-        shard=shard,
-        overwrite=overwrite,
-        rewrite=rewrite,
-        protocol=protocol,
-        checked=checked,
-    )
+        source, variants, described, output, limit=limit, shard=shard, overwrite=overwrite,
+        rewrite=rewrite, protocol=protocol, checked=checked,
+    )  # fmt: skip
     data, languages, meta, todo = ready.data, ready.languages, ready.meta, ready.todo
     source = ready.source or source
     jobs: Jobs[ConfigData] = Jobs(backend, sum(isinstance(v, Variant) for _, v in todo))
     configs: list[ConfigData | Future[ConfigData]] = []
-    # HTEB numbers a dataset's texts across all its subsets (its languages)
-    starts: dict[str, int] = {}
-    if any(isinstance(v, Variant) and v.sampling.hteb for _, v in todo):
-        from shiftbench.gen.hteb_requests import rewrite_subset
-        from shiftbench.gen.hteb_slots import nonblank
-
-        count = 0
-        for subset, splits in data.items():
-            starts[subset] = count
-            rewritten = texts_to_rewrite(source, splits, ready.parts)[0]
-            count += nonblank(source, rewritten, splits)
+    starts = _hteb_starts(source, data, todo, ready.parts)
     for subset, splits in data.items():
         original = config_name("original", subset, source.multi_subset)
         if meta is None or original not in meta["configs"]:
@@ -230,27 +212,70 @@ def generate_run_folder(
                 configs.append(rule_config(source, subset, rewritten, variant, ruled))
                 continue
             assert backend is not None, "an LLM variant needs a backend"
-
-            def job(engine: Backend, subset=subset, rewritten=rewritten, variant=variant,
-                    splits=splits) -> ConfigData:  # fmt: skip
-                langs = languages[subset]
-                if variant.sampling.hteb:  # as HTEB's generator sends
-                    return rewrite_subset(
-                        source, subset, rewritten, variant, described, langs, engine, cache,
-                        start=starts[subset], context=splits, quiet=quiet,
-                    )  # fmt: skip
-                done = _rewrite_fields(
-                    rewritten, source.text_fields, langs, variant, engine, cache,
-                    dataset_id=f"{source.name}/{subset}", quiet=quiet,
-                )  # fmt: skip
-                return variant_config(source, subset, rewritten, variant, described, done, langs)
-
+            job = _variant_job(
+                source, subset, splits, rewritten, variant, described=described,
+                languages=languages, cache=cache, starts=starts, quiet=quiet,
+            )  # fmt: skip
             configs.append(jobs.submit(job))
     made = jobs.gather(configs)
     if not made:
         return []
     write_run(output, ready.recorded, made, meta, ready.top)
     return made
+
+
+def _hteb_starts(
+    source: Source,
+    data: dict[str, dict[str, list[DataRow]]],
+    todo: list[tuple[str, Variant | RuleVariant]],
+    parts: tuple[str, ...],
+) -> dict[str, int]:
+    """Where each subset's texts start in HTEB's numbering, which runs across all of a
+    dataset's subsets (its languages); none when no variant sends as HTEB's generator."""
+    starts: dict[str, int] = {}
+    if any(isinstance(v, Variant) and v.sampling.hteb for _, v in todo):
+        from shiftbench.gen.hteb_slots import nonblank
+
+        count = 0
+        for subset, splits in data.items():
+            starts[subset] = count
+            rewritten = texts_to_rewrite(source, splits, parts)[0]
+            count += nonblank(source, rewritten, splits)
+    return starts
+
+
+def _variant_job(
+    source: Source,
+    subset: str,
+    splits: dict[str, list[DataRow]],
+    rewritten: dict[str, list[DataRow]],
+    variant: Variant,
+    *,
+    described: Mapping[str, Any],
+    languages: dict[str, tuple[Language | None, ...]],
+    cache: GenerationCache,
+    starts: dict[str, int],
+    quiet: bool,
+) -> Callable[[Backend], ConfigData]:
+    """The job that makes LLM variant `variant` of a subset with the engine it is given:
+    as HTEB's generator sends its requests, or field by field."""
+
+    def job(engine: Backend) -> ConfigData:
+        langs = languages[subset]
+        if variant.sampling.hteb:  # as HTEB's generator sends
+            from shiftbench.gen.hteb_requests import rewrite_subset
+
+            return rewrite_subset(
+                source, subset, rewritten, variant, described, langs, engine, cache,
+                start=starts[subset], context=splits, quiet=quiet,
+            )  # fmt: skip
+        done = _rewrite_fields(
+            rewritten, source.text_fields, langs, variant, engine, cache,
+            dataset_id=f"{source.name}/{subset}", quiet=quiet,
+        )  # fmt: skip
+        return variant_config(source, subset, rewritten, variant, described, done, langs)
+
+    return job
 
 
 @dataclass(frozen=True)
