@@ -172,6 +172,43 @@ def weights_digest(module: Any) -> str:
     return "sha256:" + digest.hexdigest()[:16]
 
 
+def _checked_object(
+    model: Any,
+    from_mteb: bool,
+    precision: str | None,
+    prompts: dict[str, str] | None,
+    *,
+    loading: bool,
+) -> tuple[Any, str | None]:
+    """A model object given to Encoder, refused when it cannot encode, with options that
+    load a model (`loading`: device, remote code, model kwargs), a precision it is not
+    in, or prompts for an mteb model; its inner model and the dtype of its weights."""
+    if not from_mteb and not callable(getattr(model, "encode", None)):
+        raise InputError(
+            f"a model is a name, a SentenceTransformer or an object mteb.get_model "
+            f"returns, not a {type(model).__name__}"
+        )
+    if loading:
+        raise InputError(
+            f"{argument('device')}, {argument('trust_remote_code')} and "
+            f"{argument('model_kwargs', '--model-kwarg')} load a model; they do not apply "
+            "to a model object already loaded"
+        )
+    inner = getattr(model, "model", None) if from_mteb else model
+    dtype = _dtype_name(inner)
+    if precision is not None and dtype is not None and precision != dtype:
+        raise InputError(
+            f"{argument('precision')} {precision}: the model object given is loaded in "
+            f"{dtype}; convert it (model.to(torch.{precision})) or name no precision"
+        )
+    if from_mteb and prompts:
+        raise InputError(
+            f"an mteb model object uses the prompts of mteb's registry; "
+            f"{argument('prompts', '--prompt')} does not apply"
+        )
+    return inner, dtype
+
+
 def _dtype_name(model: Any) -> str | None:
     """The dtype of a torch module's first parameter ("float32"), or None."""
     parameters = getattr(model, "parameters", None)
@@ -279,15 +316,39 @@ class Encoder:
             )
         self.endpoint = spec.startswith(PREFIX)
         self.from_mteb = spec.startswith(MTEB_PREFIX)
-        if self.endpoint and (
-            precision != "float32" or device or trust_remote_code or self.model_kwargs
-        ):
+        self._check_applicable(spec)
+        self._open(spec)
+        self._cache: dict[tuple[str | None, str], np.ndarray] = {}
+        self.prompts_used: dict[str, str | None] = {}
+        self.store = self._store(cache_dir)
+
+    def _open(self, spec: str) -> None:
+        """Reaches the endpoint, or loads the model (by mteb's registry, or itself), and
+        notes its revision."""
+        if self.endpoint:
+            self.model = self._endpoint()
+        elif self.from_mteb:
+            self.path = spec
+            self.model = MtebModel(spec[len(MTEB_PREFIX) :], self.device)
+        else:
+            self.model = self._load()
+        self.revision = (
+            str(self.model.meta.revision)
+            if self.from_mteb
+            else model_revision(self.path, self.package)
+        )
+
+    def _check_applicable(self, spec: str) -> None:
+        """Refuses the loading options an endpoint or a model of mteb's registry does not
+        take (precision, device, remote code, model kwargs; prompts for mteb's)."""
+        loading = self.precision != "float32" or self.trust_remote_code or self.model_kwargs
+        if self.endpoint and (loading or self.device):
             raise InputError(
                 f"{argument('precision')}, {argument('device')}, {argument('trust_remote_code')} "
                 f"and {argument('model_kwargs', '--model-kwarg')} apply to local models, not to "
                 f"the endpoint {spec}"
             )
-        if self.from_mteb and (precision != "float32" or trust_remote_code or self.model_kwargs):
+        if self.from_mteb and loading:
             raise InputError(
                 f"{spec} loads as mteb's registry says; {argument('precision')}, "
                 f"{argument('trust_remote_code')} and {argument('model_kwargs', '--model-kwarg')} "
@@ -298,21 +359,6 @@ class Encoder:
                 f"{spec} uses the prompts of mteb's registry; "
                 f"{argument('prompts', '--prompt')} does not apply"
             )
-        if self.endpoint:
-            self.model = self._endpoint()
-        elif self.from_mteb:
-            self.path = spec
-            self.model = MtebModel(spec[len(MTEB_PREFIX) :], device)
-        else:
-            self.model = self._load()
-        self.revision = (
-            str(self.model.meta.revision)
-            if self.from_mteb
-            else model_revision(self.path, self.package)
-        )
-        self._cache: dict[tuple[str | None, str], np.ndarray] = {}
-        self.prompts_used: dict[str, str | None] = {}
-        self.store = self._store(cache_dir)
 
     def _check_encode_kwargs(self) -> None:
         for reserved in ("prompt", "batch_size", "convert_to_numpy", "show_progress_bar"):
@@ -357,29 +403,10 @@ class Encoder:
     ) -> None:
         """A model the caller loaded: used as it is (see the class's docstring)."""
         from_mteb = is_mteb_model(model)
-        if not from_mteb and not callable(getattr(model, "encode", None)):
-            raise InputError(
-                f"a model is a name, a SentenceTransformer or an object mteb.get_model "
-                f"returns, not a {type(model).__name__}"
-            )
-        if device or trust_remote_code or model_kwargs:
-            raise InputError(
-                f"{argument('device')}, {argument('trust_remote_code')} and "
-                f"{argument('model_kwargs', '--model-kwarg')} load a model; they do not apply "
-                "to a model object already loaded"
-            )
-        inner = getattr(model, "model", None) if from_mteb else model
-        dtype = _dtype_name(inner)
-        if precision is not None and dtype is not None and precision != dtype:
-            raise InputError(
-                f"{argument('precision')} {precision}: the model object given is loaded in "
-                f"{dtype}; convert it (model.to(torch.{precision})) or name no precision"
-            )
-        if from_mteb and prompts:
-            raise InputError(
-                f"an mteb model object uses the prompts of mteb's registry; "
-                f"{argument('prompts', '--prompt')} does not apply"
-            )
+        inner, dtype = _checked_object(
+            model, from_mteb, precision, prompts,
+            loading=bool(device or trust_remote_code or model_kwargs),
+        )  # fmt: skip
         self.batch_size = batch_size
         self.device = None
         self.precision = dtype or precision or "float32"
