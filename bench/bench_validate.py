@@ -128,7 +128,7 @@ def whole_process(folder: Path, rows: int, compare: list[str], pairs: int, warmu
 def in_process(folder: Path, identifiers: list[str], pairs: int) -> None:
     from shiftbench.core.text.checks import CHECKS, Case, failures
     from shiftbench.core.text.langid import get_identifier
-    from shiftbench.validate.report import edit_distance
+    from shiftbench.validate.rowchecks import edit_distance
 
     meta = json.loads((folder / "shiftbench.json").read_text(encoding="utf-8"))
     fields = meta["source"]["text_fields"]

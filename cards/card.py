@@ -40,7 +40,7 @@ from shiftbench.cards.sections import (
     _validation,
 )
 from shiftbench.core.data.runcard import card_configs, default_config
-from shiftbench.core.records import RunMeta, ValidationReport
+from shiftbench.core.records import ConfigRecord, RunMeta, ValidationReport
 
 
 def card_data(
@@ -146,6 +146,29 @@ def _prose(
         "it is never filled with the "
         'source text, so select `status == "ok"` (and, for back-translation, `"identical"`) '
         "before scoring.",
+    ]
+    out += _configs_table(configs)
+    out += _identical(configs)
+    out += _protocol(meta.get("protocol"), imported=any(c.get("hteb") for c in configs.values()))
+    out += _generation(configs)
+    out += _hteb(configs)
+    out += _controls(configs)
+    out += spec
+    out += _validation(configs, validation)
+    out += _human(human)
+    out += results.prose(models)
+    out += _croissant_section(data_format)
+    out += _loading(configs, repo, tag)
+    out += _evaluating(meta, repo, tag)
+    out += _citation(source)
+    out += _limitations(human, license_id or source.get("license"))
+    return out
+
+
+def _configs_table(configs: dict[str, ConfigRecord]) -> list[str]:
+    """The configs section: per config its transform, axis, seed, target languages, rows
+    per split and the statuses counted at generation."""
+    out = [
         "",
         "## Configs",
         "",
@@ -166,18 +189,4 @@ def _prose(
             f"| `{name}` | {info.get('transform', '-')} | {axis} | "
             f"{info.get('seed', '-')} | {targets} | {rows} | {status} |"
         )
-    out += _identical(configs)
-    out += _protocol(meta.get("protocol"), imported=any(c.get("hteb") for c in configs.values()))
-    out += _generation(configs)
-    out += _hteb(configs)
-    out += _controls(configs)
-    out += spec
-    out += _validation(configs, validation)
-    out += _human(human)
-    out += results.prose(models)
-    out += _croissant_section(data_format)
-    out += _loading(configs, repo, tag)
-    out += _evaluating(meta, repo, tag)
-    out += _citation(source)
-    out += _limitations(human, license_id or source.get("license"))
     return out

@@ -288,21 +288,7 @@ def build(
         doc["version"] = version.removeprefix("v")
     if cite_as:
         doc["citeAs"] = cite_as
-    files: list[dict[str, object]] = []
-    record_sets: list[dict[str, object]] = []
-    for config, splits in schemas.items():
-        for split, (path, schema) in splits.items():
-            files.append({
-                "@type": "cr:FileObject",
-                "@id": path,
-                "name": path,
-                "contentUrl": path,
-                "encodingFormat": "application/x-parquet",
-                "sha256": sha256[path],
-            })  # fmt: skip
-            record_sets.append(_record_set(f"{config}/{split}", path, schema))
-    doc["distribution"] = files
-    doc["recordSet"] = record_sets
+    doc["distribution"], doc["recordSet"] = _distribution(schemas, sha256)
     fields = _generated(meta, validation)
     fields["dataLimitations"] = list(limitations)
     if annotation:
@@ -317,6 +303,26 @@ def build(
             values = fields[key]
             doc[f"rai:{key}"] = values[0] if RAI_FIELDS[key] == "one" else values
     return doc
+
+
+def _distribution(
+    schemas: dict[str, dict[str, tuple[str, Any]]], sha256: dict[str, str]
+) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
+    """The data files (one per config and split, with its digest) and their record sets."""
+    files: list[dict[str, object]] = []
+    record_sets: list[dict[str, object]] = []
+    for config, splits in schemas.items():
+        for split, (path, schema) in splits.items():
+            files.append({
+                "@type": "cr:FileObject",
+                "@id": path,
+                "name": path,
+                "contentUrl": path,
+                "encodingFormat": "application/x-parquet",
+                "sha256": sha256[path],
+            })  # fmt: skip
+            record_sets.append(_record_set(f"{config}/{split}", path, schema))
+    return files, record_sets
 
 
 def validate(doc: dict[str, object]) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -61,15 +62,9 @@ def publish(
     are reported line by line (core/messages.py); retries are logged.
     """
 
-    def options(data_format: str) -> dict[str, Any]:  # what build and release_inputs take
-        return {
-            "human_dirs": settings.human_dirs, "license_id": settings.license_id,
-            "data_format": data_format, "results": settings.results, "rai": settings.rai,
-            "date_published": settings.date_published,
-        }  # fmt: skip
-
     def assemble(data_format: str, inputs: str | None = None) -> tuple[Release, RunMeta, str]:
-        return build(folder, repo, tag, **options(data_format), inputs=inputs, checked=checked)
+        options = _options(settings, data_format)
+        return build(folder, repo, tag, **options, inputs=inputs, checked=checked)
 
     data_format = settings.data_format or "parquet"
     # every row read and checked before the Hub is asked anything: a folder with a row
@@ -90,38 +85,88 @@ def publish(
     remote = _remote_state(api, repo, tag, dry_run)
     held = _published_manifest(api, repo, tag) if remote.get("tag_commit") else None
     if not dry_run:
-        inputs = release_inputs(folder, repo, tag, **options(data_format))
+        inputs = release_inputs(folder, repo, tag, **_options(settings, data_format))
         if held is not None and held.get("inputs") == inputs:
             # built from the same files and options: the same release, not built again
             tell(f"{repo}@{tag} is already published with this content; nothing to do.")
             return "unchanged"
         release, meta, _ = assemble(data_format, inputs)
     if remote.get("tag_commit"):
-        published: list[dict[str, Any]] | None = held.get("files", []) if held else None
-        if published is not None and published != release.listing() and _jsonl(published):
-            # a version published as JSON Lines stays so: compare with that form of it
-            release, meta, _ = assemble("jsonl")
-        if published == release.listing():
-            tell(f"{repo}@{tag} is already published with this content; nothing to do.")
-            return "unchanged"
-        if published is None:
-            raise InputError(
-                f"{repo} already has a tag {tag} that holds no shiftbench release; "
-                "published versions are frozen: choose another --version"
-            )
-        changed = _differences(published, release.listing())
-        raise InputError(
-            f"{repo}@{tag} is already published with other content ({changed}); "
-            "published versions are frozen: publish a new --version"
-        )
+        _refuse_changed(repo, tag, held, release, assemble)
+        tell(f"{repo}@{tag} is already published with this content; nothing to do.")
+        return "unchanged"
     if dry_run:
         files = _files_at(api, repo, "main") if remote.get("exists") else []
         _print_plan(release, repo, tag, remote, [p for p in files if p not in release.files])
         return "planned"
+    oid = _upload(api, release, repo, tag, remote, private=settings.private, quiet=quiet)
+    tell(f"published {repo}@{tag} (commit {oid}): {counted(len(release.files), 'file')}")
+    for line in _loading(repo, tag, meta):
+        tell(line)
+    return "published"
+
+
+def _options(settings: ReleaseSettings, data_format: str) -> dict[str, Any]:
+    """The settings as build and release_inputs take them, in `data_format`."""
+    return {
+        "human_dirs": settings.human_dirs, "license_id": settings.license_id,
+        "data_format": data_format, "results": settings.results, "rai": settings.rai,
+        "date_published": settings.date_published,
+    }  # fmt: skip
+
+
+def _loading(repo: str, tag: str, meta: RunMeta) -> list[str]:
+    """How to load each config of the published version, after a blank line."""
+    return [
+        "",
+        "from datasets import load_dataset",
+        *(f'load_dataset("{repo}", "{name}", revision="{tag}")' for name in meta["configs"]),
+    ]
+
+
+def _refuse_changed(
+    repo: str,
+    tag: str,
+    held: dict[str, Any] | None,
+    release: Release,
+    assemble: Callable[[str], tuple[Release, RunMeta, str]],
+) -> None:
+    """Refuses a tag already published (`held`: its manifest) with other content than
+    `release`, or with no shiftbench release; returns when the content is the same."""
+    published: list[dict[str, Any]] | None = held.get("files", []) if held else None
+    if published is not None and published != release.listing() and _jsonl(published):
+        # a version published as JSON Lines stays so: compare with that form of it
+        release, _, _ = assemble("jsonl")
+    if published == release.listing():
+        return
+    if published is None:
+        raise InputError(
+            f"{repo} already has a tag {tag} that holds no shiftbench release; "
+            "published versions are frozen: choose another --version"
+        )
+    changed = _differences(published, release.listing())
+    raise InputError(
+        f"{repo}@{tag} is already published with other content ({changed}); "
+        "published versions are frozen: publish a new --version"
+    )
+
+
+def _upload(
+    api: Any,
+    release: Release,
+    repo: str,
+    tag: str,
+    remote: dict[str, Any],
+    *,
+    private: bool,
+    quiet: bool,
+) -> str:
+    """Creates the repository if need be, commits the release and tags the commit, each
+    step retried; returns the commit's id. A failure says at which step it happened."""
     step = "creating the repository"
     try:
         created = not remote.get("exists") and with_retries(
-            "create repository", lambda: _create(api, repo, settings.private), quiet=quiet
+            "create repository", lambda: _create(api, repo, private), quiet=quiet
         )
         step = "the commit"
         # only a first try on a repository made just now may skip reading its main
@@ -147,12 +192,7 @@ def publish(
             f"publishing {repo}@{tag} failed at {step} ({short_error(exc)}); no tag was made: "
             "run the same command again to complete the release"
         ) from None
-    tell(f"published {repo}@{tag} (commit {oid}): {counted(len(release.files), 'file')}")
-    tell("")
-    tell("from datasets import load_dataset")
-    for name in meta["configs"]:
-        tell(f'load_dataset("{repo}", "{name}", revision="{tag}")')
-    return "published"
+    return oid
 
 
 def _jsonl(listing: list[dict[str, Any]]) -> bool:

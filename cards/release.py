@@ -23,6 +23,7 @@ from shiftbench import __version__
 from shiftbench.cards import card as cards
 from shiftbench.cards import croissant, facts, sections
 from shiftbench.cards import results as evaluated
+from shiftbench.cards.results import ModelScores
 from shiftbench.core.data.parts import context_name
 from shiftbench.core.data.runcard import card_configs, card_rows, table_config
 from shiftbench.core.data.runfolder import (
@@ -484,24 +485,14 @@ def build(
     `checked` the folder's metadata, where the caller has checked it with check_folder.
     Returns the release, the folder's metadata and the card text.
     """
-    if data_format not in DATA_FORMATS:
-        raise InputError(f"--format must be one of {', '.join(DATA_FORMATS)}, got {data_format!r}")
-    rai_fields = croissant.parse_rai(rai)
-    if (rai_fields or date_published) and data_format != "parquet":
-        raise InputError(
-            "--rai and --date-published describe croissant.json, which only a Parquet release has"
-        )
+    rai_fields = _format_checked(data_format, rai, date_published)
     # mlcroissant's reader is started now, so that its imports overlap the conversion and
     # the loading instead of preceding the reading of croissant.json
     with croissant.early_reader(data_format == "parquet") as early:
         meta = checked if checked is not None else check_folder(folder)
         human = facts.human_reports(human_dirs)
         models = evaluated.read_model_scores(results, meta)
-        extra: dict[str, Path | bytes] = {}
-        for entry in human:
-            summary = json.dumps(facts.human_summary(entry), indent=2, ensure_ascii=False) + "\n"
-            extra[f"human_eval/{entry['name']}.json"] = summary.encode("utf-8")
-        extra.update(evaluated.eval_results_files(models, repo, tag))
+        extra = _beside_data(human, models, repo, tag)
         files = {**release_files(folder, meta, data_format), **extra}
         files.pop(MANIFEST, None)  # a downloaded release's; a new one is made below
         files.pop(croissant.CROISSANT_FILE, None)
@@ -511,12 +502,8 @@ def build(
         # read back by datasets, as load_dataset reads it.
         doc = None
         if data_format == "parquet":
-            validation = facts.validation_report(folder)
-            doc = _croissant(release, meta, repo=repo, human=human, license_id=license_id,
-                             rai=rai_fields, validation=validation)  # fmt: skip
-            if date_published:
-                doc["datePublished"] = date_published
-            release.files[croissant.CROISSANT_FILE] = croissant.dumps(doc).encode("utf-8")
+            doc = _add_croissant(release, meta, repo, human, license_id, rai_fields,
+                                 date_published)  # fmt: skip
         with croissant.validating(doc, early) as validated:  # mlcroissant reads it meanwhile
             infos = infos_by_loading(files, meta, data_format)
             text = cards.render(
@@ -533,3 +520,50 @@ def build(
             )  # fmt: skip
             release.files[MANIFEST] = manifest(release, meta, data_format, inputs)
         return release, meta, text
+
+
+def _beside_data(
+    human: list[dict[str, Any]], models: list[ModelScores], repo: str | None, tag: str | None
+) -> dict[str, Path | bytes]:
+    """The release's files beside the data: each human evaluation's summary and the
+    models' scores as the Hub's eval results."""
+    extra: dict[str, Path | bytes] = {}
+    for entry in human:
+        summary = json.dumps(facts.human_summary(entry), indent=2, ensure_ascii=False) + "\n"
+        extra[f"human_eval/{entry['name']}.json"] = summary.encode("utf-8")
+    extra.update(evaluated.eval_results_files(models, repo, tag))
+    return extra
+
+
+def _add_croissant(
+    release: Release,
+    meta: RunMeta,
+    repo: str | None,
+    human: list[dict[str, Any]],
+    license_id: str | None,
+    rai_fields: list[tuple[str, str]],
+    date_published: str | None,
+) -> dict[str, Any]:
+    """Adds croissant.json to a Parquet release; its document, for mlcroissant to read."""
+    validation = facts.validation_report(release.folder)
+    doc = _croissant(release, meta, repo=repo, human=human, license_id=license_id,
+                     rai=rai_fields, validation=validation)  # fmt: skip
+    if date_published:
+        doc["datePublished"] = date_published
+    release.files[croissant.CROISSANT_FILE] = croissant.dumps(doc).encode("utf-8")
+    return doc
+
+
+def _format_checked(
+    data_format: str, rai: tuple[str, ...], date_published: str | None
+) -> list[tuple[str, str]]:
+    """The --rai fields as (field, text), refused with an unknown format, and, like
+    --date-published, with any format but Parquet (only it has croissant.json)."""
+    if data_format not in DATA_FORMATS:
+        raise InputError(f"--format must be one of {', '.join(DATA_FORMATS)}, got {data_format!r}")
+    rai_fields = croissant.parse_rai(rai)
+    if (rai_fields or date_published) and data_format != "parquet":
+        raise InputError(
+            "--rai and --date-published describe croissant.json, which only a Parquet release has"
+        )
+    return rai_fields

@@ -33,7 +33,7 @@ from shiftbench.core.data import resultsfolder
 from shiftbench.core.data.resultsfolder import RESULTS_FILE
 from shiftbench.core.evidence import MARK, notes, weak, width_places
 from shiftbench.core.models.names import split_named
-from shiftbench.core.records import RunMeta
+from shiftbench.core.records import ModelResults, ResultsDocument, RunMeta
 from shiftbench.errors import InputError
 
 
@@ -81,43 +81,48 @@ def read_model_scores(items: tuple[str, ...], meta: RunMeta) -> list[ModelScores
             raise InputError(
                 f"--results {item}: NAME= names one model, the folder holds {len(models)}"
             )
-        for entry in models:
-            model_id = str(entry["model"]["id"])
-            if not sep and _looks_local(model_id):
-                raise InputError(
-                    f"--results {item}: its model was loaded from a local path; name it as "
-                    "it is known on the Hub: --results ORG/MODEL=DIR"
-                )
-            scores, flags, places = [], [], []
-            for record in entry.get("results", []):
-                config = record["config"]
-                if config not in meta["configs"]:
-                    raise InputError(f"--results {item}: config {config} is not part of this run")
-                if record.get("main_score") is None:
-                    continue
-                scores.append((
-                    config, record["split"], record.get("subset", "default"),
-                    float(record["main_score"]),
-                    None if (delta := record.get("delta")) is None else float(delta),
-                ))  # fmt: skip
-                flags.append(_weak(record))
-                places.append(_places(record))
-            out.append(
-                ModelScores(
-                    name=name or model_id.removeprefix("mteb:"),
-                    revision=None if sep else entry["model"].get("revision"),
-                    main_score=str(doc.get("main_score")),
-                    task_type=str(doc.get("task_type")),
-                    scores=tuple(scores),
-                    weak=tuple(flags),
-                    places=tuple(places),
-                )
-            )
+        out += [_model_scores(item, entry, doc, meta, name, sep) for entry in models]
     names = [m.name for m in out]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise InputError(f"--results: {twice[0]} has results in more than one folder")
     return out
+
+
+def _model_scores(
+    item: str, entry: ModelResults, doc: ResultsDocument, meta: RunMeta, name: str, sep: bool
+) -> ModelScores:
+    """One model's scores in results folder `item` (`name`: the NAME= given, `sep` whether
+    one was), each config checked to be the run's."""
+    model_id = str(entry["model"]["id"])
+    if not sep and _looks_local(model_id):
+        raise InputError(
+            f"--results {item}: its model was loaded from a local path; name it as "
+            "it is known on the Hub: --results ORG/MODEL=DIR"
+        )
+    scores, flags, places = [], [], []
+    for record in entry.get("results", []):
+        config = record["config"]
+        if config not in meta["configs"]:
+            raise InputError(f"--results {item}: config {config} is not part of this run")
+        if record.get("main_score") is None:
+            continue
+        scores.append((
+            config, record["split"], record.get("subset", "default"),
+            float(record["main_score"]),
+            None if (delta := record.get("delta")) is None else float(delta),
+        ))  # fmt: skip
+        flags.append(_weak(record))
+        places.append(_places(record))
+    return ModelScores(
+        name=name or model_id.removeprefix("mteb:"),
+        revision=None if sep else entry["model"].get("revision"),
+        main_score=str(doc.get("main_score")),
+        task_type=str(doc.get("task_type")),
+        scores=tuple(scores),
+        weak=tuple(flags),
+        places=tuple(places),
+    )
 
 
 CARD_PLACES = 4  # the most decimals a delta gets in the card

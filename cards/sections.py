@@ -364,8 +364,22 @@ def _evaluating(meta: RunMeta, repo: str | None, tag: str | None) -> list[str]:
         ),
         None,
     )
+    out = ["", "## Evaluating an encoder", "", *_with_shiftbench(repo, tag)]
+    if source["task_type"] in ("Retrieval", "Reranking"):
+        out += _shared_corpus(source)
+    single = list(source.get("subsets", ["default"])) == ["default"]
+    if source["task_type"] != "STS" or name is None or not (repo and tag and single):
+        return out
+    eval_langs = source_languages(source)
+    if not eval_langs:  # a local source that names no language: no task metadata to write
+        return out
+    return out + _as_mteb_task(meta, name, repo, tag, eval_langs)
+
+
+def _with_shiftbench(repo: str | None, tag: str | None) -> list[str]:
+    """How to evaluate an encoder on the release (or a run folder) with shiftbench."""
     local = repo.split("/")[-1] if repo else "run-folder"
-    out = ["", "## Evaluating an encoder", ""]
+    out: list[str] = []
     if repo and tag:
         out += [
             "With shiftbench (scores the original and every variant on the same rows, with "
@@ -383,25 +397,30 @@ def _evaluating(meta: RunMeta, repo: str | None, tag: str | None) -> list[str]:
         ]
     else:
         out += ["```bash", "shiftbench evaluate path/to/run-folder -m MODEL", "```"]
-    if source["task_type"] in ("Retrieval", "Reranking"):
-        revision = source.get("revision") or "unknown"
-        # a local source's path is never written into a card
-        where = source["dataset_path"] if source.get("mteb_task") else "the source folder"
-        out += [
-            "",
-            f"Only the queries are rewritten. The corpus and the relevance judgements are "
-            f"the source's ({where} at revision `{revision}`), and "
-            "evaluate reads them from there (`--data-dir` for a local copy), so every config "
-            "searches the same corpus.",
-        ]
-    single = list(source.get("subsets", ["default"])) == ["default"]
-    if source["task_type"] != "STS" or name is None or not (repo and tag and single):
-        return out
+    return out
+
+
+def _shared_corpus(source: SourceRecord) -> list[str]:
+    """Why a retrieval or reranking release holds only queries, and where the rest is."""
+    revision = source.get("revision") or "unknown"
+    # a local source's path is never written into a card
+    where = source["dataset_path"] if source.get("mteb_task") else "the source folder"
+    return [
+        "",
+        f"Only the queries are rewritten. The corpus and the relevance judgements are "
+        f"the source's ({where} at revision `{revision}`), and "
+        "evaluate reads them from there (`--data-dir` for a local copy), so every config "
+        "searches the same corpus.",
+    ]
+
+
+def _as_mteb_task(
+    meta: RunMeta, name: str, repo: str, tag: str, eval_langs: list[str]
+) -> list[str]:
+    """An STS config of the release as an mteb task class, in Python, and its use."""
+    source = meta["source"]
     low, high = source.get("score_range") or (0, 5)
-    eval_langs = source_languages(source)
-    if not eval_langs:  # a local source that names no language: no task metadata to write
-        return out
-    out += [
+    return [
         "",
         "With mteb, as a task whose data is one config of this release (rows that failed "
         "validation at generation time are dropped first):",
@@ -444,7 +463,6 @@ def _evaluating(meta: RunMeta, repo: str | None, tag: str | None) -> list[str]:
         "results = mteb.evaluate(model, ShiftedSTS())",
         "```",
     ]
-    return out
 
 
 def bibtex(source: SourceRecord) -> str | None:

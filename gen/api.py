@@ -20,19 +20,25 @@ from __future__ import annotations
 import json
 import logging
 import tempfile
-from collections.abc import MutableMapping
+from collections.abc import Callable, MutableMapping
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from shiftbench.core.data.parts import check_rewrite, with_parts
-from shiftbench.core.data.runfolder import config_name
+from shiftbench.core.data.runfolder import ConfigData, config_name
 from shiftbench.core.data.writes import writing
 from shiftbench.core.messages import counted, option, report
 from shiftbench.core.progress import quieted, step
-from shiftbench.core.protocols import apply_protocol, get_protocol
+from shiftbench.core.protocols import Applied, apply_protocol, get_protocol
 from shiftbench.core.text.languages import parse_pool
-from shiftbench.core.text.transforms import expand_transforms, load_prompts, parse_prompt_files
+from shiftbench.core.text.transforms import (
+    Prompt,
+    Transform,
+    expand_transforms,
+    load_prompts,
+    parse_prompt_files,
+)
 from shiftbench.errors import InputError, RuntimeFault, ShiftbenchError
 from shiftbench.gen.controls import (
     ANTONYM,
@@ -130,6 +136,48 @@ def _prepare(source: Source, settings: GenSettings) -> _Prepared:
     """Every check that needs no model, and the variants to make."""
 
     s = settings
+    _check_backend(s)
+    pool = parse_pool(s.languages)
+    applied = _applied(s)
+    chosen, sampling, prompts_of = _prompting(s, applied)
+    # a rewrite given overrides the protocol's parts for this task type
+    asked = applied.protocol.rewrite_for(source.task_type) if s.rewrite is None else s.rewrite
+    parts = check_rewrite(source.task_type, asked)
+    record = applied.record(source.task_type)
+    record["rewrite"] = list(parts)
+    if s.rewrite is not None:
+        record["overridden"].append("rewrite")
+    parts_of_speech = parse_parts_of_speech(s.control_pos)
+    lexicon = None
+    if s.wordnet_dir is not None or any(t.rule in (SYNONYM, ANTONYM) for t in chosen):
+        lexicon = load_lexicon(s.wordnet_dir, parts_of_speech)
+    variants: list[Variant | RuleVariant] = [
+        RuleVariant(t, seed, lexicon if t.rule != JUMBLE else None)
+        if t.rule
+        else Variant(
+            t,
+            prompts_of(t),
+            seed,
+            sampling,
+            pool,
+            s.prompt_variant,
+            applied.max_attempts,
+        )
+        for t in chosen
+        for seed in applied.seeds
+    ]
+    return _Prepared(
+        variants,
+        parts,
+        record,
+        _backend_settings(s),
+        _target(source, s),
+        None if s.no_cache else (s.cache_dir or default_cache_dir()),
+    )
+
+
+def _check_backend(s: GenSettings) -> None:
+    """Refuses the options the chosen backend cannot take, before any work."""
     backend_target(s.backend)  # an unknown backend is refused even when no call is made
     if s.engine_args and s.backend != "vllm":
         raise InputError(
@@ -149,13 +197,24 @@ def _prepare(source: Source, settings: GenSettings) -> _Prepared:
             f"the {s.backend} backend's context of {s.num_ctx} tokens; raise "
             f"{option('num_ctx')}"
         )
-    pool = parse_pool(s.languages)
+
+
+def _applied(s: GenSettings) -> Applied:
+    """The protocol asked for, with the options given over its values."""
     given = {k: getattr(s, k) for k in PROTOCOL_OPTIONS if getattr(s, k) is not None}
     if "transforms" in given:
         given["transforms"] = tuple(t.name for t in expand_transforms(given["transforms"]))
     if "seeds" in given:
         given["seeds"] = tuple(dict.fromkeys(int(x) for x in given["seeds"]))
-    applied = apply_protocol(get_protocol(s.protocol), given)
+    return apply_protocol(get_protocol(s.protocol), given)
+
+
+def _prompting(
+    s: GenSettings, applied: Applied
+) -> tuple[list[Transform], Sampling, Callable[[Transform], tuple[Prompt, ...]]]:
+    """The transforms chosen, the sampling, and each transform's prompts: HTEB's requests
+    when the user gives them (with HTEB's sampling), else the packaged prompts or the
+    user's prompt files."""
     sampling = Sampling(
         applied.temperature,
         applied.top_p,
@@ -165,39 +224,17 @@ def _prepare(source: Source, settings: GenSettings) -> _Prepared:
     )
     chosen = expand_transforms(applied.transforms)
     prompt_files = parse_prompt_files(s.prompt_files, chosen)
-    hteb = None
     if s.hteb_prompts is not None:  # loaded only here: HTEB's requests are a run's choice
         from shiftbench.gen.hteb_requests import HtebSampling, stage_prompts
 
         hteb = _hteb_prompts(s, chosen)
-        sampling = HtebSampling(**asdict(sampling))
-    # a rewrite given overrides the protocol's parts for this task type
-    asked = applied.protocol.rewrite_for(source.task_type) if s.rewrite is None else s.rewrite
-    parts = check_rewrite(source.task_type, asked)
-    record = applied.record(source.task_type)
-    record["rewrite"] = list(parts)
-    if s.rewrite is not None:
-        record["overridden"].append("rewrite")
-    parts_of_speech = parse_parts_of_speech(s.control_pos)
-    lexicon = None
-    if s.wordnet_dir is not None or any(t.rule in (SYNONYM, ANTONYM) for t in chosen):
-        lexicon = load_lexicon(s.wordnet_dir, parts_of_speech)
-    variants: list[Variant | RuleVariant] = [
-        RuleVariant(t, seed, lexicon if t.rule != JUMBLE else None)
-        if t.rule
-        else Variant(
-            t,
-            stage_prompts(t, *hteb) if hteb else load_prompts(t, prompt_files, s.prompt_variant),
-            seed,
-            sampling,
-            pool,
-            s.prompt_variant,
-            applied.max_attempts,
-        )
-        for t in chosen
-        for seed in applied.seeds
-    ]
-    backend_settings = dict(
+        return chosen, HtebSampling(**asdict(sampling)), lambda t: stage_prompts(t, *hteb)
+    return chosen, sampling, lambda t: load_prompts(t, prompt_files, s.prompt_variant)
+
+
+def _backend_settings(s: GenSettings) -> dict[str, Any]:
+    """What get_backend takes of the settings, beside the backend and model."""
+    return dict(
         batch_size=s.batch_size,
         engine=s.engine,
         base_url=s.base_url,
@@ -207,6 +244,11 @@ def _prepare(source: Source, settings: GenSettings) -> _Prepared:
         engine_args=dict(s.engine_args),
         cache_dir=s.cache_dir,
     )
+
+
+def _target(source: Source, s: GenSettings) -> Path:
+    """The run folder to write: the one asked for, or a new one; refused inside the
+    source's own folder."""
     target = s.output or default_run_folder(source.name)
     local = source.data_dir or (
         Path(source.dataset_path) if Path(source.dataset_path).is_dir() else None
@@ -217,14 +259,7 @@ def _prepare(source: Source, settings: GenSettings) -> _Prepared:
             f"become part of the source (and change its fingerprint): choose an "
             f"{option('output')} outside it"
         )
-    return _Prepared(
-        variants,
-        parts,
-        record,
-        backend_settings,
-        target,
-        None if s.no_cache else (s.cache_dir or default_cache_dir()),
-    )
+    return target
 
 
 def _hteb_prompts(s: GenSettings, chosen: list[Any]) -> tuple[Path, dict[str, str]]:
@@ -446,16 +481,7 @@ def _generate_held(
     # be written, a read-only HOME, is no matter to them).
     cache = GenerationCache(ready.cache_dir if _needs_generator(ready.variants) else None)
     try:
-        loading, converting = now(), conversion_seconds()
-        if engine is None and _needs_generator(ready.variants):  # rule-based controls need none
-            engine = get_backend(settings.backend, settings.model, **ready.backend_settings)
-            log.info("loading the %s generator %s", settings.backend, settings.model or "(default)")
-            with quieted(settings.quiet):  # the model's load and conversion name themselves
-                engine.load()
-            if engines is not None:
-                engines[key] = engine
-        # a first use's one-time conversion is no part of what a later load takes
-        load_seconds = now() - loading - (conversion_seconds() - converting)
+        engine, load_seconds = _loaded(settings, ready, engine, engines, key)
         # What the run measures is kept for dry runs (gen/estimate.py), with the cache.
         metered = Metered(engine) if engine is not None and ready.cache_dir else None
         planned = None
@@ -493,6 +519,35 @@ def _generate_held(
             )  # fmt: skip
     finally:
         cache.close()
+    return _result(source, settings, ready, written)
+
+
+def _loaded(
+    settings: GenSettings,
+    ready: _Prepared,
+    engine: Any,
+    engines: MutableMapping[str, Backend] | None,
+    key: str,
+) -> tuple[Any, float]:
+    """The generator, loaded unless one was given (kept in `engines` under `key` for the
+    next call) or none is needed, and the seconds its load took."""
+    loading, converting = now(), conversion_seconds()
+    if engine is None and _needs_generator(ready.variants):  # rule-based controls need none
+        engine = get_backend(settings.backend, settings.model, **ready.backend_settings)
+        log.info("loading the %s generator %s", settings.backend, settings.model or "(default)")
+        with quieted(settings.quiet):  # the model's load and conversion name themselves
+            engine.load()
+        if engines is not None:
+            engines[key] = engine
+    # a first use's one-time conversion is no part of what a later load takes
+    return engine, now() - loading - (conversion_seconds() - converting)
+
+
+def _result(
+    source: Source, settings: GenSettings, ready: _Prepared, written: list[ConfigData]
+) -> GenResult:
+    """What the run wrote and kept, and how many rows failed the checks; raises
+    TooManyFailures when more failed than `max_failure_rate` allows."""
     failed, total = failure_share(written)
     if total:
         log.info("gen %s: %d of %d checked rows failed the checks", source.name, failed, total)

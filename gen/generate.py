@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -194,32 +194,14 @@ def generate_run_folder(
     """
     described: Mapping[str, Any] = backend.describe() if backend is not None else {}
     ready = prepare_gen(
-        source,
-        variants,
-        described,
-        output,
-        limit=limit,
-        shard=shard,
-        overwrite=overwrite,
-        rewrite=rewrite,
-        protocol=protocol,
-        checked=checked,
-    )
+        source, variants, described, output, limit=limit, shard=shard, overwrite=overwrite,
+        rewrite=rewrite, protocol=protocol, checked=checked,
+    )  # fmt: skip
     data, languages, meta, todo = ready.data, ready.languages, ready.meta, ready.todo
     source = ready.source or source
     jobs: Jobs[ConfigData] = Jobs(backend, sum(isinstance(v, Variant) for _, v in todo))
     configs: list[ConfigData | Future[ConfigData]] = []
-    # HTEB numbers a dataset's texts across all its subsets (its languages)
-    starts: dict[str, int] = {}
-    if any(isinstance(v, Variant) and v.sampling.hteb for _, v in todo):
-        from shiftbench.gen.hteb_requests import rewrite_subset
-        from shiftbench.gen.hteb_slots import nonblank
-
-        count = 0
-        for subset, splits in data.items():
-            starts[subset] = count
-            rewritten = texts_to_rewrite(source, splits, ready.parts)[0]
-            count += nonblank(source, rewritten, splits)
+    starts = _hteb_starts(source, data, todo, ready.parts)
     for subset, splits in data.items():
         original = config_name("original", subset, source.multi_subset)
         if meta is None or original not in meta["configs"]:
@@ -231,25 +213,60 @@ def generate_run_folder(
                 configs.append(rule_config(source, subset, rewritten, variant, ruled))
                 continue
             assert backend is not None, "an LLM variant needs a backend"
-
             making = SubsetVariant(source, subset, rewritten, variant, described, languages[subset])
-
-            def job(engine: Backend, making: SubsetVariant = making, splits=splits) -> ConfigData:
-                if making.variant.sampling.hteb:  # as HTEB's generator sends
-                    return rewrite_subset(making, engine, cache, start=starts[making.subset],
-                                          context=splits, quiet=quiet)  # fmt: skip
-                done = _rewrite_fields(
-                    making.rows, source.text_fields, making.languages, making.variant, engine,
-                    cache, dataset_id=f"{source.name}/{making.subset}", quiet=quiet,
-                )  # fmt: skip
-                return variant_config(making, done)
-
+            job = _variant_job(making, splits, cache=cache, starts=starts, quiet=quiet)
             configs.append(jobs.submit(job))
     made = jobs.gather(configs)
     if not made:
         return []
     write_run(output, ready.recorded, made, meta, ready.top)
     return made
+
+
+def _hteb_starts(
+    source: Source,
+    data: dict[str, dict[str, list[DataRow]]],
+    todo: list[tuple[str, Variant | RuleVariant]],
+    parts: tuple[str, ...],
+) -> dict[str, int]:
+    """Where each subset's texts start in HTEB's numbering, which runs across all of a
+    dataset's subsets (its languages); none when no variant sends as HTEB's generator."""
+    starts: dict[str, int] = {}
+    if any(isinstance(v, Variant) and v.sampling.hteb for _, v in todo):
+        from shiftbench.gen.hteb_slots import nonblank
+
+        count = 0
+        for subset, splits in data.items():
+            starts[subset] = count
+            rewritten = texts_to_rewrite(source, splits, parts)[0]
+            count += nonblank(source, rewritten, splits)
+    return starts
+
+
+def _variant_job(
+    making: SubsetVariant,
+    splits: dict[str, list[DataRow]],
+    *,
+    cache: GenerationCache,
+    starts: dict[str, int],
+    quiet: bool,
+) -> Callable[[Backend], ConfigData]:
+    """The job that makes a subset's LLM variant with the engine it is given: as HTEB's
+    generator sends its requests, or field by field."""
+
+    def job(engine: Backend) -> ConfigData:
+        if making.variant.sampling.hteb:  # as HTEB's generator sends
+            from shiftbench.gen.hteb_requests import rewrite_subset
+
+            return rewrite_subset(making, engine, cache, start=starts[making.subset],
+                                  context=splits, quiet=quiet)  # fmt: skip
+        done = _rewrite_fields(
+            making.rows, making.source.text_fields, making.languages, making.variant, engine,
+            cache, dataset_id=f"{making.source.name}/{making.subset}", quiet=quiet,
+        )  # fmt: skip
+        return variant_config(making, done)
+
+    return job
 
 
 @dataclass(frozen=True)

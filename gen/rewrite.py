@@ -183,20 +183,8 @@ def rewrite_texts(
     unit = "text" if calls == 1 else "call"
     with bar(len(pending) * calls, variant.base_name, unit=unit, quiet=quiet) as progress:
         for attempt in range(1, attempts + 1):
-            current = {t: t for t in pending}
-            cut: set[str] = set()
-            for step in range(calls):
-                made = _run_step(_StepCalls(variant, model, step, plans, backend, cache), current,
-                                 attempt, progress)  # fmt: skip
-                for text in list(current):
-                    if made[text].finish_reason == LENGTH:
-                        cut.add(text)
-                    if made[text].text.strip():
-                        current[text] = made[text].text
-                    else:
-                        del current[text]
-                        if attempt == 1:  # its later calls will not be made
-                            progress.update(calls - step - 1)
+            current, cut = _attempt(pending, variant, model, plans, attempt, backend, cache,
+                                    progress)  # fmt: skip
             for text in pending:
                 codes = tuple(lang.code if lang else "" for lang in plans[text])
                 output = current.get(text, "")
@@ -207,6 +195,37 @@ def rewrite_texts(
             if not pending:
                 break
     return results
+
+
+def _attempt(
+    pending: list[str],
+    variant: Variant,
+    model: GeneratorModel,
+    plans: dict[str, tuple[Language | None, ...]],
+    attempt: int,
+    backend: Backend,
+    cache: GenerationCache,
+    progress: Bar,
+) -> tuple[dict[str, str], set[str]]:
+    """One attempt at each pending text: its transform's calls in turn, each on the last
+    one's output. The output per text (none for a text whose chain came back empty), and
+    the texts whose output was cut at the token budget."""
+    calls = variant.transform.calls
+    current = {t: t for t in pending}
+    cut: set[str] = set()
+    for step in range(calls):
+        made = _run_step(_StepCalls(variant, model, step, plans, backend, cache), current,
+                         attempt, progress)  # fmt: skip
+        for text in list(current):
+            if made[text].finish_reason == LENGTH:
+                cut.add(text)
+            if made[text].text.strip():
+                current[text] = made[text].text
+            else:
+                del current[text]
+                if attempt == 1:  # its later calls will not be made
+                    progress.update(calls - step - 1)
+    return current, cut
 
 
 def texts_to_send(texts: list[str], variant: Variant) -> list[str]:

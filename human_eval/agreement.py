@@ -83,18 +83,9 @@ def gwet(
     `points` is the whole scale; a rating that is not on it is an error. `population` is
     the number of items the rated ones were drawn from (None: infinitely many).
     """
-    matrix = np.asarray(ratings, dtype=np.float64)
-    if matrix.ndim != 2:
-        raise ValueError("ratings must be an items x raters matrix")
-    scale = np.asarray(points, dtype=np.float64)
+    matrix, scale = _on_scale(ratings, points)
     q = scale.size
-    if q < 2:
-        raise ValueError("a scale needs at least two points")
-    rated = ~np.isnan(matrix)
-    off = np.unique(matrix[rated][~np.isin(matrix[rated], scale)])
-    if off.size:
-        raise ValueError(f"ratings {off.tolist()} are not on the scale {scale.tolist()}")
-    matrix = matrix[rated.any(axis=1)]
+    matrix = matrix[(~np.isnan(matrix)).any(axis=1)]
     rated = ~np.isnan(matrix)
     n = matrix.shape[0]
     # counts[i, k]: raters who put item i at scale point k
@@ -118,18 +109,7 @@ def gwet(
     ac_item = (n / n2) * (pa_item - pe * paired) / (1 - pe)
     pe_item = chance * (counts @ (1 - pi)) / per_item
     ac_item = ac_item - 2 * (1 - value) * (pe_item - pe) / (1 - pe)
-    fraction = 0.0 if population is None else n / population
-    variance = (
-        (1 - fraction) / (n * (n - 1)) * float(np.sum((ac_item - value) ** 2)) if n > 1 else 0.0
-    )
-    se = math.sqrt(variance)
-    if se > 0:
-        t = stats.t.ppf(0.5 + level / 2, df=n - 1)
-        p_value = float(2 * stats.t.sf(abs(value / se), df=n - 1))
-        ci = (value - t * se, min(1.0, value + t * se))
-    else:
-        p_value = 0.0 if value != 0 else 1.0
-        ci = (value, value)
+    se, p_value, ci = _inference(ac_item, value, n, population, level)
     return Agreement(
         coefficient="AC1" if weights == "identity" else "AC2",
         weights=weights,
@@ -143,6 +123,43 @@ def gwet(
         raters=matrix.shape[1],
         ratings=int(rated.sum()),
     )
+
+
+def _on_scale(ratings: Any, points: Sequence[float]) -> tuple[Any, Any]:
+    """The ratings as an items x raters matrix and the scale as an array, refused when
+    the matrix is not two-dimensional, the scale has fewer than two points or a rating is
+    off it."""
+    matrix = np.asarray(ratings, dtype=np.float64)
+    if matrix.ndim != 2:
+        raise ValueError("ratings must be an items x raters matrix")
+    scale = np.asarray(points, dtype=np.float64)
+    if scale.size < 2:
+        raise ValueError("a scale needs at least two points")
+    rated = ~np.isnan(matrix)
+    off = np.unique(matrix[rated][~np.isin(matrix[rated], scale)])
+    if off.size:
+        raise ValueError(f"ratings {off.tolist()} are not on the scale {scale.tolist()}")
+    return matrix, scale
+
+
+def _inference(
+    ac_item: Any, value: float, n: int, population: int | None, level: float
+) -> tuple[float, float, tuple[float, float]]:
+    """The coefficient's standard error, p-value and `level` interval from its per-item
+    contributions (t with n - 1 degrees of freedom, finite-population corrected)."""
+    fraction = 0.0 if population is None else n / population
+    variance = (
+        (1 - fraction) / (n * (n - 1)) * float(np.sum((ac_item - value) ** 2)) if n > 1 else 0.0
+    )
+    se = math.sqrt(variance)
+    if se > 0:
+        t = stats.t.ppf(0.5 + level / 2, df=n - 1)
+        p_value = float(2 * stats.t.sf(abs(value / se), df=n - 1))
+        ci = (value - t * se, min(1.0, value + t * se))
+    else:
+        p_value = 0.0 if value != 0 else 1.0
+        ci = (value, value)
+    return se, p_value, ci
 
 
 # -- Krippendorff's alpha ----------------------------------------------------------------

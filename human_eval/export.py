@@ -164,11 +164,27 @@ def export_mturk(
 ) -> list[Path]:
     """hit.html (the template) and batch.csv (one HIT per row) in `out`."""
     scheme = description["scheme"]
-    criteria = scheme["criteria"]
     size = int(description.get("items_per_hit") or ITEMS_PER_HIT)
     columns = ["batch_id", "hit_group"]
     for k in range(1, size + 1):
         columns += [f"item_id_{k}", f"text_a_{k}", f"text_b_{k}", f"instruction_{k}"]
+    hits = _hits(table, scheme, columns, size)
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / "batch.csv", "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=columns)
+        writer.writeheader()
+        # a text that begins like a formula is kept from running when the file is opened in
+        # a spreadsheet; the HIT takes the guard off again before a rater sees the text
+        writer.writerows({k: spreadsheet_cell(v) for k, v in hit.items()} for hit in hits)
+    template = _hit_template(scheme, size)
+    (out / "hit.html").write_text(template, encoding="utf-8")
+    return [out / "hit.html", out / "batch.csv"]
+
+
+def _hits(
+    table: list[dict[str, Any]], scheme: dict[str, Any], columns: list[str], size: int
+) -> list[dict[str, str]]:
+    """batch.csv's rows: each batch's shown items, `size` to a HIT."""
     hits = []
     for batch_id, rows in by_batch(table).items():
         shown = shown_items(rows, scheme)
@@ -179,13 +195,13 @@ def export_mturk(
                 for field in ("item_id", "text_a", "text_b", "instruction"):
                     hit[f"{field}_{k}"] = item[field]
             hits.append(hit)
-    out.mkdir(parents=True, exist_ok=True)
-    with open(out / "batch.csv", "w", newline="", encoding="utf-8") as fh:
-        writer = csv.DictWriter(fh, fieldnames=columns)
-        writer.writeheader()
-        # a text that begins like a formula is kept from running when the file is opened in
-        # a spreadsheet; the HIT takes the guard off again before a rater sees the text
-        writer.writerows({k: spreadsheet_cell(v) for k, v in hit.items()} for hit in hits)
+    return hits
+
+
+def _hit_template(scheme: dict[str, Any], size: int) -> str:
+    """hit.html: the instructions, `size` item sections of questions, and the script that
+    drops a short HIT's empty sections and takes off batch.csv's formula guard."""
+    criteria = scheme["criteria"]
     labels = ("Text A", "Text B") if scheme.get("symmetric") else ("Original", "Rewrite")
     sections = []
     for k in range(1, size + 1):
@@ -205,7 +221,7 @@ def export_mturk(
             + "".join(questions)
             + "<hr></div>"
         )
-    template = (
+    return (
         "<!-- shiftbench HIT template: every placeholder is a header of batch.csv -->\n"
         f"<p>{html.escape(scheme.get('instructions', ''))}</p>\n"
         + "\n".join(sections)
@@ -220,8 +236,6 @@ def export_mturk(
         "    t.data = t.data.slice(1);\n  }\n"
         "});\n</script>\n"
     )
-    (out / "hit.html").write_text(template, encoding="utf-8")
-    return [out / "hit.html", out / "batch.csv"]
 
 
 def export_labelstudio(
@@ -287,6 +301,27 @@ def export_argilla(
     BATCH:ITEM). Each record is one rater's (a batch is one rater's), so every record is to
     be submitted once."""
     scheme = description["scheme"]
+    settings = _argilla_settings(scheme)
+    dataset = {
+        "id": None, "inserted_at": None, "updated_at": None,
+        "name": _argilla_name(description),
+        "status": "draft", "guidelines": None, "allow_extra_metadata": False,
+        "distribution": None, "workspace_id": None, "last_activity_at": None,
+    }  # fmt: skip
+    records = _argilla_records(table, scheme)
+    (out / ARGILLA_CONFIG).mkdir(parents=True, exist_ok=True)
+    written = [out / ARGILLA_CONFIG / "settings.json", out / ARGILLA_CONFIG / "dataset.json"]
+    for path, doc in zip(written, (settings, dataset), strict=True):
+        path.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    (out / "records.json").write_text(
+        json.dumps(records, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    return [*written, out / "records.json"]
+
+
+def _argilla_settings(scheme: dict[str, Any]) -> dict[str, Any]:
+    """.argilla/settings.json: the text fields, one rating question per criterion, the
+    guidelines, and the batch and item ids as metadata."""
     labels = ("Text A", "Text B") if scheme.get("symmetric") else ("Original", "Rewrite")
     text = {"type": "text", "use_markdown": False}
     fields = [
@@ -320,7 +355,7 @@ def export_argilla(
         )
         for name in ("batch_id", "item_id")
     ]
-    settings = {
+    return {
         "guidelines": scheme.get("instructions") or "Rate each pair.",
         "questions": questions,
         "fields": fields,
@@ -330,12 +365,10 @@ def export_argilla(
         "distribution": {"strategy": "overlap", "min_submitted": 1},
         "mapping": None,
     }
-    dataset = {
-        "id": None, "inserted_at": None, "updated_at": None,
-        "name": _argilla_name(description),
-        "status": "draft", "guidelines": None, "allow_extra_metadata": False,
-        "distribution": None, "workspace_id": None, "last_activity_at": None,
-    }  # fmt: skip
+
+
+def _argilla_records(table: list[dict[str, Any]], scheme: dict[str, Any]) -> list[dict[str, Any]]:
+    """records.json: one pending record per shown item, its id BATCH:ITEM."""
     records = []
     for rows in by_batch(table).values():
         for item in shown_items(rows, scheme):
@@ -351,14 +384,7 @@ def export_argilla(
                     "_server_id": None,
                 }
             )
-    (out / ARGILLA_CONFIG).mkdir(parents=True, exist_ok=True)
-    written = [out / ARGILLA_CONFIG / "settings.json", out / ARGILLA_CONFIG / "dataset.json"]
-    for path, doc in zip(written, (settings, dataset), strict=True):
-        path.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    (out / "records.json").write_text(
-        json.dumps(records, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
-    )
-    return [*written, out / "records.json"]
+    return records
 
 
 EXPORTERS = Registry(

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import statistics
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -58,15 +59,7 @@ def summarise_ratings(
     kept = {r for r, e in raters.items() if e["kept"]}
     info = {r["item_id"]: r for r in table if not r["is_control"]}
     criteria = description["scheme"]["criteria"]
-    groups: dict[tuple[str, str, str], dict[str, dict[str, float]]] = defaultdict(
-        lambda: defaultdict(dict)
-    )
-    for r in ratings:
-        item = info.get(r["item_id"])
-        if item is None or r["rater_id"] not in kept:
-            continue
-        for level, name in (("transform", item["transform"]), ("axis", item["axis"] or "?")):
-            groups[(r["criterion"], level, name)][r["item_id"]][r["rater_id"]] = r["rating"]
+    groups = _groups(ratings, info, kept)
     rows = []
     for (criterion, level, name), items in sorted(groups.items()):
         values = [v for per_rater in items.values() for v in per_rater.values()]
@@ -89,30 +82,7 @@ def summarise_ratings(
             [[per_rater.get(rater, np.nan) for rater in order] for per_rater in items.values()],
             dtype=np.float64,
         )
-        try:
-            result = gwet(matrix, criteria[criterion]["scale"], weights)
-            row["agreement"] = {
-                k: (round(v, 4) if isinstance(v, float) else v)
-                for k, v in result.as_dict().items()
-                if k not in ("ci95",)
-            } | {"ci95": [round(result.ci95[0], 4), round(result.ci95[1], 4)]}
-        except ValueError as exc:  # fewer than two ratings on every item
-            row["agreement_note"] = str(exc)
-        row["alpha"] = {}
-        for level in ALPHA_LEVELS:
-            try:
-                alpha = krippendorff_alpha(
-                    matrix, criteria[criterion]["scale"], level, resamples=ALPHA_RESAMPLES
-                )
-            except ValueError as exc:  # no pairable item, or every rating the same
-                row["alpha"][level] = None
-                row["alpha_note"] = str(exc)
-                continue
-            row["alpha"][level] = {
-                k: (round(v, 4) if isinstance(v, float) else v)
-                for k, v in alpha.as_dict().items()
-                if k != "ci95"
-            } | {"ci95": None if alpha.ci95 is None else [round(x, 4) for x in alpha.ci95]}
+        _add_agreement(row, matrix, criteria[criterion]["scale"], weights)
         rows.append(row)
     return {
         "format": 1,
@@ -127,6 +97,50 @@ def summarise_ratings(
         "excluded_raters": sorted(set(raters) - kept),
         "rows": rows,
     }
+
+
+def _groups(
+    ratings: list[Rating], info: dict[str, dict[str, Any]], kept: set[str]
+) -> dict[tuple[str, str, str], dict[str, dict[str, float]]]:
+    """The kept raters' ratings of real items by (criterion, level, group), level being
+    transform or axis: item -> rater -> rating."""
+    groups: dict[tuple[str, str, str], dict[str, dict[str, float]]] = defaultdict(
+        lambda: defaultdict(dict)
+    )
+    for r in ratings:
+        item = info.get(r["item_id"])
+        if item is None or r["rater_id"] not in kept:
+            continue
+        for level, name in (("transform", item["transform"]), ("axis", item["axis"] or "?")):
+            groups[(r["criterion"], level, name)][r["item_id"]][r["rater_id"]] = r["rating"]
+    return groups
+
+
+def _add_agreement(row: dict[str, Any], matrix: Any, scale: Sequence[float], weights: str) -> None:
+    """Adds to `row` the raters' agreement on `matrix` (items x raters): Gwet's AC, and
+    Krippendorff's alpha at each of ALPHA_LEVELS, or a note on why there is none."""
+    try:
+        result = gwet(matrix, scale, weights)
+        row["agreement"] = {
+            k: (round(v, 4) if isinstance(v, float) else v)
+            for k, v in result.as_dict().items()
+            if k not in ("ci95",)
+        } | {"ci95": [round(result.ci95[0], 4), round(result.ci95[1], 4)]}
+    except ValueError as exc:  # fewer than two ratings on every item
+        row["agreement_note"] = str(exc)
+    row["alpha"] = {}
+    for level in ALPHA_LEVELS:
+        try:
+            alpha = krippendorff_alpha(matrix, scale, level, resamples=ALPHA_RESAMPLES)
+        except ValueError as exc:  # no pairable item, or every rating the same
+            row["alpha"][level] = None
+            row["alpha_note"] = str(exc)
+            continue
+        row["alpha"][level] = {
+            k: (round(v, 4) if isinstance(v, float) else v)
+            for k, v in alpha.as_dict().items()
+            if k != "ci95"
+        } | {"ci95": None if alpha.ci95 is None else [round(x, 4) for x in alpha.ci95]}
 
 
 def drift_correlation(

@@ -21,8 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, get_args, get_origin, get_type_hints
 
-import yaml
-
 from shiftbench.cards.croissant import parse_rai
 from shiftbench.cards.settings import ReleaseSettings
 from shiftbench.core.data.parts import PARTS
@@ -36,6 +34,7 @@ from shiftbench.evaluate.settings import EvalSettings
 from shiftbench.gen.api import GenSettings
 from shiftbench.human_eval.settings import BatchSettings, ExportSettings
 from shiftbench.llm.backends import backend_target
+from shiftbench.runner.spec_yaml import dotted, load_yaml
 from shiftbench.validate.settings import ValidateSettings
 
 # What a field's YAML value must be.
@@ -280,85 +279,6 @@ class Spec:
         return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
 
 
-class _Lines:
-    """Where each key path sits in the file, from YAML's node marks."""
-
-    def __init__(self) -> None:
-        self.lines: dict[tuple[Any, ...], int] = {}
-
-    def walk(self, node: Any, at: tuple[Any, ...], where: str) -> None:
-        self.lines.setdefault(at, node.start_mark.line + 1)
-        if isinstance(node, yaml.MappingNode):
-            seen: set[str] = set()
-            for key, value in node.value:
-                name = key.value
-                if name in seen:
-                    raise InputError(f"{where}:{key.start_mark.line + 1}: {_dotted((*at, name))} "
-                                     "is given twice")  # fmt: skip
-                seen.add(name)
-                self.lines[(*at, name)] = key.start_mark.line + 1
-                self.walk(value, (*at, name), where)
-        elif isinstance(node, yaml.SequenceNode):
-            for i, item in enumerate(node.value):
-                self.walk(item, (*at, i), where)
-
-    def line(self, at: tuple[Any, ...]) -> int:
-        while at not in self.lines and at:
-            at = at[:-1]
-        return self.lines.get(at, 1)
-
-
-def _dotted(at: tuple[Any, ...]) -> str:
-    out = ""
-    for part in at:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
-# A spec names sources and settings; a file larger than this is refused unread.
-MAX_SPEC_CHARACTERS = 1_000_000
-
-
-MAX_SPEC_DEPTH = 32  # nesting levels; a spec's deepest value (engine_args) is at 4
-
-
-def _refuse_aliases(text: str, where: str) -> None:
-    """Refuse YAML aliases (`*name`): a few lines of them can stand for billions of values
-    (an "alias bomb"), and a spec never needs them; and refuse nesting deeper than
-    MAX_SPEC_DEPTH, which building the values would recurse through for minutes before
-    failing. Reads the event stream only (with libyaml where it is installed), so the
-    refusal comes before anything is built."""
-
-    def too_deep(line: int) -> InputError:
-        return InputError(
-            f"{where}:{line}: nested more than {MAX_SPEC_DEPTH} levels deep; a spec names "
-            "sources and settings, not data"
-        )
-
-    depth = 0
-    events = yaml.parse(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    try:
-        for event in events:
-            line = event.start_mark.line + 1 if event.start_mark is not None else 1
-            if isinstance(event, yaml.AliasEvent):
-                raise InputError(
-                    f"{where}:{line}: YAML aliases (*{event.anchor}) are not allowed in a "
-                    "spec; write the value out"
-                )
-            if isinstance(event, yaml.CollectionStartEvent):
-                depth += 1
-                if depth > MAX_SPEC_DEPTH:
-                    raise too_deep(line)
-            elif isinstance(event, yaml.CollectionEndEvent):
-                depth -= 1
-    except yaml.YAMLError as exc:
-        # libyaml's scanner, reading ahead, stops at its own limit (1,000) first
-        mark = getattr(exc, "problem_mark", None)
-        if "nesting depth" in str(getattr(exc, "problem", "")) and mark is not None:
-            raise too_deep(mark.line + 1) from None
-        # any other fault is left to PyYAML's reading, which names it in its own words
-
-
 def read_spec(path: Path, gen: Any = GenSettings, **owners: Any) -> Spec:
     """Read and check a spec file; any problem is one InputError naming file:line. Its gen
     keys are settings class `gen`'s, another stage's those of its class in `owners`
@@ -366,42 +286,12 @@ def read_spec(path: Path, gen: Any = GenSettings, **owners: Any) -> Spec:
     stock = gen is GenSettings and not owners
     top, sections = (TOP_FIELDS, SECTIONS) if stock else schema(gen, **owners)
     where = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"spec {path} does not exist") from None
-    except IsADirectoryError:
-        raise InputError(f"spec {path} is a folder, not a YAML file") from None
-    except UnicodeDecodeError:
-        raise InputError(f"spec {path} is not UTF-8 text") from None
-    if len(text) > MAX_SPEC_CHARACTERS:
-        raise InputError(
-            f"{where}: holds {len(text):,} characters; a spec is at most "
-            f"{MAX_SPEC_CHARACTERS:,} (it names sources and settings, not data)"
-        )
-    try:
-        _refuse_aliases(text, where)
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        last = max(1, len(text.splitlines()))  # the end of the file is on its last line
-        line = f":{min(mark.line + 1, last)}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise InputError(f"{where}{line}: not valid YAML ({problem})") from None
-    except RecursionError:  # nesting the event pass above did not see (libyaml read it otherwise)
-        raise InputError(
-            f"{where}: nested more than {MAX_SPEC_DEPTH} levels deep; a spec names sources "
-            "and settings, not data"
-        ) from None
-    lines = _Lines()
-    if node is not None:
-        lines.walk(node, (), where)
+    text, raw, lines = load_yaml(path)
     if not isinstance(raw, dict):
         raise InputError(f"{where}:1: a spec is a mapping of keys (output, sources, ...)")
 
     def fail(at: tuple[Any, ...], message: str) -> InputError:
-        return InputError(f"{where}:{lines.line(at)}: {_dotted(at)}: {message}")
+        return InputError(f"{where}:{lines.line(at)}: {dotted(at)}: {message}")
 
     base = path.resolve().parent
     values = _check_mapping(raw, (), top, {s.key for s in sections}, fail, base)
@@ -537,7 +427,31 @@ def _check_choices(
 ) -> None:
     """What the settings' bounds cannot see: transform names, the backend, the runner,
     the language identifier, the repository and the version's shape."""
+    _check_generation(values, fail)
+    scale = values["scale"]
+    if scale["runner"] not in ("local", "ray"):
+        raise fail(("scale", "runner"), "must be local or ray")
+    if scale["shards"] < 1:
+        raise fail(("scale", "shards"), "must be 1 or more")
+    if scale["cpus_per_shard"] < 0 or scale["gpus_per_shard"] < 0:
+        raise fail(("scale",), "cpus_per_shard and gpus_per_shard cannot be negative")
 
+    if values["validate"]["langid"] not in IDENTIFIERS:
+        raise fail(("validate", "langid"), "must be lingua or langdetect")
+    human = values["human_eval"]
+    if "prolific" in human["formats"]:
+        try:
+            stage_settings(ExportSettings, human, fmt="prolific")
+        except InputError as exc:
+            raise fail(("human_eval", "completion_code"), str(exc)) from None
+    _check_release(values["release"], fail)
+
+
+def _check_generation(
+    values: dict[str, Any], fail: Callable[[tuple[Any, ...], str], InputError]
+) -> None:
+    """gen's keys: the transforms and seeds named, the protocol, the parts to rewrite and
+    the generator's backend."""
     for i, name in enumerate(values["transforms"] or ()):
         try:
             expand_transforms((name,))
@@ -563,23 +477,12 @@ def _check_choices(
         backend_target(values["generator"]["backend"])
     except InputError as exc:
         raise fail(("generator", "backend"), str(exc)) from None
-    scale = values["scale"]
-    if scale["runner"] not in ("local", "ray"):
-        raise fail(("scale", "runner"), "must be local or ray")
-    if scale["shards"] < 1:
-        raise fail(("scale", "shards"), "must be 1 or more")
-    if scale["cpus_per_shard"] < 0 or scale["gpus_per_shard"] < 0:
-        raise fail(("scale",), "cpus_per_shard and gpus_per_shard cannot be negative")
 
-    if values["validate"]["langid"] not in IDENTIFIERS:
-        raise fail(("validate", "langid"), "must be lingua or langdetect")
-    human = values["human_eval"]
-    if "prolific" in human["formats"]:
-        try:
-            stage_settings(ExportSettings, human, fmt="prolific")
-        except InputError as exc:
-            raise fail(("human_eval", "completion_code"), str(exc)) from None
-    release = values["release"]
+
+def _check_release(
+    release: dict[str, Any], fail: Callable[[tuple[Any, ...], str], InputError]
+) -> None:
+    """The release section: the repository's and the version's shape, the RAI fields."""
     if release["repo"] is not None:
         from shiftbench.core.hub import check_repo, check_version
 

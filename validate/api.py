@@ -29,6 +29,7 @@ from shiftbench.validate.settings import CalibrateSettings, JudgeSettings, Valid
 if TYPE_CHECKING:
     # calibrate imports scipy: only its record's name is needed here
     from shiftbench.validate.calibrate import CalibrationRecord
+    from shiftbench.validate.report import Measure
 
 log = logging.getLogger(__name__)
 
@@ -221,40 +222,14 @@ def validate_runs(
             there or not valid; raised before any run is checked.
         TooManyErrors: Some config is above `max_error_rate` (after every report is written).
     """
-    from shiftbench.core.progress import quieted
-    from shiftbench.core.text.checks import use_markers
     from shiftbench.core.text.langid import get_identifier
-    from shiftbench.validate.report import (
-        Measure,
-        over_limit,
-        over_meaning_limit,
-        plan,
-        validate_run,
-    )
+    from shiftbench.validate.report import validate_run
 
     s = settings or ValidateSettings()
-    folders = [Path(r) for r in runs]
-    if not folders:
-        raise InputError("name at least one run folder to validate")
-    for run in folders:
-        plan(run, s.configs)
-    if s.markers_file is not None:
-        try:
-            use_markers(str(s.markers_file))
-        except FileNotFoundError:
-            raise InputError(f"marker file {s.markers_file} does not exist") from None
-        except (json.JSONDecodeError, AttributeError, TypeError) as exc:
-            raise InputError(
-                f"marker file {s.markers_file} is not a marker table ({exc})"
-            ) from None
+    folders = _planned(runs, s)
+    _use_markers(s)
     identifier = get_identifier(s.langid)
-    measures: list[Measure] = []
-    if s.drift_encoder is not None:
-        from shiftbench.validate.drift import Drift
-
-        measures.append(Drift(s.drift_encoder, batch_size=s.batch_size, progress=not s.quiet))
-    with quieted(s.quiet):  # a judge's model load names itself
-        measures += make_judges(s)
+    measures = _measures(s)
     meaning = meaning_check(s)
     cache = judge_cache(s)
     configs: list[ConfigValidation] = []
@@ -273,18 +248,79 @@ def validate_runs(
                 configs.append(_config(run, name, c))
                 if on_config is not None:
                     on_config(configs[-1])
-            if s.max_error_rate is not None:
-                gate += [
-                    f"{run.name}/{n} ({r:.1%})" for n, r in over_limit(report, s.max_error_rate)
-                ]
-            if s.max_meaning_changed_rate is not None:
-                meaning_gate += [
-                    f"{run.name}/{n} ({r:.1%})"
-                    for n, r in over_meaning_limit(report, s.max_meaning_changed_rate)
-                ]
+            over, over_meaning = _over(run, report, s)
+            gate += over
+            meaning_gate += over_meaning
     finally:
         cache.close()
     result = ValidateResult(tuple(configs), reports, tuple(gate + meaning_gate))
+    said = _over_gates(s, gate, meaning_gate)
+    if said:
+        raise TooManyErrors("; ".join(said), result)
+    return result
+
+
+def _planned(runs: Sequence[str | Path], s: ValidateSettings) -> list[Path]:
+    """The run folders, each checked to hold the configs to validate (before any is)."""
+    from shiftbench.validate.report import plan
+
+    folders = [Path(r) for r in runs]
+    if not folders:
+        raise InputError("name at least one run folder to validate")
+    for run in folders:
+        plan(run, s.configs)
+    return folders
+
+
+def _over(run: Path, report: ValidationReport, s: ValidateSettings) -> tuple[list[str], list[str]]:
+    """The run's configs above --max-error-rate and those above --max-meaning-changed-rate,
+    each as `run/config (rate)`."""
+    from shiftbench.validate.report import over_limit, over_meaning_limit
+
+    over: list[str] = []
+    over_meaning: list[str] = []
+    if s.max_error_rate is not None:
+        over = [f"{run.name}/{n} ({r:.1%})" for n, r in over_limit(report, s.max_error_rate)]
+    if s.max_meaning_changed_rate is not None:
+        over_meaning = [
+            f"{run.name}/{n} ({r:.1%})"
+            for n, r in over_meaning_limit(report, s.max_meaning_changed_rate)
+        ]
+    return over, over_meaning
+
+
+def _use_markers(s: ValidateSettings) -> None:
+    """Loads the settings' marker file, if any, in place of the packaged markers."""
+    from shiftbench.core.text.checks import use_markers
+
+    if s.markers_file is not None:
+        try:
+            use_markers(str(s.markers_file))
+        except FileNotFoundError:
+            raise InputError(f"marker file {s.markers_file} does not exist") from None
+        except (json.JSONDecodeError, AttributeError, TypeError) as exc:
+            raise InputError(
+                f"marker file {s.markers_file} is not a marker table ({exc})"
+            ) from None
+
+
+def _measures(s: ValidateSettings) -> list[Measure]:
+    """The measures the settings ask for, loaded: embedding drift, then the judges."""
+    from shiftbench.core.progress import quieted
+
+    measures: list[Measure] = []
+    if s.drift_encoder is not None:
+        from shiftbench.validate.drift import Drift
+
+        measures.append(Drift(s.drift_encoder, batch_size=s.batch_size, progress=not s.quiet))
+    with quieted(s.quiet):  # a judge's model load names itself
+        measures += make_judges(s)
+    return measures
+
+
+def _over_gates(s: ValidateSettings, gate: list[str], meaning_gate: list[str]) -> list[str]:
+    """What the run breaks of --max-error-rate and --max-meaning-changed-rate, a clause
+    per limit broken, each naming the configs above it."""
     said = []
     if gate:
         assert s.max_error_rate is not None
@@ -299,9 +335,7 @@ def validate_runs(
             f"{'exceeds' if len(meaning_gate) == 1 else 'exceed'} --max-meaning-changed-rate "
             f"{s.max_meaning_changed_rate:.1%}: {', '.join(meaning_gate)}"
         )
-    if said:
-        raise TooManyErrors("; ".join(said), result)
-    return result
+    return said
 
 
 def meaning_check(settings: ValidateSettings) -> Any:

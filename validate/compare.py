@@ -265,41 +265,47 @@ def comparison_markdown(doc: ComparisonDocument) -> str:
     if not doc["matrix"]:
         lines += ["", f"No {doc['kind']} scores in these reports."]
     if matrices:
-        judges = [m["measure"] for m in matrices]
-        lines += [
-            "",
-            f"## {doc['kind']}: generators x judges",
-            "",
-            f"Mean with 95% bootstrap interval ({doc['bootstrap_samples']} resamples) over the "
-            "pairs every generator has a score for.",
-            "",
-        ]
-        header = [
-            "generator",
-            *(f"{j} (n={m['items']})" for j, m in zip(judges, matrices, strict=True)),
-        ]
-        rows = []
-        for label in doc["generators"]:
-            cells = []
-            for m in matrices:
-                cell = m["means"].get(label)
-                cells.append(
-                    f"{cell['mean']:.3f} [{cell['ci95'][0]:.3f}, {cell['ci95'][1]:.3f}]"
-                    if cell
-                    else "-"
-                )
-            rows.append([label, *cells])
-        lines.append(markdown_table(header, rows, tight_rule=True))
-        lines += ["", "Paired bootstrap tests (two-sided), p-values Holm-corrected per judge:", ""]
-        rows = [
-            [m["measure"], t["a"], t["b"], f"{t['mean_difference']:+.3f}", f"{t['p']:.4f}",
-             f"{t['p_holm']:.4f}"]
-            for m in matrices
-            for t in m["tests"]
-        ]  # fmt: skip
-        header = ["judge", "a", "b", "mean a - b", "p", "p (Holm)"]
-        lines.append(markdown_table(header, rows, left=3, tight_rule=True))
+        lines += _matrix_lines(doc, matrices)
     for m in doc["matrix"]:
         if m["missing_for"]:
             lines.append(f"\n{m['measure']}: no scores for {', '.join(m['missing_for'])}.")
     return "\n".join(lines) + "\n"
+
+
+def _matrix_lines(doc: ComparisonDocument, matrices: list[JudgeMatrix]) -> list[str]:
+    """Each judge's mean per generator with its interval, then the paired tests."""
+    judges = [m["measure"] for m in matrices]
+    lines = [
+        "",
+        f"## {doc['kind']}: generators x judges",
+        "",
+        f"Mean with 95% bootstrap interval ({doc['bootstrap_samples']} resamples) over the "
+        "pairs every generator has a score for.",
+        "",
+    ]
+    header = [
+        "generator",
+        *(f"{j} (n={m['items']})" for j, m in zip(judges, matrices, strict=True)),
+    ]
+    rows = []
+    for label in doc["generators"]:
+        cells = []
+        for m in matrices:
+            cell = m["means"].get(label)
+            cells.append(
+                f"{cell['mean']:.3f} [{cell['ci95'][0]:.3f}, {cell['ci95'][1]:.3f}]"
+                if cell
+                else "-"
+            )
+        rows.append([label, *cells])
+    lines.append(markdown_table(header, rows, tight_rule=True))
+    lines += ["", "Paired bootstrap tests (two-sided), p-values Holm-corrected per judge:", ""]
+    rows = [
+        [m["measure"], t["a"], t["b"], f"{t['mean_difference']:+.3f}", f"{t['p']:.4f}",
+         f"{t['p_holm']:.4f}"]
+        for m in matrices
+        for t in m["tests"]
+    ]  # fmt: skip
+    header = ["judge", "a", "b", "mean a - b", "p", "p (Holm)"]
+    lines.append(markdown_table(header, rows, left=3, tight_rule=True))
+    return lines

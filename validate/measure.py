@@ -404,40 +404,8 @@ def render_table(document: Measurement) -> str:
     s = document["settings"]
     goal_fa, goal_miss = s["goal"]["false_alarms"], s["goal"]["misses"]
     checks = list(CHECKS)
-    cells: dict[tuple[str, str], dict[str, str]] = {}
-    for r in document["false_alarms"]:
-        key = (r["dataset"], r["language"])
-        if r["measured"]:
-            data = "" if r["data"] == "texts" else (" pairs" if r["data"] == "pairs" else " †")
-            text = f"{_percent(r['rate'])} ({r['alarms']}/{r['texts']}{data})"
-            cells.setdefault(key, {})[r["check"]] = text + _mark(r["rate"], goal_fa)
-        else:
-            cells.setdefault(key, {})[r["check"]] = "n/a"
-    table = [
-        [name, lang, *(cells[(name, lang)].get(c, "—") for c in checks)] for name, lang in cells
-    ]
-    misses: dict[tuple[str, str, bool | None], list[int]] = {}
-    unmeasurable: dict[tuple[str, str, bool | None], list[str]] = {}
-    for m in document["misses"]:
-        group: tuple[str, str, bool | None] = (m["check"], m["kind"], m["held_out"])
-        if not m["measured"]:
-            unmeasurable.setdefault(group, []).append(m["language"])
-            continue
-        if m["check"] == "wrong-language":
-            group = (m["check"], f"{m['kind']}, {m['dataset']}, expected {m['language']}", None)
-        total = misses.setdefault(group, [0, 0, 0])
-        total[0] += m["planted"]
-        total[1] += m["missed"]
-        total[2] += m["missed_by_all"]
-    miss_rows = []
-    for (check, kind, held), (planted, missed, missed_all) in misses.items():
-        rate = missed / planted if planted else 0.0
-        phrasing = {True: "held-out", False: "listed", None: "—"}[held]
-        miss_rows.append([check, kind, phrasing, str(planted), str(missed),
-                          _percent(rate) + _mark(rate, goal_miss), str(missed_all)])  # fmt: skip
-    for (check, kind, _), languages in unmeasurable.items():
-        miss_rows.append([check, f"{kind}, expected {', '.join(languages)}", "—", "0", "0",
-                          "n/a", "0"])  # fmt: skip
+    table = _false_alarm_rows(document, checks, goal_fa)
+    miss_rows = _miss_rows(document, goal_miss)
     lines = [
         f"Made by `{s['command']}` (language ID: {s['language_id']}; at most {s['cap']} "
         f"texts or pairs per dataset and language for false alarms, failures planted into "
@@ -471,6 +439,52 @@ def render_table(document: Measurement) -> str:
         ),
     ]
     return "\n".join(lines) + "\n"
+
+
+def _false_alarm_rows(document: Measurement, checks: list[str], goal: float) -> list[list[str]]:
+    """The false-alarms table: per dataset and language, each check's rate (alarms/texts),
+    marked beyond `goal`; n/a where language ID does not know the language, — where the
+    check was not measured."""
+    cells: dict[tuple[str, str], dict[str, str]] = {}
+    for r in document["false_alarms"]:
+        key = (r["dataset"], r["language"])
+        if r["measured"]:
+            data = "" if r["data"] == "texts" else (" pairs" if r["data"] == "pairs" else " †")
+            text = f"{_percent(r['rate'])} ({r['alarms']}/{r['texts']}{data})"
+            cells.setdefault(key, {})[r["check"]] = text + _mark(r["rate"], goal)
+        else:
+            cells.setdefault(key, {})[r["check"]] = "n/a"
+    return [
+        [name, lang, *(cells[(name, lang)].get(c, "—") for c in checks)] for name, lang in cells
+    ]
+
+
+def _miss_rows(document: Measurement, goal: float) -> list[list[str]]:
+    """The misses table: per check and planted failure (wrong-language per dataset and
+    language), the plants missed, marked beyond `goal`; then the failures not measurable."""
+    misses: dict[tuple[str, str, bool | None], list[int]] = {}
+    unmeasurable: dict[tuple[str, str, bool | None], list[str]] = {}
+    for m in document["misses"]:
+        group: tuple[str, str, bool | None] = (m["check"], m["kind"], m["held_out"])
+        if not m["measured"]:
+            unmeasurable.setdefault(group, []).append(m["language"])
+            continue
+        if m["check"] == "wrong-language":
+            group = (m["check"], f"{m['kind']}, {m['dataset']}, expected {m['language']}", None)
+        total = misses.setdefault(group, [0, 0, 0])
+        total[0] += m["planted"]
+        total[1] += m["missed"]
+        total[2] += m["missed_by_all"]
+    miss_rows = []
+    for (check, kind, held), (planted, missed, missed_all) in misses.items():
+        rate = missed / planted if planted else 0.0
+        phrasing = {True: "held-out", False: "listed", None: "—"}[held]
+        miss_rows.append([check, kind, phrasing, str(planted), str(missed),
+                          _percent(rate) + _mark(rate, goal), str(missed_all)])  # fmt: skip
+    for (check, kind, _), languages in unmeasurable.items():
+        miss_rows.append([check, f"{kind}, expected {', '.join(languages)}", "—", "0", "0",
+                          "n/a", "0"])  # fmt: skip
+    return miss_rows
 
 
 def with_table(page: str, document: Measurement) -> str:

@@ -27,16 +27,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol, cast
 
-from rapidfuzz.distance import Levenshtein
-
 from shiftbench import __version__
 from shiftbench.core.data.jsonfiles import read_jsonl
 from shiftbench.core.data.listfields import refuse_listed
 from shiftbench.core.data.names import inside
 from shiftbench.core.data.runfolder import (
-    IDENTITY_KEPT,
     VALIDATION_REPORT,
-    read_config_split,
     read_meta,
     read_validation,
 )
@@ -45,19 +41,16 @@ from shiftbench.core.progress import bar
 from shiftbench.core.records import (
     ConfigValidationRecord,
     DataRow,
-    ExampleRecord,
     RunMeta,
     ValidationReport,
 )
-from shiftbench.core.text.checks import CHECKS, Case, failures
+from shiftbench.core.text.checks import CHECKS
 from shiftbench.core.text.langid import (
     EXPECTED_SHARE,
     MIN_LETTERS,
-    NOT_CHECKED,
     LanguageID,
-    checkable,
 )
-from shiftbench.core.text.scripts import DENSE_WEIGHT, tokens
+from shiftbench.core.text.scripts import DENSE_WEIGHT
 from shiftbench.core.text.transforms import instruction
 from shiftbench.errors import InputError
 from shiftbench.llm.cache import GenerationCache
@@ -70,6 +63,7 @@ from shiftbench.validate.report_text import (
     quote,
     validation_markdown,
 )
+from shiftbench.validate.rowchecks import check_config
 
 REPORT_JSON = VALIDATION_REPORT
 REPORT_MD = "validation.md"
@@ -88,14 +82,6 @@ class Measure(Protocol):
         self, items: list[Item], cache: GenerationCache, *, quiet: bool = True, label: str = ""
     ) -> list[tuple[float | None, str | None, str | None]]:
         """(value or None, the model's reply if any, why there is no value) per item."""
-
-
-def edit_distance(a: str, b: str) -> float:
-    """Word-level Levenshtein distance over the longer text's word count (0: same words);
-    in scripts written without spaces each character is a word (validate.scripts.tokens)."""
-    wa, wb = tokens(a), tokens(b)
-    longest = max(len(wa), len(wb))
-    return Levenshtein.distance(wa, wb) / longest if longest else 0.0
 
 
 def plan(folder: Path, configs: tuple[str, ...] = ()) -> tuple[RunMeta, list[str]]:
@@ -188,7 +174,7 @@ def validate_run(
     steps = len(chosen) * (1 + len(measures))
     with bar(steps, f"validate {folder.name}", unit="check", quiet=quiet) as progress:
         for name in chosen:
-            summary, rows = _validate_config(folder, meta, name, identifier, examples)
+            summary, rows = check_config(folder, meta, name, identifier, examples)
             if meaning is not None:
                 _meaning_config(summary, rows, fields, meaning, examples)
             progress.update()
@@ -371,130 +357,6 @@ def _meaning_config(
     }
 
 
-def _validate_config(
-    folder: Path,
-    meta: RunMeta,
-    name: str,
-    identifier: LanguageID,
-    examples: int,
-) -> tuple[dict[str, Any], list[DataRow]]:
-    """The config's summary, and its rows as read, each with its check results under
-    `_result` (its line in validation/<config>.jsonl). Every split is read as evaluate
-    reads it (runfolder.read_config_split), so validate passes no folder evaluate refuses."""
-    config = meta["configs"][name]
-    fields = meta["source"]["text_fields"]
-    transform = config["transform"]
-    rows: list[DataRow] = []
-    for split in sorted(config["rows"]):
-        read = read_config_split(folder, meta, name, split, required=("row_id",))
-        rows += [{"_split": split, **row} for row in read]
-    if not rows:
-        raise InputError(f"{folder / name} holds no rows")
-    if any(isinstance(row.get(f), list) for row in rows for f in fields):  # nested clustering
-        raise InputError(
-            f"validate does not handle {meta['source']['task_type']} runs whose rows hold "
-            f"sets of texts yet: {folder / name}'s {fields[0]} is a list"
-        )
-    outputs = [str(row.get(f) or "") for row in rows for f in fields]
-    wanted = [row.get(f"language_{f}") or None for row in rows for f in fields]
-    judged = [i for i, lang in enumerate(wanted) if checkable(identifier, lang)]
-    answers = identifier.detect([outputs[i] for i in judged], [wanted[i] for i in judged])
-    found_at = dict(zip(judged, answers, strict=True))
-    detected = iter(found_at.get(i, NOT_CHECKED) for i in range(len(outputs)))
-    unchecked: Counter[str] = Counter()  # fields per language language ID does not know
-    unchecked_rows = 0
-    shown: dict[str, list[ExampleRecord]] = {c: [] for c in CHECKS}
-    counts: Counter[str] = Counter()
-    languages: Counter[str] = Counter()
-    distances = []
-    kept_identity = transform in IDENTITY_KEPT
-    identical_rows = 0
-    for row in rows:
-        failed: set[str] = set()
-        unchanged = False
-        row_detected, row_distance = {}, {}
-        for field in fields:
-            original = str(row.get(f"original_{field}") or "")
-            output = str(row.get(field) or "")
-            found = next(detected)
-            if found == NOT_CHECKED:
-                unchecked[row.get(f"language_{field}") or "unknown"] += 1
-            case = Case(
-                original,
-                output,
-                transform,
-                row.get(f"language_{field}") or None,
-                None if found == NOT_CHECKED else found,
-                row.get("finish_reason"),
-            )
-            field_failed = failures(case)
-            if kept_identity and "identical" in field_failed:
-                field_failed.remove("identical")  # a result here, counted on its own
-                unchanged = True
-            failed.update(field_failed)
-            row_detected[field] = found
-            row_distance[field] = round(edit_distance(original, output), 4)
-            languages[found] += 1
-            for check in field_failed:
-                if len(shown[check]) < examples:
-                    shown[check].append(
-                        {
-                            "split": row["_split"],
-                            "row_id": row.get("row_id"),
-                            "field": field,
-                            "original": original,
-                            "output": output,
-                            "language": case.language,
-                            "detected": found,
-                            "finish_reason": case.finish_reason,
-                        }
-                    )
-        counts.update(failed)
-        identical_rows += unchanged
-        not_checked = NOT_CHECKED in row_detected.values()
-        unchecked_rows += not_checked
-        distances.append(sum(row_distance.values()) / len(row_distance))
-        row["_result"] = {
-            "split": row["_split"],
-            "row_id": row.get("row_id"),
-            # the texts beside their verdicts, so the file is read without a join
-            "original": {f: str(row.get(f"original_{f}") or "") for f in fields},
-            "output": {f: str(row.get(f) or "") for f in fields},
-            "failed": [c for c in CHECKS if c in failed],
-            **({"identical": unchanged} if kept_identity else {}),
-            **({"not_checked": ["wrong-language"]} if not_checked else {}),
-            "edit_distance": row_distance,
-            "detected_language": row_detected,
-        }
-    n = len(rows)
-    failed_rows = sum(1 for row in rows if row["_result"]["failed"])
-    summary = {
-        "transform": transform,
-        "axis": config.get("axis"),
-        "seed": config.get("seed"),
-        "model": m.get("id") if (m := config.get("model")) else None,
-        "settings_sha256": config.get("settings_sha256"),
-        "rows": n,
-        "error_counts": {c: counts[c] for c in CHECKS},
-        "error_rates": {c: round(counts[c] / n, 4) for c in CHECKS},
-        "failed_rows": failed_rows,
-        "total_error_rate": round(failed_rows / n, 4),
-        # rows with a field equal to its input, where that is a result (back-translation)
-        **(
-            {"identical_rows": identical_rows, "identical_rate": round(identical_rows / n, 4)}
-            if kept_identity
-            else {}
-        ),
-        "mean_edit_distance": round(sum(distances) / n, 4),
-        "detected_languages": dict(sorted(languages.items(), key=lambda kv: (-kv[1], kv[0]))),
-        # rows whose language ID could not judge a field, and those fields' languages
-        "not_checked": {"wrong-language": unchecked_rows},
-        "unchecked_languages": dict(sorted(unchecked.items())),
-        "examples": {c: shown[c] for c in CHECKS if shown[c]},
-    }
-    return summary, rows
-
-
 def rows_folder(folder: Path) -> Path:
     """The run folder's `validation/` folder of per-row results, refused when a symbolic
     link would lead its reads and writes out of the run folder."""
@@ -536,6 +398,23 @@ def _texts_held(row: Any, key: str) -> bool:
     )
 
 
+def _rows_of(
+    folder: Path, report: ValidationReport, per_row: dict[str, list[DataRow]]
+) -> dict[str, list[DataRow]]:
+    """Each config's rows: checked in this run (`per_row`), else read from its rows file
+    (none when it has none or it cannot be read)."""
+    rows_of: dict[str, list[DataRow]] = {}
+    for name in report["configs"]:
+        if name in per_row:
+            rows_of[name] = per_row[name]
+            continue
+        try:
+            rows_of[name] = read_jsonl(rows_folder(folder) / f"{name}.jsonl")
+        except InputError:  # none, or unreadable: nothing of it to list
+            rows_of[name] = []
+    return rows_of
+
+
 def worst_rows(
     folder: Path, report: ValidationReport, per_row: dict[str, list[DataRow]]
 ) -> list[list[str]]:
@@ -544,15 +423,7 @@ def worst_rows(
     kind found. A config carried over from an earlier report is read from its rows file;
     rows written before the files held their texts are left out of the drift list."""
     configs = report["configs"]
-    rows_of: dict[str, list[DataRow]] = {}
-    for name in configs:
-        if name in per_row:
-            rows_of[name] = per_row[name]
-            continue
-        try:
-            rows_of[name] = read_jsonl(rows_folder(folder) / f"{name}.jsonl")
-        except InputError:  # none, or unreadable: nothing of it to list
-            rows_of[name] = []
+    rows_of = _rows_of(folder, report, per_row)
     out: list[list[str]] = []
     keys = sorted(
         {k for c in configs.values() for k in c.get("measures", {}) if k.startswith("drift:")}

@@ -77,25 +77,41 @@ def validation_markdown(
     """The report for people: what to decide on per config (`lead`, from decisions), one
     table of rates per config, the measures, the worst rows (`worst`, from worst_rows),
     then example failures."""
-    checks = report["checks"]
-    lid = report["language_id"]
     lines = ["# Validation report", ""]
     if lead:
-        goal = f"false alarms above {GOAL_FALSE_ALARMS:.1%} or misses above {GOAL_MISSES:.0%}"
-        lines += [
-            "## Decision",
-            "",
-            "Per config, the share of rows that failed any check with its 95% (Wilson) "
-            "interval, and the checks measured unreliable for its languages or source "
-            f"({goal} on real data, or no measurement possible; `shiftbench "
-            "measure-checks`, see the validate guide)"
-            + ("; the rows to read first are under [Worst rows](#worst-rows)." if worst
-               else "."),
-            "",
-            *lead,
-            "",
-        ]  # fmt: skip
-    lines += [
+        lines += _decision_lines(lead, bool(worst))
+    lines += _preamble_lines(report)
+    lines += _rates_lines(report)
+    lines += _meaning_lines(report)
+    lines += _measures_lines(report)
+    if worst:
+        lines += _worst_lines(worst)
+    lines += _example_lines(report)
+    return "\n".join(lines) + "\n"
+
+
+def _decision_lines(lead: list[str], worst: bool) -> list[str]:
+    """The decision section: what it shows, then `lead`, one line per config."""
+    goal = f"false alarms above {GOAL_FALSE_ALARMS:.1%} or misses above {GOAL_MISSES:.0%}"
+    return [
+        "## Decision",
+        "",
+        "Per config, the share of rows that failed any check with its 95% (Wilson) "
+        "interval, and the checks measured unreliable for its languages or source "
+        f"({goal} on real data, or no measurement possible; `shiftbench "
+        "measure-checks`, see the validate guide)"
+        + ("; the rows to read first are under [Worst rows](#worst-rows)." if worst
+           else "."),
+        "",
+        *lead,
+        "",
+    ]  # fmt: skip
+
+
+def _preamble_lines(report: ValidationReport) -> list[str]:
+    """The version, the language ID used and how the rates below are counted."""
+    lid = report["language_id"]
+    return [
         f"shiftbench {report['shiftbench_version']}; language ID: {lid['name']} (texts with "
         f"fewer than {lid['min_letters']} letters are undetermined, a Han, kana or Hangul "
         f"character counting as {lid.get('dense_weight', 1)}; the language an output "
@@ -108,6 +124,11 @@ def validation_markdown(
         "checked.",
         "",
     ]
+
+
+def _rates_lines(report: ValidationReport) -> list[str]:
+    """The table of rates per check, one row per config."""
+    checks = report["checks"]
     header = ["config", "rows", "total", *checks, "identical (kept)", "language not checked"]
     rows = [
         [
@@ -118,48 +139,62 @@ def validation_markdown(
         ]
         for name, c in report["configs"].items()
     ]  # fmt: skip
-    lines.append(markdown_table([*header, "edit distance"], rows, tight_rule=True))
-    lines += _meaning_lines(report)
+    return [markdown_table([*header, "edit distance"], rows, tight_rule=True)]
+
+
+def _measures_lines(report: ValidationReport) -> list[str]:
+    """The measures section: each measure's mean and SD per config, and what it left
+    unscored; nothing when no measure was taken."""
     measured = [
         (n, k, m) for n, c in report["configs"].items() for k, m in c.get("measures", {}).items()
     ]
-    if measured:
-        lines += [
-            "",
-            "## Measures",
-            "",
-            "Drift is 1 - cosine between original and output embeddings; judges rate each "
-            "(original, output) pair; unscored pairs (no value, an unparseable reply) are "
-            "left out of the mean.",
-            "",
-        ]
-        rows = []
-        for name, key, m in measured:
-            spread = (
-                f"{m['mean']:.3f} ± {m['sd']:.3f}"
-                if m["sd"] is not None
-                else (f"{m['mean']:.3f}" if m["mean"] is not None else "-")
-            )
-            why = ", ".join(f"{k}: {v}" for k, v in m["problems"].items())
-            unscored = f"{m['unscored']}{f' ({why})' if why else ''}"
-            rows.append([name, key, spread, str(m["scored"]), unscored])
-        header = ["config", "measure", "mean ± SD", "scored", "unscored"]
-        lines.append(markdown_table(header, rows, align="llrrl", tight_rule=True))
-    if worst:
-        lines += [
-            "",
-            "## Worst rows",
-            "",
-            f"The {WORST_DRIFT} rows of largest drift per drift measure (each by its field of "
-            "largest drift), when drift was measured, and the first example of each failure "
-            f"kind found; texts cut to {SHOWN_CHARS} characters. validation/<config>.jsonl "
-            "holds every row's texts beside its results.",
-            "",
-            markdown_table(
-                ["config", "row", "field", "why", "original", "output"], worst, align="llllll",
-                tight_rule=True,
-            ),
-        ]  # fmt: skip
+    if not measured:
+        return []
+    lines = [
+        "",
+        "## Measures",
+        "",
+        "Drift is 1 - cosine between original and output embeddings; judges rate each "
+        "(original, output) pair; unscored pairs (no value, an unparseable reply) are "
+        "left out of the mean.",
+        "",
+    ]
+    rows = []
+    for name, key, m in measured:
+        spread = (
+            f"{m['mean']:.3f} ± {m['sd']:.3f}"
+            if m["sd"] is not None
+            else (f"{m['mean']:.3f}" if m["mean"] is not None else "-")
+        )
+        why = ", ".join(f"{k}: {v}" for k, v in m["problems"].items())
+        unscored = f"{m['unscored']}{f' ({why})' if why else ''}"
+        rows.append([name, key, spread, str(m["scored"]), unscored])
+    header = ["config", "measure", "mean ± SD", "scored", "unscored"]
+    lines.append(markdown_table(header, rows, align="llrrl", tight_rule=True))
+    return lines
+
+
+def _worst_lines(worst: list[list[str]]) -> list[str]:
+    """The worst-rows section, its table's rows from report.worst_rows."""
+    return [
+        "",
+        "## Worst rows",
+        "",
+        f"The {WORST_DRIFT} rows of largest drift per drift measure (each by its field of "
+        "largest drift), when drift was measured, and the first example of each failure "
+        f"kind found; texts cut to {SHOWN_CHARS} characters. validation/<config>.jsonl "
+        "holds every row's texts beside its results.",
+        "",
+        markdown_table(
+            ["config", "row", "field", "why", "original", "output"], worst, align="llllll",
+            tight_rule=True,
+        ),
+    ]  # fmt: skip
+
+
+def _example_lines(report: ValidationReport) -> list[str]:
+    """Per config with failures, its example failures, one line each."""
+    lines: list[str] = []
     for name, c in report["configs"].items():
         if not c["examples"]:
             continue
@@ -173,7 +208,7 @@ def validation_markdown(
                 lines.append(
                     f"- **{check}** ({where}){extra}: {quote(e['original'])} → {quote(e['output'])}"
                 )
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def _meaning_lines(report: ValidationReport) -> list[str]:

@@ -14,6 +14,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 from shiftbench.core.messages import option, report
 from shiftbench.errors import InputError, RuntimeFault
@@ -55,44 +56,8 @@ def writing(path: Path, *, wait: float | None = None) -> Iterator[None]:
     except ImportError:  # no flock (Windows): one writer at a time is up to the user
         yield
         return
-    import hashlib
-    import time
-
-    folder = Path(tempfile.gettempdir()) / "shiftbench-locks"
-    folder.mkdir(exist_ok=True)
-    # the path as the system holds it: a name the locale cannot decode (a non-ASCII
-    # folder under LC_ALL=C) comes back to its own bytes rather than failing to encode
-    key = hashlib.sha256(os.fsencode(path.resolve())).hexdigest()[:32]
-    lock = folder / f"{key}.lock"
-    with open(lock, "a+", encoding="utf-8") as handle:
-        deadline = None if wait is None else time.monotonic() + wait
-        told = False
-        while True:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError:
-                handle.seek(0)
-                holder = handle.read().strip() or "?"
-            if deadline is None:
-                raise InputError(
-                    f"output {path} is being written by another shiftbench process (pid "
-                    f"{holder}); wait for it to finish, or choose another {option('output')}"
-                ) from None
-            if time.monotonic() >= deadline:
-                raise RuntimeFault(
-                    f"output {path} stayed locked by another shiftbench process (pid "
-                    f"{holder}) for {wait or 0:g} s; wait for it to finish, or choose another "
-                    f"{option('output')}"
-                ) from None
-            if not told:  # said once, so that a pause has its reason on screen
-                report(
-                    log,
-                    f"output {path} is being written by another shiftbench process (pid "
-                    f"{holder}); waiting up to {wait or 0:g} s",
-                )
-                told = True
-            time.sleep(min(0.1, max(0.0, deadline - time.monotonic())))
+    with open(_lock_file(path), "a+", encoding="utf-8") as handle:
+        _lock(handle, path, wait)
         handle.seek(0)
         handle.truncate()
         handle.write(str(os.getpid()))
@@ -105,6 +70,55 @@ def writing(path: Path, *, wait: float | None = None) -> Iterator[None]:
             handle.seek(0)
             handle.truncate()
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _lock_file(path: Path) -> Path:
+    """The lock file of folder `path`: in the temporary folder, named by a hash of the
+    folder's absolute path."""
+    import hashlib
+
+    folder = Path(tempfile.gettempdir()) / "shiftbench-locks"
+    folder.mkdir(exist_ok=True)
+    # the path as the system holds it: a name the locale cannot decode (a non-ASCII
+    # folder under LC_ALL=C) comes back to its own bytes rather than failing to encode
+    key = hashlib.sha256(os.fsencode(path.resolve())).hexdigest()[:32]
+    return folder / f"{key}.lock"
+
+
+def _lock(handle: IO[str], path: Path, wait: float | None) -> None:
+    """Takes the flock on the open lock file `handle`: refused at once while another
+    process holds it (`wait` None), else waited for up to `wait` seconds."""
+    import fcntl
+    import time
+
+    deadline = None if wait is None else time.monotonic() + wait
+    told = False
+    while True:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except OSError:
+            handle.seek(0)
+            holder = handle.read().strip() or "?"
+        if deadline is None:
+            raise InputError(
+                f"output {path} is being written by another shiftbench process (pid "
+                f"{holder}); wait for it to finish, or choose another {option('output')}"
+            ) from None
+        if time.monotonic() >= deadline:
+            raise RuntimeFault(
+                f"output {path} stayed locked by another shiftbench process (pid "
+                f"{holder}) for {wait or 0:g} s; wait for it to finish, or choose another "
+                f"{option('output')}"
+            ) from None
+        if not told:  # said once, so that a pause has its reason on screen
+            report(
+                log,
+                f"output {path} is being written by another shiftbench process (pid "
+                f"{holder}); waiting up to {wait or 0:g} s",
+            )
+            told = True
+        time.sleep(min(0.1, max(0.0, deadline - time.monotonic())))
 
 
 _HELD: set[Path] = set()  # the folders this process holds with writing()

@@ -18,6 +18,7 @@ import numpy as np
 
 from shiftbench.core.messages import option as argument
 from shiftbench.core.models.embedding_store import EmbeddingStore
+from shiftbench.core.models.given import checked_object, is_mteb_model, weights_digest
 from shiftbench.core.models.meanpooled import MeanPooledModel, Recipe, plain_recipe
 from shiftbench.core.models.mteb_models import PREFIX as MTEB_PREFIX
 from shiftbench.core.models.mteb_models import MtebModel, task_key
@@ -128,11 +129,6 @@ def model_revision(path: str, package: str | None) -> str | None:
     return "sha256:" + digest.hexdigest()[:16]
 
 
-def is_mteb_model(model: Any) -> bool:
-    """Whether `model` is an object `mteb.get_model` returns (it carries mteb's metadata)."""
-    return not isinstance(model, str) and hasattr(model, "mteb_model_meta")
-
-
 def object_name(model: Any) -> str:
     """The name a loaded SentenceTransformer is shown and recorded by: the Hub id it was
     loaded from (read from its first module's `_name_or_path`: a Hub cache snapshot's
@@ -155,28 +151,6 @@ def object_name(model: Any) -> str:
         return origin  # a Hub id as given
     card = getattr(model, "model_card_data", None)
     return str(getattr(card, "base_model", None) or type(model).__name__)
-
-
-def weights_digest(module: Any) -> str:
-    """A hash of a torch module's weights (every tensor of its state_dict, by name, dtype,
-    shape and bytes): two objects share it only when they compute the same. It costs one
-    pass over the weights, about what one batch of texts costs."""
-    import torch
-
-    digest = hashlib.sha256()
-    for name, tensor in module.state_dict().items():
-        value = tensor.detach().cpu().contiguous()
-        digest.update(f"{name}\0{value.dtype}\0{tuple(value.shape)}\0".encode())
-        # bfloat16 has no numpy dtype: its bytes are read through a same-sized integer view
-        digest.update(value.view(torch.uint8).numpy().tobytes() if value.numel() else b"")
-    return "sha256:" + digest.hexdigest()[:16]
-
-
-def _dtype_name(model: Any) -> str | None:
-    """The dtype of a torch module's first parameter ("float32"), or None."""
-    parameters = getattr(model, "parameters", None)
-    first = next(iter(parameters()), None) if callable(parameters) else None
-    return None if first is None else str(first.dtype).removeprefix("torch.")
 
 
 def prompt_name(prompts: dict[str, Any], task_name: str | None, task_type: str,
@@ -278,15 +252,39 @@ class Encoder:
             )
         self.endpoint = spec.startswith(PREFIX)
         self.from_mteb = spec.startswith(MTEB_PREFIX)
-        if self.endpoint and (
-            precision != "float32" or device or trust_remote_code or self.model_kwargs
-        ):
+        self._check_applicable(spec)
+        self._open(spec)
+        self._cache: dict[tuple[str | None, str], np.ndarray] = {}
+        self.prompts_used: dict[str, str | None] = {}
+        self.store = self._store(cache_dir)
+
+    def _open(self, spec: str) -> None:
+        """Reaches the endpoint, or loads the model (by mteb's registry, or itself), and
+        notes its revision."""
+        if self.endpoint:
+            self.model = self._endpoint()
+        elif self.from_mteb:
+            self.path = spec
+            self.model = MtebModel(spec[len(MTEB_PREFIX) :], self.device)
+        else:
+            self.model = self._load()
+        self.revision = (
+            str(self.model.meta.revision)
+            if self.from_mteb
+            else model_revision(self.path, self.package)
+        )
+
+    def _check_applicable(self, spec: str) -> None:
+        """Refuses the loading options an endpoint or a model of mteb's registry does not
+        take (precision, device, remote code, model kwargs; prompts for mteb's)."""
+        loading = self.precision != "float32" or self.trust_remote_code or self.model_kwargs
+        if self.endpoint and (loading or self.device):
             raise InputError(
                 f"{argument('precision')}, {argument('device')}, {argument('trust_remote_code')} "
                 f"and {argument('model_kwargs', '--model-kwarg')} apply to local models, not to "
                 f"the endpoint {spec}"
             )
-        if self.from_mteb and (precision != "float32" or trust_remote_code or self.model_kwargs):
+        if self.from_mteb and loading:
             raise InputError(
                 f"{spec} loads as mteb's registry says; {argument('precision')}, "
                 f"{argument('trust_remote_code')} and {argument('model_kwargs', '--model-kwarg')} "
@@ -297,21 +295,6 @@ class Encoder:
                 f"{spec} uses the prompts of mteb's registry; "
                 f"{argument('prompts', '--prompt')} does not apply"
             )
-        if self.endpoint:
-            self.model = self._endpoint()
-        elif self.from_mteb:
-            self.path = spec
-            self.model = MtebModel(spec[len(MTEB_PREFIX) :], device)
-        else:
-            self.model = self._load()
-        self.revision = (
-            str(self.model.meta.revision)
-            if self.from_mteb
-            else model_revision(self.path, self.package)
-        )
-        self._cache: dict[tuple[str | None, str], np.ndarray] = {}
-        self.prompts_used: dict[str, str | None] = {}
-        self.store = self._store(cache_dir)
 
     def _check_encode_kwargs(self) -> None:
         for reserved in ("prompt", "batch_size", "convert_to_numpy", "show_progress_bar"):
@@ -347,29 +330,9 @@ class Encoder:
         is true when any option that loads a model was given (device, trust_remote_code,
         model_kwargs), which do not apply."""
         from_mteb = is_mteb_model(model)
-        if not from_mteb and not callable(getattr(model, "encode", None)):
-            raise InputError(
-                f"a model is a name, a SentenceTransformer or an object mteb.get_model "
-                f"returns, not a {type(model).__name__}"
-            )
-        if loading:
-            raise InputError(
-                f"{argument('device')}, {argument('trust_remote_code')} and "
-                f"{argument('model_kwargs', '--model-kwarg')} load a model; they do not apply "
-                "to a model object already loaded"
-            )
-        inner = getattr(model, "model", None) if from_mteb else model
-        dtype = _dtype_name(inner)
-        if precision is not None and dtype is not None and precision != dtype:
-            raise InputError(
-                f"{argument('precision')} {precision}: the model object given is loaded in "
-                f"{dtype}; convert it (model.to(torch.{precision})) or name no precision"
-            )
-        if from_mteb and self.given_prompts:
-            raise InputError(
-                f"an mteb model object uses the prompts of mteb's registry; "
-                f"{argument('prompts', '--prompt')} does not apply"
-            )
+        inner, dtype = checked_object(
+            model, from_mteb, precision, self.given_prompts, loading=loading
+        )
         self.device = None
         self.precision = dtype or precision or "float32"
         self.trust_remote_code = False

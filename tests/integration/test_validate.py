@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from support.files import read_rows
 
-from shiftbench.validate.report import edit_distance
+from shiftbench.validate.rowchecks import edit_distance
 
 SAMPLE = read_rows(Path(__file__).parents[2] / "sample" / "data" / "test.jsonl")
 

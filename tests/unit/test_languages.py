@@ -7,7 +7,7 @@ import pytest
 
 from shiftbench.core.text.langid import UNDETERMINED, get_identifier, too_short
 from shiftbench.core.text.languages import get_language
-from shiftbench.validate.report import edit_distance
+from shiftbench.validate.rowchecks import edit_distance
 
 
 @pytest.mark.parametrize(

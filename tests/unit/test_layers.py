@@ -173,9 +173,7 @@ LIMIT = 600  # lines a module may hold
 # Modules still over the limit, each with its length when the limit came in: every one is
 # to be split by its cohesive pieces. A ceiling only comes down (a module that grows past
 # its own fails), and a module back under the limit leaves the list.
-CEILINGS = {
-    "runner/spec.py": 674,
-}
+CEILINGS: dict[str, int] = {}
 
 
 def too_long(root: Path, files: Iterable[Path], ceilings: dict[str, int]) -> list[str]:
