@@ -232,11 +232,11 @@ class Evaluation:
         )
         self.scoring = scoring_protocol(s.protocol, folder_meta)
         self.collection.source = with_scoring(self.collection.source, self.scoring)
-        if self.scoring["failed_rows"] == ORIGINAL_IN_PLACE:
+        if self.scoring.failed_rows == ORIGINAL_IN_PLACE:
             self.collection = with_originals_restored(self.collection)
         require_supported(self.collection)
         self.certified = self._certified()
-        if self.scoring.get("subsets") == POOLED and poolable(self.collection):
+        if self.scoring.subsets == POOLED and poolable(self.collection):
             if self.certified is not None:
                 self.certified = pooled_certified(self.certified, self.collection)
             self.collection = pooled(self.collection)
@@ -250,7 +250,7 @@ class Evaluation:
         """results.json's document of these models' records, scored on this target."""
         from shiftbench.evaluate.results import results_document
 
-        return {**results_document(self.collection, per_model), "protocol": self.scoring}
+        return {**results_document(self.collection, per_model), "protocol": self.scoring.record()}
 
     def _interval(self) -> str | None:
         """How this run's intervals are made; None when it makes none."""
@@ -262,7 +262,7 @@ class Evaluation:
         it is served or registered, in float32 here)."""
         from shiftbench.core.models.encoders import loads_here
 
-        return str(self.scoring["precision"]) if loads_here(model) else "float32"
+        return self.scoring.precision if loads_here(model) else "float32"
 
     def _options(self, given: str | Any) -> dict[str, Any]:
         """How `Encoder` loads and runs a model given by name (`[NAME=]MODEL`: the
@@ -344,7 +344,7 @@ class Evaluation:
                 quiet=s.quiet,
             )
             for record in records:
-                record["protocol"] = self.scoring["name"]
+                record["protocol"] = self.scoring.name
             per_model.append((encoder, records))
             if on_model is not None:
                 on_model(encoder.name, records)

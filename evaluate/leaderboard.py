@@ -23,6 +23,7 @@ from typing import Any, cast
 
 from shiftbench import __version__
 from shiftbench.core.evidence import flagged_notes
+from shiftbench.core.protocols import DEFAULT_PROTOCOL, protocol_name
 from shiftbench.core.records import ReportSummary, ResultsDocument
 from shiftbench.errors import InputError
 from shiftbench.evaluate.report.tables import (
@@ -144,8 +145,7 @@ def page(summary: ReportSummary, documents: Sequence[ResultsDocument]) -> str:
 
 
 def _protocol(doc: ResultsDocument) -> str:
-    scoring = doc.get("protocol")
-    return scoring["name"] if scoring else "shiftbench"
+    return protocol_name(doc) or DEFAULT_PROTOCOL
 
 
 def _order_key(model: Mapping[str, Any]) -> tuple[float, float]:
