@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from shiftbench.core.messages import option
 from shiftbench.core.records import ProbeDocument, ReportSummary, ScoreRecord
@@ -35,18 +35,30 @@ COLUMNS = (
 )  # fmt: skip
 
 
-def encoder_options(s: EncoderSettings, default_precision: str = "float32") -> dict[str, Any]:
+class EncoderOptions(TypedDict):
+    """`Encoder`'s keyword arguments that the settings give."""
+
+    batch_size: int
+    device: str | None
+    precision: str | None
+    trust_remote_code: bool
+    model_kwargs: dict[str, object]  # free-form: the model's own keyword arguments
+    encode_kwargs: dict[str, object]
+    prompts: dict[str, str]
+
+
+def encoder_options(s: EncoderSettings, default_precision: str = "float32") -> EncoderOptions:
     """How the settings load and run an encoder, as `Encoder` takes it
     (`default_precision` where the settings name none)."""
-    return dict(
-        batch_size=s.batch_size,
-        device=s.device,
-        precision=s.precision or default_precision,
-        trust_remote_code=s.trust_remote_code,
-        model_kwargs=s.model_kwargs,
-        encode_kwargs=s.encode_kwargs,
-        prompts=s.prompts,
-    )
+    return {
+        "batch_size": s.batch_size,
+        "device": s.device,
+        "precision": s.precision or default_precision,
+        "trust_remote_code": s.trust_remote_code,
+        "model_kwargs": s.model_kwargs,
+        "encode_kwargs": s.encode_kwargs,
+        "prompts": s.prompts,
+    }
 
 
 @dataclass(frozen=True)
@@ -264,7 +276,7 @@ class Evaluation:
 
         return self.scoring.precision if loads_here(model) else "float32"
 
-    def _options(self, given: str | Any) -> dict[str, Any]:
+    def _options(self, given: str | Any) -> EncoderOptions:
         """How `Encoder` loads and runs a model given by name (`[NAME=]MODEL`: the
         protocol's precision unless one is named), or a model object (its own dtype unless
         one is named)."""
@@ -470,6 +482,7 @@ def probe_encoders(
         read_negation_pairs,
     )
     from shiftbench.evaluate.probes.figures import (
+        Values,
         negation_pair_figures,
         probe_document,
         score,
@@ -485,23 +498,25 @@ def probe_encoders(
     collections = [collect_generated(str(target)) for target in targets]
     datasets = gather_datasets(collections, probe)
     human = read_negation_pairs(Path(s.negation_pairs)) if s.negation_pairs else None
-    own_dtype = {"precision": s.precision}  # a model object keeps its dtype unless one is named
+    options = encoder_options(s)
+    # a model object keeps its dtype unless one is named
+    own_dtype: EncoderOptions = {**options, "precision": s.precision}
     encoders = [
         Encoder(
             given, cache_dir=s.cache_dir, progress=not s.quiet,
-            **{**encoder_options(s), **({} if isinstance(given, str) else own_dtype)},
+            **(options if isinstance(given, str) else own_dtype),
         )
         for given in given_models(models)
     ]  # fmt: skip
     _named_once(encoders)
     label = "+".join(d.label for d in datasets)
     folder = s.output or default_output(f"{label}-probes", results_root)
-    values: list[tuple[Any, dict[str, dict[str, Any]]]] = []
+    values: list[tuple[Encoder, dict[str, dict[str, Values]]]] = []
     # a count per model, dataset and measure (the first measure embeds, the others reuse)
     total = len(encoders) * len(datasets) * len(MEASURES)
     with bar(total, f"probe {label}", unit="probe", quiet=s.quiet) as progress:
         for enc in encoders:
-            by_measure: dict[str, dict[str, Any]] = {}
+            by_measure: dict[str, dict[str, Values]] = {}
             for m in MEASURES:
                 by_measure[m] = {}
                 for d in datasets:
