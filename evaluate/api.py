@@ -21,12 +21,16 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from shiftbench.core.messages import option
-from shiftbench.core.records import ProbeDocument, ReportSummary, ScoreRecord
+from shiftbench.core.records import ProbeDocument, ReportSummary, ResultsDocument, ScoreRecord
 from shiftbench.errors import InputError
 from shiftbench.evaluate.settings import EncoderSettings, EvalSettings, ProbeRunSettings
+
+if TYPE_CHECKING:
+    from shiftbench.core.models.encoders import Encoder
+    from shiftbench.evaluate.faithful import CertifiedRows
 
 # EvalResult.to_dataframe's columns, in order
 COLUMNS = (
@@ -258,7 +262,7 @@ class Evaluation:
         self.folder = s.output or default_output(self.collection.label, results_root)
         check_addable(self.folder, self._document([]), self._interval())
 
-    def _document(self, per_model: list[tuple[Any, list[ScoreRecord]]]) -> Any:
+    def _document(self, per_model: list[tuple[Encoder, list[ScoreRecord]]]) -> ResultsDocument:
         """results.json's document of these models' records, scored on this target."""
         from shiftbench.evaluate.results import results_document
 
@@ -287,7 +291,7 @@ class Evaluation:
             return {**encoder_options(s), "precision": s.precision}
         return encoder_options(s, self._precision(split_named(given, "--model")[1]))
 
-    def _certified(self) -> Any:
+    def _certified(self) -> CertifiedRows | None:
         """The rows `faithful` certifies."""
         from shiftbench.core.data.runfolder import is_run_folder
         from shiftbench.evaluate.faithful import CertifiedRows, certified, parse_faithful
