@@ -97,7 +97,7 @@ class _Split:
     def transform(self) -> str | None:
         return self.config.meta.get("transform")
 
-    def usable(self) -> Rows:
+    def kept(self) -> Rows:
         """The split's rows a variant keeps (a failed rewrite left out)."""
         return [r for r in self.rows if usable(r.get("status", OK), self.transform)]
 
@@ -216,7 +216,7 @@ def _paired(
     and corpus-side scorings with the delta of each."""
     collection, encoder, place = job.collection, job.encoder, at.place
     by_id = {r["row_id"]: r for r in at.base_rows}
-    same = [by_id[r["row_id"]] for r in at.usable()]
+    same = [by_id[r["row_id"]] for r in at.kept()]
     paired, paired_replicate = _metrics(
         collection, encoder, same, place.paired_context, at.name, at.prior, at.seed
     )
@@ -234,7 +234,7 @@ def _paired(
     )
     sides = None
     if f"corpus/{at.name}" in place.own:  # query-side and corpus-side, as in sides.py
-        kept = at.usable()
+        kept = at.kept()
         scorings: list[Side] = [
             (["queries"], kept, place.paired_context), (["corpus"], same, place.context)
         ]  # fmt: skip
@@ -255,7 +255,7 @@ def _faithful_record(
 ) -> FaithfulRecord:
     """A transformation's figures on its certified rows alone."""
     keep = faithful.rows.get(at.config.name, set())
-    chosen = [r for r in at.usable() if (at.name, r["row_id"]) in keep]
+    chosen = [r for r in at.kept() if (at.name, r["row_id"]) in keep]
     # a rewritten corpus or train split: its certified rows alone, and the paired
     # original's context on the same rows
     own, base_context = at.place.own, at.place.base_context
