@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final, Literal, cast
 
-from shiftbench.core.records import ScoringProtocol, SourceRecord
+from shiftbench.core.records import ScoringRecord, SourceRecord
 from shiftbench.core.registry import suggest
 from shiftbench.core.text.transforms import FLAT, GROUPS, GROWN
 from shiftbench.errors import InputError
@@ -28,43 +28,49 @@ PARTS = (QUERIES, CORPUS, TRAIN, REFERENCES)
 
 # How evaluate scores Classification: mteb's rounds of undersampled training sets, or one
 # logistic regression fitted on the whole train split.
-MTEB = "mteb"
-FULL_TRAIN = "full-train"
+MTEB: Final = "mteb"
+FULL_TRAIN: Final = "full-train"
 CLASSIFICATION_SCORING = (MTEB, FULL_TRAIN)
+ClassificationScoring = Literal["mteb", "full-train"]
 
 # What evaluate does with a variant's failed rewrites: leave the row out of the variant and
 # its paired original (shiftbench), or score the original text in the failed text's place
 # and every other output as written (HTEB's release; evaluate/restore.py).
-LEFT_OUT = "left-out"
-ORIGINAL_IN_PLACE = "original-in-place"
+LEFT_OUT: Final = "left-out"
+ORIGINAL_IN_PLACE: Final = "original-in-place"
+FailedRows = Literal["left-out", "original-in-place"]
 
 # How evaluate clusters: as mteb does (its legacy or bootstrap protocol, k-means seeded with
 # 42 or the task's seed), or as HTEB's release does: every set clustered once, k-means seeded
 # with the evaluation seed (a variant's own seed; the original once per seed, averaged).
-EVALUATION_SEED = "evaluation-seed"
+EVALUATION_SEED: Final = "evaluation-seed"
 CLUSTERING_SCORING = (MTEB, EVALUATION_SEED)
+ClusteringScoring = Literal["mteb", "evaluation-seed"]
 
 # How evaluate scores Retrieval: as mteb does (the model's similarity, the top 1000 documents
 # per query, nDCG@10 among mteb's metrics), or as HTEB's release does: an explicit cosine,
 # the top 10 per query (ties in corpus order, a document named as its query left out where
 # the dataset says so) and the mean nDCG@10 rounded to five decimals
 # (evaluate/evaluators/retrieval.py).
-TOP_TEN_COSINE = "top-10-cosine"
+TOP_TEN_COSINE: Final = "top-10-cosine"
 RETRIEVAL_SCORING = (MTEB, TOP_TEN_COSINE)
+RetrievalScoring = Literal["mteb", "top-10-cosine"]
 
 # How evaluate takes the cosine of a pair (STS, PairClassification): as mteb does
 # (scikit-learn's paired cosine distance), or as HTEB's release does: each embedding divided
 # by its length (at least 1e-12) and the products summed, in float32
 # (evaluate/evaluators/similarity.py).
 # The two differ by a float32 step at most, which reorders exact ties (identical pairs).
-UNIT_COSINE = "unit-cosine"
+UNIT_COSINE: Final = "unit-cosine"
 PAIR_COSINE = (MTEB, UNIT_COSINE)
+PairCosine = Literal["mteb", "unit-cosine"]
 
 # How evaluate treats a dataset's subsets: each scored on its own and their figures
 # averaged (mteb's way), or pooled into one set of rows scored once (HTEB's release;
 # evaluate/pool.py).
-AVERAGED = "averaged"
-POOLED = "pooled"
+AVERAGED: Final = "averaged"
+POOLED: Final = "pooled"
+Subsets = Literal["averaged", "pooled"]
 
 DEFAULT_PROTOCOL = "shiftbench"
 
@@ -93,15 +99,15 @@ class Protocol:
     sampling: SamplingPreset
     # task type -> parts rewritten; "*" for every task type not named
     rewrite: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: {"*": (QUERIES,)})
-    classification: str = MTEB
-    retrieval: str = MTEB
-    pair_cosine: str = MTEB
-    failed_rows: str = LEFT_OUT
+    classification: ClassificationScoring = MTEB
+    retrieval: RetrievalScoring = MTEB
+    pair_cosine: PairCosine = MTEB
+    failed_rows: FailedRows = LEFT_OUT
     # generation: tries per text, and how each call's token budget is set
     max_attempts: int = 3
     token_budgets: str = GROWN
-    clustering: str = MTEB
-    subsets: str = AVERAGED
+    clustering: ClusteringScoring = MTEB
+    subsets: Subsets = AVERAGED
     # the dtype an encoder loaded here gets when evaluate's --precision names none
     precision: str = "float32"
     # task type -> the main score evaluate reports in place of mteb's
@@ -296,6 +302,85 @@ def check_protocol(output: Any, meta: Mapping[str, Any] | None, name: str) -> No
         )
 
 
+ChosenBy = Literal["--protocol", "run folder", "default"]
+
+
+@dataclass(frozen=True)
+class ScoringProtocol:
+    """How evaluate scores (results.json's `protocol`): the preset's scoring choices, and
+    where the choice came from."""
+
+    name: str
+    classification_scoring: ClassificationScoring
+    retrieval_scoring: RetrievalScoring
+    failed_rows: FailedRows
+    clustering_scoring: ClusteringScoring
+    subsets: Subsets
+    precision: str
+    main_scores: Mapping[str, str]  # task type -> the main score reported in mteb's place
+    chosen_by: ChosenBy
+    run_folder_protocol: str | None
+    overrides_run_folder: bool
+
+    @property
+    def pair_cosine(self) -> PairCosine:
+        """How STS and PairClassification take a pair's cosine (not recorded: the preset's)."""
+        return get_protocol(self.name).pair_cosine
+
+    @property
+    def seeds(self) -> tuple[int, ...]:
+        """The preset's seeds: those an original is clustered with when no variant brings
+        its own."""
+        return get_protocol(self.name).seeds
+
+    def record(self) -> ScoringRecord:
+        """The record results.json holds, key by key in its order."""
+        return {
+            "name": self.name,
+            "classification_scoring": self.classification_scoring,
+            "retrieval_scoring": self.retrieval_scoring,
+            "failed_rows": self.failed_rows,
+            "clustering_scoring": self.clustering_scoring,
+            "subsets": self.subsets,
+            "precision": self.precision,
+            "main_scores": dict(self.main_scores),
+            "chosen_by": self.chosen_by,
+            "run_folder_protocol": self.run_folder_protocol,
+            "overrides_run_folder": self.overrides_run_folder,
+        }
+
+    @classmethod
+    def from_results(cls, document: Mapping[str, object]) -> ScoringProtocol | None:
+        """The protocol a results.json records (None for results from before protocols);
+        a key an older record lacks is its named preset's (shiftbench's for a name this
+        version does not know)."""
+        recorded = cast("Mapping[str, Any] | None", document.get("protocol"))
+        if not recorded:
+            return None
+        name = str(recorded["name"])
+        preset = PROTOCOLS.get(name, PROTOCOLS[DEFAULT_PROTOCOL])
+        made_with = recorded.get("run_folder_protocol")
+        return cls(
+            name=name,
+            classification_scoring=recorded.get("classification_scoring", preset.classification),
+            retrieval_scoring=recorded.get("retrieval_scoring", preset.retrieval),
+            failed_rows=recorded.get("failed_rows", preset.failed_rows),
+            clustering_scoring=recorded.get("clustering_scoring", preset.clustering),
+            subsets=recorded.get("subsets", preset.subsets),
+            precision=str(recorded.get("precision", preset.precision)),
+            main_scores=dict(recorded.get("main_scores", preset.main_scores)),
+            chosen_by=recorded.get("chosen_by", "default"),
+            run_folder_protocol=made_with,
+            overrides_run_folder=bool(recorded.get("overrides_run_folder", False)),
+        )
+
+
+def protocol_name(document: Mapping[str, object]) -> str | None:
+    """The name of the protocol a results.json was scored under (None: before protocols)."""
+    scoring = ScoringProtocol.from_results(document)
+    return scoring.name if scoring else None
+
+
 def scoring_protocol(given: str | None, folder_meta: Mapping[str, Any] | None) -> ScoringProtocol:
     """How evaluate scores: the protocol named with --protocol, else the one the run folder
     was made with, else shiftbench's. Says where the choice came from and whether it
@@ -303,19 +388,19 @@ def scoring_protocol(given: str | None, folder_meta: Mapping[str, Any] | None) -
     made_with = folder_protocol(folder_meta)
     name = given or made_with or DEFAULT_PROTOCOL
     protocol = get_protocol(name)
-    return {
-        "name": name,
-        "classification_scoring": protocol.classification,
-        "retrieval_scoring": protocol.retrieval,
-        "failed_rows": protocol.failed_rows,
-        "clustering_scoring": protocol.clustering,
-        "subsets": protocol.subsets,
-        "precision": protocol.precision,
-        "main_scores": dict(protocol.main_scores),
-        "chosen_by": "--protocol" if given else "run folder" if made_with else "default",
-        "run_folder_protocol": made_with,
-        "overrides_run_folder": bool(given and made_with and given != made_with),
-    }
+    return ScoringProtocol(
+        name=name,
+        classification_scoring=protocol.classification,
+        retrieval_scoring=protocol.retrieval,
+        failed_rows=protocol.failed_rows,
+        clustering_scoring=protocol.clustering,
+        subsets=protocol.subsets,
+        precision=protocol.precision,
+        main_scores=dict(protocol.main_scores),
+        chosen_by="--protocol" if given else "run folder" if made_with else "default",
+        run_folder_protocol=made_with,
+        overrides_run_folder=bool(given and made_with and given != made_with),
+    )
 
 
 def ignores_identical_ids(source: SourceRecord) -> bool:
@@ -333,27 +418,26 @@ def ignores_identical_ids(source: SourceRecord) -> bool:
     return False
 
 
-def with_scoring(source: SourceRecord, scoring: Mapping[str, Any]) -> SourceRecord:
+def with_scoring(source: SourceRecord, scoring: ScoringProtocol) -> SourceRecord:
     """The source description with the scoring choice among the task's evaluation settings
     (where the evaluators read them) and the protocol's main score for the task type;
     shiftbench's scoring leaves it as it is."""
     out = source.copy()
-    main = scoring.get("main_scores", {}).get(source["task_type"])
+    main = scoring.main_scores.get(source["task_type"])
     if main is not None:
         out["main_score"] = main
     settings = dict(source.get("protocol") or {})
-    if scoring["classification_scoring"] != MTEB:
-        settings["classification"] = scoring["classification_scoring"]
-    if source["task_type"] == "Retrieval" and scoring.get("retrieval_scoring", MTEB) != MTEB:
-        settings["retrieval_scoring"] = scoring["retrieval_scoring"]
+    if scoring.classification_scoring != MTEB:
+        settings["classification"] = scoring.classification_scoring
+    if source["task_type"] == "Retrieval" and scoring.retrieval_scoring != MTEB:
+        settings["retrieval_scoring"] = scoring.retrieval_scoring
         settings["ignore_identical_ids"] = ignores_identical_ids(source)
-    pair_cosine = get_protocol(scoring["name"]).pair_cosine
-    if source["task_type"] in ("STS", "PairClassification") and pair_cosine != MTEB:
-        settings["pair_cosine"] = pair_cosine
-    if scoring.get("clustering_scoring", MTEB) != MTEB:
-        settings["clustering_scoring"] = scoring["clustering_scoring"]
+    if source["task_type"] in ("STS", "PairClassification") and scoring.pair_cosine != MTEB:
+        settings["pair_cosine"] = scoring.pair_cosine
+    if scoring.clustering_scoring != MTEB:
+        settings["clustering_scoring"] = scoring.clustering_scoring
         # the seeds an original is clustered with when no variant brings its own
-        settings["evaluation_seeds"] = list(get_protocol(scoring["name"]).seeds)
+        settings["evaluation_seeds"] = list(scoring.seeds)
     if settings != (source.get("protocol") or {}):
         out = {**out, "protocol": settings}  # a new key order only where settings changed
     return out

@@ -276,6 +276,45 @@ class ValidationReport(TypedDict, total=False):
     configs: Required[dict[str, ConfigValidationRecord]]
 
 
+class RankFigures(TypedDict):
+    """EvalRank's figures with one similarity: where a pair's partner ranks."""
+
+    mrr: float
+    hits_at_1: float
+    hits_at_3: float
+
+
+class EvalRankFigures(TypedDict, total=False):
+    """EvalRank on an STS config's rows (`pairs` 0: no positive pair to rank)."""
+
+    pairs: Required[int]
+    background: int  # the sentences ranked
+    cosine: RankFigures
+    l2: RankFigures
+
+
+class EvalRankRecord(EvalRankFigures, total=False):
+    """A record's `evalrank`: the figures, how positives were read, and for a variant the
+    original's figures on the same rows."""
+
+    positives: Required[str]  # evalrank.top_quarter's reading
+    centred: Required[bool]
+    original_same_rows: EvalRankFigures
+
+
+class FaithfulRecord(TypedDict, total=False):
+    """A record's `faithful`: a transformation again on its certified rows alone."""
+
+    criterion: Required[str]
+    rows: Required[int]
+    main_score: Required[float | None]
+    original_same_rows: Required[float | None]
+    delta: Required[float | None]
+    ci95: Required[list[float] | None]
+    note: str  # why there is no figure (too few rows for the metric)
+    context_rows: dict[str, int]  # a rewritten context split's certified rows
+
+
 class ScoreRecord(TypedDict, total=False):
     """One model's scores on one config and split in results.json (and in mteb's layout
     beside it): every metric, the main score, and for a variant its change from the
@@ -295,16 +334,16 @@ class ScoreRecord(TypedDict, total=False):
     main_score: Required[float]
     original_same_rows: float | None
     delta: float | None
-    self_retrieval: dict[str, Any] | None
-    evalrank: dict[str, Any] | None
+    self_retrieval: dict[str, float] | None
+    evalrank: EvalRankRecord | None
     per_seed: dict[str, float]  # each evaluation seed's main score, where several ran
     ci95: list[float] | None
     interval: str  # "percentile" or "expanded", where there is an interval
-    delta_replicates: list[float] | None
+    delta_replicates: list[float | None] | None  # null: an undefined draw
     resamples: int | None
     usable_draws: int | None
     restored: int  # failed texts scored with their original in their place (hteb)
-    faithful: dict[str, Any]  # the delta again on the rows certified faithful
+    faithful: FaithfulRecord  # the delta again on the rows certified faithful
     rewritten: list[str]  # a ranking variant's sides: queries, corpus or both
     partial: bool  # a figure with one side rewritten (query-side, corpus-side)
     evaluation_time: float
@@ -318,9 +357,9 @@ class ModelResults(TypedDict):
     results: list[ScoreRecord]
 
 
-class ScoringProtocol(TypedDict):
+class ScoringRecord(TypedDict):
     """How evaluate scored (results.json's `protocol`): the preset's scoring choices, and
-    where the choice came from."""
+    where the choice came from (core/protocols.py's ScoringProtocol writes and reads it)."""
 
     name: str
     classification_scoring: str
@@ -345,7 +384,7 @@ class ResultsDocument(TypedDict, total=False):
     task_type: Required[str]
     main_score: Required[str]
     models: Required[list[ModelResults]]
-    protocol: ScoringProtocol
+    protocol: ScoringRecord
 
 
 class ReportSummary(TypedDict, total=False):

@@ -21,12 +21,16 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from shiftbench.core.messages import option
-from shiftbench.core.records import ProbeDocument, ReportSummary, ScoreRecord
+from shiftbench.core.records import ProbeDocument, ReportSummary, ResultsDocument, ScoreRecord
 from shiftbench.errors import InputError
 from shiftbench.evaluate.settings import EncoderSettings, EvalSettings, ProbeRunSettings
+
+if TYPE_CHECKING:
+    from shiftbench.core.models.encoders import Encoder
+    from shiftbench.evaluate.faithful import CertifiedRows
 
 # EvalResult.to_dataframe's columns, in order
 COLUMNS = (
@@ -35,18 +39,30 @@ COLUMNS = (
 )  # fmt: skip
 
 
-def encoder_options(s: EncoderSettings, default_precision: str = "float32") -> dict[str, Any]:
+class EncoderOptions(TypedDict):
+    """`Encoder`'s keyword arguments that the settings give."""
+
+    batch_size: int
+    device: str | None
+    precision: str | None
+    trust_remote_code: bool
+    model_kwargs: dict[str, object]  # free-form: the model's own keyword arguments
+    encode_kwargs: dict[str, object]
+    prompts: dict[str, str]
+
+
+def encoder_options(s: EncoderSettings, default_precision: str = "float32") -> EncoderOptions:
     """How the settings load and run an encoder, as `Encoder` takes it
     (`default_precision` where the settings name none)."""
-    return dict(
-        batch_size=s.batch_size,
-        device=s.device,
-        precision=s.precision or default_precision,
-        trust_remote_code=s.trust_remote_code,
-        model_kwargs=s.model_kwargs,
-        encode_kwargs=s.encode_kwargs,
-        prompts=s.prompts,
-    )
+    return {
+        "batch_size": s.batch_size,
+        "device": s.device,
+        "precision": s.precision or default_precision,
+        "trust_remote_code": s.trust_remote_code,
+        "model_kwargs": s.model_kwargs,
+        "encode_kwargs": s.encode_kwargs,
+        "prompts": s.prompts,
+    }
 
 
 @dataclass(frozen=True)
@@ -232,11 +248,11 @@ class Evaluation:
         )
         self.scoring = scoring_protocol(s.protocol, folder_meta)
         self.collection.source = with_scoring(self.collection.source, self.scoring)
-        if self.scoring["failed_rows"] == ORIGINAL_IN_PLACE:
+        if self.scoring.failed_rows == ORIGINAL_IN_PLACE:
             self.collection = with_originals_restored(self.collection)
         require_supported(self.collection)
         self.certified = self._certified()
-        if self.scoring.get("subsets") == POOLED and poolable(self.collection):
+        if self.scoring.subsets == POOLED and poolable(self.collection):
             if self.certified is not None:
                 self.certified = pooled_certified(self.certified, self.collection)
             self.collection = pooled(self.collection)
@@ -246,11 +262,11 @@ class Evaluation:
         self.folder = s.output or default_output(self.collection.label, results_root)
         check_addable(self.folder, self._document([]), self._interval())
 
-    def _document(self, per_model: list[tuple[Any, list[ScoreRecord]]]) -> Any:
+    def _document(self, per_model: list[tuple[Encoder, list[ScoreRecord]]]) -> ResultsDocument:
         """results.json's document of these models' records, scored on this target."""
         from shiftbench.evaluate.results import results_document
 
-        return {**results_document(self.collection, per_model), "protocol": self.scoring}
+        return {**results_document(self.collection, per_model), "protocol": self.scoring.record()}
 
     def _interval(self) -> str | None:
         """How this run's intervals are made; None when it makes none."""
@@ -262,9 +278,9 @@ class Evaluation:
         it is served or registered, in float32 here)."""
         from shiftbench.core.models.encoders import loads_here
 
-        return str(self.scoring["precision"]) if loads_here(model) else "float32"
+        return self.scoring.precision if loads_here(model) else "float32"
 
-    def _options(self, given: str | Any) -> dict[str, Any]:
+    def _options(self, given: str | Any) -> EncoderOptions:
         """How `Encoder` loads and runs a model given by name (`[NAME=]MODEL`: the
         protocol's precision unless one is named), or a model object (its own dtype unless
         one is named)."""
@@ -275,7 +291,7 @@ class Evaluation:
             return {**encoder_options(s), "precision": s.precision}
         return encoder_options(s, self._precision(split_named(given, "--model")[1]))
 
-    def _certified(self) -> Any:
+    def _certified(self) -> CertifiedRows | None:
         """The rows `faithful` certifies."""
         from shiftbench.core.data.runfolder import is_run_folder
         from shiftbench.evaluate.faithful import CertifiedRows, certified, parse_faithful
@@ -344,7 +360,7 @@ class Evaluation:
                 quiet=s.quiet,
             )
             for record in records:
-                record["protocol"] = self.scoring["name"]
+                record["protocol"] = self.scoring.name
             per_model.append((encoder, records))
             if on_model is not None:
                 on_model(encoder.name, records)
@@ -470,6 +486,7 @@ def probe_encoders(
         read_negation_pairs,
     )
     from shiftbench.evaluate.probes.figures import (
+        Values,
         negation_pair_figures,
         probe_document,
         score,
@@ -485,23 +502,25 @@ def probe_encoders(
     collections = [collect_generated(str(target)) for target in targets]
     datasets = gather_datasets(collections, probe)
     human = read_negation_pairs(Path(s.negation_pairs)) if s.negation_pairs else None
-    own_dtype = {"precision": s.precision}  # a model object keeps its dtype unless one is named
+    options = encoder_options(s)
+    # a model object keeps its dtype unless one is named
+    own_dtype: EncoderOptions = {**options, "precision": s.precision}
     encoders = [
         Encoder(
             given, cache_dir=s.cache_dir, progress=not s.quiet,
-            **{**encoder_options(s), **({} if isinstance(given, str) else own_dtype)},
+            **(options if isinstance(given, str) else own_dtype),
         )
         for given in given_models(models)
     ]  # fmt: skip
     _named_once(encoders)
     label = "+".join(d.label for d in datasets)
     folder = s.output or default_output(f"{label}-probes", results_root)
-    values: list[tuple[Any, dict[str, dict[str, Any]]]] = []
+    values: list[tuple[Encoder, dict[str, dict[str, Values]]]] = []
     # a count per model, dataset and measure (the first measure embeds, the others reuse)
     total = len(encoders) * len(datasets) * len(MEASURES)
     with bar(total, f"probe {label}", unit="probe", quiet=s.quiet) as progress:
         for enc in encoders:
-            by_measure: dict[str, dict[str, Any]] = {}
+            by_measure: dict[str, dict[str, Values]] = {}
             for m in MEASURES:
                 by_measure[m] = {}
                 for d in datasets:

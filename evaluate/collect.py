@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,7 +23,7 @@ from shiftbench.core.data.runfolder import (
 from shiftbench.core.data.sources import RANKING_TYPES, Source, resolve_source, source_meta
 from shiftbench.core.hub import check_files, fetch_release
 from shiftbench.core.messages import counted
-from shiftbench.core.records import SourceRecord, plain
+from shiftbench.core.records import DataRow, SourceRecord, plain
 from shiftbench.errors import InputError
 from shiftbench.evaluate.evaluators import EVALUATORS, train_split
 
@@ -35,8 +36,8 @@ class ConfigView:
     """One config's rows per split, with the metadata that says what it is."""
 
     name: str
-    meta: dict[str, Any]  # the config's record, as evaluate works on it (records.plain)
-    splits: dict[str, list[dict[str, Any]]]
+    meta: Mapping[str, Any]  # the config's record, as evaluate works on it (records.plain)
+    splits: dict[str, list[DataRow]]
 
 
 @dataclass
@@ -162,7 +163,7 @@ def collect_release(spec: str) -> Collection:
     return collection
 
 
-def require_evaluable(source: SourceRecord | dict[str, Any], label: str) -> None:
+def require_evaluable(source: SourceRecord, label: str) -> None:
     """Refuse what evaluate cannot score, before any data loads."""
     task_type = source["task_type"]
     if task_type not in EVALUATORS:

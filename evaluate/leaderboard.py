@@ -23,7 +23,9 @@ from typing import Any, cast
 
 from shiftbench import __version__
 from shiftbench.core.evidence import flagged_notes
+from shiftbench.core.protocols import DEFAULT_PROTOCOL, protocol_name
 from shiftbench.core.records import ReportSummary, ResultsDocument
+from shiftbench.core.report_rows import FigureRecord, ModelFigures
 from shiftbench.errors import InputError
 from shiftbench.evaluate.report.tables import (
     HTEB_NOTE,
@@ -89,7 +91,7 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
-def _rank_text(figure: dict[str, Any] | None) -> tuple[str, float | None, bool]:
+def _rank_text(figure: FigureRecord | None) -> tuple[str, float | None, bool]:
     """The rank interval as shown, its sort key, and whether it is shared (tied)."""
     if not figure or "rank" not in figure:
         return "", None, False
@@ -144,8 +146,7 @@ def page(summary: ReportSummary, documents: Sequence[ResultsDocument]) -> str:
 
 
 def _protocol(doc: ResultsDocument) -> str:
-    scoring = doc.get("protocol")
-    return scoring["name"] if scoring else "shiftbench"
+    return protocol_name(doc) or DEFAULT_PROTOCOL
 
 
 def _order_key(model: Mapping[str, Any]) -> tuple[float, float]:
@@ -154,7 +155,9 @@ def _order_key(model: Mapping[str, Any]) -> tuple[float, float]:
     return (rank[0], -(total.get("delta") or 0.0))
 
 
-def _main_table(models: dict[str, Any], order: list[str], axes: list[str], shown: Figures) -> str:
+def _main_table(
+    models: dict[str, ModelFigures], order: list[str], axes: list[str], shown: Figures
+) -> str:
     head = [
         '<th class="text">model</th>',
         "<th>rank</th>",
@@ -189,15 +192,17 @@ def _main_table(models: dict[str, Any], order: list[str], axes: list[str], shown
     )
 
 
-def _charts(models: dict[str, Any], order: list[str], axes: list[str], shown: Figures) -> str:
+def _charts(
+    models: dict[str, ModelFigures], order: list[str], axes: list[str], shown: Figures
+) -> str:
     """Per axis (and the total): each model's change as a dot on its 95% interval."""
     out = ["<h2>Changes by axis</h2>"]
     for axis in [*axes, "total"]:
-        figures = [
+        found = [
             (n, models[n]["total"] if axis == "total" else models[n]["axes"].get(axis))
             for n in order
         ]
-        figures = [(n, f) for n, f in figures if f and f.get("delta") is not None]
+        figures = [(n, f) for n, f in found if f and f.get("delta") is not None]
         if not figures:
             continue
         values = [0.0] + [v for _, f in figures for v in (f["delta"], *(f.get("ci95") or []))]
@@ -211,8 +216,8 @@ def _charts(models: dict[str, Any], order: list[str], axes: list[str], shown: Fi
             y = 16 + i * row
             short = name if len(name) <= 36 else name[:35] + "\u2026"
             items.append(f'<text x="4" y="{y + 4}">{_e(short)}</text>')
-            if f.get("ci95"):
-                a, b = f["ci95"]
+            if ci95 := f.get("ci95"):
+                a, b = ci95
                 items.append(f'<line x1="{x(a)}" y1="{y}" x2="{x(b)}" y2="{y}" '
                              'stroke="#0969da" stroke-width="2"/>')  # fmt: skip
             tip = _e(f"{name}: {shown.delta(f)}")

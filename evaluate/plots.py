@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from shiftbench.core.evidence import MARK
-from shiftbench.core.records import ReportSummary
+from shiftbench.core.records import ReportSummary, present
+from shiftbench.core.report_rows import FigureRecord, ModelFigures
 from shiftbench.evaluate.report.tables import summary_figures
 from shiftbench.evaluate.report.units import AXES, TOTAL
 
@@ -59,7 +60,7 @@ def _weak(summary: ReportSummary, figure: Mapping[str, Any]) -> bool:
     return summary_figures(summary).interval(figure).endswith(MARK)
 
 
-def _bar_slots(models: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+def _bar_slots(models: dict[str, ModelFigures]) -> list[tuple[str, str, FigureRecord]]:
     """(model, label, figure) of each bar: every axis and the total (the axis table's), or
     where no variant belongs to an axis, every transformation (the transformation table's)."""
     groups = [a for a in AXES if any(a in s["axes"] for s in models.values())]
@@ -83,7 +84,7 @@ def bars(summary: ReportSummary, path: Path, main_score: str) -> None:
     models = summary["models"]
     slots = _bar_slots(models)
     xs = list(range(len(slots)))
-    colours = [COLOURS.get(f.get("axis", group), OTHER) for _, group, f in slots]
+    colours = [COLOURS.get(str(f.get("axis", group)), OTHER) for _, group, f in slots]
     fig, (top, bottom) = plt.subplots(
         2, 1, sharex=True, figsize=(max(4.0, 1.1 * len(slots) + 2.0), 5.6),
         gridspec_kw={"height_ratios": [3, 2]},
@@ -105,13 +106,13 @@ def bars(summary: ReportSummary, path: Path, main_score: str) -> None:
     bottom.bar(xs, deltas, 0.6, label="change", color=colours)
     ranged = [(x, f) for x, (_, _, f) in zip(xs, slots, strict=True) if f.get("ci95")]
     if ranged:  # drawn from its ends: a delta may lie outside its percentile interval
-        lows, highs = ([f["ci95"][k] for _, f in ranged] for k in (0, 1))
+        lows, highs = ([present(f["ci95"], "ci95")[k] for _, f in ranged] for k in (0, 1))
         where = [x for x, _ in ranged]
         bottom.vlines(where, lows, highs, colors="black", lw=1, label="95% interval")
         bottom.scatter(where * 2, lows + highs, marker="_", color="black", s=30)
     weak = [(x, f) for x, f in ranged if _weak(summary, f)]
     for x, f in weak:
-        bottom.annotate(MARK, (x, max(f["ci95"][1], f["delta"])), ha="center",
+        bottom.annotate(MARK, (x, max(present(f["ci95"], "ci95")[1], f["delta"])), ha="center",
                         xytext=(6, 0), textcoords="offset points")  # fmt: skip
     bottom.axhline(0.0, color="#999999", lw=0.8)
     bottom.set_ylabel("change (same rows)")

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from shiftbench.core.records import SourceRecord
+from shiftbench.core.records import DataRow, SourceRecord
 
 if TYPE_CHECKING:
     from shiftbench.evaluate.collect import Collection, ConfigView
@@ -49,7 +49,7 @@ def pooled_id(subset: str, value: Any) -> str:
     return f"{subset}/{value}"
 
 
-def _prefixed(row: dict[str, Any], subset: str) -> dict[str, Any]:
+def _prefixed(row: DataRow, subset: str) -> DataRow:
     out = dict(row)
     if "row_id" in out:
         out["row_id"] = pooled_id(subset, out["row_id"])
@@ -62,7 +62,7 @@ def _prefixed(row: dict[str, Any], subset: str) -> dict[str, Any]:
     return out
 
 
-def _restored(configs: list[ConfigView]) -> dict[str, Any] | None:
+def _restored(configs: list[ConfigView]) -> dict[str, dict[str, int]] | None:
     """The counts of originals put back (evaluate/restore.py), added over the subsets."""
     if not any("restored" in c.meta for c in configs):
         return None
@@ -85,7 +85,7 @@ def pooled(collection: Collection) -> Collection:
     configs = []
     for name, members in groups.items():
         members.sort(key=lambda c: rank.get(c.meta["subset"], len(rank)))
-        splits: dict[str, list[dict[str, Any]]] = {}
+        splits: dict[str, list[DataRow]] = {}
         for c in members:
             for split, rows in c.splits.items():
                 splits.setdefault(split, []).extend(_prefixed(r, c.meta["subset"]) for r in rows)

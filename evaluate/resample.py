@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, Required, TypedDict
 
 import numpy as np
 
@@ -245,9 +245,19 @@ def paired_delta(
     return np.asarray(np.concatenate(parts), dtype=np.float64)
 
 
+class IntervalFields(TypedDict, total=False):
+    """A record's interval fields (core/records.py's ScoreRecord holds them)."""
+
+    ci95: Required[list[float] | None]
+    interval: str
+    delta_replicates: Required[list[float | None] | None]
+    resamples: Required[int | None]
+    usable_draws: Required[int | None]
+
+
 def record_fields(
     replicates: np.ndarray | None, method: str = "percentile", items: int | None = None
-) -> dict[str, Any]:
+) -> IntervalFields:
     """What a record holds: the interval (`method`, over `items` items), the replicates,
     their number and how many of them are defined (or nulls)."""
     if replicates is None:

@@ -29,11 +29,12 @@ counts the rows and texts restored.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from shiftbench.core.data.hteb import given_up
 from shiftbench.core.data.listfields import field_texts, regrouped
 from shiftbench.core.data.runfolder import OK
+from shiftbench.core.records import DataRow
 
 if TYPE_CHECKING:
     from shiftbench.evaluate.collect import Collection, ConfigView
@@ -41,13 +42,13 @@ if TYPE_CHECKING:
 ORIGINAL_PREFIX = "original_"
 
 
-def rewritten_fields(row: dict[str, Any]) -> list[str]:
+def rewritten_fields(row: DataRow) -> list[str]:
     """The fields gen rewrote in this row: those it kept an `original_<field>` of."""
     return [k[len(ORIGINAL_PREFIX) :] for k in row if k.startswith(ORIGINAL_PREFIX)
             and k[len(ORIGINAL_PREFIX) :] in row]  # fmt: skip
 
 
-def restored_row(row: dict[str, Any]) -> tuple[dict[str, Any], int]:
+def restored_row(row: DataRow) -> tuple[DataRow, int]:
     """The row as HTEB scores it (status `ok`, each text HTEB gives up on replaced by its
     original) and how many texts were replaced."""
     new = dict(row)

@@ -11,7 +11,7 @@ import math
 import os
 import re
 import shutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -111,7 +111,7 @@ def write_json(path: Path, document: Any) -> None:
     os.replace(tmp, path)
 
 
-def model_meta(model: dict[str, Any]) -> dict[str, Any]:
+def model_meta(model: Mapping[str, object]) -> dict[str, object]:
     """mteb's metadata of an evaluated model, as mteb's ResultCache keeps it beside the
     results (`model_meta.json`): the registry's entry when mteb knows the model by its
     name, else an entry naming only the model; the name and revision are the ones the
@@ -134,7 +134,7 @@ def model_meta(model: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _mteb_meta(name: str) -> dict[str, Any]:
+def _mteb_meta(name: str) -> dict[str, object]:
     import mteb
     from mteb.models import ModelMeta
 
@@ -142,7 +142,7 @@ def _mteb_meta(name: str) -> dict[str, Any]:
         meta = mteb.get_model_meta(name)
     except KeyError:
         meta = ModelMeta.create_empty({"name": name})
-    out: dict[str, Any] = json.loads(json.dumps(meta.to_dict(), default=str))
+    out: dict[str, object] = json.loads(json.dumps(meta.to_dict(), default=str))
     for key, value in out.items():
         # a set of mteb's (training_datasets) comes out in the process's hash order:
         # sorted, equal runs write equal bytes
@@ -166,7 +166,7 @@ def _kept_meta(name: str) -> Path | None:
     return default_cache_dir() / "mteb-model-meta" / mteb_version / f"{digest}.json"
 
 
-def _cached_json(path: Path) -> dict[str, Any] | None:
+def _cached_json(path: Path) -> dict[str, object] | None:
     try:
         found = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):  # absent, unreadable or torn: ask mteb again
@@ -174,7 +174,7 @@ def _cached_json(path: Path) -> dict[str, Any] | None:
     return found if isinstance(found, dict) else None
 
 
-def mteb_layout(document: ResultsDocument) -> dict[Path, dict[str, Any]]:
+def mteb_layout(document: ResultsDocument) -> dict[Path, dict[str, object]]:
     """Per (model, config): a result file laid out like mteb's (`<model>/<revision>/
     <source>.<config>.json` holding `scores[split]` entries with `hf_subset`, `languages`
     and `main_score`), with shiftbench's own fields under `shiftbench`, and the model's
@@ -182,7 +182,7 @@ def mteb_layout(document: ResultsDocument) -> dict[Path, dict[str, Any]]:
     `<source>.<config>`, the name `mteb_tasks` gives the config's task, so mteb's
     `ResultCache` reads the folder as results of those tasks."""
     source = document["source"]
-    files: dict[Path, dict[str, Any]] = {}
+    files: dict[Path, dict[str, object]] = {}
     for entry in document["models"]:
         model = entry["model"]
         revision = model_folder_name(model.get("revision") or "no_revision")
@@ -193,7 +193,7 @@ def mteb_layout(document: ResultsDocument) -> dict[Path, dict[str, Any]]:
             if not record.get("partial"):  # a query-side or corpus-side figure (sides.py)
                 by_config.setdefault(record["config"], []).append(record)
         for config, records in by_config.items():
-            scores: dict[str, list[dict[str, Any]]] = {}
+            scores: dict[str, list[dict[str, object]]] = {}
             for r in records:
                 scores.setdefault(r["split"], []).append(
                     {
@@ -448,7 +448,7 @@ def _difference(held: ResultsDocument, ours: ResultsDocument) -> str | None:
     return None
 
 
-def _protocol(protocol: dict[str, Any]) -> str:
+def _protocol(protocol: Mapping[str, object]) -> str:
     name = protocol.get("name")
     return f"the {name} protocol" if name else "no protocol on record (an older results.json)"
 

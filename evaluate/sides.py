@@ -18,16 +18,19 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from statistics import fmean
 from typing import Any
 
+import numpy as np
+
 from shiftbench.core.data.parts import CORPUS, PARTS, QUERIES, folder_split
 from shiftbench.core.data.runfolder import OK, usable
-from shiftbench.core.records import ResultsDocument, ScoreRecord, present
-from shiftbench.evaluate.resample import record_fields
+from shiftbench.core.records import DataRow, ResultsDocument, ScoreRecord, present
+from shiftbench.core.report_rows import SideFigure, SideRow
+from shiftbench.evaluate.resample import Replicate, record_fields
 
-Rows = list[dict[str, Any]]
+Rows = list[DataRow]
 Side = tuple[list[str], Rows, dict[str, Rows]]
 
 
@@ -67,17 +70,18 @@ def rewritten_parts(own: dict[str, Rows]) -> list[str]:
 
 
 def side_records(
-    record: dict[str, Any],
+    record: ScoreRecord,
     sides: list[Side],
-    score: Callable[..., tuple[Any, Any]],
-    delta_of: Callable[[Any], Any],
+    score: Callable[..., tuple[Mapping[str, float], Replicate | None]],
+    delta_of: Callable[[Replicate | None], np.ndarray | None],
     main_score: str,
     interval: str = "percentile",
-) -> list[dict[str, Any]]:
+) -> list[ScoreRecord]:
     """The partial records of a variant (query-side, corpus-side): each side's rows scored
     with its context, its delta against the record's paired original."""
-    out = []
-    kept = {k: v for k, v in record.items() if k != "faithful"}
+    out: list[ScoreRecord] = []
+    kept = record.copy()
+    kept.pop("faithful", None)
     for rewritten, rows, context in sides:
         started = time.perf_counter()
         metrics, replicate = score(rows=rows, context=context)
@@ -88,7 +92,7 @@ def side_records(
                 "rows": len(rows),
                 "scores": dict(metrics),
                 "main_score": main,
-                "delta": main - record["original_same_rows"],
+                "delta": main - present(record["original_same_rows"], "original"),
                 "self_retrieval": None,
                 "evalrank": None,
                 **record_fields(delta_of(replicate), interval, len(rows)),
@@ -118,7 +122,7 @@ def shift_summary(
     documents: Sequence[ResultsDocument],
     labels: list[str],
     name_of: Callable[[ScoreRecord], str],
-) -> list[dict[str, Any]]:
+) -> list[SideRow]:
     """Per model and transformation (named by `name_of`), over the ranking datasets whose
     corpus was rewritten: the four scores (the original's on the variant's rows, query-side,
     corpus-side, both-sides) and each side's delta; within a dataset the mean over seeds,
@@ -139,20 +143,33 @@ def shift_summary(
                 cells[cell].append((r["main_score"], r["delta"]))
                 if cell == "both_sides":
                     cells["original"].append((present(r["original_same_rows"], "original"), 0.0))
-    out = []
+    out: list[SideRow] = []
     for (model, transform), datasets in found.items():
-        row: dict[str, Any] = {"model": model, "transform": transform, "datasets": len(datasets)}
-        for cell in ("original", *CELLS.values()):
-            per_dataset = [
-                (fmean(s for s, _ in v[cell]), fmean(d for _, d in v[cell]))
-                for v in datasets.values()
-                if v[cell]
-            ]
-            if not per_dataset:
-                row[cell] = None
-                continue
-            score = fmean(s for s, _ in per_dataset)
-            delta = fmean(d for _, d in per_dataset)
-            row[cell] = score if cell == "original" else {"score": score, "delta": delta}
-        out.append(row)
+        original = _cell_mean(datasets, "original")
+        out.append(
+            {
+                "model": model,
+                "transform": transform,
+                "datasets": len(datasets),
+                "original": original["score"] if original else None,
+                "both_sides": _cell_mean(datasets, "both_sides"),
+                "query_side": _cell_mean(datasets, "query_side"),
+                "corpus_side": _cell_mean(datasets, "corpus_side"),
+            }
+        )
     return out
+
+
+def _cell_mean(
+    datasets: Mapping[str, Mapping[str, list[tuple[float, float]]]], cell: str
+) -> SideFigure | None:
+    """A cell's score and delta: the mean over seeds, splits and subsets within a dataset,
+    then over the datasets that have it (None: none has it)."""
+    per_dataset = [
+        (fmean(s for s, _ in v[cell]), fmean(d for _, d in v[cell]))
+        for v in datasets.values()
+        if v[cell]
+    ]
+    if not per_dataset:
+        return None
+    return {"score": fmean(s for s, _ in per_dataset), "delta": fmean(d for _, d in per_dataset)}

@@ -421,7 +421,7 @@ def run_evaluate(spec: Spec, unit: Unit, ctx: Context) -> None:
     main_score = evaluation.collection.source["main_score"]
 
     def show(model: str, records: list[Any]) -> None:
-        table = format_table(model, main_score, records, evaluation.scoring["name"])
+        table = format_table(model, main_score, records, evaluation.scoring.name)
         for line in [*table.splitlines(), ""]:
             report(log, line)
 

@@ -114,7 +114,7 @@ def evaluate(
     main_score = evaluation.collection.source["main_score"]
 
     def show(model: str, records: list[ScoreRecord]) -> None:
-        click.echo(format_table(model, main_score, records, evaluation.scoring["name"]))
+        click.echo(format_table(model, main_score, records, evaluation.scoring.name))
         click.echo("")
 
     result = evaluation.score(models, on_model=show)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shiftbench.core.models.encoders import Encoder
-from shiftbench.core.records import SourceRecord
+from shiftbench.core.records import DataRow, SourceRecord
 from shiftbench.core.registry import Registry
 from shiftbench.evaluate.resample import Replicate
 
@@ -45,8 +45,8 @@ class Scoring:
 
     source: SourceRecord
     encoder: Encoder
-    rows: list[dict[str, Any]]
-    context: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    rows: list[DataRow]
+    context: dict[str, list[DataRow]] = field(default_factory=dict)
     split: str = "test"
     # Clustering's bootstrap protocol: the labels of the (split, subset)s mteb scores before
     # this one, whose random draws come first

@@ -30,12 +30,13 @@ recomputed from the weighted counts, with no clustering run again.
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from shiftbench.core.protocols import EVALUATION_SEED
-from shiftbench.core.records import SourceRecord
+from shiftbench.core.records import DataRow, SourceRecord
 from shiftbench.evaluate.resample import (
     Replicate,
     cell_counts,
@@ -54,7 +55,7 @@ SEED = 42
 BATCH = 500
 
 
-def cluster_sets(rows: list[dict[str, Any]], field: str) -> list[tuple[list[str], list[Any]]]:
+def cluster_sets(rows: list[DataRow], field: str) -> list[tuple[list[str], list[Any]]]:
     """(texts, labels) of each set to cluster."""
     if sets_per_row(rows, field):
         return [(list(r[field]), list(r["labels"])) for r in rows]
@@ -90,7 +91,7 @@ def _levels(labels: list[Any]) -> list[list[Any]]:
 
 
 def _draw(
-    rng: random.Random, labels: list[Any], protocol: dict[str, Any]
+    rng: random.Random, labels: list[Any], protocol: Mapping[str, Any]
 ) -> tuple[list[int], list[list[list[int]]], list[list[Any]]]:
     """mteb's draws for one subset: the down-sampled row indices, then per label level the
     index draws of every clustering round (into that level's rows), and the level labels."""
@@ -119,7 +120,7 @@ def _draw(
     return picked, rounds, level_labels
 
 
-def bootstrap(scoring: Scoring, field: str, protocol: dict[str, Any]) -> dict[str, float]:
+def bootstrap(scoring: Scoring, field: str, protocol: Mapping[str, Any]) -> dict[str, float]:
     from sklearn.cluster import MiniBatchKMeans
     from sklearn.metrics import adjusted_mutual_info_score, v_measure_score
 
@@ -205,7 +206,7 @@ def seeded_by_evaluation(source: SourceRecord) -> bool:
     )
 
 
-def sets_per_row(rows: list[dict[str, Any]], field: str) -> bool:
+def sets_per_row(rows: list[DataRow], field: str) -> bool:
     """Whether each row holds a set of its own (lists), as in mteb's original layout."""
     return bool(rows) and isinstance(rows[0][field], list)
 

@@ -31,12 +31,14 @@ from typing import Any
 
 import numpy as np
 
+from shiftbench.core.records import DataRow, EvalRankFigures, RankFigures
+
 TOP_QUANTILE = 0.75
 CHUNK = 1024
 POSITIVES = ("quantile", "exact")  # the readings of "top 25%" (module docstring)
 
 
-def top_quarter(rows: Sequence[dict[str, Any]], reading: str = "quantile") -> set[Any]:
+def top_quarter(rows: Sequence[DataRow], reading: str = "quantile") -> set[Any]:
     """The row ids of the positive pairs: at or above the 75th percentile of the gold
     scores ("quantile"), or the ceil(n / 4) highest, earlier rows first among equal
     scores ("exact")."""
@@ -52,11 +54,11 @@ def top_quarter(rows: Sequence[dict[str, Any]], reading: str = "quantile") -> se
 
 def evalrank(
     embed: Callable[[list[str]], Any],
-    rows: Sequence[dict[str, Any]],
+    rows: Sequence[DataRow],
     fields: Sequence[str],
     positives: set[Any],
     centre: bool = False,
-) -> dict[str, Any]:
+) -> EvalRankFigures:
     """EvalRank's MRR and Hits@1/3 (cosine and l2) of the positive rows among `rows`;
     with `centre`, on embeddings less the background sentences' mean vector."""
     first, second = fields
@@ -74,15 +76,23 @@ def evalrank(
     vectors = np.asarray(embed(background), dtype=np.float64)
     if centre:
         vectors = vectors - vectors.mean(axis=0)
-    out: dict[str, Any] = {"pairs": len(queries), "background": len(background)}
-    for name, similarity in (("cosine", _cosine), ("l2", _negative_distance)):
-        ranks = _ranks(vectors, queries, similarity)
-        out[name] = {
-            "mrr": float(np.mean(1.0 / ranks)),
-            "hits_at_1": float(np.mean(ranks <= 1)),
-            "hits_at_3": float(np.mean(ranks <= 3)),
-        }
+    out: EvalRankFigures = {"pairs": len(queries), "background": len(background)}
+    out["cosine"] = _rank_figures(vectors, queries, _cosine)
+    out["l2"] = _rank_figures(vectors, queries, _negative_distance)
     return out
+
+
+def _rank_figures(
+    vectors: np.ndarray,
+    queries: list[tuple[int, int]],
+    similarity: Callable[[np.ndarray, np.ndarray], np.ndarray],
+) -> RankFigures:
+    ranks = _ranks(vectors, queries, similarity)
+    return {
+        "mrr": float(np.mean(1.0 / ranks)),
+        "hits_at_1": float(np.mean(ranks <= 1)),
+        "hits_at_3": float(np.mean(ranks <= 3)),
+    }
 
 
 def _ranks(

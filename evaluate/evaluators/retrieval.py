@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from shiftbench.core.protocols import ignores_identical_ids
+from shiftbench.core.records import DataRow
 from shiftbench.errors import InputError
 from shiftbench.evaluate.resample import weighted_mean
 
@@ -68,17 +69,17 @@ HTEB_BLOCK = 1 << 24
 CORPUS_CHUNK = 50_000
 
 
-def document_text(row: dict[str, Any]) -> str:
+def document_text(row: DataRow) -> str:
     title = row.get("title") or ""
     return f"{title} {row['text']}".strip() if title else str(row["text"]).strip()
 
 
-def query_text(row: dict[str, Any]) -> str:
+def query_text(row: DataRow) -> str:
     instruction = row.get("instruction")
     return f"{row['text']} {instruction}" if instruction is not None else str(row["text"])
 
 
-def hteb_document_text(row: dict[str, Any]) -> str:
+def hteb_document_text(row: DataRow) -> str:
     """A document's text as HTEB's release builds it: the title and text given (not None)
     joined by a space and stripped, a lone field as it is, and a blank text as ""."""
     parts = [row[k] for k in ("title", "text") if row.get(k) is not None]
@@ -88,7 +89,7 @@ def hteb_document_text(row: dict[str, Any]) -> str:
     return text if text.strip() else ""
 
 
-def judgements(rows: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+def judgements(rows: list[DataRow]) -> dict[str, dict[str, int]]:
     qrels: dict[str, dict[str, int]] = defaultdict(dict)
     for r in rows:
         qrels[str(r["query-id"])][str(r["corpus-id"])] = int(r["score"])
@@ -349,8 +350,8 @@ def evaluate(scoring: Scoring) -> dict[str, float]:
 def _with_hteb_ndcg(
     scoring: Scoring,
     out: dict[str, float],
-    queries: list[dict[str, Any]],
-    corpus: list[dict[str, Any]],
+    queries: list[DataRow],
+    corpus: list[DataRow],
     qrels: dict[str, dict[str, int]],
     all_ids: list[str],
 ) -> dict[str, float]:

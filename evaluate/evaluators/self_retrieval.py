@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from shiftbench.core.records import DataRow
+
 if TYPE_CHECKING:
     from shiftbench.evaluate.evaluators import Scoring
 
@@ -24,7 +26,7 @@ CHUNK = 2048
 
 
 def text_pairs(
-    rows: list[dict[str, Any]], originals: dict[Any, dict[str, Any]], fields: list[str]
+    rows: list[DataRow], originals: dict[Any, DataRow], fields: list[str]
 ) -> list[tuple[str, str]]:
     """(transformed, original) for every text field of every row, lists element-wise."""
     pairs: list[tuple[str, str]] = []

@@ -31,6 +31,7 @@ import numpy as np
 from scipy.stats import pearsonr, spearmanr
 
 from shiftbench.core.messages import counted
+from shiftbench.core.records import DataRow
 from shiftbench.errors import InputError
 from shiftbench.evaluate.evaluators.sts import normalised_gold
 from shiftbench.evaluate.resample import weighted_mean, weighted_spearman
@@ -60,7 +61,7 @@ class SummarizationMetrics(TypedDict):
     pooled_cosine_spearman: NotRequired[float]
 
 
-def _flatten(rows: list[dict[str, Any]], column: str) -> tuple[list[str], list[int]]:
+def _flatten(rows: list[DataRow], column: str) -> tuple[list[str], list[int]]:
     texts = [t for r in rows for t in r[column]]
     return texts, [int(c) for c in np.cumsum([len(r[column]) for r in rows])[:-1]]
 
@@ -147,7 +148,7 @@ def _metrics(mean: dict[str, float]) -> SummarizationMetrics:
 
 def _pooled(
     scoring: Scoring,
-    rows: list[dict[str, Any]],
+    rows: list[DataRow],
     gold: np.ndarray,
     cosine: np.ndarray,
     kept: list[dict[str, float]],

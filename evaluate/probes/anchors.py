@@ -14,7 +14,7 @@ import numpy as np
 from shiftbench.core.data.listfields import refuse_listed
 from shiftbench.core.data.runfolder import usable
 from shiftbench.core.messages import counted, option
-from shiftbench.core.records import SourceRecord
+from shiftbench.core.records import DataRow, SourceRecord
 from shiftbench.errors import InputError
 from shiftbench.evaluate.collect import Collection, ConfigView
 
@@ -166,7 +166,7 @@ def _paraphrase_pairs(
     collection: Collection,
     subset: str,
     split: str,
-    rows: list[dict[str, Any]],
+    rows: list[DataRow],
     settings: ProbeSettings,
 ) -> list[tuple[Any, str, str]]:
     """(row_id, anchor, paraphrase) for the rows that have a paraphrase."""
@@ -220,7 +220,7 @@ def _no_config(collection: Collection, name: str) -> str:
 
 
 def _shuffled_pairs(
-    collection: Collection, split: str, rows: list[dict[str, Any]], rng: np.random.Generator
+    collection: Collection, split: str, rows: list[DataRow], rng: np.random.Generator
 ) -> list[tuple[str, str]]:
     """ALIGN-SIM's random pairs: the label-0 rows' first texts, each with the second text
     of the row a seeded permutation puts in its place."""

@@ -6,7 +6,7 @@ document (probes.json)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Required, TypedDict, cast
 
 import numpy as np
 
@@ -82,6 +82,57 @@ def score(encoder: Encoder, anchors: list[Anchor], measure: str) -> Values:
     return Values(paraphrase, random, controls)
 
 
+class Shares(TypedDict):
+    """How much closer the paraphrase is than another text: the gaps' count, mean, median
+    and the share above each ε (None: no pairs)."""
+
+    n: int
+    mean: float | None
+    median: float | None
+    share_above: dict[str, float | None]  # eps_key(ε) -> share
+
+
+class Distinction(TypedDict):
+    """Criterion 1: the paraphrase against a random partner."""
+
+    grid_share: float
+    difference: float
+    n: int
+    mean: float | None
+    median: float | None
+    share_above: dict[str, float | None]
+
+
+class PairsFigure(TypedDict, total=False):
+    """A meaning-preserving control's (or the human negation pairs') mean figure, raw and
+    adjusted."""
+
+    n: Required[int]
+    mean: Required[float]
+    adjusted: Required[float]
+    adjusted_ned_inside: float  # a distance's other reading of equation 2
+
+
+class DatasetFigures(TypedDict):
+    """One measure's probe figures on one dataset."""
+
+    paraphrase_mean: float
+    random_pair_mean: float
+    distinction: Distinction
+    preserved: dict[str, PairsFigure]
+    sensitivity: dict[str, Shares]
+
+
+class MeasureFigures(TypedDict, total=False):
+    """One encoder's figures under one measure (probes.json's `measures` entry)."""
+
+    random_pair_mean_pooled: float
+    adjustment_factor: float
+    adjustment_factor_ned_inside: float
+    datasets: dict[str, DatasetFigures]
+    negation_pairs: PairsFigure
+
+
 def _control_names(anchors: list[Anchor]) -> list[str]:
     present = {name for a in anchors for name in a.controls}
     return [name for name in CONTROLS if name in present]
@@ -89,7 +140,7 @@ def _control_names(anchors: list[Anchor]) -> list[str]:
 
 def summarise_measures(
     by_measure: dict[str, dict[str, Values]], epsilons: tuple[float, ...]
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, MeasureFigures]:
     """`summarise_measure` for every measure; NED's adjustment as printed takes the cosine's pooled
     random-pair mean, so the cosine is summarised first."""
     cosine = summarise_measure(by_measure["cosine"], "cosine", epsilons)
@@ -112,14 +163,14 @@ def summarise_measure(
     measure: str,
     epsilons: tuple[float, ...],
     cosine_random_pooled: float | None = None,
-) -> dict[str, Any]:
+) -> MeasureFigures:
     """The probe figures of one encoder under one measure, per dataset, with the
     random-pair mean pooled over the datasets (the mean of their means) for the
     adjustment. A distance also needs the cosine's pooled random-pair mean, which equation
     2 as printed puts inside; its other reading uses the distance's own."""
     pooled = pooled_random_mean(by_dataset)
     factor, inside = 1.0 - pooled, None
-    out: dict[str, Any] = {"random_pair_mean_pooled": pooled}
+    out: MeasureFigures = {"random_pair_mean_pooled": pooled}
     if measure in DISTANCES:
         if cosine_random_pooled is None:
             raise ValueError(f"{measure}: the cosine's pooled random-pair mean is needed")
@@ -157,10 +208,10 @@ def _dataset_figures(
     factor: float,
     epsilons: tuple[float, ...],
     inside: float | None = None,
-) -> dict[str, Any]:
+) -> DatasetFigures:
     paraphrase_mean = float(np.mean(values.paraphrase))
     random_mean = float(np.mean(values.random))
-    out: dict[str, Any] = {
+    out: DatasetFigures = {
         "paraphrase_mean": paraphrase_mean,
         "random_pair_mean": random_mean,
         "distinction": {
@@ -187,7 +238,7 @@ def _dataset_figures(
     return out
 
 
-def _shares(diffs: np.ndarray, epsilons: tuple[float, ...]) -> dict[str, Any]:
+def _shares(diffs: np.ndarray, epsilons: tuple[float, ...]) -> Shares:
     return {
         "n": len(diffs),
         "mean": float(np.mean(diffs)) if len(diffs) else None,
@@ -216,7 +267,7 @@ def criterion(name: str) -> str:
 def probe_document(
     datasets: list[Dataset],
     settings: ProbeSettings,
-    per_model: list[tuple[Encoder, dict[str, dict[str, Any]]]],
+    per_model: list[tuple[Encoder, dict[str, MeasureFigures]]],
     negation_pairs: NegationPairs | None = None,
 ) -> ProbeDocument:
     human = (
@@ -243,7 +294,27 @@ def probe_document(
     return cast(ProbeDocument, document)  # one literal, to keep probes.json's key order
 
 
-def _dataset_entry(dataset: Dataset, settings: ProbeSettings) -> dict[str, Any]:
+class ControlEntry(TypedDict):
+    """A control a probed dataset holds: what it does to meaning, and its pairs."""
+
+    meaning: str
+    criterion: int | None
+    configs: list[str]
+    pairs: int
+
+
+class DatasetEntry(TypedDict):
+    """A probed dataset in probes.json: its source, paraphrases, anchors and controls."""
+
+    target: str
+    source: SourceRecord
+    paraphrases: str
+    anchor_field: str
+    anchors: int
+    controls: dict[str, ControlEntry]
+
+
+def _dataset_entry(dataset: Dataset, settings: ProbeSettings) -> DatasetEntry:
     source = dataset.collection.source
     controls = control_configs(dataset.collection)
     anchors = dataset.anchors
@@ -278,7 +349,7 @@ def _paraphrase_rule(source: SourceRecord, settings: ProbeSettings) -> str:
 
 
 def negation_pair_figures(
-    encoder: Encoder, pairs: NegationPairs, figures: dict[str, dict[str, Any]]
+    encoder: Encoder, pairs: NegationPairs, figures: dict[str, MeasureFigures]
 ) -> None:
     """Criterion 4 on human-written pairs, added to each measure's figures: the mean figure
     of the pairs, adjusted with the probe run's pooled random-pair means as criteria 2 and
@@ -287,7 +358,7 @@ def negation_pair_figures(
     affirmative = encoder.embed(list(pairs.affirmative))
     for measure, f in figures.items():
         mean = float(np.mean(measured_pairs(measure, negated, affirmative)))
-        entry = {"n": len(pairs.negated), "mean": mean,
+        entry: PairsFigure = {"n": len(pairs.negated), "mean": mean,
                  "adjusted": adjust(measure, mean, f["adjustment_factor"])}  # fmt: skip
         if "adjustment_factor_ned_inside" in f:
             entry["adjusted_ned_inside"] = adjust(measure, mean, f["adjustment_factor_ned_inside"])

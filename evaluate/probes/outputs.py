@@ -21,9 +21,9 @@ from shiftbench.evaluate.results import write_json
 
 def row_records(
     datasets: list[Dataset], per_model: list[tuple[Encoder, dict[str, dict[str, Values]]]]
-) -> list[dict[str, Any]]:
+) -> list[dict[str, object]]:
     """Every figure behind the tables, one record per (model, dataset, anchor)."""
-    records = []
+    records: list[dict[str, object]] = []
     for encoder, by_measure in per_model:
         for dataset in datasets:
             per_anchor: dict[int, dict[str, dict[str, Any]]] = defaultdict(

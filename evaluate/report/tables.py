@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from shiftbench.core.evidence import MARK, flagged_notes, weak, width_places
+from shiftbench.core.protocols import protocol_name
 from shiftbench.core.records import ReportSummary, ResultsDocument
 from shiftbench.core.tables import markdown_table, plain_table
 from shiftbench.evaluate.report.units import AXES, TRANSFORMATIONS_FIRST
@@ -430,8 +431,7 @@ def report_blocks(
     for doc, label in zip(documents, summary["datasets"], strict=True):
         blocks.append(("h2", f"{label}: {doc['task_type']}, {doc['main_score']}"))
         header = ["model", "config", "split", "rows", "score", "original (same rows)", "delta"]
-        scoring = doc.get("protocol")
-        shown = figures_for(scoring["name"] if scoring else None)
+        shown = figures_for(protocol_name(doc))
         rows = [
             [
                 entry["model"]["id"], config_label(r), r["split"], str(r["rows"]),

@@ -8,18 +8,25 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from statistics import fmean
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
-from shiftbench.core.records import ResultsDocument, ScoreRecord, present
+from shiftbench.core.protocols import protocol_name
+from shiftbench.core.records import (
+    EvalRankRecord,
+    FaithfulRecord,
+    ResultsDocument,
+    ScoreRecord,
+    present,
+)
 from shiftbench.core.report_rows import FaithfulFigure, FigureRecord, SharedSource, TransformFigure
 from shiftbench.errors import InputError
 from shiftbench.evaluate.resample import LEVEL, tail_share, usable_draws
 
 AXES = ("Lexical/Stylistic", "Length", "Language")
 TOTAL = "total"
-PROBE = ("mrr", "hits_at_1", "hits_at_3")
+PROBE: tuple[Literal["mrr", "hits_at_1", "hits_at_3"], ...] = ("mrr", "hits_at_1", "hits_at_3")
 ALL_MODELS = "(all models)"
 SPLIT_HALF_DRAWS = 1000
 SEED = 0
@@ -173,7 +180,7 @@ def shared_sources(documents: Sequence[ResultsDocument]) -> list[SharedSource]:
 
 
 def _replicates(records: list[ScoreRecord]) -> np.ndarray | None:
-    arrays: list[list[float]] = [r.get("delta_replicates") or [] for r in records]
+    arrays: list[list[float | None]] = [r.get("delta_replicates") or [] for r in records]
     if not arrays or any(not a for a in arrays) or len({len(a) for a in arrays}) != 1:
         return None
     return np.mean(np.asarray(arrays, dtype=np.float64), axis=0)
@@ -224,17 +231,18 @@ def _unit(
 
 
 def _faithful_figures(
-    records: list[dict[str, Any]], seeds: dict[Any, list[ScoreRecord]]
+    records: list[FaithfulRecord], seeds: dict[Any, list[ScoreRecord]]
 ) -> FaithfulFigure:
     """The delta on certified rows, averaged as the full delta is (splits, then seeds);
     None when some config had too few certified rows to score."""
     per_seed: list[float] = []
     for rs in seeds.values():
-        figures = [r.get("faithful") or {} for r in rs]
-        if any(f.get("delta") is None for f in figures):
+        deltas = [f["delta"] if (f := r.get("faithful")) else None for r in rs]
+        known = [d for d in deltas if d is not None]
+        if len(known) < len(deltas):
             per_seed = []
             break
-        per_seed.append(fmean(f["delta"] for f in figures))
+        per_seed.append(fmean(known))
     return {
         "criterion": records[0]["criterion"],
         "rows": sum(r["rows"] for r in records),
@@ -242,10 +250,10 @@ def _faithful_figures(
     }
 
 
-def _evalrank_figures(records: list[dict[str, Any]]) -> dict[str, float]:
+def _evalrank_figures(records: list[EvalRankRecord]) -> dict[str, float]:
     """EvalRank's cosine MRR and Hits@1/3 of a variant, and its MRR delta against the
     original on the same rows, averaged over the variant's records."""
-    out = {k: fmean(r["cosine"][k] for r in records) for k in PROBE}
+    out: dict[str, float] = {k: fmean(r["cosine"][k] for r in records) for k in PROBE}
     paired = [
         r["original_same_rows"]["cosine"]["mrr"] for r in records if r.get("original_same_rows")
     ]
@@ -411,7 +419,7 @@ TRANSFORMATIONS_FIRST = "transformations-first"
 
 def aggregation(documents: Sequence[ResultsDocument]) -> str:
     """HTEB's order when every results document was scored under `--protocol hteb`."""
-    names = {p["name"] if (p := d.get("protocol")) else None for d in documents}
+    names = {protocol_name(d) for d in documents}
     return TRANSFORMATIONS_FIRST if names == {"hteb"} else PER_DATASET
 
 
