@@ -9,20 +9,11 @@ from pathlib import Path
 import ollama
 import pytest
 from support.files import read_rows
-from support.ollama_server import DIGEST, OllamaStub
+from support.ollama_server import DIGEST
 
 from shiftbench.llm.backends.ollama import OllamaBackend
 
 # every test talks to the ollama stub server on 127.0.0.1
-
-
-@pytest.fixture
-def ollama_stub(monkeypatch):
-    monkeypatch.setattr(OllamaBackend, "BACKOFF", 0.0)
-    with OllamaStub(
-        {"stub:latest": ["completion"], "thinker:latest": ["completion", "thinking"]}
-    ) as server:
-        yield server
 
 
 def gen(invoke, ollama_stub, out, *extra, model="stub"):

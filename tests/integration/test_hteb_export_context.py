@@ -5,18 +5,9 @@ the run's model record) or vllm's max_model_len (on its backend record), HTEB's 
 from __future__ import annotations
 
 import pytest
-from support.ollama_server import OllamaStub
 
 from shiftbench.cards.hteb_pairs import DEFAULT_CONTEXT, ConfigPair, made_metadata
 from shiftbench.core.data.hteb import latest_pair
-from shiftbench.llm.backends.ollama import OllamaBackend
-
-
-@pytest.fixture
-def ollama_stub(monkeypatch):
-    monkeypatch.setattr(OllamaBackend, "BACKOFF", 0.0)
-    with OllamaStub({"stub:latest": ["completion"]}) as server:
-        yield server
 
 
 def test_an_ollama_runs_context_is_the_pairs_max_model_length(
@@ -36,15 +27,17 @@ def test_an_ollama_runs_context_is_the_pairs_max_model_length(
 
 
 @pytest.mark.parametrize(
-    ("model", "backend", "length"),
+    ("model_record", "backend_record", "length"),
     [
         ({"id": "m", "num_ctx": 4096}, {"name": "ollama"}, 4096),
         ({"id": "m"}, {"name": "vllm", "max_model_len": 2048}, 2048),
         ({"id": "m"}, {"name": "embedded"}, DEFAULT_CONTEXT),
     ],
 )
-def test_the_recorded_context_is_read_from_where_each_backend_records_it(model, backend, length):
-    info = {"transform": "paraphrase", "seed": 7, "model": model, "backend": backend}
+def test_the_recorded_context_is_read_from_where_each_backend_records_it(
+    model_record, backend_record, length
+):
+    info = {"transform": "paraphrase", "seed": 7, "model": model_record, "backend": backend_record}
     config = ConfigPair("paraphrase-s7", info, "org/m", [], [])
     doc = made_metadata(config, "stsbenchmark-sts", {}, None)
     assert doc["max_model_length"] == length
