@@ -67,7 +67,7 @@ class EncoderSettings:
         help="Run the code a model ships with it (models whose architecture is not in "
         "transformers).",
     )
-    model_kwargs: dict[str, Any] = declared(
+    model_kwargs: dict[str, object] = declared(
         factory=dict,
         section="Encoder",
         flags=("--model-kwarg",),
@@ -77,7 +77,7 @@ class EncoderSettings:
         spec_help="Keyword arguments for each model's transformers model, e.g. "
         "{attn_implementation: eager}.",
     )
-    encode_kwargs: dict[str, Any] = declared(
+    encode_kwargs: dict[str, object] = declared(
         factory=dict,
         section="Encoder",
         flags=("--encode-kwarg",),

@@ -227,7 +227,7 @@ class GenSettings:
         help="Context length: the ollama backend asks for it on every request, the vllm "
         "backend sizes its engine for it.",
     )
-    engine_args: dict[str, Any] = declared(
+    engine_args: dict[str, object] = declared(
         factory=dict,
         section="Backend",
         flags=("--engine-arg",),

@@ -134,7 +134,7 @@ class Source:
     context_splits: tuple[str, ...] = ()
     # Settings of mteb's evaluation protocol that the task sets (Classification's
     # n_experiments, samples_per_label and seed); empty for the other task types.
-    protocol: dict[str, Any] = field(default_factory=dict)
+    protocol: dict[str, object] = field(default_factory=dict)
     # text fields a run rewrites beyond the task type's own (parts.with_parts)
     extra_text_fields: tuple[str, ...] = ()
 
