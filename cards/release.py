@@ -38,7 +38,7 @@ from shiftbench.core.data.runfolder import (
 from shiftbench.core.data.sources import TASK_SCHEMAS
 from shiftbench.core.data.writes import scratch as scratch_folder
 from shiftbench.core.hub import MANIFEST, folder_files, sha256_file
-from shiftbench.core.records import ConfigRecord, RunMeta, ValidationReport
+from shiftbench.core.records import ConfigRecord, RunMeta
 from shiftbench.errors import InputError, write_fault
 
 
@@ -427,7 +427,7 @@ def _schemas(
     return out
 
 
-def _croissant(
+def _add_croissant(
     release: Release,
     meta: RunMeta,
     *,
@@ -435,14 +435,15 @@ def _croissant(
     human: list[dict[str, Any]],
     license_id: str | None,
     rai: list[tuple[str, str]],
-    validation: ValidationReport | None,
+    date_published: str | None,
 ) -> dict[str, Any]:
+    """Adds croissant.json to a Parquet release; its document, for mlcroissant to read."""
     source = meta["source"]
     langs, _ = facts.languages(meta)
     lic, _ = facts.hub_license(license_id or source.get("license"))
     schemas = _schemas(release.files, meta)
     data = {path for splits in schemas.values() for path, _ in splits.values()}
-    return croissant.build(
+    doc = croissant.build(
         meta,
         schemas,
         {path: release.sha256(path) for path in data},
@@ -457,8 +458,12 @@ def _croissant(
         version=release.tag,
         cite_as=sections.bibtex(source),
         rai=rai,
-        validation=validation,
+        validation=facts.validation_report(release.folder),
     )
+    if date_published:
+        doc["datePublished"] = date_published
+    release.files[croissant.CROISSANT_FILE] = croissant.dumps(doc).encode("utf-8")
+    return doc
 
 
 def build(
@@ -502,8 +507,8 @@ def build(
         # read back by datasets, as load_dataset reads it.
         doc = None
         if data_format == "parquet":
-            doc = _add_croissant(release, meta, repo, human, license_id, rai_fields,
-                                 date_published)  # fmt: skip
+            doc = _add_croissant(release, meta, repo=repo, human=human, license_id=license_id,
+                                 rai=rai_fields, date_published=date_published)  # fmt: skip
         with croissant.validating(doc, early) as validated:  # mlcroissant reads it meanwhile
             infos = infos_by_loading(files, meta, data_format)
             text = cards.render(
@@ -533,25 +538,6 @@ def _beside_data(
         extra[f"human_eval/{entry['name']}.json"] = summary.encode("utf-8")
     extra.update(evaluated.eval_results_files(models, repo, tag))
     return extra
-
-
-def _add_croissant(
-    release: Release,
-    meta: RunMeta,
-    repo: str | None,
-    human: list[dict[str, Any]],
-    license_id: str | None,
-    rai_fields: list[tuple[str, str]],
-    date_published: str | None,
-) -> dict[str, Any]:
-    """Adds croissant.json to a Parquet release; its document, for mlcroissant to read."""
-    validation = facts.validation_report(release.folder)
-    doc = _croissant(release, meta, repo=repo, human=human, license_id=license_id,
-                     rai=rai_fields, validation=validation)  # fmt: skip
-    if date_published:
-        doc["datePublished"] = date_published
-    release.files[croissant.CROISSANT_FILE] = croissant.dumps(doc).encode("utf-8")
-    return doc
 
 
 def _format_checked(
